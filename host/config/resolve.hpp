@@ -1,0 +1,48 @@
+// Which native plugins each profile runs, in which order, with which args.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/config/scheduler_config.hpp"
+#include "host/loader/plugin_library.hpp"
+
+namespace schedplug::host {
+
+// The host's own per-plugin settings, read from the `schedplug` key of the
+// plugin's pluginConfig args (and stripped before the args reach the .so).
+// The shim reads the same key; see docs/configuration.md.
+struct HostSettings {
+  std::string failure_policy = "Fail";  // "Fail" or "Ignore"
+  int timeout_ms = 0;                   // 0: the shim's default
+};
+
+struct ResolvedPlugin {
+  std::shared_ptr<PluginLibrary> library;
+  std::string args_json;  // without the `schedplug` key
+  HostSettings settings;
+  int weight = 1;  // score weight (kube-scheduler applies it; informational)
+};
+
+struct ResolvedProfile {
+  std::string scheduler_name;
+  // Native Filter plugins in the order kube-scheduler runs them.
+  std::vector<ResolvedPlugin> filters;
+  // Native Score plugins in the order kube-scheduler runs them.
+  std::vector<ResolvedPlugin> scorers;
+  // Every native plugin the profile enables anywhere, once each, in first
+  // appearance order (one instance is created per entry).
+  std::vector<ResolvedPlugin> plugins;
+};
+
+// Resolves every profile the way kube-scheduler expands multiPoint and the
+// per-extension-point enabled/disabled lists. Names that are neither
+// in-tree nor loaded are left out (check_names reports them). Throws
+// ConfigError when a plugin's args are not valid (e.g. a bad `schedplug`
+// key).
+std::vector<ResolvedProfile> resolve_profiles(
+    const SchedulerConfig& config,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins);
+
+}  // namespace schedplug::host

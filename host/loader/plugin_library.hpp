@@ -1,0 +1,84 @@
+// Loading plugin shared objects and validating their descriptors.
+//
+// Every .so is opened with RTLD_NOW | RTLD_LOCAL (through Boost.DLL), so a
+// missing symbol fails here rather than on the hot path, and two plugins
+// cannot clash. The descriptor is checked (ABI version first, then size,
+// name, capabilities) before any hook is called.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "schedplug/plugin.h"
+
+namespace schedplug::host {
+
+// A loaded, validated plugin library. Keeps the .so loaded while any
+// reference exists. Thread-safe to share.
+class PluginLibrary {
+ public:
+  ~PluginLibrary();
+  PluginLibrary(const PluginLibrary&) = delete;
+  PluginLibrary& operator=(const PluginLibrary&) = delete;
+
+  const std::filesystem::path& file() const { return file_; }
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  uint32_t abi_version() const { return descriptor_.abi_version; }
+
+  // The plugin's descriptor, copied into a zero-filled struct of this
+  // host's size: fields the plugin's (older) header lacks read as 0/NULL.
+  const schedplug_plugin& descriptor() const { return descriptor_; }
+
+  bool has_filter() const { return descriptor_.filter != nullptr; }
+  bool has_score() const { return descriptor_.score != nullptr; }
+  bool has_refresh() const { return descriptor_.refresh != nullptr; }
+
+ private:
+  friend std::shared_ptr<PluginLibrary> load_plugin_file(
+      const std::filesystem::path& file);
+  PluginLibrary() = default;
+
+  struct Handle;
+  std::unique_ptr<Handle> handle_;  // the Boost.DLL shared_library
+  std::filesystem::path file_;
+  std::string name_;
+  std::string version_;
+  schedplug_plugin descriptor_{};
+};
+
+// Why one file could not be loaded. what() is a full sentence naming the
+// file and what to do.
+class LoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Loads and validates one file. Throws LoadError.
+std::shared_ptr<PluginLibrary> load_plugin_file(
+    const std::filesystem::path& file);
+
+struct LoadProblem {
+  std::filesystem::path file;
+  std::string message;  // the LoadError text
+};
+
+struct LoadResult {
+  std::vector<std::shared_ptr<PluginLibrary>> plugins;  // sorted by file
+  std::vector<LoadProblem> problems;  // one per bad file; includes duplicate
+                                      // names (both files named)
+};
+
+// Loads every regular file ending in ".so" in `dir` (not recursive,
+// following symlinks, as a ConfigMap volume lays them out). A bad file never
+// stops the others from loading. Throws LoadError only when `dir` itself
+// cannot be read.
+LoadResult load_plugin_directory(const std::filesystem::path& dir);
+
+// True when `name` is UpperCamelCase: [A-Z][A-Za-z0-9]*.
+bool is_upper_camel_case(const std::string& name);
+
+}  // namespace schedplug::host
