@@ -222,7 +222,10 @@ typedef enum schedplug_normalize_policy {
   SCHEDPLUG_NORMALIZE_NONE = 0,
   /* Min-max onto [0, 100]: the highest raw score becomes 100. */
   SCHEDPLUG_NORMALIZE_LINEAR = 1,
-  /* Reversed min-max: the LOWEST raw score becomes 100 (latency, cost). */
+  /* Reversed min-max: the LOWEST raw score becomes 100 (latency, cost).
+   * For LINEAR and REVERSE, when every node has the same raw score, every
+   * node gets 100 (they are equally good). Results are rounded to the
+   * nearest integer. */
   SCHEDPLUG_NORMALIZE_REVERSE = 2
 } schedplug_normalize_policy;
 

@@ -1,0 +1,32 @@
+# schedplug_host_core: everything of the host that needs no network —
+# pod/node records, config parsing and profile resolution, the plugin loader,
+# the name checks and the plugin runtime. Linked by schedplug-host, the
+# schedplug CLI and plugin tests.
+
+find_package(Boost 1.74 REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+
+add_library(schedplug_host_core STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/model/records.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runtime/plugin_instance.cpp
+)
+target_include_directories(schedplug_host_core PUBLIC
+  ${CMAKE_CURRENT_LIST_DIR}/..
+  ${CMAKE_CURRENT_LIST_DIR}/../sdk/include
+)
+# Boost.DLL with std::filesystem paths (no Boost.Filesystem library).
+target_compile_definitions(schedplug_host_core PUBLIC BOOST_DLL_USE_STD_FS)
+target_link_libraries(schedplug_host_core
+  PUBLIC Boost::headers spdlog::spdlog nlohmann_json::nlohmann_json
+  PRIVATE yaml-cpp ${CMAKE_DL_LIBS}
+)
+set_target_properties(schedplug_host_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
+schedplug_warnings(schedplug_host_core)
+
+if(SCHEDPLUG_BUILD_TESTS)
+  add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/tests/core
+                   ${CMAKE_CURRENT_BINARY_DIR}/tests/core)
+endif()

@@ -1,0 +1,12 @@
+/* BROKEN: reports ABI version 2, newer than the host. */
+#include "corpus_plugin.h"
+
+static const schedplug_plugin kPlugin = {
+    .abi_version = 2,
+    .struct_size = sizeof(schedplug_plugin),
+    .name = "AbiNewer",
+    .version = "1.0.0",
+    .create = corpus_create,
+    .filter = corpus_pass,
+};
+CORPUS_EXPORT(kPlugin)
