@@ -1,0 +1,60 @@
+# schedplug_add_plugin(<name> <source>... [OUTPUT_DIRECTORY <dir>]
+#                      [OUTPUT_NAME <file-stem>])
+#
+# Builds a schedplug plugin: a MODULE library `<name>.so` (no "lib" prefix)
+# that schedplug-host loads with dlopen(RTLD_NOW | RTLD_LOCAL). It is built
+#   - with hidden visibility, and a linker export list of just
+#     schedplug_plugin_v1, so plugins cannot clash with each other or the host;
+#   - position-independent;
+#   - with -Wl,--no-undefined, so a missing symbol is a link error here
+#     instead of a load failure in the host;
+#   - against schedplug::sdk only (headers): it never links the host's
+#     libraries. Link your own dependencies with target_link_libraries(); link
+#     static ones where you can, since the host image may not have them.
+# C sources are compiled as C11, C++ sources as C++20.
+include_guard(GLOBAL)
+
+function(schedplug_add_plugin name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT_DIRECTORY;OUTPUT_NAME" "")
+  if(NOT arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR
+      "schedplug_add_plugin(${name}): no source files; "
+      "write schedplug_add_plugin(${name} my_plugin.cpp)")
+  endif()
+  if(NOT TARGET schedplug::sdk)
+    message(FATAL_ERROR
+      "schedplug_add_plugin(${name}): target schedplug::sdk is missing; "
+      "call find_package(schedplug REQUIRED) first")
+  endif()
+
+  # The export list sits next to this file, in the tree and when installed.
+  set(map ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/schedplug-plugin.map)
+  add_library(${name} MODULE ${arg_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE schedplug::sdk)
+  set_target_properties(${name} PROPERTIES
+    PREFIX ""
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    POSITION_INDEPENDENT_CODE ON
+    LINK_DEPENDS ${map})
+  # Respect a newer standard the caller already chose.
+  if(NOT DEFINED CMAKE_CXX_STANDARD OR CMAKE_CXX_STANDARD LESS 20)
+    set_target_properties(${name} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON)
+  endif()
+  if(NOT DEFINED CMAKE_C_STANDARD OR CMAKE_C_STANDARD LESS 11)
+    set_target_properties(${name} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
+  endif()
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    target_link_options(${name} PRIVATE
+      LINKER:--no-undefined
+      LINKER:--exclude-libs,ALL
+      LINKER:--version-script=${map})
+  endif()
+  if(arg_OUTPUT_DIRECTORY)
+    set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})
+  endif()
+  if(arg_OUTPUT_NAME)
+    set_target_properties(${name} PROPERTIES OUTPUT_NAME ${arg_OUTPUT_NAME})
+  endif()
+endfunction()

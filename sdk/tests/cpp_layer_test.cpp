@@ -1,0 +1,493 @@
+// The C++ layer (plugin.hpp) without a host: build descriptors from test
+// classes and call their trampolines as the host would.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <mutex>
+#include <schedplug/plugin.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using schedplug::Args;
+using schedplug::Host;
+using schedplug::Node;
+using schedplug::Pod;
+using schedplug::Status;
+using schedplug::detail::make_descriptor;
+
+schedplug_str S(const char* s) { return schedplug_str_of(s); }
+
+// A reason buffer like the host's.
+struct Reason {
+  std::array<char, SCHEDPLUG_REASON_MAX> buf{};
+  schedplug_reason r{buf.data(), buf.size()};
+  std::string text() const { return buf.data(); }
+};
+
+// A pod and a node with a few sorted labels, annotations and resources.
+struct Fixture {
+  std::array<schedplug_kv, 2> pod_annotations{
+      {{S("a.io/x"), S("1")}, {S("b.io/y"), S("true")}}};
+  std::array<schedplug_resource, 2> pod_requests{
+      {{S("cpu"), 250}, {S("memory"), 1 << 20}}};
+  std::array<schedplug_kv, 3> node_labels{
+      {{S("kubernetes.io/arch"), S("amd64")},
+       {S("zone"), S("z1")},
+       {S("zz"), S("")}}};
+  std::array<schedplug_taint, 1> taints{
+      {{S("dedicated"), S("gpu"), S("NoSchedule")}}};
+  std::array<schedplug_resource, 3> allocatable{
+      {{S("cpu"), 4000}, {S("memory"), 8 << 20}, {S("nvidia.com/gpu"), 2}}};
+  std::array<schedplug_resource, 1> requested{{{S("cpu"), 1000}}};
+  schedplug_pod pod{};
+  schedplug_node node{};
+  Fixture() {
+    pod.struct_size = sizeof pod;
+    pod.namespace_name = S("ns");
+    pod.name = S("web-1");
+    pod.priority = 7;
+    pod.annotations = {pod_annotations.data(), pod_annotations.size()};
+    pod.requests = {pod_requests.data(), pod_requests.size()};
+    node.struct_size = sizeof node;
+    node.name = S("node-1");
+    node.labels = {node_labels.data(), node_labels.size()};
+    node.taints = taints.data();
+    node.taint_count = taints.size();
+    node.allocatable = {allocatable.data(), allocatable.size()};
+    node.requested = {requested.data(), requested.size()};
+    node.pod_count = 3;
+  }
+};
+
+void* create_ok(const schedplug_plugin& d, const char* args = "{}",
+                const schedplug_host* host = nullptr) {
+  void* inst = nullptr;
+  Reason err;
+  EXPECT_EQ(d.create(args, std::strlen(args), host, &inst, &err.r),
+            SCHEDPLUG_SUCCESS)
+      << err.text();
+  return inst;
+}
+
+std::string create_error(const schedplug_plugin& d, const char* args) {
+  void* inst = reinterpret_cast<void*>(0x1);
+  Reason err;
+  EXPECT_EQ(d.create(args, std::strlen(args), nullptr, &inst, &err.r),
+            SCHEDPLUG_ERROR);
+  EXPECT_EQ(inst, nullptr);
+  return err.text();
+}
+
+// --- hooks present / absent --------------------------------------------------
+
+struct FilterOnly {
+  Status Filter(const Pod&, const Node&) const { return Status::Success(); }
+};
+
+struct ScoreWithPolicy {
+  static constexpr schedplug_normalize_policy kNormalize =
+      SCHEDPLUG_NORMALIZE_REVERSE;
+  Status Score(const Pod&, const Node& n, int64_t& s) const {
+    s = static_cast<int64_t>(n.pod_count());
+    return Status::Success();
+  }
+};
+
+struct ScoreNoPolicy {
+  Status Score(const Pod&, const Node&, int64_t& s) const {
+    s = 42;
+    return Status::Success();
+  }
+};
+
+struct Everything {
+  static constexpr schedplug_normalize_policy kNormalize =
+      SCHEDPLUG_NORMALIZE_LINEAR;
+  static constexpr uint32_t kRefreshPeriodMs = 250;
+  static constexpr uint64_t kEvents =
+      SCHEDPLUG_EVENT_NODE_ADD | SCHEDPLUG_EVENT_POD_DELETE;
+  bool Applies(const Pod&) const { return true; }
+  Status Filter(const Pod&, const Node&) const { return Status::Success(); }
+  Status Score(const Pod&, const Node&, int64_t& s) const {
+    s = 1;
+    return Status::Success();
+  }
+  Status Refresh() { return Status::Success(); }
+};
+
+struct OwnNormalize {
+  Status Score(const Pod&, const Node&, int64_t& s) const {
+    s = 7;
+    return Status::Success();
+  }
+  Status NormalizeScore(const Pod&,
+                        std::span<schedplug_node_score> scores) const {
+    for (auto& s : scores) s.score = 100 - s.score;
+    return Status::Success();
+  }
+};
+
+TEST(Descriptor, HeaderFieldsAndName) {
+  constexpr schedplug_plugin d =
+      make_descriptor<FilterOnly>("FilterOnly", "2.3.4");
+  EXPECT_EQ(d.abi_version, SCHEDPLUG_ABI_VERSION);
+  EXPECT_EQ(d.struct_size, sizeof(schedplug_plugin));
+  EXPECT_STREQ(d.name, "FilterOnly");
+  EXPECT_STREQ(d.version, "2.3.4");
+  EXPECT_NE(d.create, nullptr);
+  EXPECT_NE(d.destroy, nullptr);
+}
+
+TEST(Descriptor, OnlyImplementedHooksAreSet) {
+  constexpr schedplug_plugin d = make_descriptor<FilterOnly>("FilterOnly", "1");
+  EXPECT_NE(d.filter, nullptr);
+  EXPECT_EQ(d.applies, nullptr);
+  EXPECT_EQ(d.score, nullptr);
+  EXPECT_EQ(d.normalize_score, nullptr);
+  EXPECT_EQ(d.refresh, nullptr);
+  EXPECT_EQ(d.refresh_period_ms, 0u);
+  EXPECT_EQ(d.events, 0u);
+
+  constexpr schedplug_plugin e = make_descriptor<Everything>("Everything", "1");
+  EXPECT_NE(e.applies, nullptr);
+  EXPECT_NE(e.filter, nullptr);
+  EXPECT_NE(e.score, nullptr);
+  EXPECT_EQ(e.normalize_score, nullptr);
+  EXPECT_NE(e.refresh, nullptr);
+  EXPECT_EQ(e.refresh_period_ms, 250u);
+  EXPECT_EQ(e.events, SCHEDPLUG_EVENT_NODE_ADD | SCHEDPLUG_EVENT_POD_DELETE);
+  EXPECT_EQ(e.normalize_policy, SCHEDPLUG_NORMALIZE_LINEAR);
+}
+
+TEST(Descriptor, ScoreWithoutNormalizeScoreGetsTheDeclaredPolicy) {
+  constexpr schedplug_plugin d = make_descriptor<ScoreWithPolicy>("S", "1");
+  EXPECT_NE(d.score, nullptr);
+  EXPECT_EQ(d.normalize_score, nullptr);
+  EXPECT_EQ(d.normalize_policy, SCHEDPLUG_NORMALIZE_REVERSE);
+  EXPECT_EQ(d.filter, nullptr);
+
+  constexpr schedplug_plugin n = make_descriptor<ScoreNoPolicy>("N", "1");
+  EXPECT_EQ(n.normalize_policy, SCHEDPLUG_NORMALIZE_NONE);
+}
+
+TEST(Descriptor, OwnNormalizeScoreIsCalledInPlace) {
+  constexpr schedplug_plugin d = make_descriptor<OwnNormalize>("O", "1");
+  ASSERT_NE(d.normalize_score, nullptr);
+  EXPECT_EQ(d.normalize_policy, SCHEDPLUG_NORMALIZE_NONE);
+  Fixture f;
+  void* inst = create_ok(d);
+  std::array<schedplug_node_score, 2> scores{{{S("a"), 30}, {S("b"), 90}}};
+  Reason r;
+  EXPECT_EQ(d.normalize_score(inst, &f.pod, scores.data(), scores.size(), &r.r),
+            SCHEDPLUG_SUCCESS);
+  EXPECT_EQ(scores[0].score, 70);
+  EXPECT_EQ(scores[1].score, 10);
+  d.destroy(inst);
+}
+
+TEST(Descriptor, ScoreValueAndStatusPassThrough) {
+  constexpr schedplug_plugin d = make_descriptor<ScoreWithPolicy>("S", "1");
+  Fixture f;
+  void* inst = create_ok(d);
+  int64_t score = -1;
+  Reason r;
+  EXPECT_EQ(d.score(inst, &f.pod, &f.node, &score, &r.r), SCHEDPLUG_SUCCESS);
+  EXPECT_EQ(score, 3);
+  EXPECT_EQ(r.text(), "");
+  d.destroy(inst);
+}
+
+// --- exceptions become ERROR with their message
+// --------------------------------
+
+struct NotAStdException {};
+
+struct Thrower {
+  static constexpr uint32_t kRefreshPeriodMs = 1000;
+  explicit Thrower(const Args& args) : mode_(args.string("mode", "std")) {}
+  bool Applies(const Pod&) const { throw std::runtime_error("applies broke"); }
+  Status Filter(const Pod&, const Node& n) const {
+    if (mode_ == "std")
+      throw std::runtime_error("no label cache for " + std::string(n.name()));
+    throw NotAStdException{};
+  }
+  Status Score(const Pod&, const Node&, int64_t&) const {
+    throw std::out_of_range("score table");
+  }
+  Status NormalizeScore(const Pod&, std::span<schedplug_node_score>) const {
+    throw std::logic_error("normalize broke");
+  }
+  Status Refresh() { throw std::runtime_error("refresh broke"); }
+  std::string mode_;
+};
+
+TEST(Exceptions, BecomeErrorWithTheirMessage) {
+  constexpr schedplug_plugin d = make_descriptor<Thrower>("Thrower", "1");
+  Fixture f;
+  void* inst = create_ok(d);
+  {
+    Reason r;
+    EXPECT_EQ(d.filter(inst, &f.pod, &f.node, &r.r), SCHEDPLUG_ERROR);
+    EXPECT_EQ(r.text(), "exception in Filter: no label cache for node-1");
+  }
+  {
+    Reason r;
+    int64_t s = 0;
+    EXPECT_EQ(d.score(inst, &f.pod, &f.node, &s, &r.r), SCHEDPLUG_ERROR);
+    EXPECT_EQ(r.text(), "exception in Score: score table");
+  }
+  {
+    Reason r;
+    std::array<schedplug_node_score, 1> scores{{{S("a"), 1}}};
+    EXPECT_EQ(d.normalize_score(inst, &f.pod, scores.data(), 1, &r.r),
+              SCHEDPLUG_ERROR);
+    EXPECT_EQ(r.text(), "exception in NormalizeScore: normalize broke");
+  }
+  {
+    Reason r;
+    EXPECT_EQ(d.refresh(inst, &r.r), SCHEDPLUG_ERROR);
+    EXPECT_EQ(r.text(), "exception in Refresh: refresh broke");
+  }
+  d.destroy(inst);
+}
+
+TEST(Exceptions, NonStdExceptionIsUnknown) {
+  constexpr schedplug_plugin d = make_descriptor<Thrower>("Thrower", "1");
+  Fixture f;
+  void* inst = create_ok(d, R"({"mode": "other"})");
+  Reason r;
+  EXPECT_EQ(d.filter(inst, &f.pod, &f.node, &r.r), SCHEDPLUG_ERROR);
+  EXPECT_EQ(r.text(), "unknown exception in Filter");
+  d.destroy(inst);
+}
+
+struct LogLine {
+  schedplug_log_level level;
+  std::string text;
+};
+struct LogSink {
+  std::mutex mu;
+  std::vector<LogLine> lines;
+  schedplug_host host{sizeof(schedplug_host), this, &LogSink::log};
+  static void log(void* ctx, schedplug_log_level level, schedplug_str msg) {
+    auto* self = static_cast<LogSink*>(ctx);
+    std::lock_guard lock(self->mu);
+    self->lines.push_back({level, std::string(msg.data, msg.len)});
+  }
+};
+
+TEST(Exceptions, ApplyingThrowsMeansAppliesAndIsLogged) {
+  constexpr schedplug_plugin d = make_descriptor<Thrower>("Thrower", "1");
+  Fixture f;
+  LogSink sink;
+  void* inst = create_ok(d, "{}", &sink.host);
+  EXPECT_EQ(d.applies(inst, &f.pod), 1);
+  ASSERT_EQ(sink.lines.size(), 1u);
+  EXPECT_EQ(sink.lines[0].level, SCHEDPLUG_LOG_ERROR);
+  EXPECT_NE(sink.lines[0].text.find("applies broke"), std::string::npos);
+  d.destroy(inst);
+}
+
+TEST(Exceptions, LongMessagesAreCutToTheBuffer) {
+  struct Long {
+    Status Filter(const Pod&, const Node&) const {
+      throw std::runtime_error(std::string(1000, 'x'));
+    }
+  };
+  constexpr schedplug_plugin d = make_descriptor<Long>("Long", "1");
+  Fixture f;
+  void* inst = create_ok(d);
+  std::array<char, 16> small{};
+  schedplug_reason r{small.data(), small.size()};
+  EXPECT_EQ(d.filter(inst, &f.pod, &f.node, &r), SCHEDPLUG_ERROR);
+  EXPECT_EQ(std::string(small.data()), "exception in Fi");
+  d.destroy(inst);
+}
+
+// --- create() and args
+// ---------------------------------------------------------
+
+struct NeedsPort {
+  explicit NeedsPort(const Args& args) {
+    args.allow_only({"port", "name"});
+    port = args.integer("port", 80, 1, 65535);
+  }
+  Status Filter(const Pod&, const Node&) const { return Status::Success(); }
+  int64_t port;
+};
+
+TEST(Create, ConstructorThrowingOnBadArgsIsCreateError) {
+  constexpr schedplug_plugin d = make_descriptor<NeedsPort>("NeedsPort", "1");
+  EXPECT_EQ(create_error(d, R"({"port": 70000})"),
+            "arg \"port\" must be an integer from 1 to 65535, got 70000");
+  EXPECT_EQ(create_error(d, R"({"port": "80"})"),
+            "arg \"port\" must be an integer from 1 to 65535, got \"80\"");
+  EXPECT_EQ(create_error(d, R"({"Port": 1})"),
+            "unknown arg \"Port\"; did you mean \"port\"? arg names are "
+            "case-sensitive");
+  EXPECT_EQ(create_error(d, R"({"host": 1})"),
+            "unknown arg \"host\"; known args: port, name");
+  EXPECT_EQ(create_error(d, R"("port")"),
+            "args must be an object of named values, got string");
+  EXPECT_NE(create_error(d, R"({"port": )").find("args are not valid JSON"),
+            std::string::npos);
+}
+
+TEST(Create, GoodArgsReachTheConstructor) {
+  constexpr schedplug_plugin d = make_descriptor<NeedsPort>("NeedsPort", "1");
+  void* inst = create_ok(d, R"({"port": 8080})");
+  EXPECT_EQ(
+      static_cast<schedplug::detail::Holder<NeedsPort>*>(inst)->plugin.port,
+      8080);
+  d.destroy(inst);
+  // Empty args text counts as "{}".
+  void* inst2 = nullptr;
+  Reason err;
+  EXPECT_EQ(d.create("", 0, nullptr, &inst2, &err.r), SCHEDPLUG_SUCCESS)
+      << err.text();
+  EXPECT_EQ(
+      static_cast<schedplug::detail::Holder<NeedsPort>*>(inst2)->plugin.port,
+      80);
+  d.destroy(inst2);
+}
+
+TEST(Create, ClassWithoutArgsRejectsArgs) {
+  constexpr schedplug_plugin d = make_descriptor<FilterOnly>("FilterOnly", "1");
+  EXPECT_EQ(create_error(d, R"({"x": 1})"),
+            "unknown arg \"x\"; this plugin takes no args");
+  d.destroy(create_ok(d, "{}"));
+}
+
+struct Logs {
+  Logs(const Args&, const Host& host) { host.info("hello from create"); }
+  Status Filter(const Pod&, const Node&) const { return Status::Success(); }
+};
+
+TEST(Create, HostIsHandedToTheConstructor) {
+  constexpr schedplug_plugin d = make_descriptor<Logs>("Logs", "1");
+  LogSink sink;
+  void* inst = create_ok(d, "{}", &sink.host);
+  ASSERT_EQ(sink.lines.size(), 1u);
+  EXPECT_EQ(sink.lines[0].level, SCHEDPLUG_LOG_INFO);
+  EXPECT_EQ(sink.lines[0].text, "hello from create");
+  d.destroy(inst);
+}
+
+// A plugin with a mutex and a Published<T> is neither copyable nor movable;
+// create() must still build it in place.
+struct Pinned {
+  explicit Pinned(const Args&) {}
+  Status Filter(const Pod&, const Node&) const { return Status::Success(); }
+  std::mutex mu;
+  schedplug::Published<int> value;
+};
+
+TEST(Create, NonMovablePluginIsBuiltInPlace) {
+  constexpr schedplug_plugin d = make_descriptor<Pinned>("Pinned", "1");
+  d.destroy(create_ok(d));
+}
+
+// --- Status
+// ----------------------------------------------------------------------
+
+struct Statuses {
+  Status Filter(const Pod&, const Node& n) const {
+    if (n.name() == "a") return Status::Unschedulable("node(s) are full");
+    if (n.name() == "b")
+      return Status::UnschedulableAndUnresolvable("node(s) are wrong");
+    if (n.name() == "c") return Status::Error("cache not ready");
+    if (n.name() == "d") return Status::Skip();
+    return Status::Success();
+  }
+};
+
+TEST(StatusCodes, ReachTheHostWithTheirReasons) {
+  constexpr schedplug_plugin d = make_descriptor<Statuses>("Statuses", "1");
+  Fixture f;
+  void* inst = create_ok(d);
+  const struct {
+    const char* node;
+    schedplug_code code;
+    const char* reason;
+  } cases[] = {
+      {"a", SCHEDPLUG_UNSCHEDULABLE, "node(s) are full"},
+      {"b", SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) are wrong"},
+      {"c", SCHEDPLUG_ERROR, "cache not ready"},
+      {"d", SCHEDPLUG_SKIP, ""},
+      {"e", SCHEDPLUG_SUCCESS, ""}};
+  for (const auto& c : cases) {
+    f.node.name = S(c.node);
+    Reason r;
+    EXPECT_EQ(d.filter(inst, &f.pod, &f.node, &r.r), c.code) << c.node;
+    EXPECT_EQ(r.text(), c.reason) << c.node;
+  }
+  d.destroy(inst);
+}
+
+// --- views
+// -------------------------------------------------------------------------
+
+TEST(Views, PodAccessors) {
+  Fixture f;
+  const Pod pod(f.pod);
+  EXPECT_EQ(pod.namespace_name(), "ns");
+  EXPECT_EQ(pod.name(), "web-1");
+  EXPECT_EQ(pod.priority(), 7);
+  EXPECT_EQ(pod.annotation("b.io/y"), "true");
+  EXPECT_EQ(pod.annotation("a.io/x"), "1");
+  EXPECT_EQ(pod.annotation("B.io/y"), std::nullopt);  // case-sensitive
+  EXPECT_EQ(pod.annotation("b.io/"), std::nullopt);   // exact, not prefix
+  EXPECT_EQ(pod.label("anything"), std::nullopt);     // empty list
+  EXPECT_EQ(pod.request("cpu"), 250);
+  EXPECT_EQ(pod.request("memory"), 1 << 20);
+  EXPECT_EQ(pod.request("nvidia.com/gpu"), 0);
+  EXPECT_EQ(pod.toleration_count(), 0u);
+}
+
+TEST(Views, NodeAccessors) {
+  Fixture f;
+  const Node node(f.node);
+  EXPECT_EQ(node.name(), "node-1");
+  EXPECT_EQ(node.label("zone"), "z1");
+  EXPECT_EQ(node.label("zz"), "");  // present but empty
+  EXPECT_TRUE(node.labels().contains("zz"));
+  EXPECT_EQ(node.label("Zone"), std::nullopt);
+  EXPECT_EQ(node.label("kubernetes.io/arch"), "amd64");
+  EXPECT_EQ(node.annotation("zone"), std::nullopt);
+  ASSERT_EQ(node.taint_count(), 1u);
+  EXPECT_EQ(node.taint(0).key, "dedicated");
+  EXPECT_EQ(node.taint(0).effect, "NoSchedule");
+  EXPECT_EQ(node.allocatable("cpu"), 4000);
+  EXPECT_EQ(node.requested("cpu"), 1000);
+  EXPECT_EQ(node.free("cpu"), 3000);
+  EXPECT_EQ(node.free("memory"), 8 << 20);
+  EXPECT_EQ(node.allocatable("nvidia.com/gpu"), 2);
+  EXPECT_EQ(node.pod_count(), 3u);
+
+  std::vector<std::string> keys;
+  for (auto [k, v] : node.labels()) keys.emplace_back(k);
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"kubernetes.io/arch", "zone", "zz"}));
+}
+
+TEST(Published, ReadersKeepTheirSnapshot) {
+  schedplug::Published<int> p(std::make_shared<const int>(1));
+  auto before = p.load();
+  p.publish(std::make_shared<const int>(2));
+  EXPECT_EQ(*before, 1);
+  EXPECT_EQ(*p.load(), 2);
+}
+
+TEST(Names, UpperCamelCaseCheck) {
+  static_assert(schedplug::detail::is_upper_camel_case("HwEncrypt"));
+  static_assert(schedplug::detail::is_upper_camel_case("A1"));
+  static_assert(!schedplug::detail::is_upper_camel_case("hwEncrypt"));
+  static_assert(!schedplug::detail::is_upper_camel_case("Hw-Encrypt"));
+  static_assert(!schedplug::detail::is_upper_camel_case(""));
+  SUCCEED();
+}
+
+}  // namespace

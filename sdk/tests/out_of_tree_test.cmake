@@ -1,0 +1,116 @@
+# The SDK as a plugin author gets it: install the SDK alone into a fresh
+# prefix, build sdk/examples against it in a separate CMake process, then
+# check and load the plugins it produced. Run by CTest as
+#   cmake -DBUILD_DIR=... -DEXAMPLES_DIR=... -DWORK_DIR=... -DGENERATOR=...
+#         -DC_COMPILER=... -DCXX_COMPILER=... -DSMOKE=... -DREADME=...
+#         -P out_of_tree_test.cmake
+# No network: the only dependency (nlohmann_json) comes from the system.
+
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+
+# 1. Install only the "sdk" component.
+run("installing the SDK" ${CMAKE_COMMAND} --install ${BUILD_DIR} --component sdk
+    --prefix ${prefix})
+foreach(f include/schedplug/plugin.h include/schedplug/plugin.hpp
+          lib/cmake/schedplug/schedplugConfig.cmake
+          lib/cmake/schedplug/schedplugConfigVersion.cmake
+          lib/cmake/schedplug/SchedplugPlugin.cmake)
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "the SDK install lacks ${f}")
+  endif()
+endforeach()
+file(GLOB_RECURSE installed_libs ${prefix}/*.so ${prefix}/*.a)
+if(installed_libs)
+  message(FATAL_ERROR "the SDK install must be headers only, found: ${installed_libs}")
+endif()
+
+# 2. Configure and build the examples in a separate CMake process.
+run("configuring sdk/examples against the installed SDK"
+    ${CMAKE_COMMAND} -S ${EXAMPLES_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+run("building sdk/examples" ${CMAKE_COMMAND} --build ${WORK_DIR}/build -j 2)
+
+# 3. Check each plugin's exports and dependencies, then load it.
+find_program(NM nm)
+find_program(READELF readelf)
+foreach(plugin spare_cpu:SpareCpu zone_required:ZoneRequired)
+  string(REPLACE ":" ";" parts ${plugin})
+  list(GET parts 0 stem)
+  list(GET parts 1 name)
+  set(so ${WORK_DIR}/build/${stem}.so)
+  if(NOT EXISTS ${so})
+    message(FATAL_ERROR "schedplug_add_plugin(${stem} ...) did not produce ${so}")
+  endif()
+  if(NM)
+    run("nm ${stem}.so" ${NM} -D --defined-only ${so})
+    string(REGEX MATCHALL "[^\n]+" lines "${last_output}")
+    foreach(line ${lines})
+      if(NOT line MATCHES " schedplug_plugin_v1$")
+        message(FATAL_ERROR "${stem}.so exports more than schedplug_plugin_v1: ${line}")
+      endif()
+    endforeach()
+    if(NOT last_output MATCHES "schedplug_plugin_v1")
+      message(FATAL_ERROR "${stem}.so does not export schedplug_plugin_v1")
+    endif()
+  endif()
+  if(READELF)
+    run("readelf ${stem}.so" ${READELF} -d ${so})
+    if(last_output MATCHES "NEEDED[^\n]*(schedplug|grpc|protobuf|boost|spdlog|yaml|fmt)")
+      message(FATAL_ERROR "${stem}.so depends on a host library:\n${last_output}")
+    endif()
+    if(stem STREQUAL "zone_required" AND last_output MATCHES "libstdc\\+\\+")
+      message(FATAL_ERROR "the C plugin ${stem}.so must not need libstdc++")
+    endif()
+  endif()
+  run("loading ${stem}.so" ${SMOKE} ${so} "{}")
+  message(STATUS "${stem}.so:\n${last_output}")
+  if(NOT last_output MATCHES "name=${name} version=0.1.0")
+    message(FATAL_ERROR "${stem}.so reported the wrong name or version:\n${last_output}")
+  endif()
+  set(smoke_${stem} "${last_output}")
+endforeach()
+
+# The hooks behave: SpareCpu rejects the full node (300m spare < 500m) and
+# its linear normalization puts the roomy node first; ZoneRequired rejects
+# the node without a zone label.
+foreach(expect "filter roomy code=0" "filter full code=2 reason=node\\(s\\) would keep less than 500m CPU spare"
+               "score roomy code=0 raw=2750" "normalize code=0 roomy=100 full=0")
+  if(NOT smoke_spare_cpu MATCHES "${expect}")
+    message(FATAL_ERROR "SpareCpu: expected \"${expect}\" in:\n${smoke_spare_cpu}")
+  endif()
+endforeach()
+foreach(expect "filter roomy code=0" "filter full code=3 reason=node\\(s\\) had no zone label")
+  if(NOT smoke_zone_required MATCHES "${expect}")
+    message(FATAL_ERROR "ZoneRequired: expected \"${expect}\" in:\n${smoke_zone_required}")
+  endif()
+endforeach()
+execute_process(COMMAND ${SMOKE} ${WORK_DIR}/build/spare_cpu.so "{\"headroomMillicores\": -1}"
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(rc EQUAL 0 OR NOT err MATCHES "headroomMillicores")
+  message(FATAL_ERROR "bad args must fail create() naming the arg, got (${rc}): ${err}")
+endif()
+
+# 4. The README's examples are these files, verbatim.
+file(READ ${README} readme)
+foreach(f spare_cpu.cpp zone_required.c CMakeLists.txt)
+  file(READ ${EXAMPLES_DIR}/${f} text)
+  string(FIND "${readme}" "${text}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "sdk/README.md's copy of examples/${f} is out of date; paste the file in again")
+  endif()
+endforeach()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+message(STATUS "out-of-tree plugin build against the installed SDK: OK")
