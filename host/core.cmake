@@ -12,6 +12,12 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/model/records.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime/plugin_instance.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/check/suggest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/check/in_tree_plugins.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/check/name_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/check/create_check.cpp
 )
 target_include_directories(schedplug_host_core PUBLIC
   ${CMAKE_CURRENT_LIST_DIR}/..

@@ -39,5 +39,7 @@ bool has_errors(const std::vector<Diagnostic>& diagnostics);
 // True for the upstream in-tree plugin names of the k8s.io/kubernetes
 // version this release targets (pkg/scheduler/framework/plugins/names).
 bool is_in_tree_plugin(const std::string& name);
+// All of them, sorted (for suggestions and `schedplug` output).
+const std::vector<std::string>& in_tree_plugin_names();
 
 }  // namespace schedplug::host

@@ -30,6 +30,11 @@ enum class ExtensionPoint {
   kPreBind,
   kBind,
   kPostBind,
+  // Added in kube-scheduler v1.36/v1.37 (pod group scheduling); appended so
+  // the values above keep their meaning.
+  kPlacementGenerate,
+  kPlacementScore,
+  kPodGroupPostFilter,
 };
 
 // The YAML spelling, e.g. "preFilter".

@@ -1,0 +1,20 @@
+// Creating every plugin instance the profiles ask for, the way
+// schedplug-host does at start-up, so bad args show up in `schedplug check`
+// instead of at roll-out.
+#pragma once
+
+#include <vector>
+
+#include "host/check/name_check.hpp"
+#include "host/config/resolve.hpp"
+
+namespace schedplug::host {
+
+// Calls create() (and destroy()) once per plugin per profile with the
+// profile's args. Every failure is an error naming the config file, the
+// profile, the plugin, its .so file and the plugin's own message.
+std::vector<Diagnostic> check_create(
+    const SchedulerConfig& config,
+    const std::vector<ResolvedProfile>& profiles);
+
+}  // namespace schedplug::host

@@ -1,0 +1,400 @@
+#include "host/config/scheduler_config.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
+
+#include "host/check/suggest.hpp"
+
+namespace schedplug::host {
+namespace {
+
+constexpr const char* kApiVersion = "kubescheduler.config.k8s.io/v1";
+constexpr const char* kKind = "KubeSchedulerConfiguration";
+
+// Builds "file:line: message" errors for one file.
+class Reporter {
+ public:
+  explicit Reporter(std::filesystem::path file) : file_(std::move(file)) {}
+
+  std::string where(const YAML::Node& node) const {
+    std::string out = file_.empty() ? "<config>" : file_.string();
+    const int line = line_of(node);
+    if (line > 0) out += ":" + std::to_string(line);
+    return out;
+  }
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& msg) const {
+    throw ConfigError(where(node) + ": " + msg);
+  }
+  static int line_of(const YAML::Node& node) {
+    const YAML::Mark mark = node.Mark();
+    return mark.is_null() ? 0 : mark.line + 1;
+  }
+
+ private:
+  std::filesystem::path file_;
+};
+
+std::string did_you_mean(const std::string& typed,
+                         const std::vector<std::string>& known) {
+  auto best = closest_name(typed, known);
+  return best ? "; did you mean \"" + *best + "\"?" : std::string();
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// Rejects keys kube-scheduler would reject too (it decodes strictly), so a
+// typo like `enable:` is caught here instead of silently ignored.
+void check_keys(const Reporter& r, const YAML::Node& map,
+                const std::vector<std::string>& known,
+                const std::string& what) {
+  for (const auto& kv : map) {
+    const std::string key = kv.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      r.fail(kv.first, "unknown field \"" + key + "\" in " + what +
+                           did_you_mean(key, known) +
+                           " (known fields: " + join(known) + ")");
+    }
+  }
+}
+
+std::string scalar_string(const Reporter& r, const YAML::Node& node,
+                          const std::string& what) {
+  if (!node.IsScalar()) r.fail(node, what + " must be a string");
+  return node.Scalar();
+}
+
+// YAML 1.2 core schema resolution of a plain (unquoted) scalar.
+nlohmann::json plain_scalar_to_json(const std::string& s) {
+  static const std::regex kNull("~|null|Null|NULL|");
+  static const std::regex kTrue("true|True|TRUE");
+  static const std::regex kFalse("false|False|FALSE");
+  static const std::regex kInt("[-+]?[0-9]+");
+  static const std::regex kOct("0o[0-7]+");
+  static const std::regex kHex("0x[0-9a-fA-F]+");
+  static const std::regex kFloat(
+      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  static const std::regex kInf("[-+]?\\.(inf|Inf|INF)");
+  static const std::regex kNan("\\.(nan|NaN|NAN)");
+
+  if (std::regex_match(s, kNull)) return nullptr;
+  if (std::regex_match(s, kTrue)) return true;
+  if (std::regex_match(s, kFalse)) return false;
+  auto parse_int = [&](const std::string& digits, int base,
+                       bool negative) -> nlohmann::json {
+    uint64_t value = 0;
+    auto [ptr, ec] = std::from_chars(
+        digits.data(), digits.data() + digits.size(), value, base);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+      return std::stod(s);  // too large for 64 bits: keep it as a number
+    }
+    if (!negative) return value;
+    if (value <= static_cast<uint64_t>(INT64_MAX) + 1) {
+      return static_cast<int64_t>(0 - value);
+    }
+    return -static_cast<double>(value);
+  };
+  if (std::regex_match(s, kInt)) {
+    const bool negative = s[0] == '-';
+    const std::string digits = (s[0] == '-' || s[0] == '+') ? s.substr(1) : s;
+    return parse_int(digits, 10, negative);
+  }
+  if (std::regex_match(s, kOct)) return parse_int(s.substr(2), 8, false);
+  if (std::regex_match(s, kHex)) return parse_int(s.substr(2), 16, false);
+  if (std::regex_match(s, kFloat)) return std::stod(s);
+  // JSON has no infinity or NaN; keep their YAML spelling as a string.
+  if (std::regex_match(s, kInf) || std::regex_match(s, kNan)) return s;
+  return s;
+}
+
+nlohmann::json yaml_to_json(const Reporter& r, const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      // "!" marks a quoted (non-plain) scalar: always a string. An explicit
+      // !!str tag too.
+      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
+        return node.Scalar();
+      }
+      return plain_scalar_to_json(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& item : node) out.push_back(yaml_to_json(r, item));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) {
+          r.fail(kv.first, "args keys must be strings");
+        }
+        out[kv.first.Scalar()] = yaml_to_json(r, kv.second);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> point_names() {
+  std::vector<std::string> names;
+  for (auto p : all_extension_points()) names.emplace_back(to_string(p));
+  return names;
+}
+
+std::vector<PluginRef> parse_plugin_list(const Reporter& r,
+                                         const YAML::Node& list,
+                                         const std::string& what) {
+  std::vector<PluginRef> out;
+  if (!list || list.IsNull()) return out;
+  if (!list.IsSequence()) {
+    r.fail(list, what + " must be a list of {name: ..., weight: ...}");
+  }
+  for (const auto& item : list) {
+    if (!item.IsMap()) {
+      r.fail(item, what + " entries must be mappings like {name: HwEncrypt}");
+    }
+    check_keys(r, item, {"name", "weight"}, "an entry of " + what);
+    PluginRef ref;
+    ref.line = Reporter::line_of(item);
+    if (!item["name"]) r.fail(item, "an entry of " + what + " has no name");
+    ref.name = scalar_string(r, item["name"], "the plugin name");
+    if (ref.name.empty()) r.fail(item, "an entry of " + what + " has no name");
+    if (const auto weight = item["weight"]; weight && !weight.IsNull()) {
+      try {
+        ref.weight = weight.as<int>();
+      } catch (const YAML::Exception&) {
+        r.fail(weight, "the weight of plugin \"" + ref.name +
+                           "\" must be an integer, not \"" + weight.Scalar() +
+                           "\"");
+      }
+    }
+    out.push_back(std::move(ref));
+  }
+  return out;
+}
+
+Profile parse_profile(const Reporter& r, const YAML::Node& node) {
+  if (!node.IsMap()) r.fail(node, "each entry of profiles must be a mapping");
+  check_keys(
+      r, node,
+      {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"},
+      "a profile");
+  Profile profile;
+  profile.line = Reporter::line_of(node);
+  profile.scheduler_name = "default-scheduler";
+  if (const auto name = node["schedulerName"]; name && !name.IsNull()) {
+    profile.scheduler_name = scalar_string(r, name, "schedulerName");
+  }
+  const std::string in_profile = "profile \"" + profile.scheduler_name + "\"";
+
+  if (const auto plugins = node["plugins"]; plugins && !plugins.IsNull()) {
+    if (!plugins.IsMap()) {
+      r.fail(plugins, in_profile +
+                          ": plugins must be a mapping of extension "
+                          "points (multiPoint, filter, score, ...)");
+    }
+    const auto known = point_names();
+    for (const auto& kv : plugins) {
+      const std::string point_name = kv.first.Scalar();
+      auto it = std::find(known.begin(), known.end(), point_name);
+      if (it == known.end()) {
+        r.fail(kv.first, in_profile + ": \"" + point_name +
+                             "\" is not a kube-scheduler extension point" +
+                             did_you_mean(point_name, known) +
+                             " (extension points: " + join(known) + ")");
+      }
+      const auto point = all_extension_points()[it - known.begin()];
+      const std::string what =
+          in_profile + ", extension point \"" + point_name + "\"";
+      PluginSet set;
+      if (!kv.second.IsNull()) {
+        if (!kv.second.IsMap()) {
+          r.fail(kv.second, what +
+                                " must be a mapping with enabled and/or "
+                                "disabled lists");
+        }
+        check_keys(r, kv.second, {"enabled", "disabled"}, what);
+        set.enabled =
+            parse_plugin_list(r, kv.second["enabled"], what + ": enabled");
+        set.disabled =
+            parse_plugin_list(r, kv.second["disabled"], what + ": disabled");
+      }
+      profile.plugins[point] = std::move(set);
+    }
+  }
+
+  if (const auto configs = node["pluginConfig"]; configs && !configs.IsNull()) {
+    if (!configs.IsSequence()) {
+      r.fail(configs, in_profile +
+                          ": pluginConfig must be a list of "
+                          "{name: ..., args: {...}}");
+    }
+    std::set<std::string> seen;
+    for (const auto& item : configs) {
+      if (!item.IsMap()) {
+        r.fail(item, in_profile + ": pluginConfig entries must be mappings");
+      }
+      check_keys(r, item, {"name", "args"}, "a pluginConfig entry");
+      PluginConfigEntry entry;
+      entry.line = Reporter::line_of(item);
+      if (!item["name"]) {
+        r.fail(item, in_profile + ": a pluginConfig entry has no name");
+      }
+      entry.name = scalar_string(r, item["name"], "the pluginConfig name");
+      if (!seen.insert(entry.name).second) {
+        r.fail(item, in_profile + ": pluginConfig for \"" + entry.name +
+                         "\" appears twice; merge the two entries "
+                         "(kube-scheduler rejects duplicates)");
+      }
+      const auto args = item["args"];
+      if (!args || args.IsNull()) {
+        entry.args_json = "{}";
+      } else if (!args.IsMap()) {
+        r.fail(args, in_profile + ": the args of \"" + entry.name +
+                         "\" must be a mapping");
+      } else {
+        entry.args_json = yaml_to_json(r, args).dump();
+      }
+      profile.plugin_config.push_back(std::move(entry));
+    }
+  }
+  return profile;
+}
+
+}  // namespace
+
+const char* to_string(ExtensionPoint point) {
+  switch (point) {
+    case ExtensionPoint::kMultiPoint:
+      return "multiPoint";
+    case ExtensionPoint::kPreEnqueue:
+      return "preEnqueue";
+    case ExtensionPoint::kQueueSort:
+      return "queueSort";
+    case ExtensionPoint::kPreFilter:
+      return "preFilter";
+    case ExtensionPoint::kFilter:
+      return "filter";
+    case ExtensionPoint::kPostFilter:
+      return "postFilter";
+    case ExtensionPoint::kPreScore:
+      return "preScore";
+    case ExtensionPoint::kScore:
+      return "score";
+    case ExtensionPoint::kReserve:
+      return "reserve";
+    case ExtensionPoint::kPermit:
+      return "permit";
+    case ExtensionPoint::kPreBind:
+      return "preBind";
+    case ExtensionPoint::kBind:
+      return "bind";
+    case ExtensionPoint::kPostBind:
+      return "postBind";
+    case ExtensionPoint::kPlacementGenerate:
+      return "placementGenerate";
+    case ExtensionPoint::kPlacementScore:
+      return "placementScore";
+    case ExtensionPoint::kPodGroupPostFilter:
+      return "podGroupPostFilter";
+  }
+  return "unknown";
+}
+
+const std::vector<ExtensionPoint>& all_extension_points() {
+  static const std::vector<ExtensionPoint> kAll = {
+      ExtensionPoint::kMultiPoint,     ExtensionPoint::kPreEnqueue,
+      ExtensionPoint::kQueueSort,      ExtensionPoint::kPreFilter,
+      ExtensionPoint::kFilter,         ExtensionPoint::kPostFilter,
+      ExtensionPoint::kPreScore,       ExtensionPoint::kScore,
+      ExtensionPoint::kReserve,        ExtensionPoint::kPermit,
+      ExtensionPoint::kPreBind,        ExtensionPoint::kBind,
+      ExtensionPoint::kPostBind,       ExtensionPoint::kPlacementGenerate,
+      ExtensionPoint::kPlacementScore, ExtensionPoint::kPodGroupPostFilter,
+  };
+  return kAll;
+}
+
+SchedulerConfig load_scheduler_config(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) {
+    throw ConfigError(file.string() +
+                      ": cannot read the scheduler configuration; check the "
+                      "path and its permissions");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_scheduler_config(text.str(), file);
+}
+
+SchedulerConfig parse_scheduler_config(const std::string& yaml,
+                                       const std::filesystem::path& file) {
+  const Reporter r(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError((file.empty() ? "<config>" : file.string()) + ":" +
+                      std::to_string(e.mark.line + 1) +
+                      ": not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) {
+    throw ConfigError(
+        (file.empty() ? "<config>" : file.string()) +
+        ": not a KubeSchedulerConfiguration (expected a YAML mapping with "
+        "apiVersion: " +
+        kApiVersion + " and kind: " + kKind + ")");
+  }
+  const auto api = root["apiVersion"];
+  if (!api || !api.IsScalar() || api.Scalar() != kApiVersion) {
+    const std::string found =
+        api && api.IsScalar() ? "\"" + api.Scalar() + "\"" : "missing";
+    r.fail(api ? api : root, std::string("apiVersion is ") + found +
+                                 "; schedplug reads " + kApiVersion +
+                                 " (older versions were removed from "
+                                 "kube-scheduler)");
+  }
+  const auto kind = root["kind"];
+  if (!kind || !kind.IsScalar() || kind.Scalar() != kKind) {
+    const std::string found =
+        kind && kind.IsScalar() ? "\"" + kind.Scalar() + "\"" : "missing";
+    r.fail(kind ? kind : root,
+           std::string("kind is ") + found + "; expected " + kKind);
+  }
+
+  SchedulerConfig config;
+  config.file = file;
+  const auto profiles = root["profiles"];
+  if (!profiles || profiles.IsNull()) {
+    // kube-scheduler's default: one profile with the default plugins.
+    Profile profile;
+    profile.scheduler_name = "default-scheduler";
+    config.profiles.push_back(std::move(profile));
+    return config;
+  }
+  if (!profiles.IsSequence()) r.fail(profiles, "profiles must be a list");
+  std::set<std::string> names;
+  for (const auto& node : profiles) {
+    Profile profile = parse_profile(r, node);
+    if (!names.insert(profile.scheduler_name).second) {
+      r.fail(node, "two profiles are named \"" + profile.scheduler_name +
+                       "\"; every profile needs its own schedulerName");
+    }
+    config.profiles.push_back(std::move(profile));
+  }
+  return config;
+}
+
+}  // namespace schedplug::host

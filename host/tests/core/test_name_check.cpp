@@ -1,0 +1,236 @@
+// The name rules of DESIGN.md section 5.
+#include "host/check/name_check.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "corpus_path.hpp"
+#include "host/check/create_check.hpp"
+#include "host/check/suggest.hpp"
+
+namespace schedplug::host {
+namespace {
+
+using ::testing::AllOf;
+using testing::corpus_dir;
+using testing::corpus_file;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+SchedulerConfig config(const std::string& profiles) {
+  return parse_scheduler_config(
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n" +
+          profiles,
+      "sched.yaml");
+}
+
+std::vector<std::shared_ptr<PluginLibrary>> load(
+    const std::vector<std::string>& stems) {
+  std::vector<std::shared_ptr<PluginLibrary>> out;
+  for (const auto& s : stems) out.push_back(load_plugin_file(corpus_file(s)));
+  return out;
+}
+
+std::vector<std::string> messages(const std::vector<Diagnostic>& ds,
+                                  Severity severity) {
+  std::vector<std::string> out;
+  for (const auto& d : ds) {
+    if (d.severity == severity) out.push_back(d.message);
+  }
+  return out;
+}
+
+TEST(CheckNames, CaseMismatchIsOneErrorWithTheFileAndSuggestion) {
+  auto ds = check_names(config(R"(profiles:
+  - schedulerName: secure
+    plugins:
+      multiPoint:
+        enabled:
+          - name: hwEncrypt
+)"),
+                        load({"hw_encrypt"}));
+  auto errors = messages(ds, Severity::kError);
+  ASSERT_THAT(errors, SizeIs(1));
+  EXPECT_THAT(errors[0],
+              AllOf(HasSubstr("sched.yaml:8: profile \"secure\", extension "
+                              "point \"multiPoint\": plugin \"hwEncrypt\" is "
+                              "not an in-tree plugin and no loaded .so "
+                              "reports it; did you mean \"HwEncrypt\" ("),
+                    HasSubstr("hw_encrypt.so)? names are case-sensitive")));
+  // HwEncrypt itself is then enabled nowhere: a warning, after the error.
+  auto warnings = messages(ds, Severity::kWarning);
+  ASSERT_THAT(warnings, SizeIs(1));
+  EXPECT_THAT(warnings[0], HasSubstr("plugin \"HwEncrypt\" is loaded but no "
+                                     "profile in sched.yaml enables it"));
+  EXPECT_EQ(ds.front().severity, Severity::kError);
+  EXPECT_TRUE(has_errors(ds));
+}
+
+TEST(CheckNames, FilterOnlyPluginUnderScoreIsAnError) {
+  auto ds = check_names(config(R"(profiles:
+  - schedulerName: secure
+    plugins:
+      score:
+        enabled:
+          - name: HwEncrypt
+)"),
+                        load({"hw_encrypt"}));
+  auto errors = messages(ds, Severity::kError);
+  ASSERT_THAT(errors, SizeIs(1));
+  EXPECT_THAT(errors[0],
+              AllOf(HasSubstr("sched.yaml:8: profile \"secure\", extension "
+                              "point \"score\": plugin \"HwEncrypt\" ("),
+                    HasSubstr("hw_encrypt.so) does not implement Score (it "
+                              "offers PreFilter/Filter); enable it under "
+                              "multiPoint, preFilter or filter")));
+  EXPECT_THAT(messages(ds, Severity::kWarning), SizeIs(0));
+}
+
+TEST(CheckNames, PointsNativePluginsNeverImplement) {
+  auto ds = check_names(config(R"(profiles:
+  - plugins:
+      bind:
+        enabled: [{name: HwEncrypt}]
+      multiPoint:
+        enabled: [{name: HwEncrypt}]
+)"),
+                        load({"hw_encrypt"}));
+  auto errors = messages(ds, Severity::kError);
+  ASSERT_THAT(errors, SizeIs(1));
+  EXPECT_THAT(errors[0], AllOf(HasSubstr("extension point \"bind\""),
+                               HasSubstr("cannot be enabled under bind")));
+}
+
+TEST(CheckNames, InTreeNamesAreNeverMissingNativePlugins) {
+  auto ds = check_names(config(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: NodeResourcesFit}, {name: PodGroupPodsCount}]
+      queueSort:
+        enabled: [{name: PrioritySort}]
+      filter:
+        disabled: [{name: "*"}, {name: TaintToleration}]
+)"),
+                        {});
+  EXPECT_TRUE(ds.empty()) << ds.front().message;
+}
+
+TEST(CheckNames, NearMatchAndInTreeNearMatch) {
+  auto ds = check_names(config(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: HwEncrpyt}, {name: NodeAfinity}, {name: Zzz}]
+)"),
+                        load({"hw_encrypt"}));
+  auto errors = messages(ds, Severity::kError);
+  ASSERT_THAT(errors, SizeIs(3));
+  EXPECT_THAT(errors[0], HasSubstr("did you mean \"HwEncrypt\" ("));
+  EXPECT_THAT(errors[0], ::testing::Not(HasSubstr("case-sensitive")));
+  EXPECT_THAT(errors[1], HasSubstr("did you mean \"NodeAffinity\" (in-tree)?"));
+  EXPECT_THAT(errors[2], HasSubstr("put the plugin's .so in the plugins "
+                                   "directory, or fix the name (loaded: "
+                                   "HwEncrypt)"));
+}
+
+TEST(CheckNames, EnabledTwiceAtOnePoint) {
+  auto ds = check_names(config(R"(profiles:
+  - plugins:
+      filter:
+        enabled: [{name: HwEncrypt}, {name: HwEncrypt}]
+)"),
+                        load({"hw_encrypt"}));
+  EXPECT_THAT(messages(ds, Severity::kError),
+              ElementsAre(HasSubstr("is enabled twice")));
+}
+
+TEST(CheckNames, WarningsForDisabledAndPluginConfigOfUnknownNames) {
+  auto ds = check_names(config(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: HwEncrypt}]
+        disabled: [{name: HwEncrypted}]
+    pluginConfig:
+      - name: hwencrypt
+        args: {a: 1}
+)"),
+                        load({"hw_encrypt"}));
+  EXPECT_FALSE(has_errors(ds));
+  auto warnings = messages(ds, Severity::kWarning);
+  ASSERT_THAT(warnings, SizeIs(2));
+  EXPECT_THAT(warnings[0], AllOf(HasSubstr("disables plugin \"HwEncrypted\""),
+                                 HasSubstr("did you mean \"HwEncrypt\"")));
+  EXPECT_THAT(warnings[1],
+              AllOf(HasSubstr("sched.yaml:9: profile \"default-scheduler\": "
+                              "pluginConfig for \"hwencrypt\" matches no"),
+                    HasSubstr("names are case-sensitive")));
+}
+
+TEST(CheckNames, LoadProblemsAreErrorsAndExplainMissingNames) {
+  LoadResult loaded = load_plugin_directory(corpus_dir());
+  auto ds = check_names(config(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled:
+          - name: GoodFilter
+          - name: Twin
+          - name: network_latency
+)"),
+                        loaded.plugins, loaded.problems);
+  auto errors = messages(ds, Severity::kError);
+  // Every load problem, then the two names no usable .so reports.
+  ASSERT_EQ(errors.size(), loaded.problems.size() + 2);
+  EXPECT_THAT(errors[errors.size() - 2],
+              AllOf(HasSubstr("plugin \"Twin\" is not an in-tree plugin"),
+                    HasSubstr("twin_a.so names it but failed to load")));
+  EXPECT_THAT(errors.back(),
+              HasSubstr("snake_name.so names it but failed to load"));
+  // Loaded but never enabled: warnings.
+  auto warnings = messages(ds, Severity::kWarning);
+  EXPECT_THAT(warnings,
+              ::testing::Contains(HasSubstr("\"GoodScorer\" is "
+                                            "loaded but no profile")));
+  EXPECT_THAT(warnings, ::testing::Not(::testing::Contains(
+                            HasSubstr("\"GoodFilter\" is loaded"))));
+}
+
+TEST(CheckCreate, BadArgsAndThrowingCreateAreErrors) {
+  SchedulerConfig c = config(R"(profiles:
+  - schedulerName: s
+    plugins:
+      multiPoint:
+        enabled: [{name: StrictArgs}, {name: CreateThrows}, {name: HwEncrypt}]
+    pluginConfig:
+      - name: StrictArgs
+        args: {limit: 3}
+)");
+  auto plugins = load({"strict_args", "create_throws", "hw_encrypt"});
+  auto ds = check_create(c, resolve_profiles(c, plugins));
+  ASSERT_THAT(ds, SizeIs(2));
+  EXPECT_THAT(ds[0].message,
+              AllOf(HasSubstr("sched.yaml: profile \"s\": StrictArgs ("),
+                    HasSubstr("rejected its args: args.threshold is required"),
+                    HasSubstr(R"({"limit":3})")));
+  EXPECT_THAT(ds[1].message,
+              HasSubstr("plugin CreateThrows threw through the C ABI"));
+}
+
+TEST(Suggest, ClosestName) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(closest_name("hwencrypt", {"Other", "HwEncrypt"}), "HwEncrypt");
+  EXPECT_EQ(closest_name("NodeAfinity", {"NodeAffinity", "NodeName"}),
+            "NodeAffinity");
+  EXPECT_EQ(closest_name("Completely", {"HwEncrypt"}), std::nullopt);
+}
+
+TEST(InTree, KnowsTheUpstreamNames) {
+  EXPECT_TRUE(is_in_tree_plugin("NodeResourcesFit"));
+  EXPECT_TRUE(is_in_tree_plugin("DefaultPreemption"));
+  EXPECT_FALSE(is_in_tree_plugin("nodeResourcesFit"));
+  EXPECT_FALSE(is_in_tree_plugin("HwEncrypt"));
+  EXPECT_EQ(in_tree_plugin_names().size(), 24u);
+}
+
+}  // namespace
+}  // namespace schedplug::host

@@ -1,0 +1,185 @@
+// resolve_profiles against upstream's multiPoint expansion rules.
+#include "host/config/resolve.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "corpus_path.hpp"
+
+namespace schedplug::host {
+namespace {
+
+using testing::corpus_file;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::shared_ptr<PluginLibrary>> corpus_plugins() {
+  return {load_plugin_file(corpus_file("good_filter")),
+          load_plugin_file(corpus_file("good_scorer")),
+          load_plugin_file(corpus_file("hw_encrypt")),
+          load_plugin_file(corpus_file("own_normalize")),
+          load_plugin_file(corpus_file("hook_throws"))};
+}
+
+std::vector<ResolvedProfile> resolve(const std::string& profiles) {
+  return resolve_profiles(
+      parse_scheduler_config("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                             "kind: KubeSchedulerConfiguration\n" +
+                                 profiles,
+                             "sched.yaml"),
+      corpus_plugins());
+}
+
+std::vector<std::string> names(const std::vector<ResolvedPlugin>& list) {
+  std::vector<std::string> out;
+  for (const auto& p : list) out.push_back(p.library->name());
+  return out;
+}
+
+TEST(Resolve, MultiPointSplitsByCapabilityAndSkipsInTree) {
+  auto r = resolve(R"(profiles:
+  - schedulerName: s
+    plugins:
+      multiPoint:
+        enabled:
+          - name: HwEncrypt
+          - name: NodeAffinity
+          - name: GoodScorer
+            weight: 4
+          - name: HookThrows
+          - name: Unknown
+)");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].scheduler_name, "s");
+  EXPECT_THAT(names(r[0].filters), ElementsAre("HwEncrypt", "HookThrows"));
+  EXPECT_THAT(names(r[0].scorers), ElementsAre("GoodScorer", "HookThrows"));
+  EXPECT_EQ(r[0].scorers[0].weight, 4);
+  EXPECT_EQ(r[0].scorers[1].weight, 1);
+  EXPECT_THAT(names(r[0].plugins),
+              ElementsAre("HwEncrypt", "GoodScorer", "HookThrows"));
+  EXPECT_EQ(r[0].plugins[0].args_json, "{}");
+}
+
+TEST(Resolve, UpstreamOrderOverridesThenMultiPointThenTheRest) {
+  // filter point: GoodFilter (specific only), HookThrows (also multiPoint:
+  // an override), in that order. Upstream's order is overrides first
+  // (HookThrows), then multiPoint-only (HwEncrypt), then the rest
+  // (GoodFilter).
+  auto r = resolve(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: HwEncrypt}, {name: HookThrows}]
+      filter:
+        enabled: [{name: GoodFilter}, {name: HookThrows}]
+)");
+  EXPECT_THAT(names(r[0].filters),
+              ElementsAre("HookThrows", "HwEncrypt", "GoodFilter"));
+}
+
+TEST(Resolve, DisabledAtAPointRemovesMultiPointPluginsThere) {
+  auto r = resolve(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: HwEncrypt}, {name: HookThrows}]
+      filter:
+        disabled: [{name: HookThrows}]
+)");
+  EXPECT_THAT(names(r[0].filters), ElementsAre("HwEncrypt"));
+  EXPECT_THAT(names(r[0].scorers), ElementsAre("HookThrows"));
+}
+
+TEST(Resolve, StarSkipsMultiPointExpansionButKeepsExplicitEntries) {
+  auto r = resolve(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: HwEncrypt}, {name: HookThrows}]
+      filter:
+        enabled: [{name: GoodFilter}]
+        disabled: [{name: "*"}]
+)");
+  EXPECT_THAT(names(r[0].filters), ElementsAre("GoodFilter"));
+  EXPECT_THAT(names(r[0].scorers), ElementsAre("HookThrows"));
+}
+
+TEST(Resolve, ScoreListWeightWinsOverMultiPoint) {
+  auto r = resolve(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: GoodScorer, weight: 5}, {name: OwnNormalize, weight: 7}]
+      score:
+        enabled: [{name: GoodScorer}]
+)");
+  // GoodScorer is an override (first), its Score entry has no weight: 1.
+  EXPECT_THAT(names(r[0].scorers), ElementsAre("GoodScorer", "OwnNormalize"));
+  EXPECT_EQ(r[0].scorers[0].weight, 1);
+  EXPECT_EQ(r[0].scorers[1].weight, 7);
+}
+
+TEST(Resolve, PluginNotImplementingAPointIsLeftOut) {
+  auto r = resolve(R"(profiles:
+  - plugins:
+      score:
+        enabled: [{name: HwEncrypt}]
+)");
+  EXPECT_TRUE(r[0].scorers.empty());
+}
+
+TEST(Resolve, HostSettingsAreStrippedFromArgs) {
+  auto r = resolve(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: HwEncrypt}]
+    pluginConfig:
+      - name: HwEncrypt
+        args:
+          level: 3
+          schedplug:
+            failurePolicy: Ignore
+            timeout: 1.5s
+)");
+  ASSERT_EQ(r[0].plugins.size(), 1u);
+  EXPECT_EQ(r[0].plugins[0].args_json, R"({"level":3})");
+  EXPECT_EQ(r[0].plugins[0].settings.failure_policy, "Ignore");
+  EXPECT_EQ(r[0].plugins[0].settings.timeout_ms, 1500);
+  EXPECT_EQ(r[0].filters[0].args_json, R"({"level":3})");
+}
+
+std::string resolve_error(const std::string& schedplug_yaml) {
+  try {
+    resolve(R"(profiles:
+  - schedulerName: s
+    plugins:
+      multiPoint:
+        enabled: [{name: HwEncrypt}]
+    pluginConfig:
+      - name: HwEncrypt
+        args:
+          schedplug:
+)" + schedplug_yaml);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(resolved without error)";
+}
+
+TEST(Resolve, BadHostSettingsAreConfigErrors) {
+  EXPECT_THAT(resolve_error("            failurePolicy: Sometimes\n"),
+              HasSubstr("sched.yaml:9: profile \"s\", pluginConfig "
+                        "\"HwEncrypt\": args.schedplug.failurePolicy is "
+                        "\"Sometimes\"; it must be \"Fail\" or \"Ignore\""));
+  EXPECT_THAT(resolve_error("            timeout: fast\n"),
+              HasSubstr("args.schedplug.timeout is \"fast\""));
+  EXPECT_THAT(resolve_error("            timeout: 50\n"),
+              HasSubstr("like \"50ms\""));
+  EXPECT_THAT(resolve_error("            timeout: 100us\n"),
+              HasSubstr("whole milliseconds"));
+  EXPECT_THAT(resolve_error("            retries: 3\n"),
+              HasSubstr("unknown key \"retries\""));
+  EXPECT_THAT(resolve_error("            - a\n"),
+              HasSubstr("args.schedplug must be a mapping"));
+  EXPECT_THAT(resolve_error("            timeout: 1m30s\n"),
+              HasSubstr("resolved without error"));
+}
+
+}  // namespace
+}  // namespace schedplug::host

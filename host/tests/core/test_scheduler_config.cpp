@@ -1,0 +1,215 @@
+#include "host/config/scheduler_config.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace schedplug::host {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_scheduler_config(yaml, "sched.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(parsed without error)";
+}
+
+constexpr const char* kHeader =
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    "kind: KubeSchedulerConfiguration\n";
+
+TEST(SchedulerConfig, ParsesProfilesPointsAndArgs) {
+  const std::string yaml = std::string(kHeader) + R"(clientConnection:
+  kubeconfig: /etc/kubernetes/scheduler.conf
+leaderElection:
+  leaderElect: false
+profiles:
+  - schedulerName: my-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+          - name: HwEncrypt
+          - name: NetworkLatency
+            weight: 3
+      filter:
+        disabled:
+          - name: "*"
+    pluginConfig:
+      - name: NetworkLatency
+        args:
+          maxLatencyMs: 20
+          ratio: 0.5
+          strict: true
+          nothing: null
+          quoted: "42"
+          zone: eu-west
+          list: [1, two, 3.0]
+          hex: 0x1F
+          schedplug:
+            timeout: 50ms
+  - plugins:
+      score:
+        enabled: [{name: A, weight: 2}]
+)";
+  SchedulerConfig c = parse_scheduler_config(yaml, "sched.yaml");
+  EXPECT_EQ(c.file, "sched.yaml");
+  ASSERT_EQ(c.profiles.size(), 2u);
+  const Profile& p = c.profiles[0];
+  EXPECT_EQ(p.scheduler_name, "my-scheduler");
+  EXPECT_EQ(p.line, 8);
+  const PluginSet& mp = p.plugins.at(ExtensionPoint::kMultiPoint);
+  ASSERT_EQ(mp.enabled.size(), 2u);
+  EXPECT_EQ(mp.enabled[0].name, "HwEncrypt");
+  EXPECT_FALSE(mp.enabled[0].weight.has_value());
+  EXPECT_EQ(mp.enabled[0].line, 12);
+  EXPECT_EQ(mp.enabled[1].weight, 3);
+  EXPECT_EQ(p.plugins.at(ExtensionPoint::kFilter).disabled[0].name, "*");
+  ASSERT_EQ(p.plugin_config.size(), 1u);
+  EXPECT_EQ(p.plugin_config[0].name, "NetworkLatency");
+  auto args = nlohmann::json::parse(p.plugin_config[0].args_json);
+  EXPECT_EQ(args["maxLatencyMs"], 20);
+  EXPECT_TRUE(args["maxLatencyMs"].is_number_integer());
+  EXPECT_DOUBLE_EQ(args["ratio"].get<double>(), 0.5);
+  EXPECT_EQ(args["strict"], true);
+  EXPECT_TRUE(args["nothing"].is_null());
+  EXPECT_EQ(args["quoted"], "42");  // quoted stays a string
+  EXPECT_EQ(args["zone"], "eu-west");
+  EXPECT_EQ(args["list"], nlohmann::json::parse(R"([1, "two", 3.0])"));
+  EXPECT_EQ(args["hex"], 31);
+  EXPECT_EQ(args["schedplug"]["timeout"], "50ms");
+
+  EXPECT_EQ(c.profiles[1].scheduler_name, "default-scheduler");
+  EXPECT_EQ(c.profiles[1].plugins.at(ExtensionPoint::kScore).enabled[0].weight,
+            2);
+}
+
+TEST(SchedulerConfig, NoProfilesMeansTheDefaultProfile) {
+  SchedulerConfig c = parse_scheduler_config(kHeader);
+  ASSERT_EQ(c.profiles.size(), 1u);
+  EXPECT_EQ(c.profiles[0].scheduler_name, "default-scheduler");
+}
+
+TEST(SchedulerConfig, EmptyArgsAreAnEmptyObject) {
+  SchedulerConfig c = parse_scheduler_config(std::string(kHeader) + R"(
+profiles:
+  - pluginConfig:
+      - name: A
+)");
+  EXPECT_EQ(c.profiles[0].plugin_config[0].args_json, "{}");
+}
+
+TEST(SchedulerConfig, WrongApiVersionAndKind) {
+  EXPECT_THAT(error_of("apiVersion: kubescheduler.config.k8s.io/v1beta3\n"
+                       "kind: KubeSchedulerConfiguration\n"),
+              AllOf(HasSubstr("sched.yaml:1: apiVersion is "
+                              "\"kubescheduler.config.k8s.io/v1beta3\""),
+                    HasSubstr("kubescheduler.config.k8s.io/v1")));
+  EXPECT_THAT(error_of("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                       "kind: Pod\n"),
+              HasSubstr("sched.yaml:2: kind is \"Pod\"; expected "
+                        "KubeSchedulerConfiguration"));
+  EXPECT_THAT(error_of("kind: KubeSchedulerConfiguration\n"),
+              HasSubstr("apiVersion is missing"));
+}
+
+TEST(SchedulerConfig, NotYamlHasALine) {
+  EXPECT_THAT(error_of(std::string(kHeader) + "profiles: [\n  - {a: b\n"),
+              AllOf(HasSubstr("sched.yaml:"), HasSubstr("not valid YAML")));
+  EXPECT_THAT(error_of("- just\n- a list\n"),
+              HasSubstr("not a KubeSchedulerConfiguration"));
+}
+
+TEST(SchedulerConfig, UnknownExtensionPointSuggestsOne) {
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - schedulerName: s
+    plugins:
+      filters:
+        enabled: [{name: A}]
+)"),
+              AllOf(HasSubstr("sched.yaml:6: profile \"s\": \"filters\" is "
+                              "not a kube-scheduler extension point"),
+                    HasSubstr("did you mean \"filter\"?")));
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - plugins:
+      multipoint: {}
+)"),
+              HasSubstr("did you mean \"multiPoint\"?"));
+}
+
+TEST(SchedulerConfig, NewerExtensionPointsAreKnown) {
+  SchedulerConfig c = parse_scheduler_config(std::string(kHeader) + R"(
+profiles:
+  - plugins:
+      placementScore: {enabled: [{name: X}]}
+      podGroupPostFilter: {}
+)");
+  EXPECT_EQ(
+      c.profiles[0].plugins.at(ExtensionPoint::kPlacementScore).enabled[0].name,
+      "X");
+}
+
+TEST(SchedulerConfig, UnknownFieldsInsideProfilesAreErrors) {
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - plugins:
+      filter:
+        enable: [{name: A}]
+)"),
+              AllOf(HasSubstr("sched.yaml:6: unknown field \"enable\""),
+                    HasSubstr("did you mean \"enabled\"?")));
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - schedulerNmae: x
+)"),
+              HasSubstr("did you mean \"schedulerName\"?"));
+}
+
+TEST(SchedulerConfig, BadValues) {
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - plugins:
+      score:
+        enabled: [{name: A, weight: heavy}]
+)"),
+              HasSubstr("the weight of plugin \"A\" must be an integer"));
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - plugins:
+      score:
+        enabled: [{weight: 1}]
+)"),
+              HasSubstr("has no name"));
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - pluginConfig:
+      - name: A
+        args: [1, 2]
+)"),
+              HasSubstr("the args of \"A\" must be a mapping"));
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - schedulerName: a
+  - schedulerName: a
+)"),
+              HasSubstr("two profiles are named \"a\""));
+  EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
+  - pluginConfig:
+      - name: A
+      - name: A
+)"),
+              HasSubstr("pluginConfig for \"A\" appears twice"));
+}
+
+TEST(SchedulerConfig, MissingFile) {
+  EXPECT_THROW(load_scheduler_config("/nonexistent/sched.yaml"), ConfigError);
+}
+
+TEST(ExtensionPoints, RoundTripNames) {
+  EXPECT_STREQ(to_string(ExtensionPoint::kMultiPoint), "multiPoint");
+  EXPECT_STREQ(to_string(ExtensionPoint::kPreFilter), "preFilter");
+  EXPECT_EQ(all_extension_points().front(), ExtensionPoint::kMultiPoint);
+  EXPECT_EQ(all_extension_points().size(), 16u);
+}
+
+}  // namespace
+}  // namespace schedplug::host
