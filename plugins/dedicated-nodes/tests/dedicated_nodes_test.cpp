@@ -74,8 +74,8 @@ INSTANTIATE_TEST_SUITE_P(
              {},
              {{"schedplug.io/Dedicated", "true"}},
              SCHEDPLUG_SUCCESS}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      return std::string(info.param.name);
+    [](const ::testing::TestParamInfo<Case>& param) {
+      return std::string(param.param.name);
     });
 
 TEST(DedicatedNodes, KeysComeFromArgs) {

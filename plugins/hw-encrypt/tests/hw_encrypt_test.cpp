@@ -90,8 +90,8 @@ INSTANTIATE_TEST_SUITE_P(
              kEncrypted,
              true,
              SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      return std::string(info.param.name);
+    [](const ::testing::TestParamInfo<Case>& param) {
+      return std::string(param.param.name);
     });
 
 TEST(HwEncrypt, ReasonReadsWellInTheSchedulersMessage) {

@@ -38,6 +38,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <cstring>
@@ -431,8 +433,12 @@ class Args {
     return "arg \"" + std::string(key) + "\" must be " + want + ", got " + got;
   }
   static std::string fmt(double d) {
-    nlohmann::json j = d;
-    return j.dump();
+    if (d == std::floor(d) && std::fabs(d) < 1e15) {
+      return std::to_string(static_cast<long long>(d));
+    }
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, d);
+    return std::string(buf, r.ptr);
   }
   static bool equal_ignoring_case(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
