@@ -1,0 +1,201 @@
+#include "host/app/host_app.hpp"
+
+#include <grpcpp/health_check_service_interface.h>
+#include <prometheus/exposer.h>
+#include <spdlog/spdlog.h>
+
+#include "host/config/resolve.hpp"
+#include "host/config/scheduler_config.hpp"
+#include "host/loader/plugin_library.hpp"
+#include "host/refresh/refresh_scheduler.hpp"
+#include "host/service/listen_address.hpp"
+
+namespace schedplug::host {
+namespace {
+
+[[noreturn]] void fail(std::ostream& out, const std::string& message) {
+  out << "error: " << message << "\n";
+  throw StartupError(message);
+}
+
+}  // namespace
+
+void print_diagnostics(const std::vector<Diagnostic>& diagnostics,
+                       std::ostream& out) {
+  for (const Diagnostic& d : diagnostics) {
+    out << (d.severity == Severity::kError ? "error: " : "warning: ")
+        << d.message << "\n";
+  }
+  out.flush();
+}
+
+std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
+                                        std::ostream& diagnostics) {
+  std::unique_ptr<HostApp> app(new HostApp());
+
+  ListenAddress listen;
+  try {
+    listen = parse_listen_address(options.listen);
+  } catch (const std::invalid_argument& e) {
+    fail(diagnostics, e.what());
+  }
+
+  SchedulerConfig config;
+  try {
+    config = load_scheduler_config(options.config);
+  } catch (const ConfigError& e) {
+    fail(diagnostics, e.what());
+  }
+  LoadResult loaded;
+  try {
+    loaded = load_plugin_directory(options.plugins);
+  } catch (const LoadError& e) {
+    fail(diagnostics, e.what());
+  }
+  const std::vector<Diagnostic> findings =
+      check_names(config, loaded.plugins, loaded.problems);
+  print_diagnostics(findings, diagnostics);
+  if (has_errors(findings)) {
+    size_t errors = 0;
+    for (const Diagnostic& d : findings)
+      errors += d.severity == Severity::kError;
+    throw StartupError(
+        "schedplug-host refuses to start: " + std::to_string(errors) +
+        " problem(s) with plugin names (see above; `schedplug "
+        "check` reports the same)");
+  }
+  std::vector<std::string> warnings;
+  for (const Diagnostic& d : findings) warnings.push_back(d.message);
+
+  std::vector<ResolvedProfile> profiles;
+  try {
+    profiles = resolve_profiles(config, loaded.plugins);
+  } catch (const ConfigError& e) {
+    fail(diagnostics, e.what());
+  }
+  app->libraries_ = loaded.plugins;
+  try {
+    app->runtime_ = PluginRuntime::create(profiles);
+  } catch (const CreateError& e) {
+    fail(diagnostics, e.what());
+  }
+  for (const auto& lib : app->libraries_) {
+    spdlog::info(
+        "loaded plugin {} {} from {} (filter: {}, score: {}, refresh: {})",
+        lib->name(), lib->version(), lib->file().string(), lib->has_filter(),
+        lib->has_score(), lib->has_refresh());
+  }
+  for (const ProfileRuntime& p : app->runtime_->profiles()) {
+    spdlog::info("profile \"{}\": {} native filters, {} native scorers",
+                 p.scheduler_name, p.filters.size(), p.scorers.size());
+  }
+
+  app->metrics_ = std::make_unique<HostMetrics>();
+  if (!options.metrics_listen.empty()) {
+    try {
+      app->exposer_ =
+          std::make_unique<prometheus::Exposer>(options.metrics_listen);
+      app->exposer_->RegisterCollectable(app->metrics_->registry());
+    } catch (const std::exception& e) {
+      fail(diagnostics, "cannot serve metrics on --metrics-listen " +
+                            options.metrics_listen + ": " + e.what());
+    }
+    spdlog::info("metrics on http://{}/metrics", options.metrics_listen);
+  }
+
+  app->pool_ = std::make_unique<ThreadPool>(
+      options.workers > 0 ? options.workers : ThreadPool::default_workers());
+  std::vector<RefreshTarget> targets;
+  for (const ProfileRuntime& p : app->runtime_->profiles()) {
+    for (PluginInstance* instance : p.plugins) {
+      targets.push_back({instance, p.scheduler_name});
+    }
+  }
+  app->refresh_ =
+      std::make_unique<RefreshScheduler>(targets, app->metrics_.get());
+
+  ServiceContext context;
+  context.runtime = app->runtime_.get();
+  context.libraries = app->libraries_;
+  context.config_file = options.config;
+  context.startup_warnings = std::move(warnings);
+  context.pool = app->pool_.get();
+  context.metrics = app->metrics_.get();
+  app->service_ =
+      std::make_unique<HostService>(std::move(context), options.service);
+
+  if (listen.is_unix) {
+    try {
+      prepare_unix_socket(listen.socket_path);
+    } catch (const std::exception& e) {
+      fail(diagnostics, e.what());
+    }
+    app->socket_path_ = listen.socket_path;
+  }
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
+  builder.AddListeningPort(listen.grpc_uri, grpc::InsecureServerCredentials(),
+                           &selected_port);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  builder.RegisterService(app->service_.get());
+  app->server_ = builder.BuildAndStart();
+  if (app->server_ == nullptr || selected_port == 0) {
+    fail(diagnostics, "cannot listen on --listen " + options.listen +
+                          " (address in use, or no permission)");
+  }
+  app->target_ = listen.grpc_uri;
+  if (!listen.is_unix && selected_port > 0) {
+    // "host:0" asks for any port; tell clients the real one.
+    const auto colon = listen.grpc_uri.rfind(':');
+    app->target_ =
+        listen.grpc_uri.substr(0, colon + 1) + std::to_string(selected_port);
+  }
+  app->server_->GetHealthCheckService()->SetServingStatus(true);
+  spdlog::info("serving schedplug.v1.Host on {} ({} worker threads)",
+               app->target_, app->pool_->workers() + 1);
+  return app;
+}
+
+void HostApp::shutdown(std::chrono::milliseconds drain) {
+  std::lock_guard lock(shutdown_mutex_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (server_) {
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    spdlog::info("shutting down: draining in-flight calls (up to {} ms)",
+                 drain.count());
+    server_->Shutdown(std::chrono::system_clock::now() + drain);
+  }
+  if (refresh_) {
+    const auto hung = refresh_->stop(std::chrono::milliseconds(5000));
+    if (!hung.empty()) {
+      // Their threads still run plugin code: the instances must outlive
+      // the process, so leak them rather than destroy them under the thread.
+      (void)refresh_.release();
+      (void)runtime_.release();
+      for (auto& lib : libraries_) new std::shared_ptr<PluginLibrary>(lib);
+    }
+  }
+  spdlog::info("shut down");
+}
+
+void HostApp::wait() {
+  if (server_) server_->Wait();
+}
+
+HostApp::~HostApp() {
+  shutdown(std::chrono::milliseconds(2000));
+  server_.reset();
+  service_.reset();
+  refresh_.reset();
+  pool_.reset();
+  runtime_.reset();
+  if (!socket_path_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(socket_path_, ec);
+  }
+}
+
+}  // namespace schedplug::host

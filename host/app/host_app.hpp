@@ -1,0 +1,90 @@
+// schedplug-host put together: configuration, plugins, name checks, the
+// plugin runtime, background refresh, metrics and the gRPC server. main()
+// only adds flags and signals, so tests run the very same thing in-process.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+#include "host/check/name_check.hpp"
+#include "host/service/host_service.hpp"
+
+namespace prometheus {
+class Exposer;
+}
+namespace grpc {
+class Server;
+}
+
+namespace schedplug::host {
+
+class RefreshScheduler;
+
+struct HostOptions {
+  std::filesystem::path config;
+  std::filesystem::path plugins;
+  std::string listen = "unix:///run/schedplug/host.sock";
+  std::string metrics_listen;  // empty: no metrics endpoint
+  int max_message_bytes = 64 << 20;
+  unsigned workers = 0;  // 0: ThreadPool::default_workers()
+  ServiceOptions service;
+};
+
+// Start-up failed; every diagnostic was already written out. what() is a
+// one-line summary.
+class StartupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class HostApp {
+ public:
+  // Reads the config, loads the plugins, runs the name checks (printing
+  // every diagnostic to `diagnostics` as `schedplug check` does), creates
+  // the plugins and starts serving. Throws StartupError.
+  static std::unique_ptr<HostApp> start(const HostOptions& options,
+                                        std::ostream& diagnostics);
+  ~HostApp();
+  HostApp(const HostApp&) = delete;
+  HostApp& operator=(const HostApp&) = delete;
+
+  // Stops accepting calls, lets in-flight calls finish (cancelling them
+  // after `drain`), stops background refresh. Safe to call more than once
+  // and from another thread than wait().
+  void shutdown(std::chrono::milliseconds drain);
+  // Blocks until shutdown() finished.
+  void wait();
+
+  // The address gRPC clients dial ("unix:/path" or "host:port").
+  const std::string& target() const { return target_; }
+  HostMetrics& metrics() { return *metrics_; }
+  const HostService& service() const { return *service_; }
+
+ private:
+  HostApp() = default;
+
+  std::string target_;
+  std::filesystem::path socket_path_;
+  std::unique_ptr<HostMetrics> metrics_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::vector<std::shared_ptr<PluginLibrary>> libraries_;
+  std::unique_ptr<PluginRuntime> runtime_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<RefreshScheduler> refresh_;
+  std::unique_ptr<HostService> service_;
+  std::unique_ptr<grpc::Server> server_;
+
+  std::mutex shutdown_mutex_;
+  bool shut_down_ = false;
+};
+
+// "error: ..." / "warning: ..." lines, as `schedplug check` prints them.
+void print_diagnostics(const std::vector<Diagnostic>& diagnostics,
+                       std::ostream& out);
+
+}  // namespace schedplug::host

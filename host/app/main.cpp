@@ -1,0 +1,110 @@
+// schedplug-host: runs native kube-scheduler plugins (.so files) behind
+// the schedplug.v1.Host gRPC service that the shim inside kube-scheduler
+// calls. See host/README.md for flags, metrics and figures.
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <thread>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "host/app/host_app.hpp"
+
+namespace {
+
+// klog-style verbosity: 0 and 1 info and warnings, 2-3 add a summary line
+// per call, 4 and up add everything (per refresh, ...).
+void set_verbosity(int v) {
+  auto logger = spdlog::stderr_color_mt("schedplug-host");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%L%$ %v",
+                      spdlog::pattern_time_type::utc);
+  if (v >= 4) {
+    spdlog::set_level(spdlog::level::trace);
+  } else if (v >= 2) {
+    spdlog::set_level(spdlog::level::debug);
+  } else {
+    spdlog::set_level(spdlog::level::info);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  schedplug::host::HostOptions options;
+  int verbosity = 0;
+  int drain_seconds = 10;
+  size_t max_sessions = options.service.max_sessions;
+
+  CLI::App cli{
+      "schedplug-host: runs native kube-scheduler plugins for the schedplug "
+      "shim"};
+  cli.add_option("--config", options.config,
+                 "The KubeSchedulerConfiguration file (the same one "
+                 "kube-scheduler reads)")
+      ->required();
+  cli.add_option("--plugins", options.plugins, "Directory of plugin .so files")
+      ->required();
+  cli.add_option("--listen", options.listen,
+                 "gRPC address: unix:///path.sock or host:port")
+      ->capture_default_str();
+  cli.add_option("--metrics-listen", options.metrics_listen,
+                 "Prometheus metrics address host:port (empty: no metrics)")
+      ->capture_default_str();
+  cli.add_option(
+         "-v,--v", verbosity,
+         "Log verbosity like kube-scheduler's: 0 info and warnings, 2 a "
+         "line per call, 4 debug")
+      ->capture_default_str();
+  cli.add_option(
+         "--max-message-bytes", options.max_message_bytes,
+         "Largest gRPC message accepted; bigger ones get RESOURCE_EXHAUSTED")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cli.add_option("--workers", options.workers,
+                 "Filter/score worker threads besides the request thread (0: "
+                 "cores - 1)")
+      ->capture_default_str();
+  cli.add_option(
+         "--max-sessions", max_sessions,
+         "Sessions kept at once (one per scheduler); the least recently "
+         "used is dropped beyond it")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cli.add_option("--drain-seconds", drain_seconds,
+                 "On SIGTERM, how long in-flight calls may take to finish")
+      ->capture_default_str();
+  CLI11_PARSE(cli, argc, argv);
+  options.service.max_sessions = max_sessions;
+  set_verbosity(verbosity);
+
+  // Every thread started from here on inherits the blocked signals; one
+  // thread waits for them, so shutdown runs outside a signal handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::unique_ptr<schedplug::host::HostApp> app;
+  try {
+    app = schedplug::host::HostApp::start(options, std::cerr);
+  } catch (const schedplug::host::StartupError& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+
+  std::thread signal_waiter([&] {
+    int received = 0;
+    sigwait(&signals, &received);
+    spdlog::info("received {}", received == SIGTERM ? "SIGTERM" : "SIGINT");
+    app->shutdown(std::chrono::seconds(drain_seconds));
+  });
+  app->wait();
+  signal_waiter.join();
+  app.reset();
+  return 0;
+}

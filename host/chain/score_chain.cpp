@@ -1,0 +1,127 @@
+#include "host/chain/score_chain.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+namespace schedplug::host {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kNoError = std::numeric_limits<size_t>::max();
+
+[[noreturn]] void deadline_hit(const PluginInstance& plugin, const char* hook,
+                               size_t nodes_done, size_t nodes,
+                               ChainRuns runs) {
+  throw ChainDeadlineExceeded("the deadline ran out while plugin \"" +
+                                  plugin.name() + "\" was running " + hook +
+                                  " (" + std::to_string(nodes_done) + " of " +
+                                  std::to_string(nodes) + " nodes done)",
+                              &plugin, std::move(runs));
+}
+
+std::string node_name(const schedplug_node_score& s) {
+  return std::string(s.node_name.data == nullptr ? "" : s.node_name.data,
+                     s.node_name.len);
+}
+
+// The host's own guarantee, independent of how the plugin normalized: a
+// value outside [0, 100] is an error that names the plugin, never clamped.
+std::string out_of_range(const PluginInstance& plugin,
+                         std::span<const schedplug_node_score> scores) {
+  for (const auto& s : scores) {
+    if (s.score < 0 || s.score > 100) {
+      return "plugin \"" + plugin.name() + "\" gave node \"" + node_name(s) +
+             "\" the score " + std::to_string(s.score) +
+             " after normalizing; scores must be in [0, 100] (fix its "
+             "normalize_score, or declare a normalize_policy)";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
+                        const schedplug_pod& pod,
+                        std::span<const schedplug_node* const> nodes,
+                        ThreadPool& pool, const Deadline& deadline) {
+  ScoreOutcome out;
+  out.plugins.resize(scorers.size());
+  out.runs.resize(scorers.size());
+
+  const size_t chunk = chunk_size_for(nodes.size(), pool.workers());
+  const size_t chunks = (nodes.size() + chunk - 1) / chunk;
+  std::vector<std::pair<size_t, std::string>> first_error(chunks);
+  std::vector<uint64_t> errors(chunks);
+  std::vector<schedplug_node_score> scores(nodes.size());
+  const std::function<bool()> stop = [&deadline] { return deadline.expired(); };
+
+  for (size_t p = 0; p < scorers.size(); ++p) {
+    const PluginInstance& plugin = *scorers[p];
+    PluginRun& run = out.runs[p];
+    PluginScoreOutcome& result = out.plugins[p];
+    run.plugin = &plugin;
+    if (deadline.expired())
+      deadline_hit(plugin, "score", 0, nodes.size(), out.runs);
+    const auto start = Clock::now();
+    if (!plugin.applies(pod)) {
+      result.skipped = true;
+      run.skipped = true;
+      run.duration = Clock::now() - start;
+      continue;
+    }
+    for (auto& e : first_error) e = {kNoError, {}};
+    std::fill(errors.begin(), errors.end(), 0);
+    const std::function<void(size_t)> body = [&](size_t c) {
+      const size_t end = std::min(nodes.size(), (c + 1) * chunk);
+      for (size_t i = c * chunk; i < end; ++i) {
+        const schedplug_node& node = *nodes[i];
+        scores[i].node_name = node.name;
+        ScoreResult r = plugin.score(pod, node);
+        scores[i].score = r.score;
+        if (r.code != SCHEDPLUG_SUCCESS) {
+          ++errors[c];
+          if (first_error[c].first == kNoError) {
+            first_error[c] = {i, std::move(r.reason)};
+          }
+        }
+      }
+    };
+    const size_t ran = pool.parallel_for(chunks, body, stop);
+    run.calls = std::min(nodes.size(), ran * chunk);
+    if (ran < chunks) {
+      run.duration = Clock::now() - start;
+      deadline_hit(plugin, "score", run.calls, nodes.size(), out.runs);
+    }
+    for (size_t c = 0; c < chunks; ++c) {
+      run.errors += errors[c];
+      if (result.error.empty() && first_error[c].first != kNoError) {
+        result.error = std::move(first_error[c].second);
+      }
+    }
+    if (result.error.empty()) {
+      if (deadline.expired()) {
+        run.duration = Clock::now() - start;
+        deadline_hit(plugin, "normalize_score", nodes.size(), nodes.size(),
+                     out.runs);
+      }
+      Verdict normalized = plugin.normalize(pod, scores);
+      if (!normalized.ok()) {
+        result.error = std::move(normalized.reason);
+      } else {
+        result.error = out_of_range(plugin, scores);
+      }
+      if (!result.error.empty()) ++run.errors;
+    }
+    if (result.error.empty()) {
+      result.scores.reserve(scores.size());
+      for (const auto& s : scores) result.scores.push_back(s.score);
+    }
+    run.duration = Clock::now() - start;
+  }
+  return out;
+}
+
+}  // namespace schedplug::host

@@ -1,0 +1,35 @@
+// PreScore's work: every applying native Score plugin on the feasible
+// nodes (in parallel over nodes), then each plugin's normalization. What
+// leaves here is in [0, 100] or is an error that names the plugin.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "host/chain/chain_types.hpp"
+#include "host/chain/deadline.hpp"
+#include "host/chain/thread_pool.hpp"
+#include "host/runtime/plugin_instance.hpp"
+
+namespace schedplug::host {
+
+struct PluginScoreOutcome {
+  bool skipped = false;         // applies() said no; scores is empty
+  std::vector<int64_t> scores;  // normalized, parallel to `nodes`
+  std::string error;            // set: scores is empty
+};
+
+struct ScoreOutcome {
+  std::vector<PluginScoreOutcome> plugins;  // parallel to `scorers`
+  ChainRuns runs;
+};
+
+// Every entry of `nodes` must be non-null. Throws ChainDeadlineExceeded.
+ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
+                        const schedplug_pod& pod,
+                        std::span<const schedplug_node* const> nodes,
+                        ThreadPool& pool, const Deadline& deadline);
+
+}  // namespace schedplug::host

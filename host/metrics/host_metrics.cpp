@@ -1,0 +1,128 @@
+#include "host/metrics/host_metrics.hpp"
+
+#include <chrono>
+
+#include <prometheus/text_serializer.h>
+
+namespace schedplug::host {
+namespace {
+
+// 10 us .. 10 s: plugin passes over thousands of nodes take well under a
+// millisecond; hung ones take seconds.
+const prometheus::Histogram::BucketBoundaries& duration_buckets() {
+  static const prometheus::Histogram::BucketBoundaries buckets{
+      1e-5,   2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
+      2.5e-2, 5e-2,   0.1,  0.25, 0.5,    1,    2.5,  5,      10};
+  return buckets;
+}
+
+}  // namespace
+
+HostMetrics::HostMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      plugin_calls_(prometheus::BuildCounter()
+                        .Name("schedplug_plugin_calls_total")
+                        .Help("Plugin hook calls (one per node evaluated), by "
+                              "plugin and extension point.")
+                        .Register(*registry_)),
+      plugin_errors_(prometheus::BuildCounter()
+                         .Name("schedplug_plugin_errors_total")
+                         .Help("Plugin hook calls that returned ERROR (or a "
+                               "score outside [0, 100] after normalizing).")
+                         .Register(*registry_)),
+      plugin_duration_(prometheus::BuildHistogram()
+                           .Name("schedplug_plugin_duration_seconds")
+                           .Help("Time one plugin took over all nodes of one "
+                                 "RPC, by plugin and extension point.")
+                           .Register(*registry_)),
+      rpc_duration_(prometheus::BuildHistogram()
+                        .Name("schedplug_rpc_duration_seconds")
+                        .Help("Host-side time of each RPC, by method.")
+                        .Register(*registry_)),
+      rpc_total_(prometheus::BuildCounter()
+                     .Name("schedplug_rpc_total")
+                     .Help("RPCs answered, by method and gRPC status code.")
+                     .Register(*registry_)),
+      node_table_nodes_(prometheus::BuildGauge()
+                            .Name("schedplug_node_table_nodes")
+                            .Help("Nodes in the node tables of all live "
+                                  "sessions.")
+                            .Register(*registry_)
+                            .Add({})),
+      resyncs_(prometheus::BuildCounter()
+                   .Name("schedplug_resyncs_total")
+                   .Help("Full node tables received (new session, host "
+                         "restart, or a version mismatch).")
+                   .Register(*registry_)
+                   .Add({})),
+      deadline_exceeded_(prometheus::BuildCounter()
+                             .Name("schedplug_deadline_exceeded_total")
+                             .Help("RPCs whose deadline ran out, by the plugin "
+                                   "that was running.")
+                             .Register(*registry_)),
+      refresh_total_(prometheus::BuildCounter()
+                         .Name("schedplug_refresh_total")
+                         .Help("Background refresh calls, by plugin.")
+                         .Register(*registry_)),
+      refresh_failures_(prometheus::BuildCounter()
+                            .Name("schedplug_refresh_failures_total")
+                            .Help("Background refresh calls that failed, by "
+                                  "plugin.")
+                            .Register(*registry_)) {}
+
+HostMetrics::PluginSeries& HostMetrics::plugin_series(
+    const std::string& plugin, std::string_view extension_point) {
+  std::string key = plugin;
+  key += '/';
+  key += extension_point;
+  std::lock_guard lock(mutex_);
+  auto it = series_.find(key);
+  if (it != series_.end()) return it->second;
+  const prometheus::Labels labels{
+      {"plugin", plugin}, {"extension_point", std::string(extension_point)}};
+  PluginSeries series{&plugin_calls_.Add(labels), &plugin_errors_.Add(labels),
+                      &plugin_duration_.Add(labels, duration_buckets())};
+  return series_.emplace(std::move(key), series).first->second;
+}
+
+void HostMetrics::plugin_ran(const PluginRun& run,
+                             std::string_view extension_point) {
+  if (run.plugin == nullptr || run.skipped) return;
+  PluginSeries& s = plugin_series(run.plugin->name(), extension_point);
+  s.calls->Increment(static_cast<double>(run.calls));
+  if (run.errors > 0) s.errors->Increment(static_cast<double>(run.errors));
+  s.duration->Observe(std::chrono::duration<double>(run.duration).count());
+}
+
+void HostMetrics::rpc_done(std::string_view method, std::string_view code,
+                           double seconds) {
+  rpc_duration_.Add({{"method", std::string(method)}}, duration_buckets())
+      .Observe(seconds);
+  rpc_total_.Add({{"method", std::string(method)}, {"code", std::string(code)}})
+      .Increment();
+}
+
+void HostMetrics::node_table_changed(int64_t added_nodes) {
+  node_table_nodes_.Increment(static_cast<double>(added_nodes));
+}
+
+void HostMetrics::resync() { resyncs_.Increment(); }
+
+void HostMetrics::deadline_exceeded(const std::string& plugin) {
+  deadline_exceeded_.Add({{"plugin", plugin}}).Increment();
+}
+
+void HostMetrics::refresh_failed(const std::string& plugin) {
+  refresh_total_.Add({{"plugin", plugin}}).Increment();
+  refresh_failures_.Add({{"plugin", plugin}}).Increment();
+}
+
+void HostMetrics::refresh_succeeded(const std::string& plugin) {
+  refresh_total_.Add({{"plugin", plugin}}).Increment();
+}
+
+std::string HostMetrics::text() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace schedplug::host

@@ -1,0 +1,51 @@
+# schedplug-host: node table, filter/score chain, gRPC service, metrics,
+# background refresh (see host/README.md). Built on schedplug_host_core and
+# the generated schedplug_proto; skipped (configure still succeeds) until
+# both exist.
+if(NOT TARGET schedplug_host_core OR NOT TARGET schedplug_proto)
+  message(STATUS "schedplug-host: skipped (needs schedplug_host_core and schedplug_proto)")
+  return()
+endif()
+
+find_package(spdlog REQUIRED)
+find_package(fmt REQUIRED)
+find_package(prometheus-cpp REQUIRED COMPONENTS core pull)
+find_package(CLI11 REQUIRED)
+find_package(Threads REQUIRED)
+
+# Everything but main(), so tests and benchmarks run the real server.
+add_library(schedplug_host_server STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/table/node_table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/chain/thread_pool.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/chain/chain_types.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/chain/filter_chain.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/chain/score_chain.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/metrics/host_metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/refresh/refresh_scheduler.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/convert.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/profile_runtime.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/sessions.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/handshake_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/host_service.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/listen_address.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/app/host_app.cpp
+)
+target_link_libraries(schedplug_host_server
+  PUBLIC schedplug_host_core schedplug_proto prometheus-cpp::core
+         prometheus-cpp::pull spdlog::spdlog fmt::fmt Threads::Threads
+)
+schedplug_warnings(schedplug_host_server)
+
+
+add_executable(schedplug-host ${CMAKE_CURRENT_LIST_DIR}/app/main.cpp)
+target_link_libraries(schedplug-host PRIVATE schedplug_host_server CLI11::CLI11)
+schedplug_warnings(schedplug-host)
+
+if(SCHEDPLUG_BUILD_TESTS AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/tests/server/CMakeLists.txt)
+  add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/tests/server
+                   ${CMAKE_CURRENT_BINARY_DIR}/tests/server)
+endif()
+if(SCHEDPLUG_BUILD_BENCHMARKS AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/bench/CMakeLists.txt)
+  add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/bench
+                   ${CMAKE_CURRENT_BINARY_DIR}/bench)
+endif()

@@ -1,0 +1,74 @@
+#include "host/service/convert.hpp"
+
+namespace schedplug::host {
+namespace {
+
+template <typename Repeated>
+KeyValues key_values(const Repeated& list) {
+  KeyValues out;
+  out.reserve(static_cast<size_t>(list.size()));
+  for (const v1::KeyValue& kv : list) out.emplace_back(kv.key(), kv.value());
+  return out;
+}
+
+template <typename Repeated>
+Resources resources(const Repeated& list) {
+  Resources out;
+  out.reserve(static_cast<size_t>(list.size()));
+  for (const v1::Resource& r : list) out.emplace_back(r.name(), r.value());
+  return out;
+}
+
+}  // namespace
+
+PodData pod_from_proto(const v1::Pod& pod) {
+  PodData out;
+  out.namespace_name = pod.namespace_();
+  out.name = pod.name();
+  out.uid = pod.uid();
+  out.labels = key_values(pod.labels());
+  out.annotations = key_values(pod.annotations());
+  out.priority = pod.priority();
+  out.requests = resources(pod.requests());
+  out.node_selector = key_values(pod.node_selector());
+  out.tolerations.reserve(static_cast<size_t>(pod.tolerations_size()));
+  for (const v1::Toleration& t : pod.tolerations()) {
+    TolerationData d{t.key(), t.operator_(), t.value(), t.effect(), {}};
+    if (t.has_toleration_seconds())
+      d.toleration_seconds = t.toleration_seconds();
+    out.tolerations.push_back(std::move(d));
+  }
+  return out;
+}
+
+NodeData node_from_proto(const v1::Node& node) {
+  NodeData out;
+  out.name = node.name();
+  out.labels = key_values(node.labels());
+  out.annotations = key_values(node.annotations());
+  out.taints.reserve(static_cast<size_t>(node.taints_size()));
+  for (const v1::Taint& t : node.taints()) {
+    out.taints.push_back({t.key(), t.value(), t.effect()});
+  }
+  out.allocatable = resources(node.allocatable());
+  out.requested = resources(node.requested());
+  out.pod_count = node.pod_count();
+  return out;
+}
+
+TableDelta delta_from_proto(const v1::NodeTableDelta& delta) {
+  TableDelta out;
+  out.base_version = delta.base_version();
+  out.new_version = delta.new_version();
+  out.full = delta.full();
+  out.upserts.reserve(static_cast<size_t>(delta.upserts_size()));
+  for (const v1::Node& node : delta.upserts()) {
+    out.upserts.push_back(
+        {node.index(), node.generation(),
+         std::make_shared<const NodeRecord>(node_from_proto(node))});
+  }
+  out.removed.assign(delta.removed().begin(), delta.removed().end());
+  return out;
+}
+
+}  // namespace schedplug::host

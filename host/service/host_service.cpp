@@ -1,0 +1,437 @@
+#include "host/service/host_service.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "host/chain/filter_chain.hpp"
+#include "host/chain/score_chain.hpp"
+#include "host/service/convert.hpp"
+#include "host/service/handshake_check.hpp"
+
+namespace schedplug::host {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::duration;
+using std::chrono::milliseconds;
+
+const char* code_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    default:
+      return "OTHER";
+  }
+}
+
+double ms(Clock::duration d) { return duration<double, std::milli>(d).count(); }
+
+std::string pod_label(const v1::Pod& pod) {
+  return pod.namespace_() + "/" + pod.name();
+}
+
+// "A 0.12 ms (500 nodes), B skipped, ..." for slow-call logs.
+std::string runs_summary(const ChainRuns& runs) {
+  std::string out;
+  for (const PluginRun& run : runs) {
+    if (run.plugin == nullptr) continue;
+    if (!out.empty()) out += ", ";
+    if (run.skipped) {
+      out += run.plugin->name() + " skipped";
+    } else {
+      out += fmt::format("{} {:.3f} ms ({} calls)", run.plugin->name(),
+                         ms(run.duration), run.calls);
+    }
+  }
+  return out.empty() ? "no plugin ran" : out;
+}
+
+std::string unknown_session(const std::string& id) {
+  return "unknown session \"" + id +
+         "\": the host restarted or the session expired; handshake again "
+         "and send the full node table";
+}
+
+}  // namespace
+
+// One RPC in flight: what to log and measure when it ends.
+struct HostService::Call {
+  Call(const char* method_name, grpc::ServerContext* server_context)
+      : method(method_name), context(server_context) {}
+  const char* method;
+  grpc::ServerContext* context;
+  Clock::time_point start = Clock::now();
+  Deadline deadline = Deadline::never();
+  std::string what;  // "pod ns/name, profile X"
+  std::string summary;
+};
+
+HostService::HostService(ServiceContext context, ServiceOptions options)
+    : context_(std::move(context)),
+      options_(options),
+      sessions_(options.max_sessions, options.session_idle_timeout,
+                [metrics = context_.metrics](Session& s) {
+                  std::lock_guard lock(s.mutex);
+                  s.evicted = true;
+                  if (metrics) {
+                    metrics->node_table_changed(
+                        -static_cast<int64_t>(s.table.size()));
+                  }
+                }) {}
+
+Deadline HostService::deadline_for(const grpc::ServerContext& context,
+                                   Clock::time_point start) const {
+  const auto caller = context.deadline();
+  if (caller == std::chrono::system_clock::time_point::max()) {
+    return Deadline::never();
+  }
+  const auto remaining = caller - std::chrono::system_clock::now();
+  if (remaining > std::chrono::hours(24 * 365)) return Deadline::never();
+  const auto margin = std::min<std::chrono::nanoseconds>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          remaining * options_.deadline_margin_fraction),
+      options_.deadline_margin_max);
+  return Deadline::at(
+      start + std::chrono::duration_cast<Clock::duration>(remaining - margin));
+}
+
+grpc::Status HostService::find_session(const std::string& id,
+                                       std::shared_ptr<Session>& session) {
+  session = sessions_.find(id);
+  if (session == nullptr) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, unknown_session(id)};
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status HostService::find_profile(const std::string& scheduler_name,
+                                       const ProfileRuntime*& profile) const {
+  profile = context_.runtime->profile(scheduler_name);
+  if (profile != nullptr) return grpc::Status::OK;
+  std::string known;
+  for (const ProfileRuntime& p : context_.runtime->profiles()) {
+    known += (known.empty() ? "\"" : ", \"") + p.scheduler_name + "\"";
+  }
+  return {
+      grpc::StatusCode::INVALID_ARGUMENT,
+      "unknown profile \"" + scheduler_name + "\": the host's config has " +
+          (known.empty() ? std::string("no profiles") : "profiles " + known) +
+          "; give kube-scheduler and schedplug-host the same --config file"};
+}
+
+void HostService::record_runs(const ChainRuns& runs,
+                              std::string_view extension_point) {
+  if (context_.metrics == nullptr) return;
+  for (const PluginRun& run : runs)
+    context_.metrics->plugin_ran(run, extension_point);
+}
+
+grpc::Status HostService::deadline_status(Call& call,
+                                          const ChainDeadlineExceeded& e) {
+  const std::string plugin = e.plugin() ? e.plugin()->name() : std::string();
+  if (context_.metrics) context_.metrics->deadline_exceeded(plugin);
+  double budget = 0;
+  if (auto when = call.deadline.when()) budget = ms(*when - call.start);
+  const std::string message = fmt::format(
+      "{} for {}: {} after {:.1f} ms (the host's share of the call's deadline "
+      "was {:.1f} ms)",
+      call.method, call.what, e.what(), ms(Clock::now() - call.start), budget);
+  spdlog::warn("slow call: {}; per plugin: {}", message,
+               runs_summary(e.runs()));
+  return {grpc::StatusCode::DEADLINE_EXCEEDED, message};
+}
+
+grpc::Status HostService::finish(Call& call, grpc::Status status) {
+  const auto took = Clock::now() - call.start;
+  if (context_.metrics) {
+    context_.metrics->rpc_done(call.method, code_name(status.error_code()),
+                               duration<double>(took).count());
+  }
+  if (status.ok()) {
+    spdlog::debug("{} {}: {} in {:.3f} ms", call.method, call.what,
+                  call.summary, ms(took));
+    if (call.context->IsCancelled() || call.deadline.expired()) {
+      spdlog::warn("slow call: {} {} answered after its deadline ({:.1f} ms)",
+                   call.method, call.what, ms(took));
+    }
+  } else if (status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+    spdlog::info("{} {} refused ({}): {}", call.method, call.what,
+                 code_name(status.error_code()), status.error_message());
+  }
+  return status;
+}
+
+grpc::Status HostService::Handshake(grpc::ServerContext* context,
+                                    const v1::HandshakeRequest* request,
+                                    v1::HandshakeResponse* response) {
+  Call call("Handshake", context);
+  call.what = "client \"" + request->client_id() + "\"";
+  if (request->protocol_version() != v1::PROTOCOL_VERSION_1) {
+    return finish(call,
+                  {grpc::StatusCode::INVALID_ARGUMENT,
+                   fmt::format("unsupported protocol version {}: this "
+                               "host speaks version 1 "
+                               "(PROTOCOL_VERSION_1); use a shim and "
+                               "host from the same schedplug release",
+                               static_cast<int>(request->protocol_version()))});
+  }
+  HandshakeFindings findings = check_handshake(
+      *request, *context_.runtime, context_.libraries, context_.config_file);
+  if (!findings.errors.empty()) {
+    std::string message = fmt::format(
+        "handshake refused: the scheduler's plugins do not match the host's "
+        "({} problem{}):",
+        findings.errors.size(), findings.errors.size() == 1 ? "" : "s");
+    for (const std::string& e : findings.errors) message += "\n  error: " + e;
+    return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
+  }
+  auto session = sessions_.create(request->client_id());
+  response->set_protocol_version(v1::PROTOCOL_VERSION_1);
+  response->set_session_id(session->id);
+  for (const auto& lib : context_.libraries) {
+    v1::PluginInfo* info = response->add_plugins();
+    info->set_name(lib->name());
+    info->set_version(lib->version());
+    info->set_file(lib->file().string());
+    info->set_has_filter(lib->has_filter());
+    info->set_has_score(lib->has_score());
+    info->set_events(lib->descriptor().events);
+  }
+  for (const std::string& w : context_.startup_warnings)
+    response->add_warnings(w);
+  for (const std::string& w : findings.warnings) {
+    spdlog::warn("handshake of {}: {}", request->client_id(), w);
+    response->add_warnings(w);
+  }
+  spdlog::info("session {} started for client \"{}\" ({} profiles)",
+               session->id, request->client_id(), request->profiles_size());
+  call.summary = "session " + session->id;
+  return finish(call, grpc::Status::OK);
+}
+
+grpc::Status HostService::PreFilter(grpc::ServerContext* context,
+                                    const v1::PreFilterRequest* request,
+                                    v1::PreFilterResponse* response) {
+  Call call("PreFilter", context);
+  call.deadline = deadline_for(*context, call.start);
+  call.what = "pod " + pod_label(request->pod()) + " (profile \"" +
+              request->scheduler_name() + "\")";
+  std::shared_ptr<Session> session;
+  const ProfileRuntime* profile = nullptr;
+  if (auto s = find_session(request->session_id(), session); !s.ok()) {
+    return finish(call, s);
+  }
+  if (auto s = find_profile(request->scheduler_name(), profile); !s.ok()) {
+    return finish(call, s);
+  }
+  const PodRecord pod(pod_from_proto(request->pod()));
+  const TableDelta delta = delta_from_proto(request->delta());
+
+  std::lock_guard lock(session->mutex);
+  if (session->evicted) {
+    return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
+                         unknown_session(request->session_id())});
+  }
+  NodeTable& table = session->table;
+  const size_t nodes_before = table.size();
+  try {
+    table.apply(delta);
+  } catch (const DeltaError& e) {
+    const auto code = e.kind() == DeltaError::Kind::kVersionMismatch
+                          ? grpc::StatusCode::FAILED_PRECONDITION
+                          : grpc::StatusCode::INVALID_ARGUMENT;
+    return finish(call, {code, e.what()});
+  }
+  if (context_.metrics) {
+    context_.metrics->node_table_changed(static_cast<int64_t>(table.size()) -
+                                         static_cast<int64_t>(nodes_before));
+    if (delta.full) context_.metrics->resync();
+  }
+  if (delta.full) {
+    spdlog::info("session {}: full node table received ({} nodes, version {})",
+                 session->id, table.size(), table.version());
+  }
+  // A failed call below still moved the table; the shim can read where to.
+  context->AddTrailingMetadata("schedplug-table-version",
+                               std::to_string(table.version()));
+  response->set_table_version(table.version());
+
+  FilterOutcome outcome;
+  try {
+    outcome = run_filters(profile->filters, pod.view(), table.views(),
+                          *context_.pool, call.deadline);
+  } catch (const ChainDeadlineExceeded& e) {
+    record_runs(e.runs(), "filter");
+    return finish(call, deadline_status(call, e));
+  }
+  record_runs(outcome.runs, "filter");
+
+  for (size_t i = 0; i < profile->filters.size(); ++i) {
+    response->add_plugins(profile->filters[i]->name());
+    response->add_skipped(outcome.skipped[i]);
+  }
+  for (std::string& reason : outcome.reasons)
+    response->add_reasons(std::move(reason));
+  const int n = static_cast<int>(outcome.rejections.size());
+  response->mutable_rejected_nodes()->Reserve(n);
+  response->mutable_rejected_by()->Reserve(n);
+  response->mutable_codes()->Reserve(n);
+  response->mutable_reason()->Reserve(n);
+  for (const FilterRejection& r : outcome.rejections) {
+    response->add_rejected_nodes(r.node);
+    response->add_rejected_by(r.plugin);
+    response->add_codes(static_cast<v1::Code>(r.code));
+    response->add_reason(r.reason);
+  }
+  call.summary =
+      fmt::format("{} nodes (delta +{} -{}{}), {} rejected, table version {}",
+                  table.size(), delta.upserts.size(), delta.removed.size(),
+                  delta.full ? ", full" : "", n, table.version());
+  return finish(call, grpc::Status::OK);
+}
+
+grpc::Status HostService::Filter(grpc::ServerContext* context,
+                                 const v1::FilterRequest* request,
+                                 v1::FilterResponse* response) {
+  Call call("Filter", context);
+  call.deadline = deadline_for(*context, call.start);
+  call.what = "pod " + pod_label(request->pod()) + " on node \"" +
+              request->node().name() + "\" (profile \"" +
+              request->scheduler_name() + "\")";
+  std::shared_ptr<Session> session;
+  const ProfileRuntime* profile = nullptr;
+  if (auto s = find_session(request->session_id(), session); !s.ok()) {
+    return finish(call, s);
+  }
+  if (auto s = find_profile(request->scheduler_name(), profile); !s.ok()) {
+    return finish(call, s);
+  }
+  std::vector<const PluginInstance*> filters;
+  if (request->plugins().empty()) {
+    filters = profile->filters;
+  } else {
+    for (const std::string& name : request->plugins()) {
+      const PluginInstance* plugin = profile->filter_named(name);
+      if (plugin == nullptr) {
+        std::string known;
+        for (const PluginInstance* f : profile->filters) {
+          known += (known.empty() ? "\"" : ", \"") + f->name() + "\"";
+        }
+        return finish(
+            call, {grpc::StatusCode::INVALID_ARGUMENT,
+                   "unknown plugin \"" + name + "\": profile \"" +
+                       profile->scheduler_name +
+                       "\" has no native Filter plugin of that name (it has " +
+                       (known.empty() ? std::string("none") : known) + ")"});
+      }
+      filters.push_back(plugin);
+    }
+  }
+  if (request->node().name().empty()) {
+    return finish(call, {grpc::StatusCode::INVALID_ARGUMENT,
+                         "Filter: the node has no name"});
+  }
+  const PodRecord pod(pod_from_proto(request->pod()));
+  const NodeRecord node(node_from_proto(request->node()));
+  SingleFilterResult result;
+  try {
+    result =
+        run_filters_on_node(filters, pod.view(), node.view(), call.deadline);
+  } catch (const ChainDeadlineExceeded& e) {
+    record_runs(e.runs(), "filter");
+    return finish(call, deadline_status(call, e));
+  }
+  record_runs(result.runs, "filter");
+  response->set_code(static_cast<v1::Code>(result.verdict.code));
+  if (result.plugin != nullptr) response->set_plugin(result.plugin->name());
+  response->set_reason(result.verdict.reason);
+  call.summary = result.plugin == nullptr
+                     ? std::string("fits")
+                     : "rejected by " + result.plugin->name();
+  return finish(call, grpc::Status::OK);
+}
+
+grpc::Status HostService::PreScore(grpc::ServerContext* context,
+                                   const v1::PreScoreRequest* request,
+                                   v1::PreScoreResponse* response) {
+  Call call("PreScore", context);
+  call.deadline = deadline_for(*context, call.start);
+  call.what = "pod " + pod_label(request->pod()) + " (profile \"" +
+              request->scheduler_name() + "\")";
+  std::shared_ptr<Session> session;
+  const ProfileRuntime* profile = nullptr;
+  if (auto s = find_session(request->session_id(), session); !s.ok()) {
+    return finish(call, s);
+  }
+  if (auto s = find_profile(request->scheduler_name(), profile); !s.ok()) {
+    return finish(call, s);
+  }
+  const PodRecord pod(pod_from_proto(request->pod()));
+
+  std::lock_guard lock(session->mutex);
+  if (session->evicted) {
+    return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
+                         unknown_session(request->session_id())});
+  }
+  const NodeTable& table = session->table;
+  if (request->table_version() != table.version()) {
+    return finish(
+        call,
+        {grpc::StatusCode::FAILED_PRECONDITION,
+         fmt::format("node table version mismatch: PreScore names version {} "
+                     "but the host's table is at {}; send the full node table "
+                     "with the next PreFilter",
+                     request->table_version(), table.version())});
+  }
+  std::vector<const schedplug_node*> nodes;
+  nodes.reserve(static_cast<size_t>(request->nodes_size()));
+  for (uint32_t slot : request->nodes()) {
+    const NodeRecord* record = table.at(slot);
+    if (record == nullptr) {
+      return finish(call, {grpc::StatusCode::INVALID_ARGUMENT,
+                           fmt::format("PreScore: node index {} holds no node "
+                                       "in table version {}",
+                                       slot, table.version())});
+    }
+    nodes.push_back(&record->view());
+  }
+  ScoreOutcome outcome;
+  try {
+    outcome = run_scores(profile->scorers, pod.view(), nodes, *context_.pool,
+                         call.deadline);
+  } catch (const ChainDeadlineExceeded& e) {
+    record_runs(e.runs(), "score");
+    return finish(call, deadline_status(call, e));
+  }
+  record_runs(outcome.runs, "score");
+  size_t failed = 0;
+  for (size_t i = 0; i < profile->scorers.size(); ++i) {
+    PluginScoreOutcome& o = outcome.plugins[i];
+    v1::PluginScores* out = response->add_plugins();
+    out->set_plugin(profile->scorers[i]->name());
+    out->set_skipped(o.skipped);
+    out->mutable_scores()->Add(o.scores.begin(), o.scores.end());
+    if (!o.error.empty()) {
+      ++failed;
+      spdlog::warn("PreScore {}: {}", call.what, o.error);
+      out->set_error(std::move(o.error));
+    }
+  }
+  call.summary = fmt::format("{} nodes scored by {} plugins, {} failed",
+                             nodes.size(), profile->scorers.size(), failed);
+  return finish(call, grpc::Status::OK);
+}
+
+}  // namespace schedplug::host

@@ -1,0 +1,84 @@
+// The schedplug.v1.Host gRPC service: sessions, the node table, and the
+// filter/score chains behind Handshake, PreFilter, Filter and PreScore.
+// docs/protocol.md describes how a scheduling cycle maps onto these calls.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "host/chain/deadline.hpp"
+#include "host/chain/thread_pool.hpp"
+#include "host/loader/plugin_library.hpp"
+#include "host/metrics/host_metrics.hpp"
+#include "host/service/profile_runtime.hpp"
+#include "host/service/sessions.hpp"
+#include "schedplug/v1/schedplug.grpc.pb.h"
+
+namespace schedplug::host {
+
+struct ServiceOptions {
+  size_t max_sessions = 16;
+  std::chrono::seconds session_idle_timeout{3600};
+  // The host stops this share of a call's remaining time (at most
+  // deadline_margin_max) before the caller's deadline, so that its answer
+  // naming the slow plugin arrives before the caller gives up.
+  double deadline_margin_fraction = 0.2;
+  std::chrono::milliseconds deadline_margin_max{100};
+};
+
+// Everything the service serves from; built once at start-up.
+struct ServiceContext {
+  const PluginRuntime* runtime = nullptr;
+  std::vector<std::shared_ptr<PluginLibrary>> libraries;
+  std::filesystem::path config_file;
+  std::vector<std::string> startup_warnings;  // from the name checks
+  ThreadPool* pool = nullptr;
+  HostMetrics* metrics = nullptr;
+};
+
+class HostService final : public v1::Host::Service {
+ public:
+  HostService(ServiceContext context, ServiceOptions options);
+
+  grpc::Status Handshake(grpc::ServerContext* context,
+                         const v1::HandshakeRequest* request,
+                         v1::HandshakeResponse* response) override;
+  grpc::Status PreFilter(grpc::ServerContext* context,
+                         const v1::PreFilterRequest* request,
+                         v1::PreFilterResponse* response) override;
+  grpc::Status Filter(grpc::ServerContext* context,
+                      const v1::FilterRequest* request,
+                      v1::FilterResponse* response) override;
+  grpc::Status PreScore(grpc::ServerContext* context,
+                        const v1::PreScoreRequest* request,
+                        v1::PreScoreResponse* response) override;
+
+  const SessionRegistry& sessions() const { return sessions_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Call;
+
+  // The chain's deadline for a call that arrived at `start`.
+  Deadline deadline_for(const grpc::ServerContext& context,
+                        Clock::time_point start) const;
+  // Finds the session or says why not (FAILED_PRECONDITION).
+  grpc::Status find_session(const std::string& id,
+                            std::shared_ptr<Session>& session);
+  grpc::Status find_profile(const std::string& scheduler_name,
+                            const ProfileRuntime*& profile) const;
+  grpc::Status deadline_status(Call& call, const ChainDeadlineExceeded& e);
+  void record_runs(const ChainRuns& runs, std::string_view extension_point);
+  grpc::Status finish(Call& call, grpc::Status status);
+
+  ServiceContext context_;
+  ServiceOptions options_;
+  SessionRegistry sessions_;
+};
+
+}  // namespace schedplug::host

@@ -1,0 +1,69 @@
+#include "host/service/profile_runtime.hpp"
+
+namespace schedplug::host {
+
+const PluginInstance* ProfileRuntime::filter_named(
+    std::string_view name) const {
+  for (const PluginInstance* p : filters) {
+    if (p->name() == name) return p;
+  }
+  return nullptr;
+}
+
+const PluginInstance* ProfileRuntime::plugin_named(
+    std::string_view name) const {
+  for (const PluginInstance* p : plugins) {
+    if (p->name() == name) return p;
+  }
+  return nullptr;
+}
+
+std::unique_ptr<PluginRuntime> PluginRuntime::create(
+    const std::vector<ResolvedProfile>& profiles) {
+  std::unique_ptr<PluginRuntime> runtime(new PluginRuntime());
+  runtime->profiles_.reserve(profiles.size());
+  for (const ResolvedProfile& profile : profiles) {
+    ProfileRuntime out;
+    out.scheduler_name = profile.scheduler_name;
+    std::unordered_map<std::string, PluginInstance*> by_name;
+    for (const ResolvedPlugin& plugin : profile.plugins) {
+      std::unique_ptr<PluginInstance> instance;
+      try {
+        instance = PluginInstance::create(plugin.library, plugin.args_json);
+      } catch (const CreateError& e) {
+        throw CreateError("profile \"" + profile.scheduler_name +
+                          "\": " + e.what());
+      }
+      by_name[instance->name()] = instance.get();
+      out.plugins.push_back(instance.get());
+      runtime->instances_.push_back(std::move(instance));
+    }
+    auto instance_of = [&](const ResolvedPlugin& plugin) -> PluginInstance* {
+      auto it = by_name.find(plugin.library->name());
+      if (it != by_name.end()) return it->second;
+      // resolve_profiles lists every filter/scorer in `plugins`; be safe.
+      auto instance = PluginInstance::create(plugin.library, plugin.args_json);
+      PluginInstance* raw = instance.get();
+      by_name[raw->name()] = raw;
+      out.plugins.push_back(raw);
+      runtime->instances_.push_back(std::move(instance));
+      return raw;
+    };
+    for (const ResolvedPlugin& f : profile.filters)
+      out.filters.push_back(instance_of(f));
+    for (const ResolvedPlugin& s : profile.scorers)
+      out.scorers.push_back(instance_of(s));
+    runtime->profiles_.push_back(std::move(out));
+  }
+  return runtime;
+}
+
+const ProfileRuntime* PluginRuntime::profile(
+    std::string_view scheduler_name) const {
+  for (const ProfileRuntime& p : profiles_) {
+    if (p.scheduler_name == scheduler_name) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace schedplug::host

@@ -1,0 +1,168 @@
+#include "host/table/node_table.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace schedplug::host {
+namespace {
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw DeltaError(DeltaError::Kind::kInvalid,
+                   "invalid node table delta: " + message);
+}
+
+}  // namespace
+
+const NodeRecord* NodeTable::at(uint32_t slot) const {
+  return slot < slots_.size() ? slots_[slot].record.get() : nullptr;
+}
+
+int64_t NodeTable::generation(uint32_t slot) const {
+  return slot < slots_.size() ? slots_[slot].generation : 0;
+}
+
+std::optional<uint32_t> NodeTable::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+void NodeTable::validate(const TableDelta& delta) const {
+  if (!delta.full && delta.base_version != version_) {
+    throw DeltaError(
+        DeltaError::Kind::kVersionMismatch,
+        "node table version mismatch: the delta is based on version " +
+            std::to_string(delta.base_version) +
+            " but the host's table is at " + std::to_string(version_) +
+            "; send the full node table (NodeTableDelta.full = true)");
+  }
+  if (delta.empty()) {
+    if (delta.new_version != 0 && delta.new_version < delta.base_version) {
+      invalid("an empty delta moves the version backwards from " +
+              std::to_string(delta.base_version) + " to " +
+              std::to_string(delta.new_version));
+    }
+    return;
+  }
+  if (!delta.full && delta.new_version <= delta.base_version) {
+    invalid("new_version " + std::to_string(delta.new_version) +
+            " must be greater than base_version " +
+            std::to_string(delta.base_version) + " for a non-empty delta");
+  }
+
+  std::unordered_set<uint32_t> removed;
+  if (!delta.full) {
+    removed.reserve(delta.removed.size());
+    for (uint32_t slot : delta.removed) {
+      if (at(slot) == nullptr) {
+        invalid("removed lists node index " + std::to_string(slot) +
+                ", which holds no node");
+      }
+      if (!removed.insert(slot).second) {
+        invalid("removed lists node index " + std::to_string(slot) + " twice");
+      }
+    }
+  }
+
+  std::unordered_set<uint32_t> slots;
+  std::unordered_set<std::string_view> names;
+  slots.reserve(delta.upserts.size());
+  names.reserve(delta.upserts.size());
+  for (const NodeUpsert& u : delta.upserts) {
+    if (u.record == nullptr) invalid("an upsert has no node");
+    const std::string& name = u.record->name();
+    const std::string where =
+        "node " + quoted(name) + " at index " + std::to_string(u.slot);
+    if (name.empty()) {
+      invalid("the node at index " + std::to_string(u.slot) + " has no name");
+    }
+    if (u.slot >= kMaxSlots) {
+      invalid(where + ": indices must be dense small integers below " +
+              std::to_string(kMaxSlots));
+    }
+    if (!slots.insert(u.slot).second) {
+      invalid("index " + std::to_string(u.slot) +
+              " appears twice among the upserts");
+    }
+    if (!names.insert(name).second) {
+      invalid("duplicate node name " + quoted(name) +
+              ": it appears twice among the upserts");
+    }
+    if (delta.full) continue;
+    const NodeRecord* current = at(u.slot);
+    if (current != nullptr && current->name() != name &&
+        !removed.contains(u.slot)) {
+      invalid(where + ": index " + std::to_string(u.slot) +
+              " still holds node " + quoted(current->name()) +
+              "; list the index in `removed` to reuse it");
+    }
+    auto holder = by_name_.find(name);
+    if (holder != by_name_.end() && holder->second != u.slot &&
+        !removed.contains(holder->second)) {
+      invalid("duplicate node name " + quoted(name) + ": index " +
+              std::to_string(holder->second) +
+              " already holds it and the delta adds it again at index " +
+              std::to_string(u.slot) + " without removing index " +
+              std::to_string(holder->second));
+    }
+  }
+}
+
+void NodeTable::clear() {
+  slots_.clear();
+  views_.clear();
+  by_name_.clear();
+  size_ = 0;
+}
+
+void NodeTable::remove_slot(uint32_t slot) {
+  Slot& s = slots_[slot];
+  by_name_.erase(std::string_view(s.record->name()));
+  s.record.reset();
+  s.generation = 0;
+  views_[slot] = nullptr;
+  --size_;
+}
+
+void NodeTable::put(const NodeUpsert& u) {
+  if (u.slot >= slots_.size()) {
+    slots_.resize(u.slot + 1);
+    views_.resize(u.slot + 1, nullptr);
+  }
+  Slot& s = slots_[u.slot];
+  if (s.record != nullptr) {
+    // Same name (validated): the old key views the old record's name.
+    by_name_.erase(std::string_view(s.record->name()));
+  } else {
+    ++size_;
+  }
+  s.record = u.record;
+  s.generation = u.generation;
+  views_[u.slot] = &s.record->view();
+  by_name_[std::string_view(s.record->name())] = u.slot;
+}
+
+void NodeTable::apply(const TableDelta& delta) {
+  validate(delta);
+  if (delta.empty()) {
+    if (delta.new_version != 0) version_ = delta.new_version;
+    return;
+  }
+  if (delta.full) {
+    clear();
+    by_name_.reserve(delta.upserts.size());
+  } else {
+    for (uint32_t slot : delta.removed) remove_slot(slot);
+  }
+  for (const NodeUpsert& u : delta.upserts) put(u);
+  // Drop trailing empty slots so views() does not keep growing.
+  while (!slots_.empty() && slots_.back().record == nullptr) {
+    slots_.pop_back();
+    views_.pop_back();
+  }
+  version_ = delta.new_version;
+}
+
+}  // namespace schedplug::host

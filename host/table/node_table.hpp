@@ -1,0 +1,96 @@
+// The host's mirror of one scheduler's node snapshot.
+//
+// Nodes live in dense slots chosen by the shim (NodeTableDelta in the
+// proto). A delta is validated completely before anything changes, so a
+// refused delta leaves the table exactly as it was.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "host/model/records.hpp"
+#include "schedplug/plugin.h"
+
+namespace schedplug::host {
+
+struct NodeUpsert {
+  uint32_t slot = 0;
+  int64_t generation = 0;  // kube-scheduler's NodeInfo generation
+  std::shared_ptr<const NodeRecord> record;  // never null
+};
+
+// A change to the table; mirrors schedplug.v1.NodeTableDelta.
+struct TableDelta {
+  uint64_t base_version = 0;
+  uint64_t new_version = 0;
+  bool full = false;  // forget every node first; base_version is ignored
+  std::vector<NodeUpsert> upserts;
+  std::vector<uint32_t> removed;  // ignored when full
+
+  bool empty() const { return !full && upserts.empty() && removed.empty(); }
+};
+
+// Why a delta was refused. The table is unchanged.
+class DeltaError : public std::runtime_error {
+ public:
+  enum class Kind {
+    kVersionMismatch,  // resync: the shim must send the full table
+    kInvalid,          // the delta itself is malformed
+  };
+  DeltaError(Kind kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+class NodeTable {
+ public:
+  // Slots are dense small integers; a larger index is refused rather than
+  // allocating a huge slot array.
+  static constexpr uint32_t kMaxSlots = 1u << 20;
+
+  // Applies `delta` atomically. Throws DeltaError; on error nothing changes.
+  void apply(const TableDelta& delta);
+
+  uint64_t version() const { return version_; }
+  // Number of nodes in the table.
+  size_t size() const { return size_; }
+  // One past the highest slot ever used (the length of views()).
+  size_t slot_count() const { return views_.size(); }
+  // The node view of every slot; nullptr for an empty slot.
+  std::span<const schedplug_node* const> views() const { return views_; }
+  // The record in `slot`, or nullptr when the slot is empty or out of range.
+  const NodeRecord* at(uint32_t slot) const;
+  // The NodeInfo generation stored with `slot` (0 when empty).
+  int64_t generation(uint32_t slot) const;
+  // The slot holding node `name`.
+  std::optional<uint32_t> find(std::string_view name) const;
+
+ private:
+  struct Slot {
+    std::shared_ptr<const NodeRecord> record;
+    int64_t generation = 0;
+  };
+  void validate(const TableDelta& delta) const;
+  void clear();
+  void remove_slot(uint32_t slot);
+  void put(const NodeUpsert& upsert);
+
+  std::vector<Slot> slots_;
+  std::vector<const schedplug_node*> views_;  // parallel to slots_
+  // Keys view the names inside the records held in slots_.
+  std::unordered_map<std::string_view, uint32_t> by_name_;
+  uint64_t version_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace schedplug::host
