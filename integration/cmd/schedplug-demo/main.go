@@ -1,0 +1,194 @@
+// schedplug-demo runs schedplug end to end on one machine: an in-process
+// etcd and kube-apiserver, schedplug-host with the sample plugins, and
+// kube-scheduler with the shim as child processes. It creates six nodes
+// and a few pods, prints where each pod went (or why it is Pending), and
+// shuts everything down. tools/dev/demo.sh builds everything and runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"schedplug.dev/integration/internal/testenv"
+)
+
+func main() {
+	configDir := flag.String("config-dir", "", "directory with scheduler-config.yaml and latency.txt (default: <repo>/config/demo)")
+	keepLogs := flag.String("keep-logs", "", "copy the logs of every component into this directory before exiting")
+	timeout := flag.Duration("timeout", 90*time.Second, "how long to wait for the demo pods to settle")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *configDir, *keepLogs, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "schedplug-demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, configDir, keepLogs string, timeout time.Duration) (err error) {
+	if configDir == "" {
+		root, err := testenv.RepoRoot()
+		if err != nil {
+			return err
+		}
+		configDir = filepath.Join(root, "config", "demo")
+	}
+	hostBin, err := testenv.HostBinary()
+	if err != nil {
+		return err
+	}
+	pluginDir, err := testenv.PluginDir()
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "schedplug-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	defer func() {
+		if keepLogs != "" {
+			copyLogs(work, keepLogs)
+		}
+	}()
+	schedBin, err := testenv.SchedulerBinary(work)
+	if err != nil {
+		return err
+	}
+
+	// The in-process apiserver logs a lot; keep it in a file.
+	apiLog, err := os.Create(filepath.Join(work, "apiserver.log"))
+	if err != nil {
+		return err
+	}
+	defer apiLog.Close()
+	klog.LogToStderr(false)
+	klog.SetOutput(apiLog)
+
+	step := stepPrinter(time.Now())
+	step("starting etcd and kube-apiserver (in this process)")
+	etcd, err := testenv.StartEtcd(work)
+	if err != nil {
+		return err
+	}
+	defer etcd.Stop()
+	tb := testenv.NewLogTB("apiserver", apiLog, work)
+	defer tb.Close()
+	cp, err := testenv.StartControlPlane(tb, etcd, work)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		step("stopping kube-apiserver and etcd")
+		cp.Stop()
+	}()
+
+	configFile, latencyFile, err := writeDemoConfig(configDir, work, cp.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	step("starting schedplug-host (plugins from " + pluginDir + ")")
+	host := testenv.NewHost(hostBin, pluginDir, configFile, work, filepath.Join(work, "host.log"))
+	if err := host.StartAndWait(30 * time.Second); err != nil {
+		return err
+	}
+	defer func() {
+		step("stopping schedplug-host")
+		host.Stop(10 * time.Second)
+	}()
+	step("starting kube-scheduler with the schedplug shim")
+	sched, err := testenv.NewScheduler(schedBin, configFile, cp.Kubeconfig, host.Address, filepath.Join(work, "scheduler-certs"), filepath.Join(work, "scheduler.log"))
+	if err != nil {
+		return err
+	}
+	if err := sched.StartAndWait(60 * time.Second); err != nil {
+		return err
+	}
+	defer func() {
+		step("stopping kube-scheduler")
+		sched.Stop(10 * time.Second)
+	}()
+
+	latencies, err := readLatencies(latencyFile)
+	if err != nil {
+		return err
+	}
+	step(fmt.Sprintf("creating %d nodes and %d pods", len(demoNodes), len(demoPods)))
+	if err := createCluster(ctx, cp); err != nil {
+		return err
+	}
+	step("waiting for the scheduler (pods that cannot fit stay Pending)")
+	rows, err := settle(ctx, cp, timeout)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	printNodes(os.Stdout, latencies)
+	fmt.Println()
+	printTable(os.Stdout, rows)
+	fmt.Println()
+	if !sched.Running() {
+		return fmt.Errorf("kube-scheduler exited during the demo: %v (log: %s)", sched.ExitError(), sched.LogFile)
+	}
+	return nil
+}
+
+func stepPrinter(start time.Time) func(string) {
+	return func(msg string) {
+		fmt.Printf("[%5.1fs] %s\n", time.Since(start).Seconds(), msg)
+	}
+}
+
+// writeDemoConfig copies latency.txt into work and writes the scheduler
+// configuration with ${KUBECONFIG} and ${LATENCY_FILE} filled in.
+func writeDemoConfig(configDir, work, kubeconfig string) (configFile, latencyFile string, err error) {
+	latency, err := os.ReadFile(filepath.Join(configDir, "latency.txt"))
+	if err != nil {
+		return "", "", fmt.Errorf("reading the demo latency figures: %w", err)
+	}
+	latencyFile = filepath.Join(work, "latency.txt")
+	if err := os.WriteFile(latencyFile, latency, 0o644); err != nil {
+		return "", "", err
+	}
+	tmpl, err := os.ReadFile(filepath.Join(configDir, "scheduler-config.yaml"))
+	if err != nil {
+		return "", "", fmt.Errorf("reading the demo scheduler configuration: %w", err)
+	}
+	vars := map[string]string{"KUBECONFIG": kubeconfig, "LATENCY_FILE": latencyFile}
+	var missing []string
+	text := os.Expand(string(tmpl), func(v string) string {
+		if val, ok := vars[v]; ok {
+			return val
+		}
+		missing = append(missing, v)
+		return ""
+	})
+	if len(missing) > 0 {
+		return "", "", fmt.Errorf("%s uses unknown variables %s (only ${KUBECONFIG} and ${LATENCY_FILE} exist)", filepath.Join(configDir, "scheduler-config.yaml"), strings.Join(missing, ", "))
+	}
+	configFile = filepath.Join(work, "scheduler-config.yaml")
+	return configFile, latencyFile, os.WriteFile(configFile, []byte(text), 0o644)
+}
+
+func copyLogs(work, dest string) {
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "schedplug-demo: keeping logs:", err)
+		return
+	}
+	for _, name := range []string{"apiserver.log", "host.log", "scheduler.log", "scheduler-config.yaml", "latency.txt"} {
+		if data, err := os.ReadFile(filepath.Join(work, name)); err == nil {
+			_ = os.WriteFile(filepath.Join(dest, name), data, 0o644)
+		}
+	}
+	fmt.Println("logs kept in", dest)
+}

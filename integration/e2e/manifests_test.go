@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
+
+	"schedplug.dev/integration/internal/testenv"
+)
+
+// The manifests in config/manifests/ are applied to a real apiserver with a
+// server-side dry run (server-side apply, strict field validation), so a
+// typo, an unknown field or a missing role fails here, not on an admin's
+// cluster. The plugin ConfigMap is filled from the real build, as its
+// comment tells admins to do, which also checks the 1 MiB ConfigMap limit.
+func TestManifestsApplyWithServerSideDryRun(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pluginDir, err := testenv.PluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := testenv.StartControlPlane(t, shared.etcd, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cp.Stop)
+	ctx := context.Background()
+
+	dyn, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+
+	files, err := filepath.Glob(filepath.Join(root, "config", "manifests", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests in config/manifests (%v)", err)
+	}
+	sort.Strings(files)
+	kinds := map[string]bool{}
+	for _, file := range files {
+		for _, obj := range readObjects(t, file) {
+			where := filepath.Base(file) + ": " + obj.GetKind() + " " + obj.GetName()
+			kinds[obj.GetKind()] = true
+			if obj.GetKind() == "ConfigMap" && obj.GetName() == "schedplug-plugins" {
+				fillPlugins(t, obj, pluginDir)
+			}
+			if obj.GetKind() == "ConfigMap" && obj.GetName() == "schedplug-scheduler-config" {
+				checkSchedulerConfigMap(t, obj, filepath.Join(root, "config", "scheduler-config.yaml"))
+			}
+			gvk := obj.GroupVersionKind()
+			mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				t.Errorf("%s: the apiserver does not serve %s: %v", where, gvk, err)
+				continue
+			}
+			force := true
+			_, err = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
+				metav1.ApplyOptions{FieldManager: "schedplug-e2e", DryRun: []string{metav1.DryRunAll}, Force: force})
+			if err != nil {
+				t.Errorf("%s: server-side dry run rejected it: %v", where, err)
+			} else {
+				t.Logf("%s: accepted", where)
+			}
+		}
+	}
+	for _, k := range []string{"Deployment", "ConfigMap", "ServiceAccount", "ClusterRoleBinding", "RoleBinding", "Role"} {
+		if !kinds[k] {
+			t.Errorf("config/manifests has no %s", k)
+		}
+	}
+}
+
+// readObjects decodes every YAML document of file.
+func readObjects(t *testing.T, file string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatalf("%s: not valid YAML: %v", file, err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+// fillPlugins puts every .so of dir into the ConfigMap's binaryData, as
+// `kubectl create configmap --from-file=build/plugins.d/` would.
+func fillPlugins(t *testing.T, obj *unstructured.Unstructured, dir string) {
+	t.Helper()
+	sos, _ := filepath.Glob(filepath.Join(dir, "*.so"))
+	binary := map[string]any{}
+	total := 0
+	for _, so := range sos {
+		data, err := os.ReadFile(so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(data)
+		binary[filepath.Base(so)] = base64.StdEncoding.EncodeToString(data)
+	}
+	t.Logf("plugin ConfigMap: %d plugins, %d bytes", len(sos), total)
+	if err := unstructured.SetNestedField(obj.Object, binary, "binaryData"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkSchedulerConfigMap verifies the ConfigMap carries exactly
+// config/scheduler-config.yaml, and that kube-scheduler's own loader and
+// validation accept that file.
+func checkSchedulerConfigMap(t *testing.T, obj *unstructured.Unstructured, file string) {
+	t.Helper()
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := unstructured.NestedString(obj.Object, "data", "scheduler-config.yaml")
+	if strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
+		t.Errorf("config/manifests/10-scheduler-config.yaml does not carry the same text as %s; regenerate it (see its header)", file)
+	}
+	cfg, err := options.LoadConfigFromFile(klog.Background(), file)
+	if err != nil {
+		t.Fatalf("kube-scheduler cannot load %s: %v", file, err)
+	}
+	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
+		t.Errorf("kube-scheduler rejects %s: %v", file, err)
+	}
+	if len(cfg.Profiles) != 1 || cfg.Profiles[0].SchedulerName != "schedplug-scheduler" {
+		t.Errorf("%s: want one profile named schedplug-scheduler, so it runs beside the default scheduler", file)
+	}
+}

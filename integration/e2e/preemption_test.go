@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"schedplug.dev/integration/internal/testenv"
+)
+
+// fallbackMetric counts the shim's single-node Filter RPCs: Filter calls
+// whose NodeInfo is not the snapshot's, as in preemption dry runs.
+const fallbackMetric = "schedplug_shim_filter_fallbacks_total"
+
+// Preemption where the native Filter matters: a high-priority pod that
+// needs hardware encryption fits only on enc-1, and only by evicting the
+// low-priority pod there. plain-1 is empty and plain-2 holds an evictable
+// pod too, but HwEncrypt rejects both, so the only correct outcome is
+// evicting the pod on enc-1. The preemption dry run hands the Filter a
+// NodeInfo without the victim, which the shim must evaluate with a
+// single-node RPC: its fallback counter must go up.
+func TestPreemptionWithNativeFilter(t *testing.T) {
+	s := startStack(t, []testenv.NativePlugin{
+		{Name: "HwEncrypt", FailurePolicy: "Fail", Timeout: "500ms"},
+	})
+	ctx := s.ctx()
+	ns := s.namespace("preemption")
+	small := testenv.NodeResources{CPU: "2", Memory: "4Gi", Pods: 110}
+	s.must(testenv.CreateNodes(ctx, s.client,
+		testenv.MakeNode("plain-1", small, nil),
+		testenv.MakeNode("plain-2", small, nil),
+		testenv.MakeNode("enc-1", small, hwNode)))
+	for name, value := range map[string]int32{"low": 100, "high": 1000} {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if _, err := s.client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating PriorityClass %s: %v", name, err)
+		}
+	}
+
+	// Fill enc-1 and plain-2 with low-priority pods.
+	s.must(testenv.CreatePods(ctx, s.client,
+		testenv.MakePod(ns, testenv.PodSpec{Name: "low-enc", Annotations: needsHw, CPU: "1500m", Priority: "low"}),
+		testenv.MakePod(ns, testenv.PodSpec{Name: "low-plain", CPU: "1500m", Priority: "low", NodeSelector: hostnameSelector("plain-2")})))
+	placed, err := testenv.WaitForBound(ctx, s.client, ns, []string{"low-enc", "low-plain"}, 60*time.Second)
+	s.must(err)
+	if placed["low-enc"] != "enc-1" {
+		t.Fatalf("low-enc went to %s, want enc-1 (the only node with %s=true)", placed["low-enc"], hwLabel)
+	}
+
+	fallbacksBefore := s.fallbacks()
+	s.must(testenv.CreatePods(ctx, s.client,
+		testenv.MakePod(ns, testenv.PodSpec{Name: "high-enc", Annotations: needsHw, CPU: "1500m", Priority: "high"})))
+
+	placed, err = testenv.WaitForBound(ctx, s.client, ns, []string{"high-enc"}, 90*time.Second)
+	s.must(err)
+	if placed["high-enc"] != "enc-1" {
+		t.Errorf("high-enc went to %s, want enc-1", placed["high-enc"])
+	}
+	s.must(waitGone(ctx, s, ns, "low-enc"))
+	if _, err := s.client.CoreV1().Pods(ns).Get(ctx, "low-plain", metav1.GetOptions{}); err != nil {
+		t.Errorf("low-plain (on plain-2, which HwEncrypt rejects for high-enc) must not be evicted: %v", err)
+	}
+	fallbacksAfter := s.fallbacks()
+	t.Logf("%s: %v before preemption, %v after", fallbackMetric, fallbacksBefore, fallbacksAfter)
+	if fallbacksAfter <= fallbacksBefore {
+		t.Errorf("%s did not increase during preemption (%v -> %v): the dry run's Filter calls did not take the single-node path", fallbackMetric, fallbacksBefore, fallbacksAfter)
+	}
+}
+
+// fallbacks reads the shim's fallback counter from kube-scheduler's
+// /metrics (0 if it has no sample yet).
+func (s *stack) fallbacks() float64 {
+	s.t.Helper()
+	text, err := s.scheduler.Metrics()
+	s.must(err)
+	v, _ := testenv.MetricSum(text, fallbackMetric)
+	return v
+}
+
+func waitGone(ctx context.Context, s *stack, ns, pod string) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := s.client.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"schedplug.dev/integration/internal/testenv"
+)
+
+// stack is one test's cluster: apiserver, host, scheduler.
+type stack struct {
+	t          *testing.T
+	cp         *testenv.ControlPlane
+	client     kubernetes.Interface
+	host       *testenv.Host
+	scheduler  *testenv.Scheduler
+	configFile string
+	dir        string
+}
+
+// startStack starts an apiserver, the host and the scheduler with a profile
+// enabling the given native plugins. A missing host or plugin build fails
+// the test with the command that builds it.
+func startStack(t *testing.T, plugins []testenv.NativePlugin) *stack {
+	t.Helper()
+	hostBin, err := testenv.HostBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pluginDir, err := testenv.PluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedBin, err := testenv.SchedulerBinary(shared.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// Unix socket paths must stay under 108 bytes; t.TempDir() can be long.
+	sockDir, err := os.MkdirTemp("", "sp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+
+	cp, err := testenv.StartControlPlane(t, shared.etcd, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stack{t: t, cp: cp, client: cp.Client, dir: dir, configFile: filepath.Join(dir, "scheduler-config.yaml")}
+	t.Cleanup(s.stop)
+
+	cfg := testenv.SchedulerConfig{Kubeconfig: cp.Kubeconfig, Plugins: plugins}
+	if err := cfg.WriteFile(s.configFile); err != nil {
+		t.Fatal(err)
+	}
+	s.host = testenv.NewHost(hostBin, pluginDir, s.configFile, sockDir, filepath.Join(dir, "host.log"))
+	if err := s.host.StartAndWait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.scheduler, err = testenv.NewScheduler(schedBin, s.configFile, cp.Kubeconfig, s.host.Address, filepath.Join(dir, "scheduler-certs"), filepath.Join(dir, "scheduler.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.scheduler.StartAndWait(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// stop shuts the scheduler and the host down (SIGTERM, then SIGKILL) and
+// the apiserver; on failure it prints the end of both logs.
+func (s *stack) stop() {
+	if s.scheduler != nil {
+		if !s.scheduler.Stop(10 * time.Second) {
+			s.t.Errorf("kube-scheduler did not exit within 10s of SIGTERM")
+		}
+	}
+	if s.host != nil {
+		if !s.host.Stop(10 * time.Second) {
+			s.t.Errorf("schedplug-host did not exit within 10s of SIGTERM")
+		}
+	}
+	if s.t.Failed() {
+		for _, p := range []*testenv.Process{s.processOf(s.host), s.processOf(s.scheduler)} {
+			if p != nil {
+				s.t.Logf("----- last lines of %s (%s) -----\n%s", p.Name, p.LogFile, p.LogTail(80))
+			}
+		}
+		s.keepLogs()
+	}
+	s.cp.Stop()
+}
+
+func (s *stack) processOf(v any) *testenv.Process {
+	switch p := v.(type) {
+	case *testenv.Host:
+		if p != nil {
+			return p.Process
+		}
+	case *testenv.Scheduler:
+		if p != nil {
+			return p.Process
+		}
+	}
+	return nil
+}
+
+// keepLogs copies the logs to $SCHEDPLUG_E2E_LOGS/<test>/ when that is set
+// (CI uploads it), since the test's temp dir is removed.
+func (s *stack) keepLogs() {
+	dest := os.Getenv("SCHEDPLUG_E2E_LOGS")
+	if dest == "" {
+		return
+	}
+	dest = filepath.Join(dest, s.t.Name())
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return
+	}
+	for _, name := range []string{"host.log", "scheduler.log", "scheduler-config.yaml"} {
+		if data, err := os.ReadFile(filepath.Join(s.dir, name)); err == nil {
+			_ = os.WriteFile(filepath.Join(dest, name), data, 0o644)
+		}
+	}
+	s.t.Logf("logs kept in %s", dest)
+}
+
+// ctx is a context bounded by the test's deadline.
+func (s *stack) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	s.t.Cleanup(cancel)
+	return ctx
+}
+
+// namespace creates a namespace named after the test.
+func (s *stack) namespace(name string) string {
+	s.t.Helper()
+	if err := testenv.CreateNamespace(s.ctx(), s.client, name); err != nil {
+		s.t.Fatal(err)
+	}
+	return name
+}
+
+// mustf fails the test now if err is not nil.
+func (s *stack) must(err error) {
+	s.t.Helper()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// placementError explains a pod on a node the policy forbids.
+func placementError(pod, node, why string) error {
+	return fmt.Errorf("pod %s is on node %s, which %s", pod, node, why)
+}

@@ -1,0 +1,111 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+// BuildHint is what to do when a binary the end-to-end tests need is
+// missing. The tests fail (never skip) with it.
+const BuildHint = "build the C++ tree first: `bash tools/dev/test.sh` from the repository root does it all, " +
+	"or `cmake -S . -B build -G Ninja && cmake --build build`; " +
+	"or point SCHEDPLUG_HOST_BIN / SCHEDPLUG_PLUGIN_DIR at an existing build"
+
+// RepoRoot finds the repository root: the nearest directory above the
+// working directory (or, failing that, above this source file) that holds
+// integration/go.mod.
+func RepoRoot() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	for _, dir := range starts {
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "integration", "go.mod")); err == nil {
+				return d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return "", fmt.Errorf("cannot find the schedplug repository root (a directory holding integration/go.mod) above %v", starts)
+}
+
+// HostBinary is schedplug-host: $SCHEDPLUG_HOST_BIN, or build/host/schedplug-host.
+func HostBinary() (string, error) {
+	return binaryFromEnv("SCHEDPLUG_HOST_BIN", filepath.Join("build", "host", "schedplug-host"), "schedplug-host")
+}
+
+// PluginDir is the directory of sample plugin .so files:
+// $SCHEDPLUG_PLUGIN_DIR, or build/plugins.d. It must hold every sample.
+func PluginDir() (string, error) {
+	dir := os.Getenv("SCHEDPLUG_PLUGIN_DIR")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "build", "plugins.d")
+	}
+	for _, so := range []string{"hw_encrypt.so", "dedicated_nodes.so", "network_latency.so"} {
+		if _, err := os.Stat(filepath.Join(dir, so)); err != nil {
+			return "", fmt.Errorf("sample plugin %s is missing from the plugin directory %s: %s", so, dir, BuildHint)
+		}
+	}
+	return filepath.Abs(dir)
+}
+
+func binaryFromEnv(env, rel, what string) (string, error) {
+	path := os.Getenv(env)
+	if path == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(root, rel)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s not found or not executable at %s (%s): %s", what, path, env, BuildHint)
+	}
+	return filepath.Abs(path)
+}
+
+var schedulerBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// SchedulerBinary builds integration/cmd/kube-scheduler (upstream's command
+// plus the schedplug shim) once per process into dir, or uses
+// $SCHEDPLUG_SCHEDULER_BIN when set.
+func SchedulerBinary(dir string) (string, error) {
+	if p := os.Getenv("SCHEDPLUG_SCHEDULER_BIN"); p != "" {
+		return binaryFromEnv("SCHEDPLUG_SCHEDULER_BIN", "", "kube-scheduler")
+	}
+	schedulerBuild.once.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			schedulerBuild.err = err
+			return
+		}
+		out := filepath.Join(dir, "kube-scheduler")
+		cmd := exec.Command("go", "build", "-o", out, "./cmd/kube-scheduler")
+		cmd.Dir = filepath.Join(root, "integration")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			schedulerBuild.err = fmt.Errorf("building integration/cmd/kube-scheduler: %v\n%s", err, msg)
+			return
+		}
+		schedulerBuild.path = out
+	})
+	return schedulerBuild.path, schedulerBuild.err
+}

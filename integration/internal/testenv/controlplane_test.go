@@ -1,0 +1,38 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The harness itself: etcd and kube-apiserver come up in-process and serve
+// the core API, and a kubeconfig for child processes is written.
+func TestControlPlaneServesTheCoreAPI(t *testing.T) {
+	etcd, err := StartEtcd(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	cp, err := StartControlPlane(t, etcd, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cp.Stop)
+
+	node := MakeNode("n1", NodeResources{CPU: "4", Memory: "8Gi", Pods: 110}, map[string]string{"a": "b"})
+	if _, err := cp.Client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating node: %v", err)
+	}
+	got, err := cp.Client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Allocatable.Cpu().String() != "4" {
+		t.Errorf("node allocatable cpu = %s after create, want 4 (status must survive create)", got.Status.Allocatable.Cpu())
+	}
+	if _, err := ClientFromKubeconfig(cp.Kubeconfig); err != nil {
+		t.Errorf("kubeconfig %s unusable: %v", cp.Kubeconfig, err)
+	}
+}

@@ -1,0 +1,169 @@
+package testenv
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Host is a running schedplug-host.
+type Host struct {
+	*Process
+	// Address is what the shim dials (env SCHEDPLUG_HOST).
+	Address string
+	socket  string
+}
+
+// NewHost prepares schedplug-host serving on a unix socket in sockDir
+// (keep it short: unix socket paths are limited to 107 bytes).
+func NewHost(bin, pluginDir, configFile, sockDir, logFile string) *Host {
+	socket := filepath.Join(sockDir, "host.sock")
+	args := []string{"--config", configFile, "--plugins", pluginDir, "--listen", "unix://" + socket}
+	return &Host{
+		Process: NewProcess("schedplug-host", logFile, bin, args, nil),
+		Address: "unix://" + socket,
+		socket:  socket,
+	}
+}
+
+// StartAndWait starts the host and waits until its socket accepts
+// connections.
+func (h *Host) StartAndWait(timeout time.Duration) error {
+	if err := h.Start(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !h.Running() {
+			return fmt.Errorf("schedplug-host exited during startup (%v); its log %s ends with:\n%s", h.ExitError(), h.LogFile, h.LogTail(30))
+		}
+		if conn, err := net.DialTimeout("unix", h.socket, time.Second); err == nil {
+			conn.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("schedplug-host did not accept connections on %s within %s; its log %s ends with:\n%s", h.socket, timeout, h.LogFile, h.LogTail(30))
+}
+
+// Scheduler is a running kube-scheduler (cmd/kube-scheduler of this module).
+type Scheduler struct {
+	*Process
+	// URL of its secure port, e.g. https://127.0.0.1:12345.
+	URL string
+}
+
+// NewScheduler prepares kube-scheduler with the given configuration, its
+// shim pointed at hostAddress. The secure port serves /metrics without
+// authentication, so tests can read the shim's counters.
+func NewScheduler(bin, configFile, kubeconfig, hostAddress, certDir, logFile string) (*Scheduler, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	port := strconv.Itoa(ports[0])
+	args := []string{
+		"--config=" + configFile,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + port,
+		"--cert-dir=" + certDir,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--authentication-skip-lookup",
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+		// Pods rejected while the host was down wait in the unschedulable
+		// pool for a cluster event; a real cluster has plenty, a test
+		// cluster few. Upstream flushes the pool every 30s; this bounds how
+		// long a pod may stay there.
+		"--pod-max-in-unschedulable-pods-duration=10s",
+		"-v=2",
+	}
+	env := []string{"SCHEDPLUG_HOST=" + hostAddress}
+	return &Scheduler{
+		Process: NewProcess("kube-scheduler", logFile, bin, args, env),
+		URL:     "https://127.0.0.1:" + port,
+	}, nil
+}
+
+var insecureClient = &http.Client{
+	Timeout:   5 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // self-signed test cert
+}
+
+// StartAndWait starts the scheduler and waits until /readyz answers ok.
+func (s *Scheduler) StartAndWait(timeout time.Duration) error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !s.Running() {
+			return fmt.Errorf("kube-scheduler exited during startup (%v); its log %s ends with:\n%s", s.ExitError(), s.LogFile, s.LogTail(40))
+		}
+		if body, err := s.get("/readyz"); err == nil && strings.TrimSpace(body) == "ok" {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("kube-scheduler was not ready at %s/readyz within %s; its log %s ends with:\n%s", s.URL, timeout, s.LogFile, s.LogTail(40))
+}
+
+func (s *Scheduler) get(path string) (string, error) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := insecureClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return string(body), fmt.Errorf("GET %s%s: HTTP %d: %s", s.URL, path, resp.StatusCode, body)
+	}
+	return string(body), nil
+}
+
+// Metrics returns the scheduler's Prometheus text exposition.
+func (s *Scheduler) Metrics() (string, error) {
+	return s.get("/metrics")
+}
+
+// MetricSum adds up every sample of the named metric (all label sets) in a
+// Prometheus text exposition; found is false when no sample exists.
+func MetricSum(exposition, name string) (sum float64, found bool) {
+	for _, line := range strings.Split(exposition, "\n") {
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		rest := line[len(name):]
+		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue // a longer metric name with the same prefix
+		}
+		fields := strings.Fields(line[strings.LastIndex(line, "}")+1:])
+		if rest[0] == ' ' {
+			fields = strings.Fields(rest)
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			continue
+		}
+		sum += v
+		found = true
+	}
+	return sum, found
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# THE main command (README): on a fresh machine installs what is missing,
+# builds the host and the sample plugins into build/, then runs the demo:
+# a local kube-apiserver + etcd, schedplug-host, kube-scheduler with the
+# shim, six nodes and a handful of pods; it prints where each pod went (or
+# why it is Pending) and shuts everything down (Ctrl-C works too).
+#
+#   bash tools/dev/demo.sh            # extra flags go to schedplug-demo:
+#   bash tools/dev/demo.sh -keep-logs /tmp/demo-logs
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+
+bash tools/dev/install-deps.sh
+
+jobs=${SCHEDPLUG_JOBS:-2}
+if [[ ! -f build/build.ninja ]]; then
+  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}"
+fi
+cmake --build build -j "$jobs" --target schedplug-host hw_encrypt dedicated_nodes network_latency
+
+bin="$root/build/go"
+mkdir -p "$bin"
+echo "demo: building kube-scheduler (upstream + shim) and schedplug-demo (first time: several minutes)"
+(cd integration && go build -o "$bin/kube-scheduler" ./cmd/kube-scheduler &&
+  go build -o "$bin/schedplug-demo" ./cmd/schedplug-demo)
+
+export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
+export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"
+export SCHEDPLUG_SCHEDULER_BIN="$bin/kube-scheduler"
+exec "$bin/schedplug-demo" -config-dir "$root/config/demo" "$@"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# THE test command (README, CI): installs what is missing, builds the C++
+# tree into build/, runs its unit tests (ctest), then the Go tests in
+# integration/, whose end-to-end tests start etcd, kube-apiserver, the host
+# and kube-scheduler for real (docs/e2e.md). Exits non-zero on any failure.
+#
+#   bash tools/dev/test.sh            # everything
+#   GO_TEST_FLAGS="-run HwEncrypt -v" bash tools/dev/test.sh
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+
+bash tools/dev/install-deps.sh
+
+jobs=${SCHEDPLUG_JOBS:-2}
+if [[ ! -f build/build.ninja ]]; then
+  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}"
+fi
+cmake --build build -j "$jobs"
+
+echo "== C++ tests (ctest)"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== Go tests (integration/)"
+export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
+export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"
+cd integration
+start=$(date +%s)
+# -count=1: the end-to-end tests depend on binaries outside Go's cache key.
+# shellcheck disable=SC2086
+go test -count=1 -timeout 30m ${GO_TEST_FLAGS:-} ./...
+echo "== Go tests passed in $(($(date +%s) - start))s (including compilation)"
