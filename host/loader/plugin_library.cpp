@@ -259,16 +259,20 @@ LoadResult load_plugin_directory(const std::filesystem::path& dir) {
     if (same.size() == 1) {
       result.plugins.push_back(lib);
     } else if (same.front() == lib) {
-      std::string files_list;
-      for (std::size_t i = 0; i < same.size(); ++i) {
-        if (i > 0) files_list += i + 1 == same.size() ? " and " : ", ";
-        files_list += quoted(same[i]->file());
+      std::vector<std::string> others;
+      for (std::size_t i = 1; i < same.size(); ++i) {
+        others.push_back(quoted(same[i]->file()));
+      }
+      std::string others_list;
+      for (std::size_t i = 0; i < others.size(); ++i) {
+        if (i > 0) others_list += i + 1 == others.size() ? " and " : ", ";
+        others_list += others[i];
       }
       result.problems.push_back(
-          {lib->file(), "plugin name \"" + lib->name() + "\" is reported by " +
-                            files_list +
-                            "; names must be unique, so none of them is "
-                            "used; remove or rename all but one"});
+          {lib->file(), quoted(lib->file()) + ": plugin name \"" + lib->name() +
+                            "\" is also reported by " + others_list +
+                            "; names must be unique, so none of these files "
+                            "is used; remove or rename all but one"});
     }
   }
   return result;

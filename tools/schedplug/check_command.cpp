@@ -1,0 +1,109 @@
+#include "tools/schedplug/check_command.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "host/check/create_check.hpp"
+#include "host/check/name_check.hpp"
+#include "host/config/resolve.hpp"
+
+namespace schedplug::tools {
+namespace {
+
+using host::Diagnostic;
+using host::Severity;
+
+std::string plural(std::size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+int run_check(const CheckOptions& options, std::ostream& out,
+              std::ostream& err) {
+  // Unreadable inputs are usage problems (exit 2), not findings.
+  if (!std::ifstream(options.config)) {
+    err << "error: " << options.config.string()
+        << ": cannot read the scheduler configuration; check the path\n";
+    return 2;
+  }
+  host::LoadResult loaded;
+  try {
+    loaded = host::load_plugin_directory(options.plugins);
+  } catch (const host::LoadError& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+
+  std::vector<Diagnostic> diagnostics;
+  std::optional<host::SchedulerConfig> config;
+  try {
+    config = host::load_scheduler_config(options.config);
+  } catch (const host::ConfigError& e) {
+    // The config cannot be checked further, but the plugins still can.
+    for (const auto& p : loaded.problems) {
+      diagnostics.push_back({Severity::kError, p.message});
+    }
+    diagnostics.push_back({Severity::kError, e.what()});
+  }
+  if (config) {
+    diagnostics = host::check_names(*config, loaded.plugins, loaded.problems);
+    try {
+      auto profiles = host::resolve_profiles(*config, loaded.plugins);
+      if (options.create) {
+        auto created = host::check_create(*config, profiles);
+        diagnostics.insert(diagnostics.end(), created.begin(), created.end());
+      }
+    } catch (const host::ConfigError& e) {
+      diagnostics.push_back({Severity::kError, e.what()});
+    }
+  }
+  std::stable_partition(
+      diagnostics.begin(), diagnostics.end(),
+      [](const Diagnostic& d) { return d.severity == Severity::kError; });
+
+  const auto errors = static_cast<std::size_t>(std::count_if(
+      diagnostics.begin(), diagnostics.end(),
+      [](const Diagnostic& d) { return d.severity == Severity::kError; }));
+  const std::size_t warnings = diagnostics.size() - errors;
+
+  if (options.json) {
+    nlohmann::json j;
+    j["config"] = options.config.string();
+    j["plugins_dir"] = options.plugins.string();
+    j["plugins"] = nlohmann::json::array();
+    for (const auto& lib : loaded.plugins) {
+      j["plugins"].push_back({{"name", lib->name()},
+                              {"version", lib->version()},
+                              {"file", lib->file().string()}});
+    }
+    j["diagnostics"] = nlohmann::json::array();
+    for (const auto& d : diagnostics) {
+      j["diagnostics"].push_back(
+          {{"severity", d.severity == Severity::kError ? "error" : "warning"},
+           {"message", d.message}});
+    }
+    j["errors"] = errors;
+    j["warnings"] = warnings;
+    out << j.dump(2) << "\n";
+  } else {
+    for (const auto& d : diagnostics) {
+      out << (d.severity == Severity::kError ? "error: " : "warning: ")
+          << d.message << "\n";
+    }
+    if (diagnostics.empty()) {
+      out << "ok: " << plural(loaded.plugins.size(), "plugin") << " in "
+          << options.plugins.string() << ", "
+          << plural(config ? config->profiles.size() : 0, "profile") << " in "
+          << options.config.string() << ", no problems\n";
+    } else {
+      out << plural(errors, "error") << ", " << plural(warnings, "warning")
+          << "\n";
+    }
+  }
+  return errors > 0 ? 1 : 0;
+}
+
+}  // namespace schedplug::tools

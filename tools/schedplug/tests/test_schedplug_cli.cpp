@@ -1,0 +1,287 @@
+// Runs the built `schedplug` binary and checks exit codes and messages.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Outcome schedplug(const std::string& args) {
+  // ctest runs tests in parallel processes: one output file per process.
+  const std::string base =
+      ::testing::TempDir() + "/schedplug-cli-" + std::to_string(::getpid());
+  const std::string out = base + ".out";
+  const std::string err = base + ".err";
+  const std::string cmd = std::string("'") + SCHEDPLUG_BIN + "' " + args +
+                          " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  Outcome r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string fixture(const std::string& name) {
+  return std::string(SCHEDPLUG_FIXTURES) + "/" + name;
+}
+std::string plugin_dir(const std::string& name) {
+  return std::string(SCHEDPLUG_PLUGIN_DIRS) + "/" + name;
+}
+
+std::vector<std::string> lines_starting(const std::string& text,
+                                        const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
+TEST(Check, CaseMismatchIsExactlyOneErrorNamingEverything) {
+  Outcome r = schedplug("check --config " + fixture("hw_case_mismatch.yaml") +
+                        " --plugins " + plugin_dir("hw.d"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto errors = lines_starting(r.out, "error: ");
+  ASSERT_EQ(errors.size(), 1u) << r.out;
+  EXPECT_THAT(errors[0], AllOf(HasSubstr("hw_case_mismatch.yaml:9"),
+                               HasSubstr("profile \"secure-scheduler\""),
+                               HasSubstr("extension point \"multiPoint\""),
+                               HasSubstr("hw.d/hw_encrypt.so"),
+                               HasSubstr("did you mean \"HwEncrypt\""),
+                               HasSubstr("names are case-sensitive")));
+  EXPECT_THAT(r.out, HasSubstr("1 error, 1 warning"));
+}
+
+TEST(Check, FilterOnlyPluginUnderScoreIsExactlyOneError) {
+  Outcome r = schedplug("check --config " + fixture("hw_under_score.yaml") +
+                        " --plugins " + plugin_dir("hw.d"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto errors = lines_starting(r.out, "error: ");
+  ASSERT_EQ(errors.size(), 1u) << r.out;
+  EXPECT_THAT(errors[0], AllOf(HasSubstr("hw_under_score.yaml:9"),
+                               HasSubstr("profile \"secure-scheduler\""),
+                               HasSubstr("extension point \"score\""),
+                               HasSubstr("hw.d/hw_encrypt.so"),
+                               HasSubstr("does not implement Score")));
+  EXPECT_THAT(r.out, HasSubstr("1 error, 0 warnings"));
+}
+
+TEST(Check, SampleHwEncryptPluginCaseMismatch) {
+#ifdef SCHEDPLUG_SAMPLE_HW_ENCRYPT
+  // The real sample plugin (plugins/hw-encrypt), in its own directory.
+  const std::string dir =
+      ::testing::TempDir() + "/sample-hw-" + std::to_string(::getpid()) + ".d";
+  ASSERT_EQ(
+      std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir +
+                   "' && cp '" SCHEDPLUG_SAMPLE_HW_ENCRYPT "' '" + dir + "/'")
+                      .c_str()),
+      0);
+  Outcome r = schedplug("check --config " + fixture("hw_case_mismatch.yaml") +
+                        " --plugins " + dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto errors = lines_starting(r.out, "error: ");
+  ASSERT_EQ(errors.size(), 1u) << r.out;
+  EXPECT_THAT(errors[0], AllOf(HasSubstr("profile \"secure-scheduler\""),
+                               HasSubstr("extension point \"multiPoint\""),
+                               HasSubstr("hw_encrypt.so"),
+                               HasSubstr("did you mean \"HwEncrypt\"")));
+#else
+  GTEST_SKIP() << "plugins/hw-encrypt is not part of this build";
+#endif
+}
+
+TEST(Check, CleanConfigExitsZero) {
+  Outcome r = schedplug("check --config " + fixture("good.yaml") +
+                        " --plugins " + plugin_dir("good.d"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ok: 4 plugins in"));
+  EXPECT_THAT(r.out, HasSubstr("1 profile in"));
+}
+
+TEST(Check, WarningsOnlyExitZero) {
+  Outcome r = schedplug("check --config " + fixture("warnings_only.yaml") +
+                        " --plugins " + plugin_dir("good.d"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(lines_starting(r.out, "error: ").empty()) << r.out;
+  auto warnings = lines_starting(r.out, "warning: ");
+  EXPECT_EQ(warnings.size(), 3u) << r.out;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("\"GoodScorer\" is loaded but no "
+                                     "profile"),
+                           HasSubstr("pluginConfig for \"GoodFiltre\""),
+                           HasSubstr("did you mean \"GoodFilter\"")));
+  EXPECT_THAT(r.out, HasSubstr("0 errors, 3 warnings"));
+}
+
+TEST(Check, EveryProblemAtOnceErrorsFirst) {
+  Outcome r = schedplug("check --config " + fixture("many_problems.yaml") +
+                        " --plugins " + plugin_dir("good.d"));
+  EXPECT_EQ(r.exit_code, 1);
+  auto errors = lines_starting(r.out, "error: ");
+  ASSERT_EQ(errors.size(), 4u) << r.out;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("plugin \"hwencrypt\""),
+                           HasSubstr("plugin \"GoodScorer\" ("),
+                           HasSubstr("does not implement Filter"),
+                           HasSubstr("did you mean \"NodeAffinity\" "
+                                     "(in-tree)?"),
+                           HasSubstr("StrictArgs ("),
+                           HasSubstr("args.threshold is required")));
+  // Every error line comes before the first warning line.
+  const auto last_error = r.out.rfind("error: ");
+  const auto first_warning = r.out.find("warning: ");
+  ASSERT_NE(first_warning, std::string::npos);
+  EXPECT_LT(last_error, first_warning);
+}
+
+TEST(Check, NoCreateSkipsCreate) {
+  Outcome r =
+      schedplug("check --no-create --config " + fixture("many_problems.yaml") +
+                " --plugins " + plugin_dir("good.d"));
+  EXPECT_THAT(r.out, Not(HasSubstr("args.threshold is required")));
+  EXPECT_EQ(lines_starting(r.out, "error: ").size(), 3u) << r.out;
+}
+
+TEST(Check, BrokenCorpusEveryFileItsOwnError) {
+  Outcome r = schedplug("check --config " + fixture("corpus.yaml") +
+                        " --plugins " + SCHEDPLUG_CORPUS_DIR);
+  EXPECT_EQ(r.exit_code, 1);
+  auto errors = lines_starting(r.out, "error: ");
+  // 10 files fail to load (incl. the two twins in one message), and
+  // CreateThrows fails in create().
+  EXPECT_EQ(errors.size(), 11u) << r.out;
+  for (const char* stem : {"not_elf", "no_entry", "abi_newer", "abi_older",
+                           "small_descriptor", "empty_name", "snake_name",
+                           "normalize_only", "refresh_no_period", "twin_a"}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string("corpus.d/") + stem + ".so: "))
+        << stem;
+  }
+  EXPECT_THAT(r.out, HasSubstr("plugin CreateThrows threw through the C ABI"));
+  EXPECT_THAT(r.out, Not(HasSubstr("GoodFilter\" is not")));
+}
+
+TEST(Check, BadExtensionPointIsAnErrorWithSuggestion) {
+  Outcome r = schedplug("check --config " + fixture("bad_point.yaml") +
+                        " --plugins " + plugin_dir("hw.d"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("bad_point.yaml:6"),
+                           HasSubstr("did you mean \"filter\"?")));
+}
+
+TEST(Check, JsonOutput) {
+  Outcome r =
+      schedplug("check --json --config " + fixture("hw_case_mismatch.yaml") +
+                " --plugins " + plugin_dir("hw.d"));
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["errors"], 1);
+  EXPECT_EQ(j["warnings"], 1);
+  ASSERT_EQ(j["diagnostics"].size(), 2u);
+  EXPECT_EQ(j["diagnostics"][0]["severity"], "error");
+  EXPECT_THAT(j["diagnostics"][0]["message"].get<std::string>(),
+              HasSubstr("did you mean \"HwEncrypt\""));
+  EXPECT_EQ(j["plugins"][0]["name"], "HwEncrypt");
+}
+
+TEST(Check, UnreadableInputsExitTwo) {
+  Outcome missing_config = schedplug(
+      "check --config /nonexistent.yaml --plugins " + plugin_dir("hw.d"));
+  EXPECT_EQ(missing_config.exit_code, 2);
+  EXPECT_THAT(missing_config.err,
+              HasSubstr("/nonexistent.yaml: cannot read the scheduler "
+                        "configuration"));
+  Outcome missing_dir = schedplug("check --config " + fixture("good.yaml") +
+                                  " --plugins /nonexistent.d");
+  EXPECT_EQ(missing_dir.exit_code, 2);
+  EXPECT_THAT(missing_dir.err, HasSubstr("not a readable directory"));
+  Outcome usage = schedplug("check --config " + fixture("good.yaml"));
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_THAT(usage.err, HasSubstr("--plugins is required"));
+  Outcome no_command = schedplug("");
+  EXPECT_EQ(no_command.exit_code, 2);
+}
+
+TEST(Help, DescribesBothCommands) {
+  Outcome r = schedplug("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("inspect"), HasSubstr("check"),
+                           HasSubstr("Examples:")));
+  Outcome c = schedplug("check --help");
+  EXPECT_EQ(c.exit_code, 0);
+  EXPECT_THAT(c.out, AllOf(HasSubstr("--config"), HasSubstr("--plugins"),
+                           HasSubstr("Exit status")));
+}
+
+TEST(Inspect, TextShowsTheDescriptor) {
+  Outcome r = schedplug("inspect " + plugin_dir("good.d") + "/good_scorer.so");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("name:             GoodScorer"),
+                    HasSubstr("version:          2.1.0"),
+                    HasSubstr("ABI version:      1 (this host: 1)"),
+                    HasSubstr("PreScore, Score, NormalizeScore"),
+                    HasSubstr("reversed min-max"), HasSubstr("every 5000 ms"),
+                    HasSubstr("events:           NodeAdd, PodDelete")));
+}
+
+TEST(Inspect, Json) {
+  Outcome r =
+      schedplug("inspect --json " + plugin_dir("hw.d") + "/hw_encrypt.so");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["name"], "HwEncrypt");
+  EXPECT_EQ(j["version"], "0.3.0");
+  EXPECT_EQ(j["abi_version"], 1);
+  EXPECT_EQ(j["extension_points"],
+            nlohmann::json::parse(R"(["PreFilter", "Filter"])"));
+  EXPECT_TRUE(j["refresh_period_ms"].is_null());
+  EXPECT_EQ(j["events"], nlohmann::json::parse(R"(["NodeUpdateLabel"])"));
+}
+
+TEST(Inspect, BrokenFilesExitOneWithTheirReason) {
+  Outcome not_elf =
+      schedplug(std::string("inspect ") + SCHEDPLUG_CORPUS_DIR + "/not_elf.so");
+  EXPECT_EQ(not_elf.exit_code, 1);
+  EXPECT_THAT(not_elf.err, HasSubstr("not a shared object"));
+  Outcome newer = schedplug(std::string("inspect ") + SCHEDPLUG_CORPUS_DIR +
+                            "/abi_newer.so");
+  EXPECT_EQ(newer.exit_code, 1);
+  EXPECT_THAT(newer.err, HasSubstr("built for schedplug ABI version 2, this "
+                                   "host speaks version 1"));
+  Outcome missing = schedplug("inspect /nonexistent.so");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("no such file"));
+  Outcome json = schedplug(std::string("inspect --json ") +
+                           SCHEDPLUG_CORPUS_DIR + "/no_entry.so");
+  EXPECT_EQ(json.exit_code, 1);
+  EXPECT_THAT(nlohmann::json::parse(json.out)["error"].get<std::string>(),
+              HasSubstr("exports no `schedplug_plugin_v1`"));
+}
+
+}  // namespace
