@@ -1,6 +1,7 @@
 #include "host/check/name_check.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -99,13 +100,19 @@ class Checker {
     for (const auto& [name, lib] : by_name_) {
       if (!is_in_tree_plugin(name) && enabled_somewhere.count(name) == 0) {
         warning(lib->file().string() + ": plugin \"" + name +
-                "\" is loaded but no profile in " + file_name() +
-                " enables it; enable it (e.g. under multiPoint) or remove "
-                "the file");
+                    "\" is loaded but no profile in " + file_name() +
+                    " enables it; enable it (e.g. under multiPoint) or remove "
+                    "the file",
+                std::numeric_limits<int>::max());
       }
     }
-    std::vector<Diagnostic> out = std::move(errors_);
-    out.insert(out.end(), warnings_.begin(), warnings_.end());
+    std::vector<Diagnostic> out;
+    for (auto* list : {&errors_, &warnings_}) {
+      std::stable_sort(
+          list->begin(), list->end(),
+          [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& [line, d] : *list) out.push_back(std::move(d));
+    }
     return out;
   }
 
@@ -121,11 +128,12 @@ class Checker {
            "\", extension point \"" + to_string(point) + "\": ";
   }
 
-  void error(std::string message) {
-    errors_.push_back({Severity::kError, std::move(message)});
+  // `line` orders findings the way the file reads (0: before any line).
+  void error(std::string message, int line = 0) {
+    errors_.push_back({line, {Severity::kError, std::move(message)}});
   }
-  void warning(std::string message) {
-    warnings_.push_back({Severity::kWarning, std::move(message)});
+  void warning(std::string message, int line = 0) {
+    warnings_.push_back({line, {Severity::kWarning, std::move(message)}});
   }
 
   // "did you mean ..." for a name that is neither in-tree nor loaded.
@@ -174,7 +182,7 @@ class Checker {
             (loaded_names_.empty() ? std::string(" (no plugin is loaded)")
                                    : " (loaded: " + join(loaded_names_) + ")");
       }
-      error(msg);
+      error(msg, ref.line);
       return;
     }
     const PluginLibrary& lib = *it->second;
@@ -185,24 +193,28 @@ class Checker {
     const auto allowed = allowed_points(lib);
     if (needs.empty()) {
       error(head + "cannot be enabled under " + to_string(point) +
-            ": native plugins offer only PreFilter/Filter and PreScore/Score" +
-            (allowed.empty()
-                 ? std::string()
-                 : "; this one offers " + offers(lib) + ", enable it under " +
-                       join(allowed, " or ")));
+                ": native plugins offer only PreFilter/Filter and "
+                "PreScore/Score" +
+                (allowed.empty()
+                     ? std::string()
+                     : "; this one offers " + offers(lib) +
+                           ", enable it under " + join(allowed, " or ")),
+            ref.line);
     } else if (allowed.empty()) {
       error(head +
-            "implements no extension point (neither filter nor "
-            "score); give it a filter or score hook");
+                "implements no extension point (neither filter nor "
+                "score); give it a filter or score hook",
+            ref.line);
     } else {
       error(head + "does not implement " + needs + " (it offers " +
-            offers(lib) + "); enable it under " + join(allowed, " or ") +
-            ", or add a " +
-            (point == ExtensionPoint::kPreFilter ||
-                     point == ExtensionPoint::kFilter
-                 ? "filter"
-                 : "score") +
-            " hook to the plugin");
+                offers(lib) + "); enable it under " + join(allowed, " or ") +
+                ", or add a " +
+                (point == ExtensionPoint::kPreFilter ||
+                         point == ExtensionPoint::kFilter
+                     ? "filter"
+                     : "score") +
+                " hook to the plugin",
+            ref.line);
     }
   }
 
@@ -214,8 +226,9 @@ class Checker {
         enabled_somewhere.insert(ref.name);
         if (!seen.insert(ref.name).second && by_name_.count(ref.name) != 0) {
           error(at(profile, point, ref.line) + "plugin \"" + ref.name +
-                "\" is enabled twice; kube-scheduler refuses a plugin "
-                "registered twice at one extension point; remove one entry");
+                    "\" is enabled twice; kube-scheduler refuses a plugin "
+                    "registered twice at one extension point; remove one entry",
+                ref.line);
           continue;
         }
         check_enabled(profile, point, ref);
@@ -226,10 +239,12 @@ class Checker {
           continue;
         }
         std::string s = suggestion(ref.name);
-        warning(at(profile, point, ref.line) + "disables plugin \"" + ref.name +
+        warning(
+            at(profile, point, ref.line) + "disables plugin \"" + ref.name +
                 "\", which is neither in-tree nor loaded, so this entry has "
                 "no effect" +
-                (s.empty() ? std::string() : "; " + s));
+                (s.empty() ? std::string() : "; " + s),
+            ref.line);
       }
     }
     for (const auto& entry : profile.plugin_config) {
@@ -238,10 +253,11 @@ class Checker {
       }
       std::string s = suggestion(entry.name);
       warning(where(entry.line) + ": profile \"" + profile.scheduler_name +
-              "\": pluginConfig for \"" + entry.name +
-              "\" matches no in-tree or loaded plugin, so its args are "
-              "ignored" +
-              (s.empty() ? std::string() : "; " + s));
+                  "\": pluginConfig for \"" + entry.name +
+                  "\" matches no in-tree or loaded plugin, so its args are "
+                  "ignored" +
+                  (s.empty() ? std::string() : "; " + s),
+              entry.line);
     }
   }
 
@@ -250,8 +266,8 @@ class Checker {
   std::map<std::string, std::shared_ptr<PluginLibrary>> by_name_;
   std::vector<std::string> loaded_names_;
   std::vector<std::string> candidates_;
-  std::vector<Diagnostic> errors_;
-  std::vector<Diagnostic> warnings_;
+  std::vector<std::pair<int, Diagnostic>> errors_;
+  std::vector<std::pair<int, Diagnostic>> warnings_;
 };
 
 }  // namespace

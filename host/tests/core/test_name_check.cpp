@@ -209,11 +209,12 @@ TEST(CheckCreate, BadArgsAndThrowingCreateAreErrors) {
   auto ds = check_create(c, resolve_profiles(c, plugins));
   ASSERT_THAT(ds, SizeIs(2));
   EXPECT_THAT(ds[0].message,
-              AllOf(HasSubstr("sched.yaml: profile \"s\": StrictArgs ("),
+              AllOf(HasSubstr("sched.yaml:9: profile \"s\": StrictArgs ("),
                     HasSubstr("rejected its args: args.threshold is required"),
                     HasSubstr(R"({"limit":3})")));
   EXPECT_THAT(ds[1].message,
-              HasSubstr("plugin CreateThrows threw through the C ABI"));
+              AllOf(HasSubstr("sched.yaml:4: profile \"s\": CreateThrows"),
+                    HasSubstr("plugin CreateThrows threw through the C ABI")));
 }
 
 TEST(Suggest, ClosestName) {
