@@ -39,6 +39,15 @@ TEST(LoadPluginFile, GoodPluginExposesItsDescriptor) {
   EXPECT_EQ(lib->descriptor().refresh_period_ms, 5000u);
 }
 
+TEST(LoadPluginFile, LargerDescriptorFromANewerV1HeaderLoads) {
+  auto lib = load_plugin_file(corpus_file("bigger_descriptor"));
+  EXPECT_EQ(lib->name(), "BiggerDescriptor");
+  // The host's copy has the host's size; the fields it knows are intact.
+  EXPECT_GT(lib->descriptor().struct_size, sizeof(schedplug_plugin));
+  EXPECT_TRUE(lib->has_filter());
+  EXPECT_EQ(lib->descriptor().events, SCHEDPLUG_EVENT_POD_ADD);
+}
+
 TEST(LoadPluginFile, NotASharedObjectSaysSoWithDlerror) {
   EXPECT_THAT(
       load_error_of("not_elf"),
@@ -137,10 +146,10 @@ LoadResult* CorpusDirectory::result_ = nullptr;
 TEST_F(CorpusDirectory, GoodPluginsLoadBesideTheBrokenOnes) {
   // create_throws, strict_args and hook_throws have valid descriptors:
   // their faults show only when created or called.
-  EXPECT_THAT(loaded_names(),
-              ::testing::ElementsAre("CreateThrows", "GoodFilter", "GoodScorer",
-                                     "HookThrows", "HwEncrypt", "OwnNormalize",
-                                     "StrictArgs"));
+  EXPECT_THAT(loaded_names(), ::testing::ElementsAre(
+                                  "BiggerDescriptor", "CreateThrows",
+                                  "GoodFilter", "GoodScorer", "HookThrows",
+                                  "HwEncrypt", "OwnNormalize", "StrictArgs"));
 }
 
 TEST_F(CorpusDirectory, EveryBrokenFileHasItsOwnProblem) {

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "corpus_path.hpp"
@@ -122,6 +124,31 @@ TEST(PluginInstance, HookThrowingThroughTheAbiIsAnError) {
   EXPECT_EQ(s.code, SCHEDPLUG_ERROR);
   EXPECT_THAT(s.reason, HasSubstr("threw through the C ABI: an exception that "
                                   "is not a std::exception"));
+}
+
+TEST(PluginInstance, HooksAreSafeToCallConcurrently) {
+  // plugin.h: filter and score run concurrently on one instance; each call
+  // gets its own reason buffer. Run under TSan to check the host side.
+  auto f = make("good_filter");
+  auto p = pod();
+  auto ok = node("ok", {});
+  auto bad = node("bad", {{"corpus/reject", ""}});
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        Verdict a = f->filter(p->view(), ok->view());
+        Verdict b = f->filter(p->view(), bad->view());
+        if (!a.ok() || !a.reason.empty() ||
+            b.reason != "node(s) carry corpus/reject") {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(PluginInstance, ScoreReturnsRawValue) {
