@@ -37,7 +37,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <concepts>
@@ -49,6 +48,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <shared_mutex>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -482,41 +482,37 @@ class Host {
 // Published<T>: what Refresh computes, read by the hot-path hooks.
 // Refresh builds a new immutable T and publishes it; readers get a
 // shared_ptr that keeps their snapshot alive even if a newer one is
-// published meanwhile. Never blocks readers for longer than a pointer copy.
+// published meanwhile. The lock is held only to copy or swap the pointer;
+// readers share it, so concurrent Score calls do not wait for each other.
+//
+// Not std::atomic<std::shared_ptr>: libstdc++ 12 releases its internal lock
+// with a relaxed store after a load, which ThreadSanitizer reports
+// as a race with the next store.
 // ---------------------------------------------------------------------------
 
 template <class T>
 class Published {
  public:
   Published() = default;
-  explicit Published(std::shared_ptr<const T> initial) {
-    publish(std::move(initial));
-  }
+  explicit Published(std::shared_ptr<const T> initial)
+      : value_(std::move(initial)) {}
 
   std::shared_ptr<const T> load() const {
-#if defined(__cpp_lib_atomic_shared_ptr)
-    return value_.load(std::memory_order_acquire);
-#else
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     return value_;
-#endif
   }
   void publish(std::shared_ptr<const T> next) {
-#if defined(__cpp_lib_atomic_shared_ptr)
-    value_.store(std::move(next), std::memory_order_release);
-#else
-    std::lock_guard lock(mu_);
-    value_.swap(next);
-#endif
+    {
+      std::unique_lock lock(mu_);
+      value_.swap(next);
+    }
+    // `next` now holds the old value: freed here, outside the lock, unless
+    // a reader still uses it.
   }
 
  private:
-#if defined(__cpp_lib_atomic_shared_ptr)
-  std::atomic<std::shared_ptr<const T>> value_;
-#else
-  mutable std::mutex mu_;
+  mutable std::shared_mutex mu_;
   std::shared_ptr<const T> value_;
-#endif
 };
 
 // ---------------------------------------------------------------------------

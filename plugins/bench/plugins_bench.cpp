@@ -1,0 +1,172 @@
+// Cost of the sample plugins' hooks per node, called through the host's
+// runtime (PluginInstance) on the built .so files, over 5000 nodes: what one
+// pod costs each plugin on a 5000-node cluster, single-threaded.
+//
+//   ninja -C build plugins_bench && build/plugins/bench/plugins_bench
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/loader/plugin_library.hpp"
+#include "host/model/records.hpp"
+#include "host/runtime/plugin_instance.hpp"
+
+namespace {
+
+using namespace schedplug::host;
+
+constexpr int kNodes = 5000;
+
+std::unique_ptr<PluginInstance> create(const char* file,
+                                       const std::string& args = "{}") {
+  return PluginInstance::create(load_plugin_file(file), args);
+}
+
+// 5000 nodes with a realistic handful of labels; every other node has
+// hardware encryption and every fourth is dedicated.
+const std::vector<std::unique_ptr<NodeRecord>>& nodes() {
+  static const auto all = [] {
+    std::vector<std::unique_ptr<NodeRecord>> out;
+    for (int i = 0; i < kNodes; ++i) {
+      NodeData d;
+      d.name = "node-" + std::to_string(i);
+      d.labels = {
+          {"kubernetes.io/arch", "amd64"},
+          {"kubernetes.io/hostname", d.name},
+          {"kubernetes.io/os", "linux"},
+          {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)},
+          {"node.kubernetes.io/instance-type", "m5.xlarge"},
+          {"node.kubernetes.io/hw-encrypt", i % 2 ? "true" : "false"},
+          {"schedplug.io/dedicated", i % 4 ? "false" : "true"}};
+      d.allocatable = {{"cpu", 4000}, {"memory", 16LL << 30}, {"pods", 110}};
+      out.push_back(std::make_unique<NodeRecord>(std::move(d)));
+    }
+    return out;
+  }();
+  return all;
+}
+
+std::unique_ptr<PodRecord> pod(KeyValues annotations) {
+  PodData d;
+  d.namespace_name = "default";
+  d.name = "web-0";
+  d.annotations = std::move(annotations);
+  d.annotations.push_back(
+      {"kubectl.kubernetes.io/last-applied-configuration", "{}"});
+  return std::make_unique<PodRecord>(std::move(d));
+}
+
+void FilterAll(benchmark::State& state, const PluginInstance& p,
+               const PodRecord& pod) {
+  const auto& all = nodes();
+  int64_t feasible = 0;
+  for (auto _ : state) {
+    feasible = 0;
+    if (!p.applies(pod.view())) continue;
+    for (const auto& n : all) feasible += p.filter(pod.view(), n->view()).ok();
+    benchmark::DoNotOptimize(feasible);
+  }
+  state.counters["feasible"] = static_cast<double>(feasible);
+  state.counters["ns_per_node"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kNodes,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_HwEncrypt_Filter(benchmark::State& state) {
+  auto p = create(HW_ENCRYPT_SO);
+  FilterAll(state, *p, *pod({{"myorg.io/require-hw-encrypt", "true"}}));
+}
+BENCHMARK(BM_HwEncrypt_Filter)->Unit(benchmark::kMicrosecond);
+
+void BM_HwEncrypt_PodWithoutAnnotation(benchmark::State& state) {
+  auto p = create(HW_ENCRYPT_SO);
+  FilterAll(state, *p, *pod({}));
+}
+BENCHMARK(BM_HwEncrypt_PodWithoutAnnotation)->Unit(benchmark::kMicrosecond);
+
+void BM_DedicatedNodes_Filter(benchmark::State& state) {
+  auto p = create(DEDICATED_NODES_SO);
+  FilterAll(state, *p, *pod({}));
+}
+BENCHMARK(BM_DedicatedNodes_Filter)->Unit(benchmark::kMicrosecond);
+
+// The plugin alone: its filter() called straight through the descriptor, as
+// a lower bound for what the host's runtime adds per call.
+void FilterDirect(benchmark::State& state, const char* file,
+                  const PodRecord& pod) {
+  const auto lib = load_plugin_file(file);
+  const schedplug_plugin& d = lib->descriptor();
+  void* instance = nullptr;
+  char text[SCHEDPLUG_REASON_MAX];
+  schedplug_reason reason{text, sizeof text};
+  if (d.create("{}", 2, nullptr, &instance, &reason) != SCHEDPLUG_SUCCESS) {
+    state.SkipWithError("create failed");
+    return;
+  }
+  const auto& all = nodes();
+  int64_t feasible = 0;
+  for (auto _ : state) {
+    feasible = 0;
+    for (const auto& n : all) {
+      text[0] = '\0';
+      feasible += d.filter(instance, &pod.view(), &n->view(), &reason) ==
+                  SCHEDPLUG_SUCCESS;
+    }
+    benchmark::DoNotOptimize(feasible);
+  }
+  d.destroy(instance);
+  state.counters["feasible"] = static_cast<double>(feasible);
+  state.counters["ns_per_node"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kNodes,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_HwEncrypt_FilterDirect(benchmark::State& state) {
+  FilterDirect(state, HW_ENCRYPT_SO,
+               *pod({{"myorg.io/require-hw-encrypt", "true"}}));
+}
+BENCHMARK(BM_HwEncrypt_FilterDirect)->Unit(benchmark::kMicrosecond);
+
+void BM_DedicatedNodes_FilterDirect(benchmark::State& state) {
+  FilterDirect(state, DEDICATED_NODES_SO, *pod({}));
+}
+BENCHMARK(BM_DedicatedNodes_FilterDirect)->Unit(benchmark::kMicrosecond);
+
+void BM_NetworkLatency_ScoreAndNormalize(benchmark::State& state) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("plugins_bench_latency." + std::to_string(::getpid()) + ".txt");
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < kNodes; i += 2) {  // half the nodes have a figure
+      out << "node-" << i << ' ' << (i % 97) * 0.5 << '\n';
+    }
+  }
+  auto p = create(NETWORK_LATENCY_SO,
+                  R"({"latencyFile": ")" + file.string() + "\"}");
+  if (!p->refresh().ok()) state.SkipWithError("refresh failed");
+  auto the_pod = pod({});
+  const auto& all = nodes();
+  std::vector<schedplug_node_score> scores(all.size());
+  for (auto _ : state) {
+    for (size_t i = 0; i < all.size(); ++i) {
+      scores[i] = {all[i]->view().name,
+                   p->score(the_pod->view(), all[i]->view()).score};
+    }
+    benchmark::DoNotOptimize(p->normalize(the_pod->view(), scores));
+  }
+  state.counters["ns_per_node"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kNodes,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  std::filesystem::remove(file);
+}
+BENCHMARK(BM_NetworkLatency_ScoreAndNormalize)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
