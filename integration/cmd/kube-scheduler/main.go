@@ -1,0 +1,40 @@
+// Command kube-scheduler is the upstream kube-scheduler with the schedplug
+// shim compiled in: every plugin name that the --config profiles enable and
+// that is not an in-tree plugin is registered as a shim plugin served by
+// schedplug-host (address from SCHEDPLUG_HOST).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register" // for JSON log format registration
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version" // for version metric registration
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+
+	"schedplug.dev/integration/shim"
+)
+
+func main() {
+	var opts []app.Option
+	if file := configFlag(os.Args[1:]); file != "" {
+		cfg, err := options.LoadConfigFromFile(klog.Background(), file)
+		if err != nil {
+			// Upstream reads the same file next and reports the problem in
+			// its own words; nothing to register meanwhile.
+			fmt.Fprintf(os.Stderr, "schedplug: cannot read --config %s to find native plugins: %v\n", file, err)
+		} else {
+			profiles := nativeProfiles(cfg, inTreeNames())
+			shim.SetProfiles(profiles)
+			for _, name := range uniqueNames(profiles) {
+				opts = append(opts, app.WithPlugin(name, shim.Factory(name)))
+			}
+		}
+	}
+	command := app.NewSchedulerCommand(opts...)
+	os.Exit(cli.Run(command))
+}

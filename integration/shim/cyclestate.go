@@ -1,0 +1,115 @@
+package shim
+
+import (
+	fwk "k8s.io/kube-scheduler/framework"
+
+	pb "schedplug.dev/integration/gen/schedplugv1"
+)
+
+// CycleState keys shared by all shim plugins of a profile: the first native
+// plugin to run makes the call, the others read its result.
+const (
+	filterStateKey fwk.StateKey = "schedplug.dev/prefilter"
+	scoreStateKey  fwk.StateKey = "schedplug.dev/prescore"
+)
+
+// filterState is the cycle's PreFilter outcome. It is never changed after
+// PreFilter, so Clone (preemption copies the CycleState) shares it.
+type filterState struct {
+	pod   *pb.Pod
+	nodes []fwk.NodeInfo
+	// err: the host did not answer; each plugin applies its failurePolicy.
+	err error
+	res *prefilterResult
+	// pluginIndex: native Filter plugin name -> index in res.resp.Plugins.
+	pluginIndex map[string]int
+	// rejection[slot]: index into the response's rejection arrays, -1 if
+	// the node passed every native Filter.
+	rejection []int32
+}
+
+func (s *filterState) Clone() fwk.StateData { return s }
+
+func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err error) *filterState {
+	s := &filterState{pod: pod, nodes: nodes, err: err, res: res}
+	if err != nil {
+		return s
+	}
+	resp := res.resp
+	s.pluginIndex = make(map[string]int, len(resp.GetPlugins()))
+	for i, p := range resp.GetPlugins() {
+		s.pluginIndex[p] = i
+	}
+	s.rejection = make([]int32, len(res.gens))
+	for i := range s.rejection {
+		s.rejection[i] = -1
+	}
+	for i, slot := range resp.GetRejectedNodes() {
+		if int(slot) < len(s.rejection) {
+			s.rejection[slot] = int32(i)
+		}
+	}
+	return s
+}
+
+// verdict is the PreFilter answer for one plugin on one node.
+type verdict struct {
+	code   pb.Code
+	reason string
+}
+
+// lookup returns the plugin's verdict on the node in `slot` if the host
+// evaluated exactly generation `gen` of it; ok=false means the caller must
+// ask the host about this NodeInfo explicitly.
+func (s *filterState) lookup(pluginIdx int, slot uint32, gen int64) (v verdict, ok bool) {
+	if int(slot) >= len(s.res.gens) || s.res.gens[slot] != gen {
+		return verdict{}, false
+	}
+	i := s.rejection[slot]
+	if i < 0 {
+		return verdict{code: pb.Code_CODE_SUCCESS}, true
+	}
+	resp := s.res.resp
+	if int(i) >= len(resp.GetRejectedBy()) || int(resp.GetRejectedBy()[i]) != pluginIdx {
+		// Rejected by another native plugin of the profile: as far as this
+		// plugin is concerned the node passed (the framework stops at the
+		// first rejection in profile order, as the host did).
+		return verdict{code: pb.Code_CODE_SUCCESS}, true
+	}
+	v.code = pb.Code_CODE_UNSCHEDULABLE
+	if int(i) < len(resp.GetCodes()) {
+		v.code = resp.GetCodes()[i]
+	}
+	if int(i) < len(resp.GetReason()) {
+		if r := resp.GetReason()[i]; int(r) < len(resp.GetReasons()) {
+			v.reason = resp.GetReasons()[r]
+		}
+	}
+	return v, true
+}
+
+// scoreState is the cycle's PreScore outcome.
+type scoreState struct {
+	err error
+	// position: node name -> index into each plugin's scores.
+	position map[string]int
+	plugins  map[string]*pb.PluginScores
+}
+
+func (s *scoreState) Clone() fwk.StateData { return s }
+
+func newScoreState(feasible []fwk.NodeInfo, resp *pb.PreScoreResponse, err error) *scoreState {
+	s := &scoreState{err: err}
+	if err != nil {
+		return s
+	}
+	s.position = make(map[string]int, len(feasible))
+	for i, ni := range feasible {
+		s.position[ni.Node().Name] = i
+	}
+	s.plugins = make(map[string]*pb.PluginScores, len(resp.GetPlugins()))
+	for _, p := range resp.GetPlugins() {
+		s.plugins[p.GetPlugin()] = p
+	}
+	return s
+}

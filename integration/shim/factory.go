@@ -1,0 +1,102 @@
+package shim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// Environment variables read by the process-wide manager.
+const (
+	EnvHost           = "SCHEDPLUG_HOST"
+	EnvConnectTimeout = "SCHEDPLUG_CONNECT_TIMEOUT"
+	EnvResyncTimeout  = "SCHEDPLUG_RESYNC_TIMEOUT"
+)
+
+var (
+	defaultMu       sync.Mutex
+	defaultManager  *Manager
+	defaultProfiles []Profile
+)
+
+// SetProfiles tells the process-wide manager every profile and its native
+// plugins before the scheduler builds its frameworks, so that the first
+// Handshake names them all (the host checks the whole set at once).
+func SetProfiles(profiles []Profile) {
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	defaultProfiles = profiles
+}
+
+// ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST,
+// SCHEDPLUG_CONNECT_TIMEOUT and SCHEDPLUG_RESYNC_TIMEOUT.
+func ConfigFromEnv() (Config, error) {
+	cfg := Config{Target: os.Getenv(EnvHost)}
+	for _, e := range []struct {
+		name string
+		dst  *time.Duration
+	}{{EnvConnectTimeout, &cfg.ConnectTimeout}, {EnvResyncTimeout, &cfg.ResyncTimeout}} {
+		v := os.Getenv(e.name)
+		if v == "" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return cfg, fmt.Errorf("environment variable %s=%q is not a positive duration; write it like \"30s\"", e.name, v)
+		}
+		*e.dst = d
+	}
+	return cfg, nil
+}
+
+func processManager() (*Manager, error) {
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if defaultManager != nil {
+		return defaultManager, nil
+	}
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Profiles = defaultProfiles
+	m, err := NewManager(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defaultManager = m
+	return m, nil
+}
+
+// Factory returns the framework plugin factory for the native plugin
+// `name`, for app.WithPlugin. Every instance shares one connection to the
+// host; the first instance connects (see Manager.Start).
+func Factory(name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+	return func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return FactoryFor(func() (*Manager, error) { return processManager() }, name)(ctx, args, h)
+	}
+}
+
+// FactoryFor is Factory on a given manager (tests use their own).
+func FactoryFor(manager func() (*Manager, error), name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+	return func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		pol, err := ParseArgs(name, args)
+		if err != nil {
+			return nil, err
+		}
+		m, err := manager()
+		if err != nil {
+			return nil, err
+		}
+		p := NewPlugin(m, name, pol, h)
+		if err := m.Start(ctx); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+}

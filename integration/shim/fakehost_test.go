@@ -1,0 +1,325 @@
+package shim
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "schedplug.dev/integration/gen/schedplugv1"
+)
+
+// fakeHost is schedplug-host in a few lines of Go, served on a real unix
+// socket. Its plugins decide from labels so tests can steer them:
+//   - Filter: node label "reject-<Plugin>" rejects with reason
+//     "node(s) are marked reject-<Plugin>"; node label
+//     "maxpods-<Plugin>"=N rejects when the node has N or more pods
+//     (so a preemption what-if with fewer pods gives another answer).
+//   - Skip: pod label "skip-<Plugin>" makes the plugin not apply.
+//   - Score: node label "score-<Plugin>" is the score (default 0).
+type fakeHost struct {
+	pb.UnimplementedHostServer
+
+	mu           sync.Mutex
+	plugins      []*pb.PluginInfo
+	handshakeErr error
+	delay        time.Duration
+	sessions     map[string]bool
+	sessionSeq   int
+	profiles     map[string][]string
+	table        map[uint32]*pb.Node
+	version      uint64
+	calls        map[string]int
+	deltas       []*pb.NodeTableDelta
+
+	sock   string
+	server *grpc.Server
+}
+
+func newFakeHost(t *testing.T, plugins ...*pb.PluginInfo) *fakeHost {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	h := &fakeHost{plugins: plugins, sock: filepath.Join(dir, "host.sock")}
+	h.reset()
+	h.start(t)
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *fakeHost) target() string { return "unix://" + h.sock }
+
+// reset forgets sessions and the table, as a restarted host would.
+func (h *fakeHost) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sessions = map[string]bool{}
+	h.profiles = map[string][]string{}
+	h.table = map[uint32]*pb.Node{}
+	h.version = 0
+	h.calls = map[string]int{}
+	h.deltas = nil
+}
+
+func (h *fakeHost) start(t *testing.T) {
+	t.Helper()
+	_ = os.Remove(h.sock)
+	lis, err := net.Listen("unix", h.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	pb.RegisterHostServer(srv, h)
+	h.server = srv
+	go func() { _ = srv.Serve(lis) }()
+}
+
+func (h *fakeHost) stop() {
+	if h.server != nil {
+		h.server.Stop()
+		h.server = nil
+	}
+}
+
+// restart stops serving and starts again with no sessions.
+func (h *fakeHost) restart(t *testing.T) {
+	h.stop()
+	h.reset()
+	h.start(t)
+}
+
+func (h *fakeHost) count(method string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls[method]
+}
+
+func (h *fakeHost) lastDelta() *pb.NodeTableDelta {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.deltas) == 0 {
+		return nil
+	}
+	return h.deltas[len(h.deltas)-1]
+}
+
+func (h *fakeHost) setDelay(d time.Duration) {
+	h.mu.Lock()
+	h.delay = d
+	h.mu.Unlock()
+}
+
+func (h *fakeHost) begin(method string) (release func()) {
+	h.mu.Lock()
+	h.calls[method]++
+	d := h.delay
+	h.mu.Unlock()
+	if d > 0 {
+		time.Sleep(d)
+	}
+	h.mu.Lock()
+	return h.mu.Unlock
+}
+
+func (h *fakeHost) info(name string) *pb.PluginInfo {
+	for _, p := range h.plugins {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.HandshakeResponse, error) {
+	defer h.begin("Handshake")()
+	if h.handshakeErr != nil {
+		return nil, h.handshakeErr
+	}
+	for _, p := range req.Profiles {
+		for _, n := range p.Plugins {
+			if h.info(n) == nil {
+				return nil, status.Errorf(codes.InvalidArgument, "profile %q enables plugin %q but no loaded .so reports that name", p.SchedulerName, n)
+			}
+		}
+		h.profiles[p.SchedulerName] = p.Plugins
+	}
+	h.sessionSeq++
+	id := fmt.Sprintf("s%d", h.sessionSeq)
+	h.sessions[id] = true
+	// A new session starts with an empty table.
+	h.table = map[uint32]*pb.Node{}
+	h.version = 0
+	return &pb.HandshakeResponse{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, SessionId: id, Plugins: h.plugins}, nil
+}
+
+func (h *fakeHost) applyDelta(d *pb.NodeTableDelta) error {
+	h.deltas = append(h.deltas, d)
+	if d.Full {
+		h.table = map[uint32]*pb.Node{}
+	} else if d.BaseVersion != h.version {
+		return status.Errorf(codes.FailedPrecondition, "delta applies to table version %d, host has %d", d.BaseVersion, h.version)
+	}
+	removed := map[uint32]bool{}
+	for _, s := range d.Removed {
+		if _, ok := h.table[s]; !ok {
+			return status.Errorf(codes.InvalidArgument, "removed slot %d is not in use", s)
+		}
+		removed[s] = true
+	}
+	for _, s := range d.Removed {
+		delete(h.table, s)
+	}
+	names := map[string]uint32{}
+	for s, n := range h.table {
+		names[n.Name] = s
+	}
+	for _, n := range d.Upserts {
+		if old, ok := h.table[n.Index]; ok && old.Name != n.Name && !removed[n.Index] {
+			return status.Errorf(codes.InvalidArgument, "slot %d holds %q, cannot take %q", n.Index, old.Name, n.Name)
+		}
+		if s, ok := names[n.Name]; ok && s != n.Index {
+			return status.Errorf(codes.InvalidArgument, "node %q is in slot %d and %d", n.Name, s, n.Index)
+		}
+		h.table[n.Index] = n
+		names[n.Name] = n.Index
+	}
+	h.version = d.NewVersion
+	return nil
+}
+
+func label(kvs []*pb.KeyValue, key string) (string, bool) {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+func evalFilter(plugin string, pod *pb.Pod, node *pb.Node) (pb.Code, string) {
+	if _, ok := label(node.Labels, "reject-"+plugin); ok {
+		return pb.Code_CODE_UNSCHEDULABLE, "node(s) are marked reject-" + plugin
+	}
+	if v, ok := label(node.Labels, "maxpods-"+plugin); ok {
+		max, _ := strconv.Atoi(v)
+		if int(node.PodCount) >= max {
+			return pb.Code_CODE_UNSCHEDULABLE, "node(s) have too many pods for " + plugin
+		}
+	}
+	return pb.Code_CODE_SUCCESS, ""
+}
+
+func skips(plugin string, pod *pb.Pod) bool {
+	_, ok := label(pod.Labels, "skip-"+plugin)
+	return ok
+}
+
+func (h *fakeHost) PreFilter(_ context.Context, req *pb.PreFilterRequest) (*pb.PreFilterResponse, error) {
+	defer h.begin("PreFilter")()
+	if !h.sessions[req.SessionId] {
+		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
+	}
+	if err := h.applyDelta(req.Delta); err != nil {
+		return nil, err
+	}
+	resp := &pb.PreFilterResponse{TableVersion: h.version}
+	var filters []string
+	for _, n := range h.profiles[req.SchedulerName] {
+		if h.info(n).HasFilter {
+			filters = append(filters, n)
+		}
+	}
+	resp.Plugins = filters
+	reasonIdx := map[string]uint32{}
+	slots := make([]uint32, 0, len(h.table))
+	for s := range h.table {
+		slots = append(slots, s)
+	}
+	sort.Slice(slots, func(i, j int) bool { return slots[i] < slots[j] })
+	for i, p := range filters {
+		resp.Skipped = append(resp.Skipped, skips(p, req.Pod))
+		_ = i
+	}
+	for _, s := range slots {
+		for i, p := range filters {
+			if resp.Skipped[i] {
+				continue
+			}
+			code, reason := evalFilter(p, req.Pod, h.table[s])
+			if code == pb.Code_CODE_SUCCESS {
+				continue
+			}
+			r, ok := reasonIdx[reason]
+			if !ok {
+				r = uint32(len(resp.Reasons))
+				reasonIdx[reason] = r
+				resp.Reasons = append(resp.Reasons, reason)
+			}
+			resp.RejectedNodes = append(resp.RejectedNodes, s)
+			resp.RejectedBy = append(resp.RejectedBy, uint32(i))
+			resp.Codes = append(resp.Codes, code)
+			resp.Reason = append(resp.Reason, r)
+			break
+		}
+	}
+	return resp, nil
+}
+
+func (h *fakeHost) Filter(_ context.Context, req *pb.FilterRequest) (*pb.FilterResponse, error) {
+	defer h.begin("Filter")()
+	if !h.sessions[req.SessionId] {
+		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
+	}
+	for _, p := range req.Plugins {
+		if skips(p, req.Pod) {
+			continue
+		}
+		if code, reason := evalFilter(p, req.Pod, req.Node); code != pb.Code_CODE_SUCCESS {
+			return &pb.FilterResponse{Code: code, Plugin: p, Reason: reason}, nil
+		}
+	}
+	return &pb.FilterResponse{Code: pb.Code_CODE_SUCCESS}, nil
+}
+
+func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.PreScoreResponse, error) {
+	defer h.begin("PreScore")()
+	if !h.sessions[req.SessionId] {
+		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
+	}
+	if req.TableVersion != h.version {
+		return nil, status.Errorf(codes.FailedPrecondition, "table version %d, host has %d", req.TableVersion, h.version)
+	}
+	resp := &pb.PreScoreResponse{}
+	for _, n := range h.profiles[req.SchedulerName] {
+		if !h.info(n).HasScore {
+			continue
+		}
+		ps := &pb.PluginScores{Plugin: n, Skipped: skips(n, req.Pod)}
+		if !ps.Skipped {
+			for _, s := range req.Nodes {
+				node, ok := h.table[s]
+				if !ok {
+					return nil, status.Errorf(codes.InvalidArgument, "unknown node slot %d", s)
+				}
+				v, _ := label(node.Labels, "score-"+n)
+				score, _ := strconv.ParseInt(v, 10, 64)
+				ps.Scores = append(ps.Scores, score)
+			}
+		}
+		resp.Plugins = append(resp.Plugins, ps)
+	}
+	return resp, nil
+}

@@ -1,0 +1,523 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	pb "schedplug.dev/integration/gen/schedplugv1"
+)
+
+// Profile is one scheduler profile and the native plugin names it enables,
+// in the order the profile runs them.
+type Profile struct {
+	SchedulerName string
+	Plugins       []string
+}
+
+// Config configures the connection to schedplug-host.
+type Config struct {
+	// Target is the gRPC address, e.g. unix:///run/schedplug/host.sock.
+	Target string
+	// ConnectTimeout is how long scheduler start waits for a host that is
+	// not up yet before it carries on with the failure policies.
+	ConnectTimeout time.Duration
+	// ResyncTimeout bounds a Handshake and a full node-table upload.
+	ResyncTimeout time.Duration
+	// ClientID names this scheduler in the host's logs.
+	ClientID string
+	// Profiles are the scheduler's profiles with their native plugins.
+	Profiles []Profile
+}
+
+// Defaults, overridable through the environment (see docs/shim.md).
+const (
+	DefaultTarget         = "unix:///run/schedplug/host.sock"
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultResyncTimeout  = 5 * time.Second
+	reconnectMinBackoff   = 200 * time.Millisecond
+	reconnectMaxBackoff   = 5 * time.Second
+	// rejectedPodsCap bounds the pods remembered for re-activation once the
+	// host is back.
+	rejectedPodsCap = 10000
+)
+
+// Manager is the one connection to schedplug-host per scheduler process,
+// shared by every shim plugin of every profile. It owns the session and the
+// node table.
+type Manager struct {
+	cfg    Config
+	conn   *grpc.ClientConn
+	client pb.HostClient
+
+	// mu serializes Handshakes and node-table changes (PreFilter, PreScore).
+	// Scheduling cycles run one at a time, so it is not contended there.
+	mu       sync.Mutex
+	table    *nodeTable
+	needFull bool
+
+	sess atomic.Pointer[session]
+
+	regMu     sync.RWMutex
+	profiles  []Profile
+	policies  map[string]map[string]Policy // profile -> plugin -> policy
+	activator fwk.PodActivator
+
+	startOnce sync.Once
+	startErr  error
+
+	reconnecting atomic.Bool
+	closed       chan struct{}
+	closeOnce    sync.Once
+
+	rejectedMu sync.Mutex
+	rejected   map[string]*v1.Pod
+}
+
+type session struct {
+	id      string
+	plugins map[string]*pb.PluginInfo
+}
+
+// NewManager creates a manager; it does not connect until Start.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.Target == "" {
+		cfg.Target = DefaultTarget
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.ResyncTimeout <= 0 {
+		cfg.ResyncTimeout = DefaultResyncTimeout
+	}
+	if cfg.ClientID == "" {
+		host, _ := os.Hostname()
+		cfg.ClientID = fmt.Sprintf("kube-scheduler %s pid %d", host, os.Getpid())
+	}
+	conn, err := grpc.NewClient(cfg.Target,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
+		// gRPC's default reconnect backoff grows to 120s; a restarted host
+		// should be back in seconds.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: 2 * time.Second,
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("schedplug host address %q (SCHEDPLUG_HOST) is not a valid gRPC target: %w", cfg.Target, err)
+	}
+	registerMetrics()
+	m := &Manager{
+		cfg:      cfg,
+		conn:     conn,
+		client:   pb.NewHostClient(conn),
+		table:    newNodeTable(),
+		policies: map[string]map[string]Policy{},
+		closed:   make(chan struct{}),
+		rejected: map[string]*v1.Pod{},
+	}
+	for _, p := range cfg.Profiles {
+		m.profiles = append(m.profiles, Profile{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...)})
+	}
+	return m, nil
+}
+
+// Close stops background reconnection and closes the connection.
+func (m *Manager) Close() {
+	m.closeOnce.Do(func() {
+		close(m.closed)
+		_ = m.conn.Close()
+	})
+}
+
+// register records a plugin instance: its policy decides call timeouts and
+// failure handling, and a plugin no configured profile lists is added to
+// the Handshake.
+func (m *Manager) register(profile, plugin string, pol Policy, activator fwk.PodActivator) {
+	m.regMu.Lock()
+	defer m.regMu.Unlock()
+	if m.policies[profile] == nil {
+		m.policies[profile] = map[string]Policy{}
+	}
+	m.policies[profile][plugin] = pol
+	if m.activator == nil && activator != nil {
+		m.activator = activator
+	}
+	for i := range m.profiles {
+		if m.profiles[i].SchedulerName != profile {
+			continue
+		}
+		for _, n := range m.profiles[i].Plugins {
+			if n == plugin {
+				return
+			}
+		}
+		m.profiles[i].Plugins = append(m.profiles[i].Plugins, plugin)
+		return
+	}
+	m.profiles = append(m.profiles, Profile{SchedulerName: profile, Plugins: []string{plugin}})
+}
+
+// callTimeout is the deadline of the one call that serves all of a
+// profile's native plugins: the largest of their timeouts.
+func (m *Manager) callTimeout(profile string) time.Duration {
+	m.regMu.RLock()
+	defer m.regMu.RUnlock()
+	var d time.Duration
+	for _, p := range m.policies[profile] {
+		if p.Timeout > d {
+			d = p.Timeout
+		}
+	}
+	if d == 0 {
+		d = DefaultTimeout
+	}
+	return d
+}
+
+func (m *Manager) policy(profile, plugin string) Policy {
+	m.regMu.RLock()
+	defer m.regMu.RUnlock()
+	if p, ok := m.policies[profile][plugin]; ok {
+		return p
+	}
+	return DefaultPolicy()
+}
+
+// pluginInfo is what the host reported for a plugin, nil before the first
+// successful Handshake.
+func (m *Manager) pluginInfo(name string) *pb.PluginInfo {
+	s := m.sess.Load()
+	if s == nil {
+		return nil
+	}
+	return s.plugins[name]
+}
+
+// Connected reports whether a session with the host exists.
+func (m *Manager) Connected() bool { return m.sess.Load() != nil }
+
+// Start connects at scheduler start. It waits up to ConnectTimeout for the
+// host, retrying with exponential backoff. A host that rejects the native
+// plugin names makes Start fail with the host's message (the same as
+// `schedplug check`); a host that does not come up in time is logged and
+// retried in the background while every cycle applies the failure policies.
+// Only the first call does the work; later calls return its result.
+func (m *Manager) Start(ctx context.Context) error {
+	m.startOnce.Do(func() { m.startErr = m.connectAtStart(ctx) })
+	return m.startErr
+}
+
+func (m *Manager) connectAtStart(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	deadline := time.Now().Add(m.cfg.ConnectTimeout)
+	backoff := reconnectMinBackoff
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		m.mu.Lock()
+		err := m.handshake(ctx)
+		m.mu.Unlock()
+		if err == nil {
+			return nil
+		}
+		if fatalHandshake(err) {
+			return fmt.Errorf("schedplug-host at %s rejected this scheduler's native plugins:\n%s", m.cfg.Target, status.Convert(err).Message())
+		}
+		lastErr = err
+		if time.Now().Add(backoff).After(deadline) {
+			break
+		}
+		logger.V(2).Info("schedplug-host not reachable yet, retrying", "target", m.cfg.Target, "attempt", attempt, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, reconnectMaxBackoff)
+	}
+	logger.Error(lastErr, "schedplug-host could not be reached at scheduler start; native plugins apply their failurePolicy until it is, and the shim keeps reconnecting",
+		"target", m.cfg.Target, "waited", m.cfg.ConnectTimeout)
+	m.startReconnect(ctx)
+	return nil
+}
+
+// fatalHandshake: the host is up and says this scheduler's configuration
+// cannot work (unknown plugin names, wrong protocol version).
+func fatalHandshake(err error) bool {
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.Unimplemented:
+		return true
+	}
+	return false
+}
+
+// handshake opens a new session. The host's node table for it is empty, so
+// the next PreFilter sends the full table. Callers hold m.mu.
+func (m *Manager) handshake(ctx context.Context) error {
+	m.regMu.RLock()
+	req := &pb.HandshakeRequest{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, ClientId: m.cfg.ClientID}
+	for _, p := range m.profiles {
+		req.Profiles = append(req.Profiles, &pb.ProfilePlugins{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...)})
+	}
+	m.regMu.RUnlock()
+
+	cctx, cancel := context.WithTimeout(ctx, m.cfg.ResyncTimeout)
+	defer cancel()
+	resp, err := m.client.Handshake(cctx, req)
+	countRPC("Handshake", err)
+	if err != nil {
+		return err
+	}
+	if resp.GetProtocolVersion() != pb.ProtocolVersion_PROTOCOL_VERSION_1 {
+		return status.Errorf(codes.FailedPrecondition, "schedplug-host speaks protocol version %d, this scheduler speaks %d; deploy matching versions of schedplug-host and kube-scheduler",
+			resp.GetProtocolVersion(), pb.ProtocolVersion_PROTOCOL_VERSION_1)
+	}
+	s := &session{id: resp.GetSessionId(), plugins: map[string]*pb.PluginInfo{}}
+	for _, p := range resp.GetPlugins() {
+		s.plugins[p.GetName()] = p
+	}
+	for _, w := range resp.GetWarnings() {
+		klog.FromContext(ctx).Info("schedplug-host warning", "warning", w)
+	}
+	m.table.reset()
+	m.needFull = true
+	m.sess.Store(s)
+	klog.FromContext(ctx).V(2).Info("schedplug-host session opened", "target", m.cfg.Target, "session", s.id, "plugins", len(s.plugins))
+	go m.activateRejected(ctx)
+	return nil
+}
+
+// renewSession handshakes again unless another caller already replaced the
+// session `stale`. On failure the session is dropped and background
+// reconnection starts. Callers hold m.mu.
+func (m *Manager) renewSession(ctx context.Context, stale *session) error {
+	if cur := m.sess.Load(); cur != nil && cur != stale {
+		return nil
+	}
+	resyncs.Inc()
+	if err := m.handshake(ctx); err != nil {
+		m.sess.Store(nil)
+		m.startReconnect(ctx)
+		return err
+	}
+	return nil
+}
+
+// startReconnect handshakes in the background, with capped exponential
+// backoff, until a session exists. It never blocks a scheduling cycle.
+func (m *Manager) startReconnect(ctx context.Context) {
+	if !m.reconnecting.CompareAndSwap(false, true) {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer m.reconnecting.Store(false)
+		logger := klog.FromContext(ctx)
+		backoff := reconnectMinBackoff
+		for {
+			select {
+			case <-m.closed:
+				return
+			case <-time.After(backoff):
+			}
+			m.mu.Lock()
+			var err error
+			if m.sess.Load() == nil {
+				err = m.handshake(ctx)
+			}
+			m.mu.Unlock()
+			if err == nil {
+				return
+			}
+			logger.V(2).Info("schedplug-host still not reachable", "target", m.cfg.Target, "err", err)
+			backoff = min(backoff*2, reconnectMaxBackoff)
+		}
+	}()
+}
+
+// errNoSession is returned while there is no session with the host.
+var errNoSession = status.Error(codes.Unavailable, "no session with schedplug-host (not reachable since start or since it restarted)")
+
+// prefilterResult is the outcome of the cycle's PreFilter call.
+type prefilterResult struct {
+	resp *pb.PreFilterResponse
+	// gens[slot] is the NodeInfo generation the host evaluated for that
+	// slot (-1: free slot).
+	gens []int64
+}
+
+// preFilter sends the pod and the node-table delta and returns every
+// native Filter's verdicts. On FAILED_PRECONDITION it opens a new session
+// and sends the full table once.
+func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, nodes []fwk.NodeInfo) (*prefilterResult, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sess.Load()
+	if s == nil {
+		return nil, errNoSession
+	}
+	res, err := m.sendPreFilter(ctx, s, profile, pod, nodes, m.needFull)
+	if status.Code(err) != codes.FailedPrecondition {
+		return res, err
+	}
+	klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", profile, "err", status.Convert(err).Message())
+	if err := m.renewSession(ctx, s); err != nil {
+		return nil, err
+	}
+	return m.sendPreFilter(ctx, m.sess.Load(), profile, pod, nodes, true)
+}
+
+// sendPreFilter makes one PreFilter call. Callers hold m.mu.
+func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, full bool) (*prefilterResult, error) {
+	plan := m.table.planDelta(nodes, full, convertNode)
+	timeout := m.callTimeout(profile)
+	if full {
+		timeout = max(timeout, m.cfg.ResyncTimeout)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := m.client.PreFilter(cctx, &pb.PreFilterRequest{
+		SessionId:     s.id,
+		SchedulerName: profile,
+		Pod:           pod,
+		Delta:         plan.msg,
+	})
+	countRPC("PreFilter", err)
+	if err != nil {
+		return nil, err
+	}
+	m.table.commit(plan, resp.GetTableVersion())
+	m.needFull = false
+	return &prefilterResult{resp: resp, gens: plan.gens}, nil
+}
+
+// preScore asks for every native Score plugin's normalized scores on the
+// feasible nodes. allNodes is the cycle's snapshot, needed when the host
+// lost the table and it must be sent again.
+func (m *Manager) preScore(ctx context.Context, profile string, pod *pb.Pod, feasible, allNodes []fwk.NodeInfo) (*pb.PreScoreResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sess.Load()
+	if s == nil {
+		return nil, errNoSession
+	}
+	resp, err := m.sendPreScore(ctx, s, profile, pod, feasible)
+	if status.Code(err) != codes.FailedPrecondition {
+		return resp, err
+	}
+	klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", profile, "err", status.Convert(err).Message())
+	if err := m.renewSession(ctx, s); err != nil {
+		return nil, err
+	}
+	s = m.sess.Load()
+	if _, err := m.sendPreFilter(ctx, s, profile, pod, allNodes, true); err != nil {
+		return nil, err
+	}
+	return m.sendPreScore(ctx, s, profile, pod, feasible)
+}
+
+func (m *Manager) sendPreScore(ctx context.Context, s *session, profile string, pod *pb.Pod, feasible []fwk.NodeInfo) (*pb.PreScoreResponse, error) {
+	slots := make([]uint32, len(feasible))
+	for i, ni := range feasible {
+		slot, ok := m.table.slotOf(ni.Node().Name)
+		if !ok {
+			return nil, status.Errorf(codes.Internal, "node %q is not in the node table sent to schedplug-host", ni.Node().Name)
+		}
+		slots[i] = slot
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.callTimeout(profile))
+	defer cancel()
+	resp, err := m.client.PreScore(cctx, &pb.PreScoreRequest{
+		SessionId:     s.id,
+		SchedulerName: profile,
+		Pod:           pod,
+		TableVersion:  m.table.currentVersion(),
+		Nodes:         slots,
+	})
+	countRPC("PreScore", err)
+	return resp, err
+}
+
+// filterOne evaluates one plugin on one node whose state is sent
+// explicitly; the node table is not involved.
+func (m *Manager) filterOne(ctx context.Context, profile, plugin string, pod *pb.Pod, ni fwk.NodeInfo) (*pb.FilterResponse, error) {
+	s := m.sess.Load()
+	if s == nil {
+		return nil, errNoSession
+	}
+	req := &pb.FilterRequest{SchedulerName: profile, Pod: pod, Node: convertNode(ni, 0), Plugins: []string{plugin}}
+	call := func(s *session) (*pb.FilterResponse, error) {
+		req.SessionId = s.id
+		cctx, cancel := context.WithTimeout(ctx, m.policy(profile, plugin).Timeout)
+		defer cancel()
+		resp, err := m.client.Filter(cctx, req)
+		countRPC("Filter", err)
+		return resp, err
+	}
+	resp, err := call(s)
+	if status.Code(err) != codes.FailedPrecondition {
+		return resp, err
+	}
+	m.mu.Lock()
+	err = m.renewSession(ctx, s)
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return call(m.sess.Load())
+}
+
+// rememberRejected keeps a pod that a failure policy rejected, so it can be
+// moved back to the active queue as soon as the host answers again rather
+// than wait for an unrelated cluster event.
+func (m *Manager) rememberRejected(pod *v1.Pod) {
+	m.rejectedMu.Lock()
+	defer m.rejectedMu.Unlock()
+	if len(m.rejected) < rejectedPodsCap {
+		m.rejected[pod.Namespace+"/"+pod.Name] = pod
+	}
+}
+
+func (m *Manager) activateRejected(ctx context.Context) {
+	m.rejectedMu.Lock()
+	pods := m.rejected
+	m.rejected = map[string]*v1.Pod{}
+	m.rejectedMu.Unlock()
+	m.regMu.RLock()
+	act := m.activator
+	m.regMu.RUnlock()
+	if len(pods) == 0 || act == nil {
+		return
+	}
+	act.Activate(klog.FromContext(ctx), pods)
+}
+
+func countRPC(method string, err error) {
+	rpcs.WithLabelValues(method, status.Code(err).String()).Inc()
+}
+
+// unreachable reports whether err means the host did not answer (as opposed
+// to answering with an error).
+func unreachable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,246 @@
+package shim
+
+import (
+	"sync"
+
+	fwk "k8s.io/kube-scheduler/framework"
+
+	pb "schedplug.dev/integration/gen/schedplugv1"
+)
+
+// nodeTable is the shim's side of the session's node table: which slot each
+// node name occupies and which NodeInfo generation the host last received
+// for it. The host mirrors it; a delta carries only what changed.
+//
+// Deltas are computed tentatively (planDelta) and only committed when the
+// host accepted them, so a failed or timed-out call leaves the table as the
+// host last confirmed it. If the host did apply a delta whose answer was
+// lost, its version is ahead of ours and it answers FAILED_PRECONDITION on
+// the next call, which triggers a resync.
+type nodeTable struct {
+	// mu guards everything below. Writers are serialized by the session
+	// manager; readers are the Filter workers looking up slots.
+	mu      sync.RWMutex
+	entries map[string]*tableEntry
+	// names[slot] is the node in that slot, "" for a free slot.
+	names []string
+	// free holds released slots, reused before the table grows.
+	free    []uint32
+	version uint64
+}
+
+type tableEntry struct {
+	slot       uint32
+	generation int64
+}
+
+func newNodeTable() *nodeTable {
+	return &nodeTable{entries: make(map[string]*tableEntry)}
+}
+
+// plannedDelta is a delta that has been sent (or is about to be) but is not
+// yet part of the table.
+type plannedDelta struct {
+	msg *pb.NodeTableDelta
+	// newNames: slot -> name for upserts (new and changed nodes).
+	upserts []plannedUpsert
+	removed []uint32
+	full    bool
+	// gens is the generation the host holds for every slot once this delta
+	// is applied (-1 for a free slot); the cycle keeps it to decide whether
+	// a Filter call may use the PreFilter verdicts.
+	gens []int64
+}
+
+type plannedUpsert struct {
+	name       string
+	slot       uint32
+	generation int64
+}
+
+// slotOf returns the slot of a node, for Filter and PreScore lookups.
+func (t *nodeTable) slotOf(name string) (uint32, bool) {
+	t.mu.RLock()
+	e, ok := t.entries[name]
+	t.mu.RUnlock()
+	if !ok {
+		return 0, false
+	}
+	return e.slot, true
+}
+
+func (t *nodeTable) currentVersion() uint64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.version
+}
+
+func (t *nodeTable) size() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.entries)
+}
+
+// reset forgets every node; the next delta is then a full one.
+func (t *nodeTable) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.entries = make(map[string]*tableEntry)
+	t.names = nil
+	t.free = nil
+	t.version = 0
+}
+
+// planDelta compares the snapshot's nodes with the table and returns the
+// delta that brings the host's mirror up to date. full forces every node to
+// be sent (a resync). convert builds a node's wire form; it is only called
+// for nodes that are actually sent.
+func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.NodeInfo, uint32) *pb.Node) *plannedDelta {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+
+	p := &plannedDelta{full: full}
+	msg := &pb.NodeTableDelta{Full: full}
+	p.msg = msg
+
+	// Slots handed out in this delta: free slots first, then new ones.
+	nextFree := 0
+	nextNew := uint32(len(t.names))
+	if full {
+		nextNew = 0
+	}
+	allocate := func() uint32 {
+		if !full && nextFree < len(t.free) {
+			s := t.free[nextFree]
+			nextFree++
+			return s
+		}
+		s := nextNew
+		nextNew++
+		return s
+	}
+
+	matched := 0
+	seen := make(map[string]struct{}, 0)
+	for _, ni := range nodes {
+		node := ni.Node()
+		if node == nil {
+			continue
+		}
+		name := node.Name
+		gen := ni.GetGeneration()
+		var slot uint32
+		if e, ok := t.entries[name]; ok && !full {
+			matched++
+			if e.generation == gen {
+				continue
+			}
+			slot = e.slot
+		} else {
+			if full {
+				// A full table must not name a node twice.
+				if _, dup := seen[name]; dup {
+					continue
+				}
+				seen[name] = struct{}{}
+			}
+			slot = allocate()
+		}
+		p.upserts = append(p.upserts, plannedUpsert{name: name, slot: slot, generation: gen})
+		msg.Upserts = append(msg.Upserts, convert(ni, slot))
+	}
+
+	// Removed nodes: table entries the snapshot no longer has. Each snapshot
+	// node matches at most one entry, so only look when some are unmatched.
+	if !full && matched < len(t.entries) {
+		present := make(map[string]struct{}, len(nodes))
+		for _, ni := range nodes {
+			if n := ni.Node(); n != nil {
+				present[n.Name] = struct{}{}
+			}
+		}
+		for name, e := range t.entries {
+			if _, ok := present[name]; !ok {
+				p.removed = append(p.removed, e.slot)
+			}
+		}
+		msg.Removed = p.removed
+	}
+
+	msg.BaseVersion = t.version
+	msg.NewVersion = t.version
+	if full {
+		msg.BaseVersion = 0
+		msg.NewVersion = t.version + 1
+	} else if len(msg.Upserts) > 0 || len(msg.Removed) > 0 {
+		msg.NewVersion = t.version + 1
+	}
+
+	// Generations per slot after the delta.
+	size := int(nextNew)
+	if !full && len(t.names) > size {
+		size = len(t.names)
+	}
+	p.gens = make([]int64, size)
+	for i := range p.gens {
+		p.gens[i] = -1
+	}
+	if !full {
+		for _, e := range t.entries {
+			p.gens[e.slot] = e.generation
+		}
+		for _, s := range p.removed {
+			p.gens[s] = -1
+		}
+	}
+	for _, u := range p.upserts {
+		p.gens[u.slot] = u.generation
+	}
+	return p
+}
+
+// commit applies a delta the host accepted.
+func (t *nodeTable) commit(p *plannedDelta, hostVersion uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p.full {
+		t.entries = make(map[string]*tableEntry, len(p.upserts))
+		t.names = nil
+		t.free = nil
+	}
+	for _, s := range p.removed {
+		name := t.names[s]
+		delete(t.entries, name)
+		t.names[s] = ""
+	}
+	used := make(map[uint32]struct{}, len(p.upserts))
+	for _, u := range p.upserts {
+		for int(u.slot) >= len(t.names) {
+			t.names = append(t.names, "")
+		}
+		if e, ok := t.entries[u.name]; ok {
+			e.generation = u.generation
+		} else {
+			t.entries[u.name] = &tableEntry{slot: u.slot, generation: u.generation}
+		}
+		t.names[u.slot] = u.name
+		used[u.slot] = struct{}{}
+	}
+	// Rebuild the free list: slots taken from it are gone, removed ones join.
+	free := t.free[:0:0]
+	for _, s := range t.free {
+		if _, ok := used[s]; !ok {
+			free = append(free, s)
+		}
+	}
+	for _, s := range p.removed {
+		if _, ok := used[s]; !ok {
+			free = append(free, s)
+		}
+	}
+	t.free = free
+	t.version = p.msg.NewVersion
+	if hostVersion != 0 {
+		t.version = hostVersion
+	}
+}
