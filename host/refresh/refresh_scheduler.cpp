@@ -14,6 +14,8 @@ using std::chrono::milliseconds;
 // (and at least kHungFloor).
 constexpr int kHungPeriods = 2;
 constexpr milliseconds kHungFloor{1000};
+// How often a refresh that keeps failing is logged again.
+constexpr std::chrono::seconds kRepeatLog{60};
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -31,6 +33,10 @@ struct RefreshScheduler::Worker {
   Clock::time_point started{};
   bool hang_reported = false;
   bool finished = false;
+  // Failures in a row, and when the last one was logged: a refresh that
+  // keeps failing is logged once a minute, not once a period.
+  uint64_t failures_in_a_row = 0;
+  Clock::time_point failure_logged{};
 };
 
 struct RefreshScheduler::State {
@@ -80,14 +86,26 @@ void RefreshScheduler::run(std::shared_ptr<State> state, Worker& w) {
     if (result.ok()) {
       spdlog::trace("refresh of plugin {} (profile {}) took {:.3f} s", name,
                     w.profile, took);
+      if (w.failures_in_a_row > 0) {
+        spdlog::info(
+            "refresh of plugin {} (profile {}) works again after {} failures",
+            name, w.profile, w.failures_in_a_row);
+      }
+      w.failures_in_a_row = 0;
       if (state->metrics) state->metrics->refresh_succeeded(name);
     } else {
-      spdlog::warn(
-          "refresh of plugin {} (profile {}) failed after {:.3f} s: {}; "
-          "retrying in {} ms, requests keep using its last refreshed data",
-          name, w.profile, took,
-          result.reason.empty() ? "(no reason given)" : result.reason,
-          w.period.count());
+      ++w.failures_in_a_row;
+      const auto now = Clock::now();
+      if (w.failures_in_a_row == 1 || now - w.failure_logged >= kRepeatLog) {
+        w.failure_logged = now;
+        spdlog::warn(
+            "refresh of plugin {} (profile {}) failed after {:.3f} s ({} in a "
+            "row): {}; retrying every {} ms, requests keep using its last "
+            "refreshed data",
+            name, w.profile, took, w.failures_in_a_row,
+            result.reason.empty() ? "(no reason given)" : result.reason,
+            w.period.count());
+      }
       if (state->metrics) state->metrics->refresh_failed(name);
     }
     if (w.hang_reported) {

@@ -1,0 +1,210 @@
+// The filter and score chains on the test plugins, without gRPC.
+#include <gtest/gtest.h>
+
+#include "host/chain/filter_chain.hpp"
+#include "host/chain/score_chain.hpp"
+#include "host/loader/plugin_library.hpp"
+#include "host/model/records.hpp"
+#include "test_support.hpp"
+
+namespace schedplug::host {
+namespace {
+
+class ChainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    LoadResult loaded = load_plugin_directory(testing::test_plugin_dir());
+    ASSERT_TRUE(loaded.problems.empty()) << loaded.problems[0].message;
+    for (const auto& lib : loaded.plugins) libs_[lib->name()] = lib;
+  }
+  const PluginInstance* make(const std::string& name,
+                             const std::string& args = "{}") {
+    instances_.push_back(PluginInstance::create(libs_.at(name), args));
+    return instances_.back().get();
+  }
+  static std::unique_ptr<NodeRecord> node(const std::string& name,
+                                          int64_t cpu_free,
+                                          KeyValues labels = {},
+                                          uint32_t pods = 0) {
+    NodeData d;
+    d.name = name;
+    d.labels = std::move(labels);
+    d.allocatable = {{"cpu", 10000}, {"pods", 110}};
+    d.requested = {{"cpu", 10000 - cpu_free}};
+    d.pod_count = pods;
+    return std::make_unique<NodeRecord>(std::move(d));
+  }
+  static PodRecord pod(int64_t cpu, KeyValues selector = {},
+                       KeyValues labels = {}) {
+    PodData d;
+    d.namespace_name = "ns";
+    d.name = "p";
+    d.requests = {{"cpu", cpu}};
+    d.node_selector = std::move(selector);
+    d.labels = std::move(labels);
+    return PodRecord(std::move(d));
+  }
+
+  std::map<std::string, std::shared_ptr<PluginLibrary>> libs_;
+  std::vector<std::unique_ptr<PluginInstance>> instances_;
+  ThreadPool pool_{2};
+};
+
+TEST_F(ChainTest, FirstRejectionInProfileOrderWins) {
+  std::vector<const PluginInstance*> filters{
+      make("LabelFilter"), make("ResourceFit"), make("FreeCpu")};
+  auto a = node("a", 5000, {{"zone", "x"}});
+  auto b = node("b", 100, {{"zone", "y"}});  // both reject
+  auto c =
+      node("c", 100, {{"zone", "x"}, {"test/cordon", "true"}});  // fit first
+  auto d = node("d", 5000, {{"zone", "x"}, {"test/cordon", "true"}});
+  std::vector<const schedplug_node*> nodes{&a->view(), nullptr, &b->view(),
+                                           &c->view(), &d->view()};
+  const PodRecord p = pod(1000, {{"zone", "x"}});
+  FilterOutcome out =
+      run_filters(filters, p.view(), nodes, pool_, Deadline::never());
+  ASSERT_EQ(out.rejections.size(), 3u);
+  EXPECT_EQ(out.rejections[0].node, 2u);
+  EXPECT_EQ(out.rejections[0].plugin, 0u);  // LabelFilter before ResourceFit
+  EXPECT_EQ(out.rejections[0].code, SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE);
+  EXPECT_EQ(out.rejections[1].node, 3u);
+  EXPECT_EQ(out.rejections[1].plugin, 1u);
+  EXPECT_EQ(out.reasons[out.rejections[1].reason], "Insufficient cpu");
+  EXPECT_EQ(out.rejections[2].node, 4u);
+  EXPECT_EQ(out.rejections[2].plugin, 2u);
+  EXPECT_EQ(out.reasons.size(), 3u);
+  EXPECT_EQ(out.runs[0].calls, 4u);  // the empty slot is not evaluated
+  EXPECT_EQ(out.runs[1].calls, 3u);  // b was already rejected
+}
+
+TEST_F(ChainTest, AppliesHookSkipsAPluginForPodsItIgnores) {
+  std::vector<const PluginInstance*> filters{make("LabelFilter"),
+                                             make("ResourceFit")};
+  auto a = node("a", 5000, {{"zone", "y"}});
+  std::vector<const schedplug_node*> nodes{&a->view()};
+  const PodRecord p = pod(1000);  // no node selector
+  FilterOutcome out =
+      run_filters(filters, p.view(), nodes, pool_, Deadline::never());
+  EXPECT_TRUE(out.skipped[0]);
+  EXPECT_FALSE(out.skipped[1]);
+  EXPECT_TRUE(out.rejections.empty());
+  EXPECT_EQ(out.runs[0].calls, 0u);
+}
+
+TEST_F(ChainTest, ManyNodesInParallelMatchSequential) {
+  std::vector<const PluginInstance*> filters{make("ResourceFit"),
+                                             make("FreeCpu")};
+  std::vector<std::unique_ptr<NodeRecord>> records;
+  std::vector<const schedplug_node*> nodes;
+  for (int i = 0; i < 3000; ++i) {
+    KeyValues labels;
+    if (i % 7 == 0) labels.push_back({"test/cordon", "true"});
+    records.push_back(node("n" + std::to_string(i), (i * 37) % 4000, labels));
+    nodes.push_back(&records.back()->view());
+  }
+  const PodRecord p = pod(2000);
+  FilterOutcome out =
+      run_filters(filters, p.view(), nodes, pool_, Deadline::never());
+  size_t expected = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const bool rejected = !filters[0]->filter(p.view(), *nodes[i]).ok() ||
+                          !filters[1]->filter(p.view(), *nodes[i]).ok();
+    expected += rejected;
+  }
+  EXPECT_EQ(out.rejections.size(), expected);
+  for (size_t i = 1; i < out.rejections.size(); ++i) {
+    EXPECT_LT(out.rejections[i - 1].node, out.rejections[i].node);
+  }
+}
+
+TEST_F(ChainTest, DeadlineNamesThePluginThatWasRunning) {
+  std::vector<const PluginInstance*> filters{
+      make("FreeCpu"), make("SleepyFilter", R"({"sleep_ms":20})")};
+  std::vector<std::unique_ptr<NodeRecord>> records;
+  std::vector<const schedplug_node*> nodes;
+  for (int i = 0; i < 64; ++i) {
+    records.push_back(node("n" + std::to_string(i), 5000));
+    nodes.push_back(&records.back()->view());
+  }
+  const PodRecord p = pod(100);
+  const auto deadline = Deadline::at(std::chrono::steady_clock::now() +
+                                     std::chrono::milliseconds(50));
+  try {
+    run_filters(filters, p.view(), nodes, pool_, deadline);
+    FAIL() << "no deadline error";
+  } catch (const ChainDeadlineExceeded& e) {
+    EXPECT_EQ(e.plugin()->name(), "SleepyFilter");
+    EXPECT_NE(std::string(e.what()).find("\"SleepyFilter\" was running filter"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.runs()[0].calls, 64u);  // FreeCpu finished
+  }
+}
+
+TEST_F(ChainTest, ScoresAreNormalizedPerPlugin) {
+  std::vector<const PluginInstance*> scorers{make("FreeCpu"), make("Latency"),
+                                             make("SpreadScore")};
+  auto a = node("a", 1000, {{"test/latency", "10"}}, 0);
+  auto b = node("b", 3000, {{"test/latency", "30"}}, 50);
+  auto c = node("c", 2000, {{"test/latency", "20"}}, 100);
+  std::vector<const schedplug_node*> nodes{&a->view(), &b->view(), &c->view()};
+  const PodRecord p = pod(0);
+  ScoreOutcome out =
+      run_scores(scorers, p.view(), nodes, pool_, Deadline::never());
+  EXPECT_EQ(out.plugins[0].scores,
+            (std::vector<int64_t>{0, 100, 50}));  // linear
+  EXPECT_EQ(out.plugins[1].scores,
+            (std::vector<int64_t>{100, 0, 50}));  // reversed
+  EXPECT_EQ(out.plugins[2].scores,
+            (std::vector<int64_t>{100, 50, 0}));  // its own
+  for (const auto& pl : out.plugins) EXPECT_TRUE(pl.error.empty()) << pl.error;
+}
+
+TEST_F(ChainTest, OutOfRangeNormalizationIsAnErrorNamingThePlugin) {
+  std::vector<const PluginInstance*> scorers{make("BadNormalize"),
+                                             make("FreeCpu")};
+  auto a = node("a", 1000);
+  auto b = node("b", 2000);
+  std::vector<const schedplug_node*> nodes{&a->view(), &b->view()};
+  const PodRecord p = pod(0);
+  ScoreOutcome out =
+      run_scores(scorers, p.view(), nodes, pool_, Deadline::never());
+  EXPECT_TRUE(out.plugins[0].scores.empty());
+  EXPECT_NE(out.plugins[0].error.find("BadNormalize"), std::string::npos)
+      << out.plugins[0].error;
+  EXPECT_NE(out.plugins[0].error.find("1000"), std::string::npos)
+      << out.plugins[0].error;
+  // The other plugin is unaffected.
+  EXPECT_TRUE(out.plugins[1].error.empty());
+  EXPECT_EQ(out.plugins[1].scores.size(), 2u);
+}
+
+TEST_F(ChainTest, ScoreErrorNamesPluginAndNode) {
+  std::vector<const PluginInstance*> scorers{make("Latency")};
+  auto a = node("a", 1000);
+  auto b = node("b", 1000, {{"test/score-error", "true"}});
+  std::vector<const schedplug_node*> nodes{&a->view(), &b->view()};
+  const PodRecord p = pod(0);
+  ScoreOutcome out =
+      run_scores(scorers, p.view(), nodes, pool_, Deadline::never());
+  EXPECT_NE(out.plugins[0].error.find("Latency"), std::string::npos);
+  EXPECT_NE(out.plugins[0].error.find("\"b\""), std::string::npos)
+      << out.plugins[0].error;
+  EXPECT_EQ(out.runs[0].errors, 1u);
+}
+
+TEST_F(ChainTest, SingleNodeFilterStopsAtTheFirstNonSuccess) {
+  std::vector<const PluginInstance*> filters{
+      make("FreeCpu"), make("ResourceFit"), make("LabelFilter")};
+  auto a = node("a", 100, {{"test/cordon", "false"}});
+  const PodRecord p = pod(500, {{"zone", "x"}});
+  SingleFilterResult r =
+      run_filters_on_node(filters, p.view(), a->view(), Deadline::never());
+  ASSERT_NE(r.plugin, nullptr);
+  EXPECT_EQ(r.plugin->name(), "ResourceFit");
+  EXPECT_EQ(r.verdict.reason, "Insufficient cpu");
+  EXPECT_EQ(r.runs.size(), 2u);
+}
+
+}  // namespace
+}  // namespace schedplug::host

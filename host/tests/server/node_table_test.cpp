@@ -1,0 +1,162 @@
+#include "host/table/node_table.hpp"
+
+#include <gtest/gtest.h>
+
+namespace schedplug::host {
+namespace {
+
+NodeUpsert node(uint32_t slot, const std::string& name,
+                int64_t generation = 1) {
+  NodeData data;
+  data.name = name;
+  data.labels = {{"zone", "a"}};
+  return {slot, generation,
+          std::make_shared<const NodeRecord>(std::move(data))};
+}
+
+TableDelta full(uint64_t version, std::vector<NodeUpsert> upserts) {
+  TableDelta d;
+  d.full = true;
+  d.new_version = version;
+  d.upserts = std::move(upserts);
+  return d;
+}
+
+TableDelta delta(uint64_t base, uint64_t next, std::vector<NodeUpsert> upserts,
+                 std::vector<uint32_t> removed = {}) {
+  TableDelta d;
+  d.base_version = base;
+  d.new_version = next;
+  d.upserts = std::move(upserts);
+  d.removed = std::move(removed);
+  return d;
+}
+
+std::string name_at(const NodeTable& t, uint32_t slot) {
+  const NodeRecord* r = t.at(slot);
+  return r ? r->name() : std::string("<empty>");
+}
+
+void expect_refused(NodeTable& table, const TableDelta& d,
+                    DeltaError::Kind kind, const std::string& words) {
+  const uint64_t version = table.version();
+  const size_t size = table.size();
+  try {
+    table.apply(d);
+    FAIL() << "the delta was accepted";
+  } catch (const DeltaError& e) {
+    EXPECT_EQ(e.kind(), kind);
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(table.version(), version);
+  EXPECT_EQ(table.size(), size);
+}
+
+TEST(NodeTable, FullTableThenDeltas) {
+  NodeTable t;
+  t.apply(full(1, {node(0, "a"), node(1, "b"), node(2, "c")}));
+  EXPECT_EQ(t.version(), 1u);
+  EXPECT_EQ(t.size(), 3u);
+  ASSERT_EQ(t.views().size(), 3u);
+  EXPECT_EQ(std::string(t.views()[1]->name.data, t.views()[1]->name.len), "b");
+  EXPECT_EQ(t.find("c"), 2u);
+
+  // Update b, remove a, add d at a fresh slot.
+  t.apply(delta(1, 2, {node(1, "b", 7), node(3, "d")}, {0}));
+  EXPECT_EQ(t.version(), 2u);
+  EXPECT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.at(0), nullptr);
+  EXPECT_EQ(t.views()[0], nullptr);
+  EXPECT_EQ(t.generation(1), 7);
+  EXPECT_FALSE(t.find("a").has_value());
+  EXPECT_EQ(t.find("d"), 3u);
+
+  // Reuse the freed slot; move d from slot 3 to slot 0.
+  t.apply(delta(2, 3, {node(0, "d")}, {3}));
+  EXPECT_EQ(name_at(t, 0), "d");
+  EXPECT_EQ(t.find("d"), 0u);
+  // Trailing empty slots are trimmed.
+  EXPECT_EQ(t.slot_count(), 3u);
+}
+
+TEST(NodeTable, FullDeltaReplacesEverything) {
+  NodeTable t;
+  t.apply(full(5, {node(0, "a"), node(1, "b")}));
+  t.apply(full(9, {node(4, "x")}));
+  EXPECT_EQ(t.version(), 9u);
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.slot_count(), 5u);
+  EXPECT_FALSE(t.find("a").has_value());
+  EXPECT_EQ(name_at(t, 4), "x");
+}
+
+TEST(NodeTable, VersionMismatchAsksForResync) {
+  NodeTable t;
+  t.apply(full(3, {node(0, "a")}));
+  expect_refused(t, delta(2, 4, {node(1, "b")}),
+                 DeltaError::Kind::kVersionMismatch,
+                 "send the full node table");
+}
+
+TEST(NodeTable, RefusesMalformedDeltasWithoutChangingAnything) {
+  NodeTable t;
+  t.apply(full(1, {node(0, "a"), node(1, "b")}));
+  using K = DeltaError::Kind;
+  expect_refused(t, delta(1, 2, {}, {7}), K::kInvalid, "holds no node");
+  expect_refused(t, delta(1, 2, {}, {0, 0}), K::kInvalid, "twice");
+  expect_refused(t, delta(1, 2, {node(2, "c"), node(3, "c")}), K::kInvalid,
+                 "duplicate node name \"c\"");
+  expect_refused(t, delta(1, 2, {node(2, "a")}), K::kInvalid,
+                 "duplicate node name \"a\"");
+  expect_refused(t, delta(1, 2, {node(1, "z")}), K::kInvalid,
+                 "still holds node \"b\"");
+  expect_refused(t, delta(1, 2, {node(2, "c"), node(2, "d")}), K::kInvalid,
+                 "appears twice");
+  expect_refused(t, delta(1, 2, {node(NodeTable::kMaxSlots, "big")}),
+                 K::kInvalid, "dense small integers");
+  expect_refused(t, delta(1, 1, {node(2, "c")}), K::kInvalid,
+                 "must be greater than base_version");
+  expect_refused(t, delta(1, 2, {node(2, "")}), K::kInvalid, "has no name");
+  // A valid delta mixed with an invalid part changes nothing either.
+  expect_refused(t, delta(1, 2, {node(2, "c")}, {9}), K::kInvalid,
+                 "holds no node");
+  EXPECT_FALSE(t.find("c").has_value());
+  EXPECT_EQ(name_at(t, 1), "b");
+}
+
+TEST(NodeTable, ReusingASlotRequiresRemovingIt) {
+  NodeTable t;
+  t.apply(full(1, {node(0, "a"), node(1, "b")}));
+  t.apply(delta(1, 2, {node(1, "z")}, {1}));
+  EXPECT_EQ(name_at(t, 1), "z");
+  EXPECT_FALSE(t.find("b").has_value());
+  // Swapping two names needs both slots removed.
+  t.apply(delta(2, 3, {node(0, "z"), node(1, "a")}, {0, 1}));
+  EXPECT_EQ(name_at(t, 0), "z");
+  EXPECT_EQ(name_at(t, 1), "a");
+  EXPECT_EQ(t.size(), 2u);
+}
+
+TEST(NodeTable, EmptyDeltas) {
+  NodeTable t;
+  t.apply(full(4, {node(0, "a")}));
+  t.apply(delta(4, 0, {}));  // no new version: unchanged
+  EXPECT_EQ(t.version(), 4u);
+  t.apply(delta(4, 4, {}));
+  EXPECT_EQ(t.version(), 4u);
+  expect_refused(t, delta(4, 3, {}), DeltaError::Kind::kInvalid, "backwards");
+  expect_refused(t, delta(3, 0, {}), DeltaError::Kind::kVersionMismatch,
+                 "version mismatch");
+}
+
+TEST(NodeTable, EmptyFullTable) {
+  NodeTable t;
+  t.apply(full(1, {node(0, "a")}));
+  t.apply(full(2, {}));
+  EXPECT_EQ(t.size(), 0u);
+  EXPECT_EQ(t.slot_count(), 0u);
+  EXPECT_EQ(t.version(), 2u);
+}
+
+}  // namespace
+}  // namespace schedplug::host

@@ -1,0 +1,54 @@
+#include "host/chain/thread_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace schedplug::host {
+namespace {
+
+TEST(ThreadPool, RunsEveryIndexExactlyOnce) {
+  for (unsigned workers : {0u, 1u, 3u}) {
+    ThreadPool pool(workers);
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1000}}) {
+      std::vector<std::atomic<int>> hits(count);
+      const size_t ran = pool.parallel_for(count, [&](size_t i) { ++hits[i]; });
+      EXPECT_EQ(ran, count);
+      for (size_t i = 0; i < count; ++i) EXPECT_EQ(hits[i].load(), 1) << i;
+    }
+  }
+}
+
+TEST(ThreadPool, StopsStartingIndicesOnceAsked) {
+  ThreadPool pool(2);
+  std::atomic<size_t> done{0};
+  const size_t ran = pool.parallel_for(
+      1000, [&](size_t) { ++done; }, [&] { return done.load() >= 10; });
+  EXPECT_EQ(ran, done.load());
+  EXPECT_LT(ran, 1000u);
+  EXPECT_GE(ran, 10u);
+}
+
+TEST(ThreadPool, ConcurrentLoopsShareTheWorkers) {
+  ThreadPool pool(2);
+  std::vector<std::thread> callers;
+  std::atomic<size_t> total{0};
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      for (int round = 0; round < 50; ++round) {
+        std::vector<int> hits(64, 0);  // each index written by one thread
+        pool.parallel_for(hits.size(), [&](size_t i) { hits[i] += 1; });
+        for (int h : hits) {
+          if (h == 1) ++total;
+        }
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(total.load(), 4u * 50u * 64u);
+}
+
+}  // namespace
+}  // namespace schedplug::host
