@@ -22,8 +22,8 @@ func TestControlPlaneServesTheCoreAPI(t *testing.T) {
 	t.Cleanup(cp.Stop)
 
 	node := MakeNode("n1", NodeResources{CPU: "4", Memory: "8Gi", Pods: 110}, map[string]string{"a": "b"})
-	if _, err := cp.Client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating node: %v", err)
+	if err := CreateNodes(context.Background(), cp.Client, node); err != nil {
+		t.Fatal(err)
 	}
 	got, err := cp.Client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
 	if err != nil {
@@ -31,6 +31,9 @@ func TestControlPlaneServesTheCoreAPI(t *testing.T) {
 	}
 	if got.Status.Allocatable.Cpu().String() != "4" {
 		t.Errorf("node allocatable cpu = %s after create, want 4 (status must survive create)", got.Status.Allocatable.Cpu())
+	}
+	if len(got.Spec.Taints) != 0 {
+		t.Errorf("node taints = %v after CreateNodes, want none (the scheduler would reject every pod)", got.Spec.Taints)
 	}
 	if _, err := ClientFromKubeconfig(cp.Kubeconfig); err != nil {
 		t.Errorf("kubeconfig %s unusable: %v", cp.Kubeconfig, err)
