@@ -102,6 +102,22 @@ if(rc EQUAL 0 OR NOT err MATCHES "headroomMillicores")
   message(FATAL_ERROR "bad args must fail create() naming the arg, got (${rc}): ${err}")
 endif()
 
+# A missing symbol is a link error, not a load failure in the host.
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR}/undefined_symbol
+          -B ${WORK_DIR}/undefined -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
+          -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "configuring undefined_symbol failed:\n${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/undefined
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT "${out}${err}" MATCHES "undefined reference to .schedplug_test_function_defined_nowhere")
+  message(FATAL_ERROR "a plugin with an undefined symbol must fail to link "
+                      "(--no-undefined), got (${rc}):\n${out}\n${err}")
+endif()
+
 # 4. The README's examples are these files, verbatim.
 file(READ ${README} readme)
 foreach(f spare_cpu.cpp zone_required.c CMakeLists.txt)
