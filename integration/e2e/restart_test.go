@@ -64,6 +64,7 @@ func TestHostRestartDuringBatch(t *testing.T) {
 	t.Logf("host killed with %d pods created, %d bound", len(before), countBound(before))
 	time.Sleep(2 * time.Second)
 	s.must(s.host.StartAndWait(30 * time.Second))
+	restarted := time.Now()
 	t.Logf("host restarted")
 	s.must(<-created)
 
@@ -86,6 +87,23 @@ func TestHostRestartDuringBatch(t *testing.T) {
 		if why := policyViolation(p.Annotations, nodeLabels[node]); why != "" {
 			t.Error(placementError(p.Name, node, why))
 		}
+	}
+	// The batch really met a missing host: some pods were refused with the
+	// shim's failurePolicy reason while it was down.
+	refused := 0
+	for _, p := range specs {
+		msg, err := testenv.FailedSchedulingMessage(ctx, s.client, ns, p.Name)
+		s.must(err)
+		if strings.Contains(msg, "schedplug-host could not") {
+			refused++
+			if refused == 1 {
+				t.Logf("refused while the host was down, e.g. %s: %q", p.Name, msg)
+			}
+		}
+	}
+	t.Logf("%d of %d pods were refused while the host was down, all bound %s after the restart", refused, total, time.Since(restarted).Round(100*time.Millisecond))
+	if refused == 0 {
+		t.Errorf("no pod has a FailedScheduling event from the shim's failurePolicy: the host was never missed, so the test proved nothing")
 	}
 	if !s.scheduler.Running() {
 		t.Errorf("kube-scheduler exited while the host was down: %v", s.scheduler.ExitError())

@@ -93,8 +93,8 @@ func (s *stack) stop() {
 				s.t.Logf("----- last lines of %s (%s) -----\n%s", p.Name, p.LogFile, p.LogTail(80))
 			}
 		}
-		s.keepLogs()
 	}
+	s.keepLogs()
 	s.cp.Stop()
 }
 
@@ -113,7 +113,7 @@ func (s *stack) processOf(v any) *testenv.Process {
 }
 
 // keepLogs copies the logs to $SCHEDPLUG_E2E_LOGS/<test>/ when that is set
-// (CI uploads it), since the test's temp dir is removed.
+// (pass or fail), since the test's temp dir is removed.
 func (s *stack) keepLogs() {
 	dest := os.Getenv("SCHEDPLUG_E2E_LOGS")
 	if dest == "" {
