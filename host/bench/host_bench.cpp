@@ -1,0 +1,308 @@
+// schedplug-host-bench: what one scheduling cycle costs the host.
+//
+//   BM_PreFilterHostSide/N     every native Filter (LabelFilter, ResourceFit,
+//                              FreeCpu) on N nodes, on the host's thread pool
+//   BM_PreFilterRoundTrip/N    the same through gRPC over the unix socket,
+//                              with an empty delta (the table is in place)
+//   BM_PreFilterOneNodeDelta/N the same with a one-node delta, as the shim
+//                              sends it in steady state
+//   BM_PreScoreHostSide/500    three Score plugins + normalization on 500
+//                              feasible nodes
+//   BM_PreScoreRoundTrip/500   the same through gRPC
+//   BM_ApplyOneNodeDelta/N     building the node record and applying a
+//                              one-node delta to an N-node table
+//   BM_TableMemory/N           heap bytes of an N-node table (20 labels per
+//                              node), reported as counters
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "host/chain/filter_chain.hpp"
+#include "host/chain/score_chain.hpp"
+#include "host/loader/plugin_library.hpp"
+#include "host/service/convert.hpp"
+#include "host/table/node_table.hpp"
+#include "test_support.hpp"
+
+namespace schedplug::host {
+namespace {
+
+using testing::RandomCluster;
+
+v1::NodeTableDelta full_delta(size_t nodes, uint64_t seed = 42) {
+  RandomCluster rnd(seed);
+  rnd.inject_errors = false;
+  v1::NodeTableDelta d;
+  d.set_full(true);
+  d.set_new_version(1);
+  for (uint32_t i = 0; i < nodes; ++i) {
+    *d.add_upserts() = rnd.node(i, "node-" + std::to_string(i), 1);
+  }
+  return d;
+}
+
+// A pod that LabelFilter, ResourceFit and FreeCpu all evaluate: a zone
+// selector (about a quarter of the nodes match) and modest requests.
+v1::Pod bench_pod() {
+  v1::Pod p;
+  p.set_namespace_("default");
+  p.set_name("bench");
+  v1::KeyValue* sel = p.add_node_selector();
+  sel->set_key("topology.kubernetes.io/zone");
+  sel->set_value("zone-1");
+  v1::Resource* cpu = p.add_requests();
+  cpu->set_name("cpu");
+  cpu->set_value(500);
+  v1::Resource* mem = p.add_requests();
+  mem->set_name("memory");
+  mem->set_value(1 << 30);
+  return p;
+}
+
+// The same pod without a selector, so that scores cover every node.
+v1::Pod score_pod() {
+  v1::Pod p = bench_pod();
+  p.clear_node_selector();
+  return p;
+}
+
+struct Plugins {
+  Plugins() {
+    LoadResult loaded = load_plugin_directory(testing::test_plugin_dir());
+    for (const auto& lib : loaded.plugins) libs[lib->name()] = lib;
+    for (const char* name : {"LabelFilter", "ResourceFit", "FreeCpu"}) {
+      owned.push_back(PluginInstance::create(libs.at(name), "{}"));
+      filters.push_back(owned.back().get());
+    }
+    for (const char* name : {"FreeCpu", "Latency", "SpreadScore"}) {
+      owned.push_back(PluginInstance::create(libs.at(name), "{}"));
+      scorers.push_back(owned.back().get());
+    }
+  }
+  std::map<std::string, std::shared_ptr<PluginLibrary>> libs;
+  std::vector<std::unique_ptr<PluginInstance>> owned;
+  std::vector<const PluginInstance*> filters, scorers;
+};
+
+Plugins& plugins() {
+  static Plugins p;
+  return p;
+}
+
+ThreadPool& pool() {
+  static ThreadPool p(ThreadPool::default_workers());
+  return p;
+}
+
+void BM_PreFilterHostSide(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  NodeTable table;
+  table.apply(delta_from_proto(full_delta(n)));
+  const PodRecord pod(pod_from_proto(bench_pod()));
+  size_t rejected = 0;
+  for (auto _ : state) {
+    FilterOutcome out = run_filters(plugins().filters, pod.view(),
+                                    table.views(), pool(), Deadline::never());
+    rejected = out.rejections.size();
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["nodes"] = static_cast<double>(n);
+  state.counters["rejected"] = static_cast<double>(rejected);
+  state.counters["threads"] = pool().workers() + 1;
+}
+BENCHMARK(BM_PreFilterHostSide)
+    ->Arg(500)
+    ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+void BM_PreScoreHostSide(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  NodeTable table;
+  table.apply(delta_from_proto(full_delta(5000)));
+  std::vector<const schedplug_node*> nodes;
+  for (size_t i = 0; i < n; ++i) nodes.push_back(table.views()[i * (5000 / n)]);
+  const PodRecord pod(pod_from_proto(score_pod()));
+  for (auto _ : state) {
+    ScoreOutcome out = run_scores(plugins().scorers, pod.view(), nodes, pool(),
+                                  Deadline::never());
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["nodes"] = static_cast<double>(n);
+}
+BENCHMARK(BM_PreScoreHostSide)
+    ->Arg(500)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+void BM_ApplyOneNodeDelta(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  NodeTable table;
+  table.apply(delta_from_proto(full_delta(n)));
+  RandomCluster rnd(9);
+  uint64_t version = table.version();
+  int64_t generation = 1;
+  for (auto _ : state) {
+    state.PauseTiming();
+    v1::NodeTableDelta d;
+    d.set_base_version(version);
+    d.set_new_version(version + 1);
+    const uint32_t slot = static_cast<uint32_t>(version % n);
+    *d.add_upserts() =
+        rnd.node(slot, "node-" + std::to_string(slot), ++generation);
+    state.ResumeTiming();
+    table.apply(delta_from_proto(d));
+    ++version;
+  }
+  state.counters["nodes"] = static_cast<double>(n);
+}
+BENCHMARK(BM_ApplyOneNodeDelta)
+    ->Arg(500)
+    ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_TableMemory(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const v1::NodeTableDelta delta = full_delta(n);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    const size_t before = mallinfo2().uordblks;
+    auto table = std::make_unique<NodeTable>();
+    table->apply(delta_from_proto(delta));
+    bytes = mallinfo2().uordblks - before;
+    benchmark::DoNotOptimize(table);
+  }
+  state.counters["table_MiB"] = static_cast<double>(bytes) / (1 << 20);
+  state.counters["bytes_per_node"] =
+      static_cast<double>(bytes) / static_cast<double>(n);
+  state.counters["proto_MiB"] =
+      static_cast<double>(delta.ByteSizeLong()) / (1 << 20);
+}
+BENCHMARK(BM_TableMemory)
+    ->Arg(5000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+
+// One host for the round-trip benchmarks, with a session per table size.
+struct Host {
+  Host() : host([](HostOptions& o) { o.max_message_bytes = 256 << 20; }) {}
+  testing::RunningHost host;
+  std::map<size_t, std::string> sessions;
+
+  const std::string& session_with(size_t nodes) {
+    auto it = sessions.find(nodes);
+    if (it != sessions.end()) return it->second;
+    const std::string session = host.handshake();
+    v1::PreFilterRequest request;
+    request.set_session_id(session);
+    request.set_scheduler_name("default-scheduler");
+    *request.mutable_pod() = bench_pod();
+    *request.mutable_delta() = full_delta(nodes);
+    grpc::ClientContext context;
+    v1::PreFilterResponse response;
+    const grpc::Status s = host.stub().PreFilter(&context, request, &response);
+    if (!s.ok()) throw std::runtime_error(s.error_message());
+    return sessions.emplace(nodes, session).first->second;
+  }
+};
+
+Host& host() {
+  static Host h;
+  return h;
+}
+
+void BM_PreFilterRoundTrip(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  v1::PreFilterRequest request;
+  request.set_session_id(host().session_with(n));
+  request.set_scheduler_name("default-scheduler");
+  *request.mutable_pod() = bench_pod();
+  request.mutable_delta()->set_base_version(1);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    grpc::ClientContext context;
+    v1::PreFilterResponse response;
+    const grpc::Status s =
+        host().host.stub().PreFilter(&context, request, &response);
+    if (!s.ok()) state.SkipWithError(s.error_message().c_str());
+    bytes = response.ByteSizeLong();
+  }
+  state.counters["nodes"] = static_cast<double>(n);
+  state.counters["response_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_PreFilterRoundTrip)
+    ->Arg(500)
+    ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+void BM_PreFilterOneNodeDelta(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const std::string session = host().session_with(n + 1);  // its own table
+  RandomCluster rnd(3);
+  uint64_t version = 1;
+  int64_t generation = 1;
+  for (auto _ : state) {
+    state.PauseTiming();
+    v1::PreFilterRequest request;
+    request.set_session_id(session);
+    request.set_scheduler_name("default-scheduler");
+    *request.mutable_pod() = bench_pod();
+    request.mutable_delta()->set_base_version(version);
+    request.mutable_delta()->set_new_version(version + 1);
+    const uint32_t slot = static_cast<uint32_t>(version % n);
+    *request.mutable_delta()->add_upserts() =
+        rnd.node(slot, "node-" + std::to_string(slot), ++generation);
+    state.ResumeTiming();
+    grpc::ClientContext context;
+    v1::PreFilterResponse response;
+    const grpc::Status s =
+        host().host.stub().PreFilter(&context, request, &response);
+    if (!s.ok()) state.SkipWithError(s.error_message().c_str());
+    ++version;
+  }
+  state.counters["nodes"] = static_cast<double>(n);
+}
+BENCHMARK(BM_PreFilterOneNodeDelta)
+    ->Arg(500)
+    ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+void BM_PreScoreRoundTrip(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  v1::PreScoreRequest request;
+  request.set_session_id(host().session_with(5000));
+  request.set_scheduler_name("default-scheduler");
+  *request.mutable_pod() = score_pod();
+  request.set_table_version(1);
+  for (size_t i = 0; i < n; ++i)
+    request.add_nodes(static_cast<uint32_t>(i * (5000 / n)));
+  for (auto _ : state) {
+    grpc::ClientContext context;
+    v1::PreScoreResponse response;
+    const grpc::Status s =
+        host().host.stub().PreScore(&context, request, &response);
+    if (!s.ok()) state.SkipWithError(s.error_message().c_str());
+  }
+  state.counters["nodes"] = static_cast<double>(n);
+}
+BENCHMARK(BM_PreScoreRoundTrip)
+    ->Arg(500)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace schedplug::host
+
+int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
