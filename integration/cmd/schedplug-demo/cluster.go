@@ -30,17 +30,19 @@ const (
 type demoNode struct {
 	name   string
 	labels map[string]string
+	cpu    string
 }
 
-// Six nodes: two with hardware encryption, one dedicated, three plain.
-// Their latency figures are in config/demo/latency.txt.
+// Six nodes: two with hardware encryption (node-b a small one), one
+// dedicated, three plain. Their latency figures are in
+// config/demo/latency.txt.
 var demoNodes = []demoNode{
-	{"node-a", map[string]string{hwLabel: "true"}},
-	{"node-b", map[string]string{hwLabel: "true"}},
-	{"node-c", nil},
-	{"node-d", nil},
-	{"node-e", map[string]string{dedicatedLabel: "true"}},
-	{"node-f", nil},
+	{"node-a", map[string]string{hwLabel: "true"}, "8"},
+	{"node-b", map[string]string{hwLabel: "true"}, "4"},
+	{"node-c", nil, "8"},
+	{"node-d", nil, "8"},
+	{"node-e", map[string]string{dedicatedLabel: "true"}, "8"},
+	{"node-f", nil, "8"},
 }
 
 type demoPod struct {
@@ -54,14 +56,15 @@ var demoPods = []demoPod{
 	{testenv.PodSpec{Name: "payments-1", CPU: "1", Annotations: map[string]string{hwAnnotation: "true"}}, "hardware encryption"},
 	{testenv.PodSpec{Name: "payments-2", CPU: "1", Annotations: map[string]string{hwAnnotation: "true"}}, "hardware encryption"},
 	{testenv.PodSpec{Name: "batch-owner", CPU: "1", Annotations: map[string]string{dedicatedAnnotation: "true"}}, "may use dedicated nodes"},
-	{testenv.PodSpec{Name: "vault-huge", CPU: "12", Annotations: map[string]string{hwAnnotation: "true"}}, "hardware encryption, 12 CPUs"},
+	// Fits no node: the encrypted ones are too small (or already busy), the
+	// big ones lack encryption. Created last, so it is scheduled last.
+	{testenv.PodSpec{Name: "vault", CPU: "7500m", Annotations: map[string]string{hwAnnotation: "true"}}, "hardware encryption, 7.5 CPUs"},
 }
-
-var demoNodeSize = testenv.NodeResources{CPU: "8", Memory: "32Gi", Pods: 110}
 
 func createCluster(ctx context.Context, cp *testenv.ControlPlane) error {
 	for _, n := range demoNodes {
-		if err := testenv.CreateNodes(ctx, cp.Client, testenv.MakeNode(n.name, demoNodeSize, n.labels)); err != nil {
+		size := testenv.NodeResources{CPU: n.cpu, Memory: "32Gi", Pods: 110}
+		if err := testenv.CreateNodes(ctx, cp.Client, testenv.MakeNode(n.name, size, n.labels)); err != nil {
 			return err
 		}
 	}
@@ -112,18 +115,18 @@ func settle(ctx context.Context, cp *testenv.ControlPlane, timeout time.Duration
 
 func printNodes(w io.Writer, latencies map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tLABELS\tLATENCY")
+	fmt.Fprintln(tw, "NODE\tCPU\tLABELS\tLATENCY")
 	for _, n := range demoNodes {
 		var labels []string
 		for k, v := range n.labels {
 			labels = append(labels, k+"="+v)
 		}
 		sort.Strings(labels)
-		lat := latencies[n.name]
-		if lat == "" {
-			lat = "(default 100)"
+		lat := latencies[n.name] + " ms"
+		if latencies[n.name] == "" {
+			lat = "100 ms (default)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s ms\n", n.name, orDash(strings.Join(labels, ",")), lat)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.name, n.cpu, orDash(strings.Join(labels, ",")), lat)
 	}
 	tw.Flush()
 }

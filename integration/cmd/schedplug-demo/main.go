@@ -72,8 +72,7 @@ func run(ctx context.Context, configDir, keepLogs string, timeout time.Duration)
 		return err
 	}
 	defer apiLog.Close()
-	klog.LogToStderr(false)
-	klog.SetOutput(apiLog)
+	quietKlog(apiLog)
 
 	step := stepPrinter(time.Now())
 	step("starting etcd and kube-apiserver (in this process)")
@@ -141,6 +140,19 @@ func run(ctx context.Context, configDir, keepLogs string, timeout time.Duration)
 		return fmt.Errorf("kube-scheduler exited during the demo: %v (log: %s)", sched.ExitError(), sched.LogFile)
 	}
 	return nil
+}
+
+// quietKlog sends every klog line (errors too) to w instead of stderr.
+func quietKlog(w *os.File) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	for name, value := range map[string]string{
+		"logtostderr": "false", "alsologtostderr": "false",
+		"stderrthreshold": "FATAL", "legacy_stderr_threshold_behavior": "false",
+	} {
+		_ = fs.Set(name, value) // older klog versions lack some flags
+	}
+	klog.SetOutput(w)
 }
 
 func stepPrinter(start time.Time) func(string) {
