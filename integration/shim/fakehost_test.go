@@ -94,13 +94,6 @@ func (h *fakeHost) stop() {
 	}
 }
 
-// restart stops serving and starts again with no sessions.
-func (h *fakeHost) restart(t *testing.T) {
-	h.stop()
-	h.reset()
-	h.start(t)
-}
-
 func (h *fakeHost) count(method string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
@@ -50,6 +51,9 @@ const (
 	DefaultResyncTimeout  = 5 * time.Second
 	reconnectMinBackoff   = 200 * time.Millisecond
 	reconnectMaxBackoff   = 5 * time.Second
+	// recoveryDelay is the least time between a failure-policy rejection
+	// and re-activating the pod, so a slow host is not hammered.
+	recoveryDelay = time.Second
 	// rejectedPodsCap bounds the pods remembered for re-activation once the
 	// host is back.
 	rejectedPodsCap = 10000
@@ -80,6 +84,7 @@ type Manager struct {
 	startErr  error
 
 	reconnecting atomic.Bool
+	watching     atomic.Bool
 	closed       chan struct{}
 	closeOnce    sync.Once
 
@@ -489,6 +494,44 @@ func (m *Manager) rememberRejected(pod *v1.Pod) {
 	if len(m.rejected) < rejectedPodsCap {
 		m.rejected[pod.Namespace+"/"+pod.Name] = pod
 	}
+}
+
+// watchRecovery re-activates the remembered pods once the connection to
+// the host is up again (their next cycle resyncs if the host restarted).
+// While there is no session the reconnect loop does it after its Handshake.
+func (m *Manager) watchRecovery() {
+	if !m.watching.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer m.watching.Store(false)
+		select {
+		case <-m.closed:
+			return
+		case <-time.After(recoveryDelay):
+		}
+		for {
+			select {
+			case <-m.closed:
+				return
+			default:
+			}
+			if m.sess.Load() == nil {
+				return
+			}
+			st := m.conn.GetState()
+			if st == connectivity.Ready {
+				m.activateRejected(context.Background())
+				return
+			}
+			if st == connectivity.Idle {
+				m.conn.Connect()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), reconnectMaxBackoff)
+			m.conn.WaitForStateChange(ctx, st)
+			cancel()
+		}
+	}()
 }
 
 func (m *Manager) activateRejected(ctx context.Context) {

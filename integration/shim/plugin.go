@@ -155,6 +155,7 @@ func (p *Plugin) hostFailureFilter(ctx context.Context, pod *v1.Pod, err error) 
 		return nil
 	}
 	p.mgr.rememberRejected(pod)
+	p.mgr.watchRecovery()
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.failureReason(err))
 }
 

@@ -135,6 +135,17 @@ func waitReady(t *testing.T, m *Manager) {
 	}
 }
 
+func waitNotReady(t *testing.T, m *Manager) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for m.conn.GetState() == connectivity.Ready {
+		if time.Now().After(deadline) {
+			t.Fatal("the client did not notice the host going away within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func asList(nis ...*framework.NodeInfo) []fwk.NodeInfo {
 	out := make([]fwk.NodeInfo, len(nis))
 	for i, n := range nis {
@@ -291,7 +302,10 @@ func TestResyncAfterHostRestart(t *testing.T) {
 	pod := testPod("p", nil)
 	pl.PreFilter(context.Background(), framework.NewCycleState(), pod, nodes)
 
-	e.host.restart(t)
+	e.host.stop()
+	waitNotReady(t, e.mgr)
+	e.host.reset()
+	e.host.start(t)
 	waitReady(t, e.mgr)
 	before, _ := testutil.GetCounterMetricValue(resyncs)
 	state := framework.NewCycleState()
@@ -517,6 +531,36 @@ func TestReconnectsWhenHostComesUpLater(t *testing.T) {
 	}
 	if got := h.activatedPods(); len(got) != 1 || got[0] != "default/p" {
 		t.Fatalf("activated pods %v, want [default/p]", got)
+	}
+}
+
+func TestRejectedPodsActivatedWhenHostReturns(t *testing.T) {
+	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("HwEncrypt")}, nil)
+	pl := e.plugins["HwEncrypt"]
+	nodes := asList(testNode("a", nil, 0))
+	pl.PreFilter(context.Background(), framework.NewCycleState(), testPod("p", nil), nodes)
+
+	e.host.stop()
+	waitNotReady(t, e.mgr)
+	if _, st := pl.PreFilter(context.Background(), framework.NewCycleState(), testPod("q", nil), nodes); st.Code() != fwk.UnschedulableAndUnresolvable {
+		t.Fatalf("PreFilter with host down: %v", st)
+	}
+	time.Sleep(2 * recoveryDelay)
+	if got := e.handle.activatedPods(); len(got) != 0 {
+		t.Fatalf("pods activated while the host is still down: %v", got)
+	}
+	e.host.reset()
+	e.host.start(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.handle.activatedPods()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := e.handle.activatedPods(); len(got) != 1 || got[0] != "default/q" {
+		t.Fatalf("activated %v, want [default/q]", got)
+	}
+	// Its next cycle resyncs with the restarted host.
+	if _, st := pl.PreFilter(context.Background(), framework.NewCycleState(), testPod("q", nil), nodes); !st.IsSuccess() {
+		t.Fatalf("PreFilter after the host returned: %v", st)
 	}
 }
 
