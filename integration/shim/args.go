@@ -120,8 +120,9 @@ func ParseArgs(plugin string, args runtime.Object) (Policy, error) {
 		if err != nil {
 			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s.timeout %q is not a duration; write it like \"100ms\" or \"1s\"", plugin, ArgsKey, *rp.Timeout)
 		}
-		if d <= 0 || d > maxTimeout {
-			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s.timeout %q is out of range; it must be above 0 and at most %v", plugin, ArgsKey, *rp.Timeout, maxTimeout)
+		// Whole milliseconds, as schedplug-host also requires of this key.
+		if d < time.Millisecond || d > maxTimeout || d%time.Millisecond != 0 {
+			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s.timeout %q is out of range; write whole milliseconds from 1ms to %v, like \"100ms\"", plugin, ArgsKey, *rp.Timeout, maxTimeout)
 		}
 		pol.Timeout = d
 	}

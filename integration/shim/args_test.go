@@ -22,6 +22,8 @@ func TestParseArgs(t *testing.T) {
 		{name: "bad policy", raw: `{"schedplug":{"failurePolicy":"ignore"}}`, wantErr: `failurePolicy is "ignore"; use "Fail" or "Ignore"`},
 		{name: "bad timeout", raw: `{"schedplug":{"timeout":"100"}}`, wantErr: `timeout "100" is not a duration`},
 		{name: "zero timeout", raw: `{"schedplug":{"timeout":"0s"}}`, wantErr: "out of range"},
+		{name: "sub-millisecond timeout", raw: `{"schedplug":{"timeout":"1500us"}}`, wantErr: "whole milliseconds"},
+		{name: "huge timeout", raw: `{"schedplug":{"timeout":"2m"}}`, wantErr: "out of range"},
 		{name: "unknown key", raw: `{"schedplug":{"failurepolicy":"Fail"}}`, wantErr: "allowed keys: failurePolicy, timeout"},
 		{name: "not an object", raw: `[1]`, wantErr: "must be an object"},
 	} {
