@@ -390,6 +390,34 @@ TEST(Create, NonMovablePluginIsBuiltInPlace) {
   d.destroy(create_ok(d));
 }
 
+TEST(ArgsGetters, MessagesNameTheArgAndTheAllowedRange) {
+  const Args a = Args::parse(
+      R"({"ratio": 2, "frac": 0.1, "flag": "yes", "name": "x", "big": 18446744073709551615})");
+  auto message = [](auto&& get) {
+    try {
+      get();
+    } catch (const schedplug::ArgsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  EXPECT_EQ(message([&] { a.number("ratio", 1, 0.25, 1.5); }),
+            "arg \"ratio\" must be a number from 0.25 to 1.5, got 2");
+  EXPECT_EQ(message([&] { a.number("frac", 1, 1, 100); }),
+            "arg \"frac\" must be a number from 1 to 100, got 0.1");
+  EXPECT_EQ(message([&] { a.boolean("flag", false); }),
+            "arg \"flag\" must be true or false, got \"yes\"");
+  EXPECT_EQ(message([&] { a.integer("big", 0, 0, INT64_MAX); }),
+            "arg \"big\" must be an integer from 0 to 9223372036854775807, got "
+            "18446744073709551615");
+  EXPECT_EQ(message([&] { a.required_string("missing"); }),
+            "missing arg \"missing\" (a non-empty string)");
+  EXPECT_EQ(a.string("name", "d"), "x");
+  EXPECT_EQ(a.string("absent", "d"), "d");
+  EXPECT_DOUBLE_EQ(a.number("frac", 1, 0, 1), 0.1);
+  EXPECT_EQ(a.integer("absent", 7, 0, 10), 7);
+}
+
 // --- Status
 // ----------------------------------------------------------------------
 

@@ -1,7 +1,10 @@
 // HwEncrypt, loaded from its built .so through the host's loader.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "plugin_testing.hpp"
 
@@ -155,6 +158,32 @@ TEST(HwEncrypt, DescriptorOffersOnlyFilter) {
   EXPECT_NE(lib->descriptor().applies, nullptr);
   EXPECT_EQ(lib->descriptor().events,
             SCHEDPLUG_EVENT_NODE_ADD | SCHEDPLUG_EVENT_NODE_UPDATE_LABEL);
+}
+
+// Filter runs concurrently on one instance (plugin.h's contract): every
+// thread must get the same answers. Run under ThreadSanitizer for races.
+TEST(HwEncrypt, ConcurrentFilterOnOneInstance) {
+  auto plugin = create_plugin(HW_ENCRYPT_SO);
+  auto pod = make_pod(kWants);
+  std::vector<std::unique_ptr<host::NodeRecord>> nodes;
+  for (int i = 0; i < 200; ++i) {
+    nodes.push_back(make_node("n" + std::to_string(i),
+                              {{kLabel, i % 3 == 0 ? "true" : "false"}}));
+  }
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 50; ++round) {
+        for (size_t i = 0; i < nodes.size(); ++i) {
+          const host::Verdict v = plugin->filter(pod->view(), nodes[i]->view());
+          if (v.ok() != (i % 3 == 0)) wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace
