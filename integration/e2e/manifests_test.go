@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -121,11 +122,13 @@ func readObjects(t *testing.T, file string) []*unstructured.Unstructured {
 	return out
 }
 
-// fillPlugins puts every .so of dir into the ConfigMap's binaryData, as
-// `kubectl create configmap --from-file=build/plugins.d/` would.
+// fillPlugins puts every .so of dir, stripped as the admin instructions
+// say, into the ConfigMap's binaryData, as `kubectl create configmap
+// --from-file` would. A ConfigMap holds at most 1 MiB.
 func fillPlugins(t *testing.T, obj *unstructured.Unstructured, dir string) {
 	t.Helper()
 	sos, _ := filepath.Glob(filepath.Join(dir, "*.so"))
+	stripped := t.TempDir()
 	binary := map[string]any{}
 	total := 0
 	for _, so := range sos {
@@ -133,10 +136,23 @@ func fillPlugins(t *testing.T, obj *unstructured.Unstructured, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		out := filepath.Join(stripped, filepath.Base(so))
+		if err := os.WriteFile(out, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if msg, err := exec.Command("strip", "--strip-unneeded", out).CombinedOutput(); err != nil {
+			t.Fatalf("strip --strip-unneeded %s: %v\n%s", so, err, msg)
+		}
+		if data, err = os.ReadFile(out); err != nil {
+			t.Fatal(err)
+		}
 		total += len(data)
 		binary[filepath.Base(so)] = base64.StdEncoding.EncodeToString(data)
 	}
-	t.Logf("plugin ConfigMap: %d plugins, %d bytes", len(sos), total)
+	t.Logf("plugin ConfigMap: %d stripped plugins, %d bytes", len(sos), total)
+	if total > 1<<20 {
+		t.Errorf("the stripped plugins in %s take %d bytes, more than a ConfigMap holds (1 MiB)", dir, total)
+	}
 	if err := unstructured.SetNestedField(obj.Object, binary, "binaryData"); err != nil {
 		t.Fatal(err)
 	}
