@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -180,5 +181,41 @@ func checkSchedulerConfigMap(t *testing.T, obj *unstructured.Unstructured, file 
 	}
 	if len(cfg.Profiles) != 1 || cfg.Profiles[0].SchedulerName != "schedplug-scheduler" {
 		t.Errorf("%s: want one profile named schedplug-scheduler, so it runs beside the default scheduler", file)
+	}
+}
+
+// The cluster configuration is also what schedplug-host reads in the
+// sidecar: it must load every plugin config/scheduler-config.yaml enables,
+// with those args, and start serving.
+func TestClusterSchedulerConfigLoadsInHost(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostBin, err := testenv.HostBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pluginDir, err := testenv.PluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sockDir, err := os.MkdirTemp("", "sp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	host := testenv.NewHost(hostBin, pluginDir, filepath.Join(root, "config", "scheduler-config.yaml"), sockDir, filepath.Join(t.TempDir(), "host.log"))
+	if err := host.StartAndWait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !host.Stop(10 * time.Second) {
+		t.Errorf("schedplug-host did not exit within 10s of SIGTERM")
+	}
+	log := host.LogTail(50)
+	for _, plugin := range []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"} {
+		if !strings.Contains(log, "loaded plugin "+plugin) {
+			t.Errorf("schedplug-host did not report loading %s; its log:\n%s", plugin, log)
+		}
 	}
 }
