@@ -22,12 +22,18 @@ type nodeTable struct {
 	// manager; readers are the Filter workers looking up slots.
 	mu      sync.RWMutex
 	entries map[string]*tableEntry
-	// names[slot] is the node in that slot, "" for a free slot.
+	// names[slot] is the node in that slot, "" for a free slot; gens[slot]
+	// its generation, -1 for a free slot (copied into every cycle).
 	names []string
+	gens  []int64
+	// order caches the slot of each position of the last snapshot list.
+	order []uint32
 	// free holds released slots, reused before the table grows.
 	free    []uint32
 	version uint64
 }
+
+const noSlot = ^uint32(0)
 
 type tableEntry struct {
 	slot       uint32
@@ -46,6 +52,8 @@ type plannedDelta struct {
 	upserts []plannedUpsert
 	removed []uint32
 	full    bool
+	// order[i] is the slot of the i-th snapshot node (noSlot for none).
+	order []uint32
 	// gens is the generation the host holds for every slot once this delta
 	// is applied (-1 for a free slot); the cycle keeps it to decide whether
 	// a Filter call may use the PreFilter verdicts.
@@ -87,6 +95,8 @@ func (t *nodeTable) reset() {
 	defer t.mu.Unlock()
 	t.entries = make(map[string]*tableEntry)
 	t.names = nil
+	t.gens = nil
+	t.order = nil
 	t.free = nil
 	t.version = 0
 }
@@ -121,30 +131,54 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 	}
 
 	matched := 0
-	seen := make(map[string]struct{}, 0)
-	for _, ni := range nodes {
+	var seen map[string]uint32
+	if full {
+		seen = make(map[string]uint32, len(nodes))
+	}
+	p.order = make([]uint32, len(nodes))
+	for i, ni := range nodes {
+		p.order[i] = noSlot
 		node := ni.Node()
 		if node == nil {
 			continue
 		}
 		name := node.Name
 		gen := ni.GetGeneration()
-		var slot uint32
-		if e, ok := t.entries[name]; ok && !full {
+		slot, known := noSlot, false
+		if !full {
+			// The snapshot lists nodes in a stable order, so last cycle's
+			// slot for position i usually is the answer; comparing the name
+			// (same backing string) is cheaper than hashing it.
+			if i < len(t.order) {
+				if s := t.order[i]; int(s) < len(t.names) && t.names[s] == name {
+					slot, known = s, true
+				}
+			}
+			if !known {
+				if e, ok := t.entries[name]; ok {
+					slot, known = e.slot, true
+				}
+			}
+		}
+		if known {
 			matched++
-			if e.generation == gen {
+			p.order[i] = slot
+			if t.gens[slot] == gen {
 				continue
 			}
-			slot = e.slot
 		} else {
 			if full {
 				// A full table must not name a node twice.
-				if _, dup := seen[name]; dup {
+				if s, dup := seen[name]; dup {
+					p.order[i] = s
 					continue
 				}
-				seen[name] = struct{}{}
 			}
 			slot = allocate()
+			if full {
+				seen[name] = slot
+			}
+			p.order[i] = slot
 		}
 		p.upserts = append(p.upserts, plannedUpsert{name: name, slot: slot, generation: gen})
 		msg.Upserts = append(msg.Upserts, convert(ni, slot))
@@ -178,20 +212,19 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 
 	// Generations per slot after the delta.
 	size := int(nextNew)
-	if !full && len(t.names) > size {
-		size = len(t.names)
+	if !full && len(t.gens) > size {
+		size = len(t.gens)
 	}
 	p.gens = make([]int64, size)
-	for i := range p.gens {
+	n := 0
+	if !full {
+		n = copy(p.gens, t.gens)
+	}
+	for i := n; i < size; i++ {
 		p.gens[i] = -1
 	}
-	if !full {
-		for _, e := range t.entries {
-			p.gens[e.slot] = e.generation
-		}
-		for _, s := range p.removed {
-			p.gens[s] = -1
-		}
+	for _, s := range p.removed {
+		p.gens[s] = -1
 	}
 	for _, u := range p.upserts {
 		p.gens[u.slot] = u.generation
@@ -206,17 +239,20 @@ func (t *nodeTable) commit(p *plannedDelta, hostVersion uint64) {
 	if p.full {
 		t.entries = make(map[string]*tableEntry, len(p.upserts))
 		t.names = nil
+		t.gens = nil
 		t.free = nil
 	}
 	for _, s := range p.removed {
 		name := t.names[s]
 		delete(t.entries, name)
 		t.names[s] = ""
+		t.gens[s] = -1
 	}
 	used := make(map[uint32]struct{}, len(p.upserts))
 	for _, u := range p.upserts {
 		for int(u.slot) >= len(t.names) {
 			t.names = append(t.names, "")
+			t.gens = append(t.gens, -1)
 		}
 		if e, ok := t.entries[u.name]; ok {
 			e.generation = u.generation
@@ -224,6 +260,7 @@ func (t *nodeTable) commit(p *plannedDelta, hostVersion uint64) {
 			t.entries[u.name] = &tableEntry{slot: u.slot, generation: u.generation}
 		}
 		t.names[u.slot] = u.name
+		t.gens[u.slot] = u.generation
 		used[u.slot] = struct{}{}
 	}
 	// Rebuild the free list: slots taken from it are gone, removed ones join.
@@ -239,6 +276,7 @@ func (t *nodeTable) commit(p *plannedDelta, hostVersion uint64) {
 		}
 	}
 	t.free = free
+	t.order = p.order
 	t.version = p.msg.NewVersion
 	if hostVersion != 0 {
 		t.version = hostVersion
