@@ -30,6 +30,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *configDir, *keepLogs, *timeout); err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(os.Stderr, "schedplug-demo: interrupted; everything it started was shut down")
+			os.Exit(130)
+		}
 		fmt.Fprintln(os.Stderr, "schedplug-demo:", err)
 		os.Exit(1)
 	}
@@ -91,6 +95,9 @@ func run(ctx context.Context, configDir, keepLogs string, timeout time.Duration)
 		step("stopping kube-apiserver and etcd")
 		cp.Stop()
 	}()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 
 	configFile, latencyFile, err := writeDemoConfig(configDir, work, cp.Kubeconfig)
 	if err != nil {
@@ -105,6 +112,9 @@ func run(ctx context.Context, configDir, keepLogs string, timeout time.Duration)
 		step("stopping schedplug-host")
 		host.Stop(10 * time.Second)
 	}()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	step("starting kube-scheduler with the schedplug shim")
 	sched, err := testenv.NewScheduler(schedBin, configFile, cp.Kubeconfig, host.Address, filepath.Join(work, "scheduler-certs"), filepath.Join(work, "scheduler.log"))
 	if err != nil {
