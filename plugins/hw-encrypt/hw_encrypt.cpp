@@ -25,9 +25,13 @@ class HwEncrypt {
     pod_annotation_ =
         args.string("podAnnotation", "myorg.io/require-hw-encrypt");
     node_label_ = args.string("nodeLabel", "node.kubernetes.io/hw-encrypt");
-    // Built once: shown as "0/5 nodes are available: 3 <reason>."
-    lacks_encryption_ = "node(s) didn't have hardware encryption (label " +
-                        node_label_ + "=true)";
+    // Built once, returned without copying: shown as
+    // "0/5 nodes are available: 3 <reason>."
+    lacks_encryption_ =
+        schedplug::Reason("node(s) didn't have hardware encryption (label " +
+                          node_label_ + "=true)");
+    bad_annotation_ = schedplug::Reason("pod's annotation " + pod_annotation_ +
+                                        " must be \"true\" or \"false\"");
   }
 
   // Most pods carry no annotation: one binary search and they skip Filter
@@ -46,9 +50,7 @@ class HwEncrypt {
     // Anything else but "true" is a typo; the pod asked for something, so
     // fail closed instead of placing it on an unencrypted node.
     if (*wanted != kTrue) {
-      return schedplug::Status::UnschedulableAndUnresolvable(
-          "pod's annotation " + pod_annotation_ +
-          " must be \"true\" or \"false\"");
+      return schedplug::Status::UnschedulableAndUnresolvable(bad_annotation_);
     }
     if (node.label(node_label_) == kTrue) return schedplug::Status::Success();
     // Preempting pods cannot give a node hardware encryption.
@@ -58,7 +60,8 @@ class HwEncrypt {
  private:
   std::string pod_annotation_;
   std::string node_label_;
-  std::string lacks_encryption_;
+  schedplug::Reason lacks_encryption_;
+  schedplug::Reason bad_annotation_;
 };
 
 }  // namespace

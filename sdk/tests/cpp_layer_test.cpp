@@ -422,7 +422,10 @@ TEST(ArgsGetters, MessagesNameTheArgAndTheAllowedRange) {
 // ----------------------------------------------------------------------
 
 struct Statuses {
+  schedplug::Reason kept{"node(s) were kept"};
   Status Filter(const Pod&, const Node& n) const {
+    if (n.name() == "f") return Status::Unschedulable(kept);
+    if (n.name() == "g") return Status::UnschedulableAndUnresolvable(kept);
     if (n.name() == "a") return Status::Unschedulable("node(s) are full");
     if (n.name() == "b")
       return Status::UnschedulableAndUnresolvable("node(s) are wrong");
@@ -445,7 +448,9 @@ TEST(StatusCodes, ReachTheHostWithTheirReasons) {
       {"b", SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) are wrong"},
       {"c", SCHEDPLUG_ERROR, "cache not ready"},
       {"d", SCHEDPLUG_SKIP, ""},
-      {"e", SCHEDPLUG_SUCCESS, ""}};
+      {"e", SCHEDPLUG_SUCCESS, ""},
+      {"f", SCHEDPLUG_UNSCHEDULABLE, "node(s) were kept"},
+      {"g", SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were kept"}};
   for (const auto& c : cases) {
     f.node.name = S(c.node);
     Reason r;
@@ -453,6 +458,19 @@ TEST(StatusCodes, ReachTheHostWithTheirReasons) {
     EXPECT_EQ(r.text(), c.reason) << c.node;
   }
   d.destroy(inst);
+}
+
+TEST(StatusCodes, BorrowedReasonSurvivesMovingTheStatus) {
+  const schedplug::Reason kept(
+      "node(s) had a reason longer than the small buffer");
+  Status a = Status::Unschedulable(kept);
+  Status b = std::move(a);
+  EXPECT_EQ(b.reason(), "node(s) had a reason longer than the small buffer");
+  EXPECT_EQ(b.reason().data(), kept.view().data()) << "no copy";
+  Status c = Status::Unschedulable(std::string("short"));
+  Status d = std::move(c);
+  EXPECT_EQ(d.reason(), "short");
+  EXPECT_EQ(Status::Success().reason(), "");
 }
 
 // --- views
