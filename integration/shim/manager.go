@@ -347,7 +347,13 @@ func (m *Manager) startReconnect(ctx context.Context) {
 			if err == nil {
 				return
 			}
-			logger.V(2).Info("schedplug-host still not reachable", "target", m.cfg.Target, "err", err)
+			if fatalHandshake(err) {
+				// The host is up but refuses this scheduler's plugins: say so
+				// loudly, the admin has to fix the configuration.
+				logger.Error(err, "schedplug-host rejected this scheduler's native plugins; native plugins keep applying their failurePolicy", "target", m.cfg.Target)
+			} else {
+				logger.V(2).Info("schedplug-host still not reachable", "target", m.cfg.Target, "err", err)
+			}
 			backoff = min(backoff*2, reconnectMaxBackoff)
 		}
 	}()
