@@ -19,8 +19,10 @@ if [[ ! -f build/build.ninja ]]; then
 fi
 cmake --build build -j "$jobs"
 
+# Both suites run even if the first fails, so one run shows every failure.
+failed=()
 echo "== C++ tests (ctest)"
-ctest --test-dir build --output-on-failure -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs" || failed+=("ctest")
 
 echo "== Go tests (integration/)"
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
@@ -29,5 +31,11 @@ cd integration
 start=$(date +%s)
 # -count=1: the end-to-end tests depend on binaries outside Go's cache key.
 # shellcheck disable=SC2086
-go test -count=1 -timeout 30m ${GO_TEST_FLAGS:-} ./...
-echo "== Go tests passed in $(($(date +%s) - start))s (including compilation)"
+go test -count=1 -timeout 30m ${GO_TEST_FLAGS:-} ./... || failed+=("go test")
+echo "== Go tests took $(($(date +%s) - start))s (including compilation)"
+
+if ((${#failed[@]} > 0)); then
+  echo "== FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "== all tests passed"
