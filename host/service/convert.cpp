@@ -63,9 +63,10 @@ TableDelta delta_from_proto(const v1::NodeTableDelta& delta) {
   out.full = delta.full();
   out.upserts.reserve(static_cast<size_t>(delta.upserts_size()));
   for (const v1::Node& node : delta.upserts()) {
+    // NodeRecord sorts and deduplicates; the table keeps a compact copy.
+    const NodeRecord record(node_from_proto(node));
     out.upserts.push_back(
-        {node.index(), node.generation(),
-         std::make_shared<const NodeRecord>(node_from_proto(node))});
+        {node.index(), node.generation(), CompactNode::copy_of(record.view())});
   }
   out.removed.assign(delta.removed().begin(), delta.removed().end());
   return out;

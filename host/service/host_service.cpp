@@ -398,7 +398,7 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
   std::vector<const schedplug_node*> nodes;
   nodes.reserve(static_cast<size_t>(request->nodes_size()));
   for (uint32_t slot : request->nodes()) {
-    const NodeRecord* record = table.at(slot);
+    const CompactNode* record = table.at(slot);
     if (record == nullptr) {
       return finish(call, {grpc::StatusCode::INVALID_ARGUMENT,
                            fmt::format("PreScore: node index {} holds no node "

@@ -15,7 +15,7 @@ std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
 
-const NodeRecord* NodeTable::at(uint32_t slot) const {
+const CompactNode* NodeTable::at(uint32_t slot) const {
   return slot < slots_.size() ? slots_[slot].record.get() : nullptr;
 }
 
@@ -72,7 +72,7 @@ void NodeTable::validate(const TableDelta& delta) const {
   names.reserve(delta.upserts.size());
   for (const NodeUpsert& u : delta.upserts) {
     if (u.record == nullptr) invalid("an upsert has no node");
-    const std::string& name = u.record->name();
+    const std::string_view name = u.record->name();
     const std::string where =
         "node " + quoted(name) + " at index " + std::to_string(u.slot);
     if (name.empty()) {
@@ -91,7 +91,7 @@ void NodeTable::validate(const TableDelta& delta) const {
               ": it appears twice among the upserts");
     }
     if (delta.full) continue;
-    const NodeRecord* current = at(u.slot);
+    const CompactNode* current = at(u.slot);
     if (current != nullptr && current->name() != name &&
         !removed.contains(u.slot)) {
       invalid(where + ": index " + std::to_string(u.slot) +
@@ -119,7 +119,7 @@ void NodeTable::clear() {
 
 void NodeTable::remove_slot(uint32_t slot) {
   Slot& s = slots_[slot];
-  by_name_.erase(std::string_view(s.record->name()));
+  by_name_.erase(s.record->name());
   s.record.reset();
   s.generation = 0;
   views_[slot] = nullptr;
@@ -134,14 +134,14 @@ void NodeTable::put(const NodeUpsert& u) {
   Slot& s = slots_[u.slot];
   if (s.record != nullptr) {
     // Same name (validated): the old key views the old record's name.
-    by_name_.erase(std::string_view(s.record->name()));
+    by_name_.erase(s.record->name());
   } else {
     ++size_;
   }
   s.record = u.record;
   s.generation = u.generation;
   views_[u.slot] = &s.record->view();
-  by_name_[std::string_view(s.record->name())] = u.slot;
+  by_name_[s.record->name()] = u.slot;
 }
 
 void NodeTable::apply(const TableDelta& delta) {

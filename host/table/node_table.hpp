@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "host/model/records.hpp"
+#include "host/table/compact_node.hpp"
 #include "schedplug/plugin.h"
 
 namespace schedplug::host {
@@ -23,7 +23,7 @@ namespace schedplug::host {
 struct NodeUpsert {
   uint32_t slot = 0;
   int64_t generation = 0;  // kube-scheduler's NodeInfo generation
-  std::shared_ptr<const NodeRecord> record;  // never null
+  std::shared_ptr<const CompactNode> record;  // never null
 };
 
 // A change to the table; mirrors schedplug.v1.NodeTableDelta.
@@ -69,7 +69,7 @@ class NodeTable {
   // The node view of every slot; nullptr for an empty slot.
   std::span<const schedplug_node* const> views() const { return views_; }
   // The record in `slot`, or nullptr when the slot is empty or out of range.
-  const NodeRecord* at(uint32_t slot) const;
+  const CompactNode* at(uint32_t slot) const;
   // The NodeInfo generation stored with `slot` (0 when empty).
   int64_t generation(uint32_t slot) const;
   // The slot holding node `name`.
@@ -77,7 +77,7 @@ class NodeTable {
 
  private:
   struct Slot {
-    std::shared_ptr<const NodeRecord> record;
+    std::shared_ptr<const CompactNode> record;
     int64_t generation = 0;
   };
   void validate(const TableDelta& delta) const;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "host/model/records.hpp"
+
 namespace schedplug::host {
 namespace {
 
@@ -10,8 +12,8 @@ NodeUpsert node(uint32_t slot, const std::string& name,
   NodeData data;
   data.name = name;
   data.labels = {{"zone", "a"}};
-  return {slot, generation,
-          std::make_shared<const NodeRecord>(std::move(data))};
+  const NodeRecord record(std::move(data));
+  return {slot, generation, CompactNode::copy_of(record.view())};
 }
 
 TableDelta full(uint64_t version, std::vector<NodeUpsert> upserts) {
@@ -33,8 +35,8 @@ TableDelta delta(uint64_t base, uint64_t next, std::vector<NodeUpsert> upserts,
 }
 
 std::string name_at(const NodeTable& t, uint32_t slot) {
-  const NodeRecord* r = t.at(slot);
-  return r ? r->name() : std::string("<empty>");
+  const CompactNode* r = t.at(slot);
+  return r ? std::string(r->name()) : std::string("<empty>");
 }
 
 void expect_refused(NodeTable& table, const TableDelta& d,
@@ -50,6 +52,48 @@ void expect_refused(NodeTable& table, const TableDelta& d,
   }
   EXPECT_EQ(table.version(), version);
   EXPECT_EQ(table.size(), size);
+}
+
+std::string str(schedplug_str s) {
+  return std::string(s.data ? s.data : "", s.len);
+}
+
+TEST(CompactNode, CopiesEveryFieldOfTheView) {
+  NodeData data;
+  data.name = "node-with-a-long-name";
+  data.labels = {
+      {"topology.kubernetes.io/zone", "zone-a"}, {"b", ""}, {"a", "1"}};
+  data.annotations = {{"note", "annotation value that is long enough"}};
+  data.taints = {{"dedicated", "gpu", "NoSchedule"}, {"k", "", "NoExecute"}};
+  data.allocatable = {{"memory", 1 << 30}, {"cpu", 4000}};
+  data.requested = {{"cpu", 250}};
+  data.pod_count = 7;
+  const NodeRecord record(std::move(data));
+  const auto compact = CompactNode::copy_of(record.view());
+  const schedplug_node& a = record.view();
+  const schedplug_node& b = compact->view();
+  EXPECT_EQ(compact->name(), "node-with-a-long-name");
+  EXPECT_EQ(b.struct_size, sizeof(schedplug_node));
+  EXPECT_EQ(b.pod_count, 7u);
+  ASSERT_EQ(b.labels.count, a.labels.count);
+  for (size_t i = 0; i < a.labels.count; ++i) {
+    EXPECT_EQ(str(b.labels.items[i].key), str(a.labels.items[i].key));
+    EXPECT_EQ(str(b.labels.items[i].value), str(a.labels.items[i].value));
+    EXPECT_NE(b.labels.items[i].key.data,
+              a.labels.items[i].key.data);  // a copy
+  }
+  EXPECT_NE(schedplug_kv_find(b.labels, "topology.kubernetes.io/zone"),
+            nullptr);
+  ASSERT_EQ(b.annotations.count, 1u);
+  EXPECT_EQ(str(b.annotations.items[0].value),
+            "annotation value that is long enough");
+  ASSERT_EQ(b.taint_count, 2u);
+  EXPECT_EQ(str(b.taints[1].effect), "NoExecute");
+  EXPECT_EQ(str(b.taints[1].value), "");
+  EXPECT_EQ(schedplug_resource_get(b.allocatable, "cpu"), 4000);
+  EXPECT_EQ(schedplug_resource_get(b.allocatable, "memory"), 1 << 30);
+  EXPECT_EQ(schedplug_resource_get(b.requested, "cpu"), 250);
+  EXPECT_LT(compact->block_bytes(), 1024u);
 }
 
 TEST(NodeTable, FullTableThenDeltas) {
