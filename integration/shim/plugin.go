@@ -54,11 +54,17 @@ func (p *Plugin) Name() string { return p.name }
 func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	fs := p.cycleFilterState(ctx, state, pod, nodes)
 	if fs.err != nil {
-		if st := p.hostFailureFilter(ctx, pod, fs.err); st != nil {
-			return nil, st
+		p.notePolicyApplied(ctx, pod, fs.err)
+		if p.policy.FailurePolicy == FailurePolicyIgnore {
+			// Skip this plugin's Filter for the whole cycle.
+			return nil, fwk.NewStatus(fwk.Skip)
 		}
-		// Ignore: skip this plugin's Filter for the whole cycle.
-		return nil, fwk.NewStatus(fwk.Skip)
+		// Fail: Filter rejects every node it is asked about, so the event
+		// counts them beside the other plugins' reasons
+		// ("0/5 nodes are available: 2 Insufficient cpu, 3 schedplug-host ...").
+		p.mgr.rememberRejected(pod)
+		p.mgr.watchRecovery()
+		return nil, nil
 	}
 	i, ok := fs.pluginIndex[p.name]
 	if !ok {
@@ -103,7 +109,11 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		fs, _ = d.(*filterState)
 	}
 	if fs != nil && fs.err != nil {
-		return p.hostFailureFilter(ctx, pod, fs.err)
+		// PreFilter already counted and logged the failure for this cycle.
+		if p.policy.FailurePolicy == FailurePolicyIgnore {
+			return nil
+		}
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.failureReason(fs.err))
 	}
 	if fs != nil {
 		idx, ok := fs.pluginIndex[p.name]
@@ -148,15 +158,19 @@ func filterStatus(code pb.Code, reason, plugin string) *fwk.Status {
 // host did not answer. Fail rejects without preemption (evicting pods
 // cannot bring the host back); Ignore lets the plugin pass.
 func (p *Plugin) hostFailureFilter(ctx context.Context, pod *v1.Pod, err error) *fwk.Status {
-	policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
-	klog.FromContext(ctx).V(2).Info("schedplug-host did not answer; applying failurePolicy",
-		"plugin", p.name, "profile", p.profile, "pod", klog.KObj(pod), "policy", p.policy.FailurePolicy, "err", err)
+	p.notePolicyApplied(ctx, pod, err)
 	if p.policy.FailurePolicy == FailurePolicyIgnore {
 		return nil
 	}
 	p.mgr.rememberRejected(pod)
 	p.mgr.watchRecovery()
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.failureReason(err))
+}
+
+func (p *Plugin) notePolicyApplied(ctx context.Context, pod *v1.Pod, err error) {
+	policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
+	klog.FromContext(ctx).V(2).Info("schedplug-host did not answer; applying failurePolicy",
+		"plugin", p.name, "profile", p.profile, "pod", klog.KObj(pod), "policy", p.policy.FailurePolicy, "err", err)
 }
 
 // failureReason is stable per kind of failure so that the FailedScheduling

@@ -412,7 +412,10 @@ func TestFailurePolicyWhenHostDown(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("PreFilter with host down took %v", d)
 	}
-	if st := sts["Strict"]; st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), "could not be reached") || !strings.Contains(st.Message(), "Strict") {
+	if st := sts["Strict"]; !st.IsSuccess() {
+		t.Fatalf("Fail policy in PreFilter: %v, want success (Filter rejects each node)", st)
+	}
+	if st := e.plugins["Strict"].Filter(context.Background(), state, pod, nodes[0]); st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), "could not be reached") || !strings.Contains(st.Message(), "Strict") {
 		t.Fatalf("Fail policy: %v %q", st.Code(), st.Message())
 	}
 	if st := sts["Lenient"]; !st.IsSkip() {
@@ -447,11 +450,12 @@ func TestFailurePolicyWhenHostSlow(t *testing.T) {
 	e.host.setDelay(300 * time.Millisecond)
 
 	start := time.Now()
-	sts := e.runPreFilter(t, []string{"Strict", "Lenient"}, framework.NewCycleState(), pod, nodes)
+	slowState := framework.NewCycleState()
+	sts := e.runPreFilter(t, []string{"Strict", "Lenient"}, slowState, pod, nodes)
 	if d := time.Since(start); d > 250*time.Millisecond {
 		t.Fatalf("a slow host blocked the cycle for %v; the timeout is 30ms", d)
 	}
-	if st := sts["Strict"]; st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), "DeadlineExceeded") {
+	if st := e.plugins["Strict"].Filter(context.Background(), slowState, pod, nodes[0]); st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), "DeadlineExceeded") {
 		t.Fatalf("Fail policy on timeout: %v %q", st.Code(), st.Message())
 	}
 	if st := sts["Lenient"]; !st.IsSkip() {
@@ -506,8 +510,10 @@ func TestReconnectsWhenHostComesUpLater(t *testing.T) {
 	}
 	nodes := asList(testNode("a", nil, 0))
 	pod := testPod("p", nil)
-	if _, st := pl.PreFilter(context.Background(), framework.NewCycleState(), pod, nodes); st.Code() != fwk.UnschedulableAndUnresolvable {
-		t.Fatalf("PreFilter with host down: %v", st)
+	downState := framework.NewCycleState()
+	pl.PreFilter(context.Background(), downState, pod, nodes)
+	if st := pl.Filter(context.Background(), downState, pod, nodes[0]); st.Code() != fwk.UnschedulableAndUnresolvable {
+		t.Fatalf("Filter with host down: %v", st)
 	}
 
 	host.start(t)
@@ -542,8 +548,10 @@ func TestRejectedPodsActivatedWhenHostReturns(t *testing.T) {
 
 	e.host.stop()
 	waitNotReady(t, e.mgr)
-	if _, st := pl.PreFilter(context.Background(), framework.NewCycleState(), testPod("q", nil), nodes); st.Code() != fwk.UnschedulableAndUnresolvable {
-		t.Fatalf("PreFilter with host down: %v", st)
+	downState := framework.NewCycleState()
+	pl.PreFilter(context.Background(), downState, testPod("q", nil), nodes)
+	if st := pl.Filter(context.Background(), downState, testPod("q", nil), nodes[0]); st.Code() != fwk.UnschedulableAndUnresolvable {
+		t.Fatalf("Filter with host down: %v", st)
 	}
 	time.Sleep(2 * recoveryDelay)
 	if got := e.handle.activatedPods(); len(got) != 0 {
