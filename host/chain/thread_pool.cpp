@@ -19,12 +19,18 @@ struct ThreadPool::Loop {
   size_t ran = 0;
   bool closed = false;
 
-  // The next index to run, or false when the loop is exhausted or stopped.
+  // The next index to run, or false when the loop is exhausted, stopped or
+  // closed. Everything happens under the lock: a worker may still hold a
+  // loop whose caller has returned, and `body`/`stop` belong to that
+  // caller, so they are only touched while the caller is provably waiting
+  // (not closed yet, or running > 0).
   bool claim(size_t& index) {
-    const bool stop_now = stop != nullptr && *stop && (*stop)();
     std::lock_guard lock(mutex);
-    if (stop_now) closed = true;
     if (closed || next >= count) return false;
+    if (stop != nullptr && *stop && (*stop)()) {
+      closed = true;
+      return false;
+    }
     index = next++;
     ++running;
     return true;

@@ -50,5 +50,19 @@ TEST(ThreadPool, ConcurrentLoopsShareTheWorkers) {
   EXPECT_EQ(total.load(), 4u * 50u * 64u);
 }
 
+// Regression: a worker could pick up a loop whose caller had already
+// returned and call that caller's (dead) stop function.
+TEST(ThreadPool, WorkersNeverTouchAFinishedLoop) {
+  ThreadPool pool(2);
+  size_t total = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::vector<int> hits(2, 0);
+    const std::function<bool()> stop = [&hits] { return hits[0] < 0; };
+    total += pool.parallel_for(
+        hits.size(), [&](size_t i) { hits[i] = 1; }, stop);
+  }
+  EXPECT_EQ(total, 40000u);
+}
+
 }  // namespace
 }  // namespace schedplug::host
