@@ -153,8 +153,9 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
         listen.grpc_uri.substr(0, colon + 1) + std::to_string(selected_port);
   }
   app->server_->GetHealthCheckService()->SetServingStatus(true);
-  spdlog::info("serving schedplug.v1.Host on {} ({} worker threads)",
-               app->target_, app->pool_->workers() + 1);
+  spdlog::info(
+      "serving schedplug.v1.Host on {} ({} threads run filters and scores)",
+      app->target_, app->pool_->workers() + 1);
   return app;
 }
 
