@@ -131,6 +131,14 @@ grpc::Status HostService::find_profile(const std::string& scheduler_name,
           "; give kube-scheduler and schedplug-host the same --config file"};
 }
 
+template <class Request>
+grpc::Status HostService::find_session_and_profile(
+    const Request& request, std::shared_ptr<Session>& session,
+    const ProfileRuntime*& profile) {
+  if (auto s = find_session(request.session_id(), session); !s.ok()) return s;
+  return find_profile(request.scheduler_name(), profile);
+}
+
 void HostService::record_runs(const ChainRuns& runs,
                               std::string_view extension_point) {
   if (context_.metrics == nullptr) return;
@@ -230,10 +238,7 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
               request->scheduler_name() + "\")";
   std::shared_ptr<Session> session;
   const ProfileRuntime* profile = nullptr;
-  if (auto s = find_session(request->session_id(), session); !s.ok()) {
-    return finish(call, s);
-  }
-  if (auto s = find_profile(request->scheduler_name(), profile); !s.ok()) {
+  if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
     return finish(call, s);
   }
   const PodRecord pod(pod_from_proto(request->pod()));
@@ -312,10 +317,7 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
               request->scheduler_name() + "\")";
   std::shared_ptr<Session> session;
   const ProfileRuntime* profile = nullptr;
-  if (auto s = find_session(request->session_id(), session); !s.ok()) {
-    return finish(call, s);
-  }
-  if (auto s = find_profile(request->scheduler_name(), profile); !s.ok()) {
+  if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
     return finish(call, s);
   }
   std::vector<const PluginInstance*> filters;
@@ -372,10 +374,7 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
               request->scheduler_name() + "\")";
   std::shared_ptr<Session> session;
   const ProfileRuntime* profile = nullptr;
-  if (auto s = find_session(request->session_id(), session); !s.ok()) {
-    return finish(call, s);
-  }
-  if (auto s = find_profile(request->scheduler_name(), profile); !s.ok()) {
+  if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
     return finish(call, s);
   }
   const PodRecord pod(pod_from_proto(request->pod()));

@@ -72,6 +72,11 @@ class HostService final : public v1::Host::Service {
                             std::shared_ptr<Session>& session);
   grpc::Status find_profile(const std::string& scheduler_name,
                             const ProfileRuntime*& profile) const;
+  // Both of the above, for a request that names a session and a profile.
+  template <class Request>
+  grpc::Status find_session_and_profile(const Request& request,
+                                        std::shared_ptr<Session>& session,
+                                        const ProfileRuntime*& profile);
   grpc::Status deadline_status(Call& call, const ChainDeadlineExceeded& e);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);
   grpc::Status finish(Call& call, grpc::Status status);
