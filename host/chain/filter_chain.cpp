@@ -50,12 +50,42 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
     if (deadline.expired())
       deadline_hit(plugin, "filter", 0, nodes.size(), out.runs);
     const auto start = Clock::now();
-    if (!plugin.applies(pod)) {
+    // Once per pod: the plugin's gate and per-pod state (pod_begin); the
+    // scope ends the state after the last filter call below.
+    const PodScope scope = plugin.begin_pod(pod);
+    if (!scope.error().empty()) {
+      // A failed pod_begin fails the pod on every node still in the race,
+      // as a filter Error would.
+      auto [it, added] = reason_index.try_emplace(
+          scope.error(), static_cast<uint32_t>(out.reasons.size()));
+      if (added) out.reasons.push_back(it->first);
+      std::vector<FilterRejection> failed;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i] == nullptr || rejected[i]) continue;
+        rejected[i] = 1;
+        failed.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(p),
+                          SCHEDPLUG_ERROR, it->second});
+      }
+      run.errors = 1;
+      const size_t before = out.rejections.size();
+      out.rejections.insert(out.rejections.end(), failed.begin(), failed.end());
+      std::inplace_merge(
+          out.rejections.begin(),
+          out.rejections.begin() + static_cast<std::ptrdiff_t>(before),
+          out.rejections.end(),
+          [](const FilterRejection& a, const FilterRejection& b) {
+            return a.node < b.node;
+          });
+      run.duration = Clock::now() - start;
+      continue;
+    }
+    if (!scope.runs_filter()) {
       out.skipped[p] = true;
       run.skipped = true;
       run.duration = Clock::now() - start;
       continue;
     }
+    const schedplug_pod& plugin_pod = scope.pod();
     std::fill(calls.begin(), calls.end(), 0);
     const std::function<void(size_t)> body = [&](size_t c) {
       const size_t end = std::min(nodes.size(), (c + 1) * chunk);
@@ -63,7 +93,7 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
       for (size_t i = c * chunk; i < end; ++i) {
         if (nodes[i] == nullptr || rejected[i]) continue;
         ++n;
-        Verdict v = plugin.filter(pod, *nodes[i]);
+        Verdict v = plugin.filter(plugin_pod, *nodes[i]);
         if (!v.ok()) {
           found[c].push_back(
               {static_cast<uint32_t>(i), v.code, std::move(v.reason)});
@@ -116,12 +146,20 @@ SingleFilterResult run_filters_on_node(
     run.plugin = plugin;
     if (deadline.expired()) deadline_hit(*plugin, "filter", 0, 1, out.runs);
     const auto start = Clock::now();
-    if (!plugin->applies(pod)) {
+    const PodScope scope = plugin->begin_pod(pod);
+    if (!scope.error().empty()) {
+      run.duration = Clock::now() - start;
+      run.errors = 1;
+      out.plugin = plugin;
+      out.verdict = {SCHEDPLUG_ERROR, scope.error()};
+      return out;
+    }
+    if (!scope.runs_filter()) {
       run.skipped = true;
       run.duration = Clock::now() - start;
       continue;
     }
-    Verdict v = plugin->filter(pod, node);
+    Verdict v = plugin->filter(scope.pod(), node);
     run.duration = Clock::now() - start;
     run.calls = 1;
     if (v.code == SCHEDPLUG_ERROR) run.errors = 1;

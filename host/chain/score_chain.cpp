@@ -66,12 +66,22 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
     if (deadline.expired())
       deadline_hit(plugin, "score", 0, nodes.size(), out.runs);
     const auto start = Clock::now();
-    if (!plugin.applies(pod)) {
+    // Once per pod: the plugin's gate and per-pod state (pod_begin); the
+    // scope ends the state after normalizing below.
+    const PodScope scope = plugin.begin_pod(pod);
+    if (!scope.error().empty()) {
+      result.error = scope.error();
+      run.errors = 1;
+      run.duration = Clock::now() - start;
+      continue;
+    }
+    if (!scope.runs_score()) {
       result.skipped = true;
       run.skipped = true;
       run.duration = Clock::now() - start;
       continue;
     }
+    const schedplug_pod& plugin_pod = scope.pod();
     for (auto& e : first_error) e = {kNoError, {}};
     std::fill(errors.begin(), errors.end(), 0);
     const std::function<void(size_t)> body = [&](size_t c) {
@@ -79,7 +89,7 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
       for (size_t i = c * chunk; i < end; ++i) {
         const schedplug_node& node = *nodes[i];
         scores[i].node_name = node.name;
-        ScoreResult r = plugin.score(pod, node);
+        ScoreResult r = plugin.score(plugin_pod, node);
         scores[i].score = r.score;
         if (r.code != SCHEDPLUG_SUCCESS) {
           ++errors[c];
@@ -107,7 +117,7 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
         deadline_hit(plugin, "normalize_score", nodes.size(), nodes.size(),
                      out.runs);
       }
-      Verdict normalized = plugin.normalize(pod, scores);
+      Verdict normalized = plugin.normalize(plugin_pod, scores);
       if (!normalized.ok()) {
         result.error = std::move(normalized.reason);
       } else {

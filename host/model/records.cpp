@@ -77,6 +77,7 @@ PodRecord::PodRecord(PodData data) : data_(std::move(data)) {
   }
 
   view_.struct_size = sizeof(schedplug_pod);
+  set_element_sizes(view_);
   view_.namespace_name = view_of(data_.namespace_name);
   view_.name = view_of(data_.name);
   view_.uid = view_of(data_.uid);
@@ -105,6 +106,7 @@ NodeRecord::NodeRecord(NodeData data) : data_(std::move(data)) {
   }
 
   view_.struct_size = sizeof(schedplug_node);
+  set_element_sizes(view_);
   view_.name = view_of(data_.name);
   view_.labels = list_of(labels_);
   view_.annotations = list_of(annotations_);

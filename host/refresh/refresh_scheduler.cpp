@@ -57,8 +57,8 @@ RefreshScheduler::RefreshScheduler(const std::vector<RefreshTarget>& targets,
     auto w = std::make_unique<Worker>();
     w->instance = t.instance;
     w->profile = t.profile;
-    w->period = milliseconds(std::max<uint32_t>(
-        1, t.instance->library().descriptor().refresh_period_ms));
+    w->period = milliseconds(
+        std::max<uint32_t>(1, t.instance->settings().refresh_period_ms));
     state_->workers.push_back(std::move(w));
   }
   threads_ = state_->workers.size();

@@ -1,11 +1,14 @@
 #include "host/runtime/plugin_instance.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <limits>
 
 #include <spdlog/spdlog.h>
+
+#include "host/runtime/args_services.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -111,11 +114,45 @@ void host_log(void* context, schedplug_log_level level, schedplug_str msg) {
 
 }  // namespace
 
+// The rules of plugin.h for settings create() returned; a sentence naming
+// the problem, or empty.
+static std::string settings_problem(const schedplug_plugin& d,
+                                    const schedplug_settings& s) {
+  if (s.normalize_policy > SCHEDPLUG_NORMALIZE_REVERSE) {
+    return "normalize_policy " + std::to_string(s.normalize_policy) +
+           " is not one of NONE (0), LINEAR (1), REVERSE (2)";
+  }
+  if (d.normalize_score != nullptr &&
+      s.normalize_policy != SCHEDPLUG_NORMALIZE_NONE) {
+    return "a normalize_policy was set but the plugin implements "
+           "normalize_score; use one of them";
+  }
+  if (d.refresh != nullptr && s.refresh_period_ms == 0) {
+    return "refresh_period_ms is 0 but the plugin has a refresh() hook; set "
+           "how often the host should call it";
+  }
+  if ((s.events & ~SCHEDPLUG_EVENT_ALL) != 0) {
+    char bits[32];
+    std::snprintf(
+        bits, sizeof bits, "0x%llx",
+        static_cast<unsigned long long>(s.events & ~SCHEDPLUG_EVENT_ALL));
+    return std::string("events has bits ") + bits +
+           " that are not SCHEDPLUG_EVENT_* values";
+  }
+  return {};
+}
+
 PluginInstance::PluginInstance(std::shared_ptr<const PluginLibrary> library)
     : library_(std::move(library)) {
   host_api_.struct_size = sizeof(schedplug_host);
   host_api_.context = this;
   host_api_.log = &host_log;
+  ArgsSession::install(host_api_, nullptr);
+  const auto& d = library_->descriptor();
+  settings_.struct_size = sizeof(schedplug_settings);
+  settings_.refresh_period_ms = d.refresh_period_ms;
+  settings_.events = d.events;
+  settings_.normalize_policy = d.normalize_policy;
 }
 
 std::unique_ptr<PluginInstance> PluginInstance::create(
@@ -127,21 +164,40 @@ std::unique_ptr<PluginInstance> PluginInstance::create(
       self->name() + " (" + self->library_->file().string() + ")";
   ReasonBuffer error;
   schedplug_code code = SCHEDPLUG_ERROR;
+  // Settings and typed args are valid during create() only (plugin.h).
+  self->args_session_ = std::make_unique<ArgsSession>(args_json);
+  ArgsSession::install(self->host_api_, self->args_session_.get());
+  self->host_api_.settings = &self->settings_;
+  auto end_create = [&self] {
+    self->host_api_.settings = nullptr;
+    ArgsSession::install(self->host_api_, nullptr);
+    self->args_session_.reset();
+  };
   try {
     code = d.create(args_json.c_str(), args_json.size(), &self->host_api_,
                     &self->instance_, error.get());
   } catch (...) {
+    end_create();
     self->instance_ = nullptr;
     throw CreateError(
         where + " failed to start: " +
         threw_message(self->name(), "create", std::current_exception()));
   }
+  end_create();
   if (code != SCHEDPLUG_SUCCESS) {
     self->instance_ = nullptr;  // a failed create owns nothing we may free
     std::string message = error.str();
     if (message.empty()) message = "(the plugin gave no message)";
     throw CreateError(where + " rejected its args: " + message +
                       "; fix its pluginConfig args (given: " + args_json + ")");
+  }
+  self->settings_.struct_size = sizeof(schedplug_settings);
+  self->settings_.reserved = 0;
+  if (std::string problem = settings_problem(d, self->settings_);
+      !problem.empty()) {
+    // `self` is destroyed on the way out, which calls destroy().
+    throw CreateError(where + " returned broken settings from create(): " +
+                      problem + " (args given: " + args_json + ")");
   }
   return self;
 }
@@ -169,6 +225,71 @@ bool PluginInstance::applies(const schedplug_pod& pod) const {
                   threw_message(name(), "applies", std::current_exception()));
     return true;
   }
+}
+
+PodScope PluginInstance::begin_pod(const schedplug_pod& pod) const {
+  PodScope scope(this, pod);
+  scope.pod_.state = nullptr;
+  const auto& d = library_->descriptor();
+  if (d.pod_begin == nullptr) {
+    const bool runs = applies(pod);
+    scope.runs_filter_ = runs;
+    scope.runs_score_ = runs;
+    return scope;
+  }
+  schedplug_pod_begin_result result{};
+  result.struct_size = sizeof(result);
+  ReasonBuffer reason;
+  schedplug_code code;
+  try {
+    code = d.pod_begin(instance_, &pod, &result, reason.get());
+  } catch (...) {
+    scope.error_ = threw_message(name(), "pod_begin", std::current_exception());
+    scope.runs_filter_ = scope.runs_score_ = false;
+    return scope;
+  }
+  if (code != SCHEDPLUG_SUCCESS) {
+    const std::string text = reason.str();
+    scope.error_ =
+        code == SCHEDPLUG_ERROR
+            ? "plugin " + name() + " failed to prepare the pod (pod_begin): " +
+                  (text.empty() ? "(no reason given)" : text)
+            : "plugin " + name() + " returned status code " +
+                  std::to_string(code) +
+                  " from pod_begin(); it may only return SUCCESS or ERROR";
+    scope.runs_filter_ = scope.runs_score_ = false;
+    return scope;
+  }
+  scope.pod_.state = result.state;
+  scope.ended_ = false;
+  scope.runs_filter_ = (result.skip & SCHEDPLUG_SKIP_FILTER) == 0;
+  scope.runs_score_ = (result.skip & SCHEDPLUG_SKIP_SCORE) == 0;
+  return scope;
+}
+
+void PluginInstance::end_pod(void* state) const {
+  const auto& d = library_->descriptor();
+  if (d.pod_end == nullptr) return;
+  try {
+    d.pod_end(instance_, state);
+  } catch (...) {
+    spdlog::error("{}",
+                  threw_message(name(), "pod_end", std::current_exception()));
+  }
+}
+
+PodScope::PodScope(PodScope&& other) noexcept
+    : plugin_(other.plugin_),
+      pod_(other.pod_),
+      runs_filter_(other.runs_filter_),
+      runs_score_(other.runs_score_),
+      ended_(other.ended_),
+      error_(std::move(other.error_)) {
+  other.ended_ = true;
+}
+
+PodScope::~PodScope() {
+  if (!ended_) plugin_->end_pod(pod_.state);
 }
 
 Verdict PluginInstance::filter(const schedplug_pod& pod,
@@ -242,9 +363,9 @@ Verdict PluginInstance::normalize(
                                    " failed to normalize scores: " +
                                    (text.empty() ? "(no reason given)" : text)};
     }
-  } else if (d.normalize_policy == SCHEDPLUG_NORMALIZE_LINEAR) {
+  } else if (settings_.normalize_policy == SCHEDPLUG_NORMALIZE_LINEAR) {
     min_max(scores, /*reverse=*/false);
-  } else if (d.normalize_policy == SCHEDPLUG_NORMALIZE_REVERSE) {
+  } else if (settings_.normalize_policy == SCHEDPLUG_NORMALIZE_REVERSE) {
     min_max(scores, /*reverse=*/true);
   }
 

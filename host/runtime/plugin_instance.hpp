@@ -18,6 +18,9 @@
 
 namespace schedplug::host {
 
+class ArgsSession;
+class PluginInstance;
+
 struct Verdict {
   schedplug_code code = SCHEDPLUG_SUCCESS;
   std::string reason;
@@ -37,6 +40,38 @@ class CreateError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One pod as one plugin sees it (plugin.h's pod_begin): whether its filter
+// and score run for the pod, the pod view carrying the plugin's state, and
+// an error when pod_begin failed. Destroying it calls pod_end; it must
+// outlive every filter/score call that received pod().
+class PodScope {
+ public:
+  PodScope(PodScope&& other) noexcept;
+  PodScope& operator=(PodScope&&) = delete;
+  PodScope(const PodScope&) = delete;
+  PodScope& operator=(const PodScope&) = delete;
+  ~PodScope();
+
+  // The pod view to hand to this plugin's filter/score (pod->state set).
+  const schedplug_pod& pod() const { return pod_; }
+  bool runs_filter() const { return runs_filter_; }
+  bool runs_score() const { return runs_score_; }
+  // Non-empty when pod_begin failed: a sentence naming the plugin; the
+  // pod's Filter/Score then fails with it as an Error.
+  const std::string& error() const { return error_; }
+
+ private:
+  friend class PluginInstance;
+  PodScope(const PluginInstance* plugin, const schedplug_pod& pod)
+      : plugin_(plugin), pod_(pod) {}
+  const PluginInstance* plugin_;
+  schedplug_pod pod_;
+  bool runs_filter_ = true;
+  bool runs_score_ = true;
+  bool ended_ = true;  // false while a pod_begin state awaits pod_end
+  std::string error_;
+};
+
 class PluginInstance {
  public:
   // Calls the plugin's create() with `args_json` (the plugin's
@@ -50,11 +85,20 @@ class PluginInstance {
 
   const PluginLibrary& library() const { return *library_; }
   const std::string& name() const { return library_->name(); }
+  // This instance's settings: the descriptor's, as create() changed them
+  // (plugin.h v1.1), validated.
+  const schedplug_settings& settings() const { return settings_; }
+  // The typed-args session; non-NULL only while create() runs.
+  ArgsSession* args_session() const { return args_session_.get(); }
 
   // The hooks below are safe to call concurrently (plugin.h's contract).
 
   // applies() hook; true when absent.
   bool applies(const schedplug_pod& pod) const;
+  // Starts `pod` for this plugin: pod_begin() when the plugin has one,
+  // else applies() for both gates. Filter and score calls for the pod take
+  // scope.pod().
+  PodScope begin_pod(const schedplug_pod& pod) const;
   // filter(); SUCCESS when the plugin has no filter.
   Verdict filter(const schedplug_pod& pod, const schedplug_node& node) const;
   // score(); raw value.
@@ -69,9 +113,14 @@ class PluginInstance {
 
  private:
   explicit PluginInstance(std::shared_ptr<const PluginLibrary> library);
+  friend class PodScope;
+  void end_pod(void* state) const;
+
   std::shared_ptr<const PluginLibrary> library_;
   void* instance_ = nullptr;
   schedplug_host host_api_{};
+  schedplug_settings settings_{};
+  std::unique_ptr<ArgsSession> args_session_;
 };
 
 }  // namespace schedplug::host

@@ -215,7 +215,23 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     info->set_file(lib->file().string());
     info->set_has_filter(lib->has_filter());
     info->set_has_score(lib->has_score());
-    info->set_events(lib->descriptor().events);
+    // Events are per instance (create() may set them from its args): a
+    // plugin enabled in several profiles reports the union, 0 (every
+    // event) when any instance asks for every event.
+    // No instance (enabled nowhere): the descriptor's events.
+    uint64_t events = 0;
+    bool every_event = false, enabled = false;
+    for (const auto& profile : context_.runtime->profiles()) {
+      for (const PluginInstance* p : profile.plugins) {
+        if (&p->library() != lib.get()) continue;
+        enabled = true;
+        every_event = every_event || p->settings().events == 0;
+        events |= p->settings().events;
+      }
+    }
+    info->set_events(!enabled      ? lib->descriptor().events
+                     : every_event ? 0
+                                   : events);
   }
   for (const std::string& w : context_.startup_warnings)
     response->add_warnings(w);

@@ -1,5 +1,7 @@
 #include "host/table/compact_node.hpp"
 
+#include "host/model/records.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -83,6 +85,7 @@ schedplug_node pack(const schedplug_node& in, Packer& p) {
   out.allocatable = {allocatable, in.allocatable.count};
   out.requested = {requested, in.requested.count};
   out.struct_size = sizeof(schedplug_node);
+  set_element_sizes(out);
   return out;
 }
 

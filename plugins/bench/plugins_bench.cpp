@@ -2,6 +2,12 @@
 // runtime (PluginInstance) on the built .so files, over 5000 nodes: what one
 // pod costs each plugin on a 5000-node cluster, single-threaded.
 //
+// HwEncrypt and NetworkLatency use per-pod state (ABI v1.1 pod_begin). The
+// *_NoPodState benchmarks call them as a host without pod_begin does (pod
+// view without state: the per-pod work runs in every call, as before v1.1);
+// the *_PodState ones as schedplug-host does (pod_begin once, then every
+// node with the state).
+//
 //   ninja -C build plugins_bench && build/plugins/bench/plugins_bench
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -61,8 +67,29 @@ std::unique_ptr<PodRecord> pod(KeyValues annotations) {
   return std::make_unique<PodRecord>(std::move(d));
 }
 
+// As schedplug-host runs a filter: begin the pod once (gate and state),
+// then every node with the pod's state.
 void FilterAll(benchmark::State& state, const PluginInstance& p,
                const PodRecord& pod) {
+  const auto& all = nodes();
+  int64_t feasible = 0;
+  for (auto _ : state) {
+    feasible = 0;
+    const PodScope scope = p.begin_pod(pod.view());
+    if (!scope.runs_filter()) continue;
+    for (const auto& n : all) feasible += p.filter(scope.pod(), n->view()).ok();
+    benchmark::DoNotOptimize(feasible);
+  }
+  state.counters["feasible"] = static_cast<double>(feasible);
+  state.counters["ns_per_node"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kNodes,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// As a host without per-pod state runs it: applies(), then every node with
+// the bare pod view (the plugin redoes its per-pod work in each call).
+void FilterAllNoPodState(benchmark::State& state, const PluginInstance& p,
+                         const PodRecord& pod) {
   const auto& all = nodes();
   int64_t feasible = 0;
   for (auto _ : state) {
@@ -82,6 +109,13 @@ void BM_HwEncrypt_Filter(benchmark::State& state) {
   FilterAll(state, *p, *pod({{"myorg.io/require-hw-encrypt", "true"}}));
 }
 BENCHMARK(BM_HwEncrypt_Filter)->Unit(benchmark::kMicrosecond);
+
+void BM_HwEncrypt_Filter_NoPodState(benchmark::State& state) {
+  auto p = create(HW_ENCRYPT_SO);
+  FilterAllNoPodState(state, *p,
+                      *pod({{"myorg.io/require-hw-encrypt", "true"}}));
+}
+BENCHMARK(BM_HwEncrypt_Filter_NoPodState)->Unit(benchmark::kMicrosecond);
 
 void BM_HwEncrypt_PodWithoutAnnotation(benchmark::State& state) {
   auto p = create(HW_ENCRYPT_SO);
@@ -153,19 +187,28 @@ void BM_NetworkLatency_ScoreAndNormalize(benchmark::State& state) {
   auto the_pod = pod({});
   const auto& all = nodes();
   std::vector<schedplug_node_score> scores(all.size());
+  const bool with_state = state.range(0) != 0;
   for (auto _ : state) {
+    // With state: one pod_begin (one table load) for all 5000 nodes.
+    // Without: every score() loads the table itself.
+    const PodScope scope = p->begin_pod(the_pod->view());
+    const schedplug_pod& view = with_state ? scope.pod() : the_pod->view();
     for (size_t i = 0; i < all.size(); ++i) {
-      scores[i] = {all[i]->view().name,
-                   p->score(the_pod->view(), all[i]->view()).score};
+      scores[i] = {all[i]->view().name, p->score(view, all[i]->view()).score};
     }
-    benchmark::DoNotOptimize(p->normalize(the_pod->view(), scores));
+    benchmark::DoNotOptimize(p->normalize(view, scores));
   }
   state.counters["ns_per_node"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * kNodes,
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   std::filesystem::remove(file);
 }
-BENCHMARK(BM_NetworkLatency_ScoreAndNormalize)->Unit(benchmark::kMicrosecond);
+// Arg 1: per-pod state (pod_begin); arg 0: none, as before ABI v1.1.
+BENCHMARK(BM_NetworkLatency_ScoreAndNormalize)
+    ->ArgName("pod_state")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "string_args.h"
-
-enum { ARG_NODE_LABEL, ARG_POD_ANNOTATION, ARG_COUNT };
-
 typedef struct dedicated_nodes {
   char* node_label;
   char* pod_annotation;
@@ -20,10 +16,12 @@ typedef struct dedicated_nodes {
   char reason[SCHEDPLUG_REASON_MAX];
 } dedicated_nodes;
 
-static char* copy_string(const char* s) {
-  size_t n = strlen(s) + 1;
-  char* out = malloc(n);
-  if (out != NULL) memcpy(out, s, n);
+static char* copy_str(schedplug_str s) {
+  char* out = malloc(s.len + 1);
+  if (out != NULL) {
+    if (s.len > 0) memcpy(out, s.data, s.len);
+    out[s.len] = '\0';
+  }
   return out;
 }
 
@@ -35,30 +33,40 @@ static void dn_destroy(void* instance) {
   free(self);
 }
 
-static schedplug_code dn_create(const char* args_json, size_t args_len,
+/* Reads the args with the host's typed getters (schedplug_host, ABI v1.1):
+ * no JSON parsing here. Unknown keys, and values that are not non-empty
+ * strings, are errors that name the arg. */
+static schedplug_code dn_create(const char* args_json, uint64_t args_len,
                                 const schedplug_host* host, void** instance_out,
                                 schedplug_reason* error) {
-  (void)host;
+  (void)args_json;
+  (void)args_len;
   *instance_out = NULL;
-  string_arg args[ARG_COUNT] = {
-      [ARG_NODE_LABEL] = {"nodeLabel", NULL},
-      [ARG_POD_ANNOTATION] = {"podAnnotation", NULL},
-  };
-  char err[SCHEDPLUG_REASON_MAX];
-  if (string_args_parse(args_json, args_len, args, ARG_COUNT, err,
-                        sizeof err) != 0) {
-    schedplug_reason_set(error, err);
+  if (host == NULL || !SCHEDPLUG_HAS_FIELD(host, schedplug_host, arg_string)) {
+    schedplug_reason_set(error,
+                         "DedicatedNodes needs a schedplug-host with ABI v1.1 "
+                         "typed args; upgrade the host");
+    return SCHEDPLUG_ERROR;
+  }
+  static const char* const kKnown[] = {"nodeLabel", "podAnnotation"};
+  if (host->args_allow_only(host->context, host->args, kKnown, 2, error) !=
+      SCHEDPLUG_SUCCESS) {
+    return SCHEDPLUG_ERROR;
+  }
+  schedplug_str label = schedplug_str_of("schedplug.io/dedicated");
+  schedplug_str annotation = schedplug_str_of("schedplug.io/dedicated-ok");
+  /* SKIP (absent) keeps the default; ERROR has written the message. */
+  if (host->arg_string(host->context, host->args, "nodeLabel", &label, error) ==
+          SCHEDPLUG_ERROR ||
+      host->arg_string(host->context, host->args, "podAnnotation", &annotation,
+                       error) == SCHEDPLUG_ERROR) {
     return SCHEDPLUG_ERROR;
   }
   dedicated_nodes* self = calloc(1, sizeof *self);
   if (self != NULL) {
-    const char* label = args[ARG_NODE_LABEL].value;
-    const char* annotation = args[ARG_POD_ANNOTATION].value;
-    self->node_label = copy_string(label ? label : "schedplug.io/dedicated");
-    self->pod_annotation =
-        copy_string(annotation ? annotation : "schedplug.io/dedicated-ok");
+    self->node_label = copy_str(label);
+    self->pod_annotation = copy_str(annotation);
   }
-  string_args_free(args, ARG_COUNT);
   if (self == NULL || self->node_label == NULL ||
       self->pod_annotation == NULL) {
     dn_destroy(self);
@@ -73,8 +81,7 @@ static schedplug_code dn_create(const char* args_json, size_t args_len,
   return SCHEDPLUG_SUCCESS;
 }
 
-static int has_true(schedplug_kv_list list, const char* key) {
-  const schedplug_kv* kv = schedplug_kv_find(list, key);
+static int is_true(const schedplug_kv* kv) {
   return kv != NULL && schedplug_str_eq(kv->value, "true");
 }
 
@@ -83,8 +90,10 @@ static schedplug_code dn_filter(void* instance, const schedplug_pod* pod,
                                 const schedplug_node* node,
                                 schedplug_reason* reason) {
   const dedicated_nodes* self = instance;
-  if (!has_true(node->labels, self->node_label)) return SCHEDPLUG_SUCCESS;
-  if (has_true(pod->annotations, self->pod_annotation)) {
+  if (!is_true(schedplug_node_label(node, self->node_label))) {
+    return SCHEDPLUG_SUCCESS;
+  }
+  if (is_true(schedplug_pod_annotation(pod, self->pod_annotation))) {
     return SCHEDPLUG_SUCCESS;
   }
   /* Preempting pods cannot make a dedicated node accept this pod. */

@@ -34,22 +34,26 @@ class HwEncrypt {
                                         " must be \"true\" or \"false\"");
   }
 
-  // Most pods carry no annotation: one binary search and they skip Filter
-  // on every node. "false" opts out explicitly.
-  bool Applies(const schedplug::Pod& pod) const {
+  // Once per pod (not per node): read the annotation. Most pods carry
+  // none: their Filter is skipped on every node. "false" opts out
+  // explicitly; anything else but "true" is a typo, and the pod asked for
+  // something, so it fails closed instead of landing on an unencrypted node.
+  enum class PodState { kWantsEncryption, kBadAnnotation };
+  schedplug::Status BeginPod(const schedplug::Pod& pod, PodState& state,
+                             schedplug::Gates& gates) const {
     const auto value = pod.annotation(pod_annotation_);
-    return value.has_value() && *value != kFalse;
+    if (!value.has_value() || *value == kFalse) {
+      gates.filter = false;
+    } else {
+      state = *value == kTrue ? PodState::kWantsEncryption
+                              : PodState::kBadAnnotation;
+    }
+    return schedplug::Status::Success();
   }
 
-  schedplug::Status Filter(const schedplug::Pod& pod,
-                           const schedplug::Node& node) const {
-    const auto wanted = pod.annotation(pod_annotation_);
-    if (!wanted.has_value() || *wanted == kFalse) {
-      return schedplug::Status::Success();  // correct even without Applies
-    }
-    // Anything else but "true" is a typo; the pod asked for something, so
-    // fail closed instead of placing it on an unencrypted node.
-    if (*wanted != kTrue) {
+  schedplug::Status Filter(const schedplug::Pod&, const schedplug::Node& node,
+                           PodState state) const {
+    if (state == PodState::kBadAnnotation) {
       return schedplug::Status::UnschedulableAndUnresolvable(bad_annotation_);
     }
     if (node.label(node_label_) == kTrue) return schedplug::Status::Success();

@@ -1,29 +1,17 @@
 /* ZoneRequired: only nodes with a topology.kubernetes.io/zone label. */
 #include <schedplug/plugin.h>
 
-static const char* skip_space(const char* p, const char* end) {
-  while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
-  return p;
-}
-
-/* True for "{}" (with any spacing) or no text at all. */
-static int is_empty_object(const char* p, const char* end) {
-  p = skip_space(p, end);
-  if (p == end) return 1;
-  if (*p++ != '{') return 0;
-  p = skip_space(p, end);
-  if (p == end || *p++ != '}') return 0;
-  return skip_space(p, end) == end;
-}
-
-static schedplug_code create(const char* args, size_t len,
+/* Takes no args: the host's typed-args service (ABI v1.1) rejects any key,
+ * with a message naming it. */
+static schedplug_code create(const char* args, uint64_t len,
                              const schedplug_host* host, void** instance,
                              schedplug_reason* error) {
-  (void)host;
+  (void)args;
+  (void)len;
   *instance = NULL; /* no state */
-  if (!is_empty_object(args, args + len)) {
-    schedplug_reason_set(error, "ZoneRequired takes no args");
-    return SCHEDPLUG_ERROR;
+  if (host != NULL &&
+      SCHEDPLUG_HAS_FIELD(host, schedplug_host, args_allow_only)) {
+    return host->args_allow_only(host->context, host->args, NULL, 0, error);
   }
   return SCHEDPLUG_SUCCESS;
 }
@@ -33,7 +21,7 @@ static schedplug_code filter(void* instance, const schedplug_pod* pod,
                              schedplug_reason* reason) {
   (void)instance;
   (void)pod;
-  if (schedplug_kv_find(node->labels, "topology.kubernetes.io/zone")) {
+  if (schedplug_node_label(node, "topology.kubernetes.io/zone")) {
     return SCHEDPLUG_SUCCESS;
   }
   schedplug_reason_set(reason, "node(s) had no zone label");

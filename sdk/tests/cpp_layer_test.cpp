@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <schedplug/plugin.hpp>
 #include <stdexcept>
@@ -271,7 +273,14 @@ struct LogLine {
 struct LogSink {
   std::mutex mu;
   std::vector<LogLine> lines;
-  schedplug_host host{sizeof(schedplug_host), this, &LogSink::log};
+  schedplug_host host = host_for(this);
+  static schedplug_host host_for(LogSink* self) {
+    schedplug_host h{};
+    h.struct_size = sizeof h;
+    h.context = self;
+    h.log = &LogSink::log;
+    return h;
+  }
   static void log(void* ctx, schedplug_log_level level, schedplug_str msg) {
     auto* self = static_cast<LogSink*>(ctx);
     std::lock_guard lock(self->mu);
@@ -537,3 +546,198 @@ TEST(Names, UpperCamelCaseCheck) {
 }
 
 }  // namespace
+
+// --- ABI v1.1: settings, per-pod state, element sizes, more args -------------
+
+namespace v1_1 {
+
+struct Configured {
+  static constexpr uint32_t kRefreshPeriodMs = 5000;
+  explicit Configured(const Args& args)
+      : period_(args.duration("period", std::chrono::seconds(5))) {}
+  void Configure(schedplug::Settings& s) const {
+    s.refresh_period_ms = static_cast<uint32_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(period_).count());
+    s.normalize = SCHEDPLUG_NORMALIZE_LINEAR;
+  }
+  Status Score(const Pod&, const Node&, int64_t& s) const {
+    s = 1;
+    return Status::Success();
+  }
+  Status Refresh() { return Status::Success(); }
+  std::chrono::nanoseconds period_;
+};
+
+TEST(Settings, ConfigureWritesTheHostsSettings) {
+  constexpr schedplug_plugin d = make_descriptor<Configured>("Configured", "1");
+  schedplug_settings settings{sizeof settings, d.refresh_period_ms, d.events,
+                              d.normalize_policy, 0};
+  schedplug_host host{};
+  host.struct_size = sizeof host;
+  host.settings = &settings;
+  void* inst = create_ok(d, R"({"period": "1m"})", &host);
+  EXPECT_EQ(settings.refresh_period_ms, 60000u);
+  EXPECT_EQ(settings.normalize_policy, SCHEDPLUG_NORMALIZE_LINEAR);
+  d.destroy(inst);
+  // A host without settings (older than v1.1): create still works.
+  d.destroy(create_ok(d, R"({"period": "1m"})"));
+}
+
+struct Stateful {
+  struct PodState {
+    int64_t weight = 0;
+  };
+  Status BeginPod(const Pod& pod, PodState& state,
+                  schedplug::Gates& gates) const {
+    if (pod.annotation("skip-filter")) gates.filter = false;
+    if (pod.annotation("fail")) return Status::Error("cannot begin");
+    if (pod.annotation("skip")) return Status::Skip();
+    ++begun;
+    state.weight = pod.priority();
+    return Status::Success();
+  }
+  Status Filter(const Pod&, const Node&, const PodState& s) const {
+    return s.weight > 0 ? Status::Success()
+                        : Status::Unschedulable("node(s) dislike priority 0");
+  }
+  Status Score(const Pod&, const Node& n, const PodState& s,
+               int64_t& score) const {
+    score = s.weight * n.pod_count();
+    return Status::Success();
+  }
+  mutable std::atomic<int> begun{0};
+};
+
+TEST(PodState, BeginPodStateReachesFilterAndScoreAndIsFreed) {
+  constexpr schedplug_plugin d = make_descriptor<Stateful>("Stateful", "1");
+  ASSERT_NE(d.pod_begin, nullptr);
+  ASSERT_NE(d.pod_end, nullptr);
+  ASSERT_NE(d.applies, nullptr) << "for hosts older than v1.1";
+  Fixture f;
+  void* inst = create_ok(d);
+  auto& plugin =
+      static_cast<schedplug::detail::Holder<Stateful>*>(inst)->plugin;
+  schedplug_pod_begin_result out{sizeof out, 0, nullptr};
+  Reason r;
+  ASSERT_EQ(d.pod_begin(inst, &f.pod, &out, &r.r), SCHEDPLUG_SUCCESS)
+      << r.text();
+  EXPECT_EQ(out.skip, 0u);
+  ASSERT_NE(out.state, nullptr);
+  schedplug_pod with_state = f.pod;
+  with_state.state = out.state;
+  int64_t score = 0;
+  EXPECT_EQ(d.score(inst, &with_state, &f.node, &score, &r.r),
+            SCHEDPLUG_SUCCESS);
+  EXPECT_EQ(score, 7 * 3);
+  EXPECT_EQ(d.filter(inst, &with_state, &f.node, &r.r), SCHEDPLUG_SUCCESS);
+  EXPECT_EQ(plugin.begun.load(), 1);
+  d.pod_end(inst, out.state);  // ASan/valgrind would see a leak otherwise
+
+  // Without state (a host older than v1.1) BeginPod runs inside the call.
+  EXPECT_EQ(d.score(inst, &f.pod, &f.node, &score, &r.r), SCHEDPLUG_SUCCESS);
+  EXPECT_EQ(score, 21);
+  EXPECT_EQ(plugin.begun.load(), 2);
+  d.destroy(inst);
+}
+
+TEST(PodState, GatesSkipAndErrors) {
+  constexpr schedplug_plugin d = make_descriptor<Stateful>("Stateful", "1");
+  void* inst = create_ok(d);
+  const struct {
+    const char* annotation;
+    schedplug_code code;
+    uint32_t skip;
+    const char* reason;
+  } cases[] = {
+      {"skip-filter", SCHEDPLUG_SUCCESS, SCHEDPLUG_SKIP_FILTER, ""},
+      {"skip", SCHEDPLUG_SUCCESS, SCHEDPLUG_SKIP_FILTER | SCHEDPLUG_SKIP_SCORE,
+       ""},
+      {"fail", SCHEDPLUG_ERROR, 0, "cannot begin"},
+  };
+  for (const auto& c : cases) {
+    Fixture f;
+    std::array<schedplug_kv, 1> ann{{{S(c.annotation), S("")}}};
+    f.pod.annotations = {ann.data(), ann.size()};
+    schedplug_pod_begin_result out{sizeof out, 0, nullptr};
+    Reason r;
+    EXPECT_EQ(d.pod_begin(inst, &f.pod, &out, &r.r), c.code) << c.annotation;
+    EXPECT_EQ(out.skip, c.skip) << c.annotation;
+    EXPECT_EQ(r.text(), c.reason);
+    if (out.state != nullptr) d.pod_end(inst, out.state);
+    // applies() for older hosts: Skip and a closed pair of gates say no.
+    EXPECT_EQ(d.applies(inst, &f.pod),
+              std::string(c.annotation) == "skip" ? 0 : 1)
+        << c.annotation;
+  }
+  d.destroy(inst);
+}
+
+TEST(Views, ElementSizesFromTheViewAreUsed) {
+  // A host with larger kv entries (a later v1 header): labels are found by
+  // stride, not by sizeof(schedplug_kv).
+  struct WideKv {
+    schedplug_kv kv;
+    uint64_t extra;
+  };
+  std::array<WideKv, 3> wide{{{{S("a"), S("1")}, 0xffff},
+                              {{S("m"), S("2")}, 0xffff},
+                              {{S("z"), S("3")}, 0xffff}}};
+  Fixture f;
+  f.node.labels = {&wide[0].kv, wide.size()};
+  f.node.kv_size = sizeof(WideKv);
+  const Node n(f.node);
+  EXPECT_EQ(n.label("m"), "2");
+  EXPECT_EQ(n.label("z"), "3");
+  std::string keys;
+  for (const auto& e : n.labels()) keys += std::string(e.key);
+  EXPECT_EQ(keys, "amz");
+  EXPECT_NE(schedplug_node_label(&f.node, "z"), nullptr);
+  // A view of v1.0 size: element sizes are not read.
+  f.node.struct_size = offsetof(schedplug_node, kv_size);
+  f.node.labels = {f.node_labels.data(), f.node_labels.size()};
+  EXPECT_EQ(Node(f.node).label("zone"), "z1");
+}
+
+TEST(ArgsGetters, DurationsListsAndNestedObjects) {
+  const Args a = Args::parse(R"({
+      "period": "1m30s", "short": "250ms", "frac": "1.5h", "bad": "5",
+      "zones": ["a", "b"], "mixed": ["a", ""],
+      "limits": {"cpu": 4, "mem": "x"}})");
+  EXPECT_EQ(a.duration("period", {}), std::chrono::seconds(90));
+  EXPECT_EQ(a.duration("short", {}), std::chrono::milliseconds(250));
+  EXPECT_EQ(a.duration("frac", {}), std::chrono::minutes(90));
+  EXPECT_EQ(a.duration("absent", std::chrono::seconds(5)),
+            std::chrono::seconds(5));
+  EXPECT_EQ(a.string_list("zones"), (std::vector<std::string>{"a", "b"}));
+  const Args limits = a.object("limits");
+  EXPECT_EQ(limits.integer("cpu", 0, 0, 64), 4);
+  auto message = [](auto&& get) {
+    try {
+      get();
+    } catch (const schedplug::ArgsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  EXPECT_EQ(message([&] { a.duration("bad", {}); }),
+            "arg \"bad\" must be a duration such as \"5s\", \"250ms\" or "
+            "\"1m30s\" (units ns, us, ms, s, m, h), greater than 0, got \"5\"");
+  EXPECT_EQ(message([&] { a.string_list("mixed"); }),
+            "arg \"mixed[1]\" must be a non-empty string, got \"\"");
+  EXPECT_EQ(message([&] { limits.string("mem2", "d"); }), "<no error>");
+  EXPECT_EQ(message([&] { limits.integer("mem", 0, 0, 1); }),
+            "arg \"limits.mem\" must be an integer from 0 to 1, got \"x\"");
+  EXPECT_EQ(message([&] {
+              limits.allow_only({"cpu", "memory"});
+            }),
+            "unknown arg \"limits.mem\"; known args: limits.cpu, "
+            "limits.memory");
+  EXPECT_EQ(message([&] {
+              a.allow_only({"period", "short", "frac", "bad", "zones", "mixed",
+                            "limit"});
+            }),
+            "unknown arg \"limits\"; did you mean \"limit\"? known args: "
+            "period, short, frac, bad, zones, mixed, limit");
+}
+
+}  // namespace v1_1

@@ -35,11 +35,23 @@ TEST_P(HwEncryptTable, AppliesAndFilter) {
   auto pod = make_pod(c.pod_annotations);
   auto node = make_node("node-1", c.node_labels);
 
+  // As a host older than ABI v1.1 runs it: applies(), then filter() on a
+  // pod without state (BeginPod runs inside Filter).
   EXPECT_EQ(plugin->applies(pod->view()), c.applies);
   const host::Verdict v = plugin->filter(pod->view(), node->view());
   EXPECT_EQ(v.code, c.code) << v.reason;
   if (v.code == SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE) {
     EXPECT_FALSE(v.reason.empty());
+  }
+  // As this host runs it: pod_begin once, then filter() with the state.
+  const host::PodScope scope = plugin->begin_pod(pod->view());
+  EXPECT_TRUE(scope.error().empty()) << scope.error();
+  EXPECT_EQ(scope.runs_filter(), c.applies);
+  if (scope.runs_filter()) {
+    EXPECT_NE(scope.pod().state, nullptr);
+    const host::Verdict with_state = plugin->filter(scope.pod(), node->view());
+    EXPECT_EQ(with_state.code, c.code);
+    EXPECT_EQ(with_state.reason, v.reason);
   }
 }
 

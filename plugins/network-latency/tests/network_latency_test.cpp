@@ -129,6 +129,35 @@ TEST_F(NetworkLatencyTest, ReverseNormalizationMakesTheLowestLatencyWin) {
   EXPECT_EQ(scores[3].score, 0);
 }
 
+TEST_F(NetworkLatencyTest, RefreshPeriodComesFromArgs) {
+  // The descriptor's 5 s is only the default; create() sets the instance's.
+  EXPECT_EQ(create()->settings().refresh_period_ms, 5000u);
+  EXPECT_EQ(
+      create(R"(, "refreshPeriod": "1m30s")")->settings().refresh_period_ms,
+      90000u);
+  EXPECT_EQ(
+      create(R"(, "refreshPeriod": "250ms")")->settings().refresh_period_ms,
+      250u);
+}
+
+TEST_F(NetworkLatencyTest, OnePodStateServesEveryNode) {
+  write("a 10\nb 20\n");
+  auto p = create();
+  ASSERT_TRUE(p->refresh().ok());
+  const host::PodScope scope = p->begin_pod(pod_->view());
+  ASSERT_TRUE(scope.error().empty()) << scope.error();
+  EXPECT_TRUE(scope.runs_score());
+  ASSERT_NE(scope.pod().state, nullptr);
+  // The pod keeps the table it began with, even after a refresh publishes
+  // a new one: one consistent snapshot for all of its nodes.
+  write("a 30\nb 40\n");
+  ASSERT_TRUE(p->refresh().ok());
+  EXPECT_EQ(p->score(scope.pod(), make_node("a")->view()).score, 10000);
+  EXPECT_EQ(p->score(scope.pod(), make_node("b")->view()).score, 20000);
+  // Without state (a host older than ABI v1.1) the current table is used.
+  EXPECT_EQ(raw(*p, "a"), 30000);
+}
+
 TEST_F(NetworkLatencyTest, BadArgsFailCreate) {
   const struct {
     std::string args;
@@ -140,6 +169,14 @@ TEST_F(NetworkLatencyTest, BadArgsFailCreate) {
       {R"({"latencyFile": "/x", "defaultLatencyMs": "5"})",
        "arg \"defaultLatencyMs\" must be a number"},
       {R"({"latencyfile": "/x"})", "did you mean \"latencyFile\""},
+      {R"({"latencyFile": "/x", "refreshPerod": "5s"})",
+       "unknown arg \"refreshPerod\"; did you mean \"refreshPeriod\"?"},
+      {R"({"latencyFile": "/x", "refreshPeriod": 5})",
+       "arg \"refreshPeriod\" must be a duration such as \"5s\""},
+      {R"({"latencyFile": "/x", "refreshPeriod": "5 s"})",
+       "arg \"refreshPeriod\" must be a duration"},
+      {R"({"latencyFile": "/x", "refreshPeriod": "10ms"})",
+       "arg \"refreshPeriod\" must be from 100ms to 24h, got 10ms"},
   };
   for (const auto& c : cases) {
     try {

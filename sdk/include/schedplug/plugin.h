@@ -11,27 +11,63 @@
  * Conventions used throughout this header:
  *
  *   - Every public name starts with `schedplug_` (types, functions) or
- *     `SCHEDPLUG_` (macros, enum values).
+ *     `SCHEDPLUG_` (macros and constants).
  *   - Strings are `schedplug_str` views: pointer + length, NOT
  *     NUL-terminated unless stated. `data` may be NULL when `len` is 0.
  *   - "Borrowed" means: owned by the host, read-only for the plugin, valid
  *     only until the hook that received it returns. Copy what you keep.
  *   - Whoever allocates frees. The host never frees plugin memory, and the
  *     plugin never frees host memory.
- *   - Structs only grow at the end within ABI version 1. Structs that cross
- *     the boundary start with `struct_size`, so either side can tell which
- *     fields the other one knows.
+ *   - Only fixed-width integers, pointers and the structs below cross the
+ *     boundary: no enum, bool, int, long or size_t in a struct or a hook's
+ *     signature. Enumerations are integer typedefs whose values are macros.
+ *     The ABI is defined for LP64 platforms (Linux x86-64 and arm64).
  *   - No hook may throw a C++ exception or longjmp across this boundary.
  *     The C++ layer (plugin.hpp) catches every exception for you.
+ *
+ * Versioning: ABI version 1 only grows, append-only.
+ *
+ *   1. SCHEDPLUG_ABI_VERSION changes only for an incompatible change; a host
+ *      refuses a descriptor of any other version.
+ *   2. Within version 1, fields are appended at the end of a struct; a field
+ *      is never removed, reordered, retyped or given a new meaning. Every
+ *      struct that can grow says how big it is: `struct_size` for the
+ *      descriptor, the pod and node views, the host services and the
+ *      instance settings; an element size (the views' `*_size` fields) for
+ *      the elements of an array. Hooks are never changed: new behaviour
+ *      comes with a new, optional hook appended to the descriptor.
+ *   3. The reader reads only what fits in the size the writer reported. The
+ *      host copies the descriptor into a zero-filled struct of its own size
+ *      and ignores trailing fields it does not know. A plugin reads a view
+ *      field appended after v1.0 only when SCHEDPLUG_HAS_FIELD() says the
+ *      host sent it, and indexes arrays with the element size the view
+ *      gives (the helpers at the end of this header do both).
+ *   4. Every appended field is optional: zero / NULL means "not used" and
+ *      keeps the earlier behaviour. So a plugin built against an older
+ *      header runs unchanged on a newer host, and a plugin built against a
+ *      newer header runs on an older host, which ignores the fields it does
+ *      not know (the plugin sees the smaller struct_size and falls back).
+ *   5. A host hands array elements larger than their v1.0 size only to a
+ *      plugin whose descriptor is at least as large as v1.1's (it indexes by
+ *      element size); older plugins get v1.0-sized elements.
+ *
+ *   v1.0  the first release: the descriptor up to `events`, the views up to
+ *         `pod_count` / `toleration_count`, schedplug_host up to `log`.
+ *   v1.1  fixed-width types in place of enum and size_t (same layout on
+ *         LP64); element sizes in the pod and node views; per-instance
+ *         settings and typed args in schedplug_host; per-pod state and
+ *         separate filter / score gates (pod_begin, pod_end, pod->state).
  *
  * Threading contract:
  *
  *   - `create` and `destroy` are never called concurrently with anything
  *     else on the same instance.
- *   - `applies`, `filter`, `score` and `normalize_score` may be called
- *     concurrently from several host threads on the SAME instance (for
- *     different nodes, and for different pods). They must only read state
- *     that is safe to read concurrently.
+ *   - `applies`, `pod_begin`, `pod_end`, `filter`, `score` and
+ *     `normalize_score` may be called concurrently from several host
+ *     threads on the SAME instance (for different nodes, and for different
+ *     pods). They must only read state that is safe to read concurrently.
+ *     A pod's state (pod_begin) is created before, and released after,
+ *     every filter / score call that sees it.
  *   - `refresh` runs on a background thread owned by the host, one call at a
  *     time per instance, concurrently with filter/score. State that refresh
  *     publishes must be published safely (e.g. an atomic shared_ptr swap or
@@ -46,6 +82,14 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#ifdef __cplusplus
+static_assert(sizeof(void*) == 8 && sizeof(uint64_t) == sizeof(size_t),
+              "the schedplug ABI is defined for LP64 platforms");
+#else
+_Static_assert(sizeof(void*) == 8 && sizeof(uint64_t) == sizeof(size_t),
+               "the schedplug ABI is defined for LP64 platforms");
 #endif
 
 /* The ABI version this header describes. The host refuses a plugin whose
@@ -70,7 +114,7 @@ extern "C" {
 /* A borrowed string: `len` bytes at `data`, not NUL-terminated. */
 typedef struct schedplug_str {
   const char* data;
-  size_t len;
+  uint64_t len;
 } schedplug_str;
 
 /* One label, annotation or node-selector entry. */
@@ -83,7 +127,7 @@ typedef struct schedplug_kv {
  * unique. Binary search is valid; see schedplug_kv_find(). */
 typedef struct schedplug_kv_list {
   const schedplug_kv* items;
-  size_t count;
+  uint64_t count;
 } schedplug_kv_list;
 
 /* One resource quantity, in the canonical unit of its kind:
@@ -102,7 +146,7 @@ typedef struct schedplug_resource {
  * that is absent is zero. */
 typedef struct schedplug_resource_list {
   const schedplug_resource* items;
-  size_t count;
+  uint64_t count;
 } schedplug_resource_list;
 
 /* A node taint. `effect` is "NoSchedule", "PreferNoSchedule" or
@@ -143,7 +187,21 @@ typedef struct schedplug_pod {
   schedplug_resource_list requests;
   schedplug_kv_list node_selector;
   const schedplug_toleration* tolerations;
-  size_t toleration_count;
+  uint64_t toleration_count;
+
+  /* ---- v1.1: test with SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, field) ---- */
+  /* Element sizes: entries of `labels`, `annotations` and `node_selector`
+   * are `kv_size` bytes apart, `requests` entries `resource_size`,
+   * `tolerations` `toleration_size`; normalize_score's `scores` entries are
+   * `node_score_size` bytes apart. Index with the helpers below. */
+  uint32_t kv_size;
+  uint32_t resource_size;
+  uint32_t toleration_size;
+  uint32_t node_score_size;
+  /* This plugin's per-pod state: what its pod_begin() returned for this pod
+   * in `out->state`. NULL when the plugin has no pod_begin (or on a host
+   * that predates it: then compute what you need in the hook itself). */
+  void* state;
 } schedplug_pod;
 
 /* One node of the cluster, as the scheduler's snapshot sees it. */
@@ -153,12 +211,20 @@ typedef struct schedplug_node {
   schedplug_kv_list labels;
   schedplug_kv_list annotations;
   const schedplug_taint* taints;
-  size_t taint_count;
+  uint64_t taint_count;
   schedplug_resource_list allocatable;
   /* Sum of the requests of the pods already on (or nominated to, in a
    * preemption dry run) this node. */
   schedplug_resource_list requested;
   uint32_t pod_count;
+
+  /* ---- v1.1: test with SCHEDPLUG_HAS_FIELD(node, schedplug_node, field) ----
+   */
+  /* Element sizes of `labels` / `annotations`, `allocatable` / `requested`
+   * and `taints`, as in schedplug_pod. */
+  uint32_t kv_size;
+  uint32_t resource_size;
+  uint32_t taint_size;
 } schedplug_node;
 
 /* ------------------------------------------------------------------------ */
@@ -166,20 +232,19 @@ typedef struct schedplug_node {
 /* ------------------------------------------------------------------------ */
 
 /* The result of a hook. The values equal kube-scheduler's status codes. */
-typedef enum schedplug_code {
-  /* The node fits / the score is valid / the call worked. */
-  SCHEDPLUG_SUCCESS = 0,
-  /* A real internal error. A Filter Error ABORTS the pod's whole
-   * scheduling cycle in kube-scheduler; use it only when the plugin cannot
-   * decide, never to reject a node. */
-  SCHEDPLUG_ERROR = 1,
-  /* The node does not fit now; preemption may help. */
-  SCHEDPLUG_UNSCHEDULABLE = 2,
-  /* The node does not fit and preemption cannot change that. */
-  SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE = 3,
-  /* This plugin has nothing to say about this pod. */
-  SCHEDPLUG_SKIP = 5
-} schedplug_code;
+typedef int32_t schedplug_code;
+/* The node fits / the score is valid / the call worked. */
+#define SCHEDPLUG_SUCCESS 0
+/* A real internal error. A Filter Error ABORTS the pod's whole scheduling
+ * cycle in kube-scheduler; use it only when the plugin cannot decide, never
+ * to reject a node. */
+#define SCHEDPLUG_ERROR 1
+/* The node does not fit now; preemption may help. */
+#define SCHEDPLUG_UNSCHEDULABLE 2
+/* The node does not fit and preemption cannot change that. */
+#define SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE 3
+/* This plugin has nothing to say about this pod. */
+#define SCHEDPLUG_SKIP 5
 
 /* Longest reason, including the terminating NUL. Longer reasons are cut. */
 #define SCHEDPLUG_REASON_MAX 256u
@@ -195,7 +260,7 @@ typedef enum schedplug_code {
  * so write a short phrase such as "node(s) lack hardware encryption". */
 typedef struct schedplug_reason {
   char* text;
-  size_t capacity;
+  uint64_t capacity;
 } schedplug_reason;
 
 /* Copies `msg` (NUL-terminated) into `out`, cutting it to fit. */
@@ -203,7 +268,7 @@ static inline void schedplug_reason_set(schedplug_reason* out,
                                         const char* msg) {
   if (out == NULL || out->text == NULL || out->capacity == 0) return;
   size_t n = strlen(msg);
-  if (n >= out->capacity) n = out->capacity - 1;
+  if (n >= out->capacity) n = (size_t)(out->capacity - 1);
   memcpy(out->text, msg, n);
   out->text[n] = '\0';
 }
@@ -216,18 +281,17 @@ static inline void schedplug_reason_set(schedplug_reason* out,
  * after normalization, so the host always normalizes. A plugin either
  * implements `normalize_score` itself (then `normalize_policy` must be
  * NONE) or declares one of these policies. */
-typedef enum schedplug_normalize_policy {
-  /* Scores are already in [0, 100]; a value outside is an Error that names
-   * the plugin. */
-  SCHEDPLUG_NORMALIZE_NONE = 0,
-  /* Min-max onto [0, 100]: the highest raw score becomes 100. */
-  SCHEDPLUG_NORMALIZE_LINEAR = 1,
-  /* Reversed min-max: the LOWEST raw score becomes 100 (latency, cost).
-   * For LINEAR and REVERSE, when every node has the same raw score, every
-   * node gets 100 (they are equally good). Results are rounded to the
-   * nearest integer. */
-  SCHEDPLUG_NORMALIZE_REVERSE = 2
-} schedplug_normalize_policy;
+typedef uint32_t schedplug_normalize_policy;
+/* Scores are already in [0, 100]; a value outside is an Error that names
+ * the plugin. */
+#define SCHEDPLUG_NORMALIZE_NONE 0u
+/* Min-max onto [0, 100]: the highest raw score becomes 100. */
+#define SCHEDPLUG_NORMALIZE_LINEAR 1u
+/* Reversed min-max: the LOWEST raw score becomes 100 (latency, cost).
+ * For LINEAR and REVERSE, when every node has the same raw score, every
+ * node gets 100 (they are equally good). Results are rounded to the
+ * nearest integer. */
+#define SCHEDPLUG_NORMALIZE_REVERSE 2u
 
 /* One entry of normalize_score's array: a borrowed node name and the
  * plugin's raw score, which normalize_score overwrites in place. */
@@ -260,12 +324,34 @@ typedef struct schedplug_node_score {
 /* Services the host offers the plugin                                      */
 /* ------------------------------------------------------------------------ */
 
-typedef enum schedplug_log_level {
-  SCHEDPLUG_LOG_ERROR = 0,
-  SCHEDPLUG_LOG_WARNING = 1,
-  SCHEDPLUG_LOG_INFO = 2,
-  SCHEDPLUG_LOG_DEBUG = 3
-} schedplug_log_level;
+typedef int32_t schedplug_log_level;
+#define SCHEDPLUG_LOG_ERROR 0
+#define SCHEDPLUG_LOG_WARNING 1
+#define SCHEDPLUG_LOG_INFO 2
+#define SCHEDPLUG_LOG_DEBUG 3
+
+/* Per-instance settings (v1.1): what the descriptor declares statically,
+ * decided by create() from the args instead. The host fills the struct with
+ * the descriptor's values before create() and reads it back after a
+ * successful create(); create() overwrites what depends on its args. Same
+ * rules as the descriptor fields of the same name (a refresh hook needs a
+ * period > 0; a policy other than NONE excludes normalize_score; events
+ * only SCHEDPLUG_EVENT_* bits); the host refuses to start, naming the
+ * plugin, when they are broken. */
+typedef struct schedplug_settings {
+  uint32_t struct_size; /* sizeof(schedplug_settings) as the host knows it */
+  /* How often refresh() runs, in milliseconds. */
+  uint32_t refresh_period_ms;
+  /* SCHEDPLUG_EVENT_* bits; 0 means every node and pod event. */
+  uint64_t events;
+  /* SCHEDPLUG_NORMALIZE_*, used when normalize_score is NULL. */
+  schedplug_normalize_policy normalize_policy;
+  uint32_t reserved; /* zero */
+} schedplug_settings;
+
+/* One JSON object of the plugin's args (the root, or a nested object),
+ * read with the schedplug_host arg functions. Opaque, host-owned. */
+typedef struct schedplug_args schedplug_args;
 
 /* Handed to create(). Host-owned; valid until destroy() returns, so the
  * plugin may keep the pointer in its instance. Every function in it is
@@ -277,7 +363,79 @@ typedef struct schedplug_host {
   /* Writes one line to the host's log, prefixed with the plugin's name.
    * `msg` is borrowed for the duration of the call. */
   void (*log)(void* context, schedplug_log_level level, schedplug_str msg);
+
+  /* ---- v1.1: test with SCHEDPLUG_HAS_FIELD(host, schedplug_host, field) -- */
+
+  /* This instance's settings, pre-filled from the descriptor; create() may
+   * change them. Valid during create() only. */
+  schedplug_settings* settings;
+
+  /* Typed args, so a C plugin needs no JSON parser. `args` is the root
+   * object of the plugin's pluginConfig args (the `args_json` create()
+   * receives). Valid during create() only, like everything the functions
+   * below return: copy what you keep.
+   *
+   * Every getter returns
+   *   SCHEDPLUG_SUCCESS  the arg is present and valid; *out is set;
+   *   SCHEDPLUG_SKIP     the arg is absent; *out is untouched (your default);
+   *   SCHEDPLUG_ERROR    the arg is present but of the wrong type or out of
+   *                      range; `error` says which arg (with its path in
+   *                      nested objects, e.g. "limits.cpu") and what it
+   *                      should be -- return ERROR from create() with it.
+   */
+  const schedplug_args* args;
+  /* ERROR when `obj` has a key that is not one of the `count` `known` keys,
+   * naming it and the closest known key ("unknown arg "refreshPerod"; did
+   * you mean "refreshPeriod"?"), so a misspelt arg is never ignored. */
+  schedplug_code (*args_allow_only)(void* context, const schedplug_args* obj,
+                                    const char* const* known, uint64_t count,
+                                    schedplug_reason* error);
+  /* A non-empty string. */
+  schedplug_code (*arg_string)(void* context, const schedplug_args* obj,
+                               const char* key, schedplug_str* out,
+                               schedplug_reason* error);
+  /* true or false; *out is 1 or 0. */
+  schedplug_code (*arg_bool)(void* context, const schedplug_args* obj,
+                             const char* key, int32_t* out,
+                             schedplug_reason* error);
+  /* An integer in [min, max]. */
+  schedplug_code (*arg_int)(void* context, const schedplug_args* obj,
+                            const char* key, int64_t min, int64_t max,
+                            int64_t* out, schedplug_reason* error);
+  /* A number in [min, max]. */
+  schedplug_code (*arg_float)(void* context, const schedplug_args* obj,
+                              const char* key, double min, double max,
+                              double* out, schedplug_reason* error);
+  /* A duration as Kubernetes writes one ("5s", "250ms", "1m30s", "2h"),
+   * > 0, into *out_ns in nanoseconds. */
+  schedplug_code (*arg_duration)(void* context, const schedplug_args* obj,
+                                 const char* key, int64_t* out_ns,
+                                 schedplug_reason* error);
+  /* A list of non-empty strings (may be empty): *items, *count. */
+  schedplug_code (*arg_string_list)(void* context, const schedplug_args* obj,
+                                    const char* key,
+                                    const schedplug_str** items,
+                                    uint64_t* count, schedplug_reason* error);
+  /* A nested object, read with these same functions. */
+  schedplug_code (*arg_object)(void* context, const schedplug_args* obj,
+                               const char* key, const schedplug_args** out,
+                               schedplug_reason* error);
 } schedplug_host;
+
+/* What pod_begin() returns besides its status (v1.1). The host zeroes it
+ * and sets struct_size before the call. */
+typedef struct schedplug_pod_begin_result {
+  uint32_t struct_size; /* sizeof(schedplug_pod_begin_result), host's */
+  /* SCHEDPLUG_SKIP_* bits: hooks to skip for this pod. */
+  uint32_t skip;
+  /* Handed to filter/score as pod->state, then to pod_end(). */
+  void* state;
+} schedplug_pod_begin_result;
+
+/* Skip this plugin's filter for the pod (every node passes it). */
+#define SCHEDPLUG_SKIP_FILTER 1u
+/* Skip this plugin's score for the pod (it adds nothing to any node). */
+#define SCHEDPLUG_SKIP_SCORE 2u
 
 /* ------------------------------------------------------------------------ */
 /* The descriptor                                                           */
@@ -315,7 +473,7 @@ typedef struct schedplug_plugin {
    * On success store the instance (may be NULL) and return SUCCESS. On
    * failure write a message that says which arg is wrong into `error` and
    * return ERROR; the host then refuses to start and shows the message. */
-  schedplug_code (*create)(const char* args_json, size_t args_len,
+  schedplug_code (*create)(const char* args_json, uint64_t args_len,
                            const schedplug_host* host, void** instance_out,
                            schedplug_reason* error);
   /* Frees what create() allocated. May be NULL. */
@@ -325,7 +483,7 @@ typedef struct schedplug_plugin {
    * Return 0 when the plugin has nothing to say about this pod: its filter
    * and score are then skipped for every node (kube-scheduler's Skip).
    * NULL means the plugin applies to every pod. */
-  int (*applies)(void* instance, const schedplug_pod* pod);
+  int32_t (*applies)(void* instance, const schedplug_pod* pod);
 
   /* Does `pod` fit on `node`? Return SUCCESS, UNSCHEDULABLE or
    * UNSCHEDULABLE_AND_UNRESOLVABLE with a reason, or ERROR. */
@@ -344,7 +502,7 @@ typedef struct schedplug_plugin {
    * of range is an Error that names the plugin; the host never clamps. */
   schedplug_code (*normalize_score)(void* instance, const schedplug_pod* pod,
                                     schedplug_node_score* scores,
-                                    size_t count, schedplug_reason* reason);
+                                    uint64_t count, schedplug_reason* reason);
   /* Used when normalize_score is NULL. */
   schedplug_normalize_policy normalize_policy;
 
@@ -356,6 +514,36 @@ typedef struct schedplug_plugin {
 
   /* SCHEDPLUG_EVENT_* bits; 0 means every node and pod event. */
   uint64_t events;
+
+  /* ---- v1.1 (a v1.0 host ignores these: keep `applies` meaningful, and
+   * let filter/score work with pod->state NULL, if older hosts matter) --- */
+
+  /* Optional per-pod hook (kube-scheduler's PreFilter/PreScore), replacing
+   * `applies` when set. Called once for a pod before any filter or score
+   * call for it, with the pod. It can
+   *   - do the per-pod work every node would otherwise redo (parse an
+   *     annotation, take a table lock once, look up a pod-wide value) and
+   *     return the result in `out->state`: the host passes it, as
+   *     `pod->state`, to every filter and score call for this pod, and
+   *     hands it to pod_end() afterwards;
+   *   - gate: set SCHEDPLUG_SKIP_FILTER and/or SCHEDPLUG_SKIP_SCORE in
+   *     `out->skip` to skip filter and/or score for this pod (Skip);
+   *   - fail: return ERROR with a reason; the pod's Filter (or Score) then
+   *     fails with an Error naming the plugin, as a filter ERROR does.
+   * Threading: pod_begin and pod_end for different pods may run
+   * concurrently, like filter. The state is read by filter/score calls on
+   * several threads at once: treat it as immutable after pod_begin returns.
+   * pod_end runs exactly once per successful pod_begin, after every call
+   * that received the state has returned; it is not called when pod_begin
+   * fails (free what you allocated before returning ERROR). The host may
+   * begin a pod more than once per scheduling cycle (e.g. once for its
+   * filters and once for its scores); each state has its own pod_end. */
+  schedplug_code (*pod_begin)(void* instance, const schedplug_pod* pod,
+                              schedplug_pod_begin_result* out,
+                              schedplug_reason* reason);
+  /* Releases a state pod_begin returned (called also for a NULL state).
+   * May be NULL. */
+  void (*pod_end)(void* instance, void* state);
 } schedplug_plugin;
 
 /* The type of the entry symbol. */
@@ -386,16 +574,85 @@ static inline int schedplug_str_cmp(schedplug_str a, schedplug_str b) {
   return a.len < b.len ? -1 : (a.len > b.len ? 1 : 0);
 }
 
-/* Binary search for `key` (exact, case-sensitive) in a sorted list.
- * Returns the entry or NULL. */
-static inline const schedplug_kv* schedplug_kv_find(schedplug_kv_list list,
-                                                    const char* key) {
+/* 1 when the host-owned `view` (a pointer to a schedplug_pod, _node,
+ * _host, ...) is large enough to hold `field` of `type`: the host that
+ * filled it knows that field. */
+#define SCHEDPLUG_HAS_FIELD(view, type, field) \
+  ((view)->struct_size >=                      \
+   offsetof(type, field) + sizeof(((const type*)0)->field))
+
+/* The element size to index an array with: the view's `size` when the host
+ * sent one, else the v1.0 size of the element. */
+static inline uint64_t schedplug_element_size(uint32_t size,
+                                              uint64_t v1_0_size) {
+  return size != 0 ? size : v1_0_size;
+}
+
+/* Element sizes of a pod's and a node's arrays (see the views). */
+static inline uint64_t schedplug_pod_kv_size(const schedplug_pod* pod) {
+  return schedplug_element_size(
+      SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, kv_size) ? pod->kv_size : 0,
+      sizeof(schedplug_kv));
+}
+static inline uint64_t schedplug_pod_resource_size(const schedplug_pod* pod) {
+  return schedplug_element_size(
+      SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, resource_size)
+          ? pod->resource_size
+          : 0,
+      sizeof(schedplug_resource));
+}
+static inline uint64_t schedplug_pod_toleration_size(const schedplug_pod* pod) {
+  return schedplug_element_size(
+      SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, toleration_size)
+          ? pod->toleration_size
+          : 0,
+      sizeof(schedplug_toleration));
+}
+static inline uint64_t schedplug_pod_node_score_size(const schedplug_pod* pod) {
+  return schedplug_element_size(
+      SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, node_score_size)
+          ? pod->node_score_size
+          : 0,
+      sizeof(schedplug_node_score));
+}
+static inline uint64_t schedplug_node_kv_size(const schedplug_node* node) {
+  return schedplug_element_size(
+      SCHEDPLUG_HAS_FIELD(node, schedplug_node, kv_size) ? node->kv_size : 0,
+      sizeof(schedplug_kv));
+}
+static inline uint64_t schedplug_node_resource_size(
+    const schedplug_node* node) {
+  return schedplug_element_size(
+      SCHEDPLUG_HAS_FIELD(node, schedplug_node, resource_size)
+          ? node->resource_size
+          : 0,
+      sizeof(schedplug_resource));
+}
+static inline uint64_t schedplug_node_taint_size(const schedplug_node* node) {
+  return schedplug_element_size(
+      SCHEDPLUG_HAS_FIELD(node, schedplug_node, taint_size) ? node->taint_size
+                                                            : 0,
+      sizeof(schedplug_taint));
+}
+
+/* Element `i` of an array whose elements are `size` bytes apart. */
+static inline const void* schedplug_element_at(const void* items, uint64_t size,
+                                               uint64_t i) {
+  return (const char*)items + i * size;
+}
+
+/* Binary search for `key` (exact, case-sensitive) in a sorted list whose
+ * entries are `size` bytes apart. Returns the entry or NULL. */
+static inline const schedplug_kv* schedplug_kv_find_sized(
+    schedplug_kv_list list, uint64_t size, const char* key) {
   schedplug_str k = schedplug_str_of(key);
-  size_t lo = 0, hi = list.count;
+  uint64_t lo = 0, hi = list.count;
   while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = schedplug_str_cmp(list.items[mid].key, k);
-    if (c == 0) return &list.items[mid];
+    uint64_t mid = lo + (hi - lo) / 2;
+    const schedplug_kv* kv =
+        (const schedplug_kv*)schedplug_element_at(list.items, size, mid);
+    int c = schedplug_str_cmp(kv->key, k);
+    if (c == 0) return kv;
     if (c < 0)
       lo = mid + 1;
     else
@@ -404,21 +661,95 @@ static inline const schedplug_kv* schedplug_kv_find(schedplug_kv_list list,
   return NULL;
 }
 
-/* The value of resource `name` in `list`, 0 when absent. */
-static inline int64_t schedplug_resource_get(schedplug_resource_list list,
-                                             const char* name) {
+/* The v1.0 search, for lists of v1.0-sized entries. Prefer the per-view
+ * helpers below, which use the element size the host sent. */
+static inline const schedplug_kv* schedplug_kv_find(schedplug_kv_list list,
+                                                    const char* key) {
+  return schedplug_kv_find_sized(list, sizeof(schedplug_kv), key);
+}
+
+/* The value of resource `name` in a list whose entries are `size` bytes
+ * apart, 0 when absent. */
+static inline int64_t schedplug_resource_get_sized(schedplug_resource_list list,
+                                                   uint64_t size,
+                                                   const char* name) {
   schedplug_str k = schedplug_str_of(name);
-  size_t lo = 0, hi = list.count;
+  uint64_t lo = 0, hi = list.count;
   while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = schedplug_str_cmp(list.items[mid].name, k);
-    if (c == 0) return list.items[mid].value;
+    uint64_t mid = lo + (hi - lo) / 2;
+    const schedplug_resource* r =
+        (const schedplug_resource*)schedplug_element_at(list.items, size, mid);
+    int c = schedplug_str_cmp(r->name, k);
+    if (c == 0) return r->value;
     if (c < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
   return 0;
+}
+
+/* The v1.0 lookup, for lists of v1.0-sized entries. */
+static inline int64_t schedplug_resource_get(schedplug_resource_list list,
+                                             const char* name) {
+  return schedplug_resource_get_sized(list, sizeof(schedplug_resource), name);
+}
+
+/* Lookups on the views, with the element sizes the host sent. */
+static inline const schedplug_kv* schedplug_pod_label(const schedplug_pod* pod,
+                                                      const char* key) {
+  return schedplug_kv_find_sized(pod->labels, schedplug_pod_kv_size(pod), key);
+}
+static inline const schedplug_kv* schedplug_pod_annotation(
+    const schedplug_pod* pod, const char* key) {
+  return schedplug_kv_find_sized(pod->annotations, schedplug_pod_kv_size(pod),
+                                 key);
+}
+static inline const schedplug_kv* schedplug_pod_node_selector(
+    const schedplug_pod* pod, const char* key) {
+  return schedplug_kv_find_sized(pod->node_selector, schedplug_pod_kv_size(pod),
+                                 key);
+}
+static inline int64_t schedplug_pod_request(const schedplug_pod* pod,
+                                            const char* resource) {
+  return schedplug_resource_get_sized(
+      pod->requests, schedplug_pod_resource_size(pod), resource);
+}
+static inline const schedplug_toleration* schedplug_pod_toleration(
+    const schedplug_pod* pod, uint64_t i) {
+  return (const schedplug_toleration*)schedplug_element_at(
+      pod->tolerations, schedplug_pod_toleration_size(pod), i);
+}
+static inline const schedplug_kv* schedplug_node_label(
+    const schedplug_node* node, const char* key) {
+  return schedplug_kv_find_sized(node->labels, schedplug_node_kv_size(node),
+                                 key);
+}
+static inline const schedplug_kv* schedplug_node_annotation(
+    const schedplug_node* node, const char* key) {
+  return schedplug_kv_find_sized(node->annotations,
+                                 schedplug_node_kv_size(node), key);
+}
+static inline int64_t schedplug_node_allocatable(const schedplug_node* node,
+                                                 const char* resource) {
+  return schedplug_resource_get_sized(
+      node->allocatable, schedplug_node_resource_size(node), resource);
+}
+static inline int64_t schedplug_node_requested(const schedplug_node* node,
+                                               const char* resource) {
+  return schedplug_resource_get_sized(
+      node->requested, schedplug_node_resource_size(node), resource);
+}
+static inline const schedplug_taint* schedplug_node_taint(
+    const schedplug_node* node, uint64_t i) {
+  return (const schedplug_taint*)schedplug_element_at(
+      node->taints, schedplug_node_taint_size(node), i);
+}
+/* Entry `i` of normalize_score's `scores` for `pod`. */
+static inline schedplug_node_score* schedplug_node_score_at(
+    const schedplug_pod* pod, schedplug_node_score* scores, uint64_t i) {
+  return (schedplug_node_score*)((char*)scores +
+                                 i * schedplug_pod_node_score_size(pod));
 }
 
 #ifdef __cplusplus

@@ -1,0 +1,247 @@
+// The ABI v1.1 hooks and fields through the real loader and runtime: typed
+// args for C plugins, per-instance settings returned by create(), and the
+// per-pod state hook (pod_begin / pod_end) with its separate gates.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "host/model/records.hpp"
+#include "host/runtime/plugin_instance.hpp"
+
+namespace schedplug::host {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::filesystem::path abi_file(const std::string& stem) {
+  return std::filesystem::path(SCHEDPLUG_ABI_DIR) / (stem + ".so");
+}
+
+std::unique_ptr<PluginInstance> make(const std::string& stem,
+                                     const std::string& args = "{}") {
+  return PluginInstance::create(load_plugin_file(abi_file(stem)), args);
+}
+
+std::string create_error(const std::string& stem, const std::string& args) {
+  try {
+    make(stem, args);
+  } catch (const CreateError& e) {
+    return e.what();
+  }
+  return "(created without error)";
+}
+
+std::unique_ptr<NodeRecord> node(const std::string& name, KeyValues labels = {},
+                                 uint32_t pods = 0) {
+  NodeData d;
+  d.name = name;
+  d.labels = std::move(labels);
+  d.pod_count = pods;
+  return std::make_unique<NodeRecord>(std::move(d));
+}
+
+std::unique_ptr<PodRecord> pod(const std::string& name, KeyValues labels = {}) {
+  PodData d;
+  d.namespace_name = "default";
+  d.name = name;
+  d.labels = std::move(labels);
+  return std::make_unique<PodRecord>(std::move(d));
+}
+
+// --- typed args --------------------------------------------------------------
+
+std::string summary(const PluginInstance& p) {
+  return p.filter(pod("p")->view(), node("n")->view()).reason;
+}
+
+TEST(TypedArgs, EveryKindReachesACPluginWithoutAJsonParser) {
+  auto p = make("typed_args", R"({
+      "name": "web", "enabled": true, "count": 3, "ratio": 0.5,
+      "period": "1m30s", "zones": ["a", "b"], "limits": {"cpu": 4}})");
+  EXPECT_EQ(summary(*p),
+            "name=web enabled=1 count=3 ratio=0.50 period_ns=90000000000 "
+            "zones=a,b limits.cpu=4");
+}
+
+TEST(TypedArgs, AbsentArgsKeepThePluginsDefaults) {
+  EXPECT_EQ(summary(*make("typed_args", "{}")),
+            "name=default enabled=0 count=-1 ratio=-1.00 period_ns=0 zones= "
+            "limits.cpu=-1");
+  EXPECT_EQ(summary(*make("typed_args", R"({"zones": [], "limits": {}})")),
+            "name=default enabled=0 count=-1 ratio=-1.00 period_ns=0 zones= "
+            "limits.cpu=-1");
+}
+
+TEST(TypedArgs, ErrorsNameTheArgAndSuggestTheClosestKey) {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {R"({"nmae": "x"})",
+       "unknown arg \"nmae\"; did you mean \"name\"? known args: name, "
+       "enabled, count, ratio, period, zones, limits, events, policy"},
+      {R"({"Count": 1})",
+       "unknown arg \"Count\"; did you mean \"count\"? arg names are "
+       "case-sensitive"},
+      {R"({"limits": {"cpus": 1}})",
+       "unknown arg \"limits.cpus\"; did you mean \"limits.cpu\"? known "
+       "args: limits.cpu"},
+      {R"({"name": ""})", "arg \"name\" must be a non-empty string, got \"\""},
+      {R"({"enabled": "yes"})",
+       "arg \"enabled\" must be true or false, got \"yes\""},
+      {R"({"count": 11})",
+       "arg \"count\" must be an integer from 0 to 10, got 11"},
+      {R"({"ratio": 1.5})",
+       "arg \"ratio\" must be a number from 0 to 1, "
+       "got 1.5"},
+      {R"({"period": "5"})",
+       "arg \"period\" must be a duration such as \"5s\", \"250ms\" or "
+       "\"1m30s\" (units ns, us, ms, s, m, h), greater than 0, got \"5\""},
+      {R"({"period": "-5s"})", "arg \"period\" must be a duration"},
+      {R"({"zones": "a"})",
+       "arg \"zones\" must be a list of non-empty strings, got \"a\""},
+      {R"({"zones": ["a", 2]})",
+       "arg \"zones[1]\" must be a non-empty string, got 2"},
+      {R"({"limits": 4})",
+       "arg \"limits\" must be an object of named values, got 4"},
+      {R"({"limits": {"cpu": "x"}})",
+       "arg \"limits.cpu\" must be an integer from 0 to 64, got \"x\""},
+  };
+  for (const auto& c : cases) {
+    EXPECT_THAT(create_error("typed_args", c.args),
+                HasSubstr("TypedArgs (" + abi_file("typed_args").string() +
+                          ") rejected its args: " + c.message))
+        << c.args;
+  }
+}
+
+TEST(TypedArgs, ReadingArgsAfterCreateIsAnError) {
+  auto p = make("typed_args", R"({"name": "x"})");
+  Verdict v = p->refresh();
+  EXPECT_EQ(v.code, SCHEDPLUG_ERROR);
+  EXPECT_THAT(v.reason, HasSubstr("args can only be read during create()"));
+}
+
+// --- per-instance settings ---------------------------------------------------
+
+TEST(Settings, DefaultToTheDescriptor) {
+  auto p = make("typed_args");
+  EXPECT_EQ(p->settings().refresh_period_ms, 60000u);
+  EXPECT_EQ(p->settings().events, SCHEDPLUG_EVENT_NODE_ADD);
+  EXPECT_EQ(p->settings().normalize_policy, SCHEDPLUG_NORMALIZE_NONE);
+}
+
+TEST(Settings, CreateSetsThemFromArgs) {
+  auto p = make("typed_args", R"({"period": "2s", "events": 6, "policy": 2})");
+  EXPECT_EQ(p->settings().refresh_period_ms, 2000u);
+  EXPECT_EQ(p->settings().events, 6u);
+  EXPECT_EQ(p->settings().normalize_policy, SCHEDPLUG_NORMALIZE_REVERSE);
+  // The policy is applied: the fewest pods wins.
+  std::vector<schedplug_node_score> scores = {{schedplug_str_of("a"), 1},
+                                              {schedplug_str_of("b"), 3}};
+  ASSERT_TRUE(p->normalize(pod("p")->view(), scores).ok());
+  EXPECT_EQ(scores[0].score, 100);
+  EXPECT_EQ(scores[1].score, 0);
+  // Another instance of the same library keeps its own settings.
+  EXPECT_EQ(make("typed_args")->settings().normalize_policy,
+            SCHEDPLUG_NORMALIZE_NONE);
+}
+
+TEST(Settings, BrokenSettingsAreRefusedNamingThePlugin) {
+  EXPECT_THAT(create_error("typed_args", R"({"policy": 7})"),
+              HasSubstr("TypedArgs (" + abi_file("typed_args").string() +
+                        ") returned broken settings from create(): "
+                        "normalize_policy 7 is not one of NONE (0), LINEAR "
+                        "(1), REVERSE (2)"));
+  EXPECT_THAT(create_error("typed_args", R"({"events": 4096})"),
+              HasSubstr("events has bits 0x1000 that are not "
+                        "SCHEDPLUG_EVENT_* values"));
+  EXPECT_THAT(create_error("typed_args", R"({"period": "100us"})"),
+              HasSubstr("refresh_period_ms is 0 but the plugin has a "
+                        "refresh() hook"));
+}
+
+// --- per-pod state -----------------------------------------------------------
+
+// PodState reports its counters as refresh()'s error text.
+std::string counters(PluginInstance& p) { return p.refresh().reason; }
+
+TEST(PodState, OneStateServesEveryFilterAndScoreCallThenIsReleased) {
+  auto p = make("pod_state");
+  const std::string before = counters(*p);
+  {
+    auto the_pod = pod("web-0", {{"weight", "7"}});
+    const PodScope scope = p->begin_pod(the_pod->view());
+    ASSERT_TRUE(scope.error().empty()) << scope.error();
+    EXPECT_TRUE(scope.runs_filter());
+    EXPECT_TRUE(scope.runs_score());
+    ASSERT_NE(scope.pod().state, nullptr);
+    EXPECT_EQ(the_pod->view().state, nullptr) << "the shared view is untouched";
+    auto ok = node("a", {}, 2);
+    auto no = node("b", {{"reject", ""}});
+    EXPECT_TRUE(p->filter(scope.pod(), ok->view()).ok());
+    Verdict v = p->filter(scope.pod(), no->view());
+    EXPECT_EQ(v.code, SCHEDPLUG_UNSCHEDULABLE);
+    EXPECT_EQ(v.reason, "node(s) reject web-0");
+    EXPECT_EQ(p->score(scope.pod(), ok->view()).score, 14);
+  }
+  // Exactly one begin and one end for the scope above.
+  auto number = [](const std::string& text, const std::string& key) {
+    const auto at = text.find(key + "=");
+    return std::stol(text.substr(at + key.size() + 1));
+  };
+  const std::string after = counters(*p);
+  EXPECT_EQ(number(after, "begun"), number(before, "begun") + 1) << after;
+  EXPECT_EQ(number(after, "ended"), number(before, "ended") + 1) << after;
+  EXPECT_EQ(number(after, "begun"), number(after, "ended")) << after;
+}
+
+TEST(PodState, SeparateGatesForFilterAndScore) {
+  auto p = make("pod_state");
+  const struct {
+    const char* gate;
+    bool filter;
+    bool score;
+  } cases[] = {{"", true, true},
+               {"no-filter", false, true},
+               {"no-score", true, false},
+               {"none", false, false}};
+  for (const auto& c : cases) {
+    auto the_pod = pod("p", {{"gate", c.gate}});
+    const PodScope scope = p->begin_pod(the_pod->view());
+    EXPECT_EQ(scope.runs_filter(), c.filter) << c.gate;
+    EXPECT_EQ(scope.runs_score(), c.score) << c.gate;
+  }
+}
+
+TEST(PodState, AFailingPodBeginIsAnErrorNamingThePlugin) {
+  auto p = make("pod_state");
+  auto the_pod = pod("p", {{"gate", "fail"}});
+  const PodScope scope = p->begin_pod(the_pod->view());
+  EXPECT_EQ(scope.error(),
+            "plugin PodState failed to prepare the pod (pod_begin): label "
+            "gate=fail");
+  EXPECT_FALSE(scope.runs_filter());
+  EXPECT_FALSE(scope.runs_score());
+}
+
+TEST(PodState, PluginsWithoutPodBeginUseApplies) {
+  // The v1.0 probe has applies() (annotation probe/skip) and no pod_begin.
+  auto p = PluginInstance::create(load_plugin_file(abi_file("abi_probe_v1_0")),
+                                  "{}");
+  PodData d;
+  d.name = "p";
+  d.annotations = {{"probe/skip", ""}};
+  PodRecord skipped(std::move(d));
+  const PodScope scope = p->begin_pod(skipped.view());
+  EXPECT_FALSE(scope.runs_filter());
+  EXPECT_FALSE(scope.runs_score());
+  EXPECT_EQ(scope.pod().state, nullptr);
+  const PodScope other = p->begin_pod(pod("q")->view());
+  EXPECT_TRUE(other.runs_filter());
+  EXPECT_TRUE(other.runs_score());
+}
+
+}  // namespace
+}  // namespace schedplug::host

@@ -1,0 +1,59 @@
+// schedplug C++ layer, part "host": the host's services for one instance
+// (Host: its log), the per-instance Settings a class may change in
+// Configure, and the Gates BeginPod may close. Included by
+// <schedplug/plugin.hpp>.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "schedplug/cpp/views.hpp"
+#include "schedplug/plugin.h"
+
+namespace schedplug {
+
+// ---------------------------------------------------------------------------
+// Host services
+// ---------------------------------------------------------------------------
+
+// The host's services for one plugin instance (its log). Copyable; valid for
+// the instance's lifetime; safe from any thread.
+class Host {
+ public:
+  Host() = default;
+  explicit Host(const schedplug_host* host) : h_(host) {}
+
+  void log(schedplug_log_level level, std::string_view msg) const {
+    if (h_ == nullptr || h_->log == nullptr) return;
+    h_->log(h_->context, level, detail::str(msg));
+  }
+  void error(std::string_view msg) const { log(SCHEDPLUG_LOG_ERROR, msg); }
+  void warning(std::string_view msg) const { log(SCHEDPLUG_LOG_WARNING, msg); }
+  void info(std::string_view msg) const { log(SCHEDPLUG_LOG_INFO, msg); }
+  void debug(std::string_view msg) const { log(SCHEDPLUG_LOG_DEBUG, msg); }
+
+ private:
+  const schedplug_host* h_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// Per-instance settings (plugin.h's schedplug_settings): a class's optional
+// `void Configure(Settings&) const` runs right after its constructor, with
+// the static declarations (kRefreshPeriodMs, kEvents, kNormalize) filled in,
+// and may change them from its args. A host older than ABI v1.1 keeps the
+// static ones.
+// ---------------------------------------------------------------------------
+
+struct Settings {
+  uint32_t refresh_period_ms = 0;
+  uint64_t events = 0;
+  schedplug_normalize_policy normalize = SCHEDPLUG_NORMALIZE_NONE;
+};
+
+// Which of a plugin's hooks run for a pod; BeginPod clears what to skip.
+struct Gates {
+  bool filter = true;
+  bool score = true;
+};
+
+}  // namespace schedplug

@@ -1,0 +1,270 @@
+// schedplug C++ layer, part "views": Pod, Node, KeyValues, Resources --
+// read-only wrappers of the borrowed C views of plugin.h, indexed with the
+// element sizes the host sends. Included by <schedplug/plugin.hpp>.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string_view>
+
+#include "schedplug/plugin.h"
+
+namespace schedplug {
+
+// ---------------------------------------------------------------------------
+// Views over the borrowed C structs. All of them are cheap to copy and valid
+// only during the hook call that received them.
+// ---------------------------------------------------------------------------
+
+namespace detail {
+
+inline std::string_view sv(schedplug_str s) {
+  return s.len == 0 ? std::string_view{} : std::string_view{s.data, s.len};
+}
+
+inline schedplug_str str(std::string_view s) { return {s.data(), s.size()}; }
+
+// Binary search over a list sorted by `key_of` in byte order (plugin.h),
+// whose entries are `stride` bytes apart.
+template <class Item, class KeyOf>
+const Item* find_sorted(const Item* items, uint64_t count, uint64_t stride,
+                        std::string_view key, KeyOf key_of) {
+  const schedplug_str k = str(key);
+  uint64_t lo = 0, hi = count;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    const Item& item =
+        *static_cast<const Item*>(schedplug_element_at(items, stride, mid));
+    const int c = schedplug_str_cmp(key_of(item), k);
+    if (c == 0) return &item;
+    if (c < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace detail
+
+// Labels, annotations or a node selector: a sorted, read-only map.
+class KeyValues {
+ public:
+  KeyValues() = default;
+  // `stride`: the element size the view gives (plugin.h's *_kv_size()).
+  explicit KeyValues(schedplug_kv_list list,
+                     uint64_t stride = sizeof(schedplug_kv))
+      : list_(list), stride_(stride) {}
+
+  // The value of `key` (exact, case-sensitive match), or nullopt.
+  std::optional<std::string_view> get(std::string_view key) const {
+    const schedplug_kv* kv =
+        detail::find_sorted(list_.items, list_.count, stride_, key,
+                            [](const schedplug_kv& e) { return e.key; });
+    if (kv == nullptr) return std::nullopt;
+    return detail::sv(kv->value);
+  }
+  bool contains(std::string_view key) const { return get(key).has_value(); }
+  size_t size() const { return list_.count; }
+  bool empty() const { return list_.count == 0; }
+
+  struct Entry {
+    std::string_view key;
+    std::string_view value;
+  };
+  class iterator {
+   public:
+    using value_type = Entry;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    iterator(const char* p, uint64_t stride) : p_(p), stride_(stride) {}
+    Entry operator*() const {
+      const auto* kv = reinterpret_cast<const schedplug_kv*>(p_);
+      return {detail::sv(kv->key), detail::sv(kv->value)};
+    }
+    iterator& operator++() {
+      p_ += stride_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      p_ += stride_;
+      return old;
+    }
+    bool operator==(const iterator& o) const { return p_ == o.p_; }
+
+   private:
+    const char* p_ = nullptr;
+    uint64_t stride_ = sizeof(schedplug_kv);
+  };
+  iterator begin() const {
+    return iterator(reinterpret_cast<const char*>(list_.items), stride_);
+  }
+  iterator end() const {
+    return iterator(
+        reinterpret_cast<const char*>(list_.items) + list_.count * stride_,
+        stride_);
+  }
+
+ private:
+  schedplug_kv_list list_{};
+  uint64_t stride_ = sizeof(schedplug_kv);
+};
+
+// Resource quantities in canonical units (cpu in millicores, memory in
+// bytes, pods as a count). An absent resource is 0.
+class Resources {
+ public:
+  Resources() = default;
+  explicit Resources(schedplug_resource_list list,
+                     uint64_t stride = sizeof(schedplug_resource))
+      : list_(list), stride_(stride) {}
+
+  int64_t get(std::string_view name) const {
+    const schedplug_resource* r =
+        detail::find_sorted(list_.items, list_.count, stride_, name,
+                            [](const schedplug_resource& e) { return e.name; });
+    return r == nullptr ? 0 : r->value;
+  }
+  size_t size() const { return list_.count; }
+  struct Entry {
+    std::string_view name;
+    int64_t value;
+  };
+  // Entry `i`, in name order.
+  Entry at(size_t i) const {
+    const auto* r = static_cast<const schedplug_resource*>(
+        schedplug_element_at(list_.items, stride_, i));
+    return {detail::sv(r->name), r->value};
+  }
+
+ private:
+  schedplug_resource_list list_{};
+  uint64_t stride_ = sizeof(schedplug_resource);
+};
+
+struct Taint {
+  std::string_view key;
+  std::string_view value;
+  std::string_view effect;  // "NoSchedule", "PreferNoSchedule", "NoExecute"
+};
+
+struct Toleration {
+  std::string_view key;
+  std::string_view op;  // "Equal" (also when empty) or "Exists"
+  std::string_view value;
+  std::string_view effect;  // empty matches every effect
+  std::optional<int64_t> toleration_seconds;
+};
+
+// The pod being scheduled.
+class Pod {
+ public:
+  explicit Pod(const schedplug_pod& pod) : p_(&pod) {}
+
+  std::string_view namespace_name() const {
+    return detail::sv(p_->namespace_name);
+  }
+  std::string_view name() const { return detail::sv(p_->name); }
+  std::string_view uid() const { return detail::sv(p_->uid); }
+  int32_t priority() const { return p_->priority; }
+
+  std::optional<std::string_view> label(std::string_view key) const {
+    return labels().get(key);
+  }
+  std::optional<std::string_view> annotation(std::string_view key) const {
+    return annotations().get(key);
+  }
+  KeyValues labels() const {
+    return KeyValues(p_->labels, schedplug_pod_kv_size(p_));
+  }
+  KeyValues annotations() const {
+    return KeyValues(p_->annotations, schedplug_pod_kv_size(p_));
+  }
+  KeyValues node_selector() const {
+    return KeyValues(p_->node_selector, schedplug_pod_kv_size(p_));
+  }
+
+  // The pod's effective request of `resource` (0 when it requests none).
+  int64_t request(std::string_view resource) const {
+    return requests().get(resource);
+  }
+  Resources requests() const {
+    return Resources(p_->requests, schedplug_pod_resource_size(p_));
+  }
+
+  size_t toleration_count() const { return p_->toleration_count; }
+  Toleration toleration(size_t i) const {
+    const schedplug_toleration& t = *schedplug_pod_toleration(p_, i);
+    Toleration out{detail::sv(t.key), detail::sv(t.op), detail::sv(t.value),
+                   detail::sv(t.effect), std::nullopt};
+    if (t.has_toleration_seconds != 0)
+      out.toleration_seconds = t.toleration_seconds;
+    return out;
+  }
+
+  const schedplug_pod& raw() const { return *p_; }
+
+ private:
+  const schedplug_pod* p_;
+};
+
+// One node of the scheduler's snapshot.
+class Node {
+ public:
+  explicit Node(const schedplug_node& node) : n_(&node) {}
+
+  std::string_view name() const { return detail::sv(n_->name); }
+
+  std::optional<std::string_view> label(std::string_view key) const {
+    return labels().get(key);
+  }
+  std::optional<std::string_view> annotation(std::string_view key) const {
+    return annotations().get(key);
+  }
+  KeyValues labels() const {
+    return KeyValues(n_->labels, schedplug_node_kv_size(n_));
+  }
+  KeyValues annotations() const {
+    return KeyValues(n_->annotations, schedplug_node_kv_size(n_));
+  }
+
+  size_t taint_count() const { return n_->taint_count; }
+  Taint taint(size_t i) const {
+    const schedplug_taint& t = *schedplug_node_taint(n_, i);
+    return {detail::sv(t.key), detail::sv(t.value), detail::sv(t.effect)};
+  }
+
+  int64_t allocatable(std::string_view resource) const {
+    return allocatable().get(resource);
+  }
+  // Sum of the requests of the pods already on the node.
+  int64_t requested(std::string_view resource) const {
+    return requested().get(resource);
+  }
+  // allocatable - requested (may be negative on an overcommitted node).
+  int64_t free(std::string_view resource) const {
+    return allocatable(resource) - requested(resource);
+  }
+  Resources allocatable() const {
+    return Resources(n_->allocatable, schedplug_node_resource_size(n_));
+  }
+  Resources requested() const {
+    return Resources(n_->requested, schedplug_node_resource_size(n_));
+  }
+  uint32_t pod_count() const { return n_->pod_count; }
+
+  const schedplug_node& raw() const { return *n_; }
+
+ private:
+  const schedplug_node* n_;
+};
+
+inline std::string_view node_name(const schedplug_node_score& s) {
+  return detail::sv(s.node_name);
+}
+
+}  // namespace schedplug
