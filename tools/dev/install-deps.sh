@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev prometheus-cpp-dev nlohmann-json3-dev
   clang-format
+  ccache clang libclang-rt-14-dev
 )
 
 missing=()

@@ -64,7 +64,7 @@ build)
     cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}"
     ;;
   fuzz)
-    CC=clang CXX=clang++ configure build-fuzz -DSCHEDPLUG_FUZZ=ON \
+    configure build-fuzz -DSCHEDPLUG_FUZZ=ON \
       -DSCHEDPLUG_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
     cmake --build build-fuzz -j "$jobs" --target schedplug_fuzzers
     ;;
@@ -89,10 +89,12 @@ fuzz)
     # seed corpus in the repository; a crash lands in build-fuzz/crashes/.
     work="build-fuzz/corpus/$t"
     mkdir -p "$work" build-fuzz/crashes
+    seeds=("fuzz/$t/corpus")
+    if [[ -d fuzz/$t/regressions ]]; then seeds+=("fuzz/$t/regressions"); fi
     echo "== fuzz_$t for ${seconds}s"
     if ! "build-fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="build-fuzz/crashes/$t-" "$work" "fuzz/$t/corpus"; then
+      -artifact_prefix="build-fuzz/crashes/$t-" "$work" "${seeds[@]}"; then
       echo "fuzz_$t found a crash: see build-fuzz/crashes/ and docs/fuzzing.md" >&2
       status=1
     fi
