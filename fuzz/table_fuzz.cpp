@@ -84,10 +84,13 @@ Outcome model_apply(Model& m, const TableDelta& d) {
 uint32_t slot_of(Bytes& in) {
   const uint8_t b = in.u8();
   // Mostly a few small slots so names and slots collide often; sometimes a
-  // large index, around and past the limit.
-  if (b < 254) return b % 24;
-  if (b == 254) return NodeTable::kMaxSlots - 1 - (in.u8() % 2);
-  return in.u32();
+  // sparse one (up to a few thousand) or one at or past the limit (refused;
+  // kMaxSlots - 1 itself is left out: a million-slot table per input would
+  // make the target a hundred times slower).
+  if (b < 240) return b % 24;
+  if (b < 254) return static_cast<uint32_t>(b - 240) * 256u + in.u8();
+  if (b == 254) return NodeTable::kMaxSlots + (in.u8() % 2);
+  return in.u32() | NodeTable::kMaxSlots;
 }
 
 std::shared_ptr<const CompactNode> node_of(Bytes& in) {

@@ -21,6 +21,9 @@ namespace {
 // no filter errored) PreScore, comparing both with the direct evaluation.
 // A session that disappeared (evicted by the bound) is handshaken again.
 struct Caller {
+  Caller(RunningHost& h, const DirectEvaluator& d, uint64_t s)
+      : host(h), direct(d), seed(s) {}
+
   RunningHost& host;
   const DirectEvaluator& direct;
   uint64_t seed;
@@ -142,10 +145,10 @@ TEST(Concurrency, SessionsRefreshAndMetricsAtOnceAnswerLikeDirectEvaluation) {
   std::mutex shared_mutex;
   std::vector<std::unique_ptr<Caller>> callers;
   for (uint64_t seed = 1; seed <= 4; ++seed) {
-    callers.push_back(std::make_unique<Caller>(Caller{host, direct, seed}));
+    callers.push_back(std::make_unique<Caller>(host, direct, seed));
   }
   for (uint64_t seed = 5; seed <= 6; ++seed) {
-    auto c = std::make_unique<Caller>(Caller{host, direct, seed});
+    auto c = std::make_unique<Caller>(host, direct, seed);
     c->shared_session = &shared;
     c->shared_mutex = &shared_mutex;
     callers.push_back(std::move(c));
