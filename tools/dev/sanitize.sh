@@ -46,11 +46,12 @@ configure() { # DIR EXTRA_CMAKE_ARGS...
 #   instrumented in them).
 asan_exclude='^(sdk_out_of_tree_plugin_build|sdk_compile_errors)$'
 # tsan: where threads meet — the server tests (concurrent sessions, refresh
-#   threads, the thread pool, chains, deadlines, SIGTERM draining) and the
-#   sample plugins' concurrent-hook tests. The core, CLI and fuzz replay
-#   tests are single-threaded: ASan covers them.
-tsan_targets=(schedplug_host_server_tests hw_encrypt_test network_latency_test)
-tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|Equivalence|ServerErrors|Listen|Deadlines|Refresh|Metrics|Binary|Concurrency|HwEncrypt|NetworkLatency|LatencyTable)\.'
+#   threads, the thread pool, chains, deadlines, SIGTERM draining), the
+#   sample plugins' concurrent-hook tests and the SDK's Published<T> (what
+#   refresh threads publish through). The core, CLI and fuzz replay tests
+#   are single-threaded: ASan covers them.
+tsan_targets=(schedplug_host_server_tests hw_encrypt_test network_latency_test sdk_cpp_layer_test)
+tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|Equivalence|ServerErrors|Listen|Deadlines|Refresh|Metrics|Binary|Concurrency|HwEncrypt|NetworkLatencyTest|Published)\.'
 
 case ${1:-} in
 build)
