@@ -29,6 +29,7 @@
 #include <sstream>
 #include <thread>
 
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include "test_support.hpp"

@@ -50,7 +50,7 @@ struct TestConfigOptions {
   int sleep_ms = 5;
   int hang_ms = 50;
   // SleepyFilter returns early once this file exists (empty: never).
-  std::filesystem::path release_file;
+  std::filesystem::path release_file = {};
 };
 std::filesystem::path write_test_config(const std::filesystem::path& dir,
                                         const TestConfigOptions& options = {});
