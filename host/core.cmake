@@ -12,6 +12,7 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/model/records.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime/plugin_instance.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runtime/hook_watchdog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check/suggest.cpp

@@ -19,6 +19,8 @@ root=$schedplug_root
 cd "$root"
 
 bash tools/dev/install-deps.sh
+need_go
+step install-deps-test bash tools/dev/install-deps-test.sh
 
 jobs=${SCHEDPLUG_JOBS:-2}
 if [[ ! -f build/build.ninja ]]; then
