@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "host/runtime/args_services.hpp"
+#include "host/runtime/hook_watchdog.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -217,6 +218,7 @@ bool PluginInstance::applies(const schedplug_pod& pod) const {
   const auto& d = library_->descriptor();
   if (d.applies == nullptr) return true;
   try {
+    const HookScope watched(this, Hook::kApplies);
     return d.applies(instance_, &pod) != 0;
   } catch (...) {
     // Running the plugin is the safe side: its filter then reports for
@@ -242,6 +244,7 @@ PodScope PluginInstance::begin_pod(const schedplug_pod& pod) const {
   ReasonBuffer reason;
   schedplug_code code;
   try {
+    const HookScope watched(this, Hook::kPodBegin);
     code = d.pod_begin(instance_, &pod, &result, reason.get());
   } catch (...) {
     scope.error_ = threw_message(name(), "pod_begin", std::current_exception());
@@ -271,6 +274,7 @@ void PluginInstance::end_pod(void* state) const {
   const auto& d = library_->descriptor();
   if (d.pod_end == nullptr) return;
   try {
+    const HookScope watched(this, Hook::kPodEnd);
     d.pod_end(instance_, state);
   } catch (...) {
     spdlog::error("{}",
@@ -299,6 +303,7 @@ Verdict PluginInstance::filter(const schedplug_pod& pod,
   ReasonBuffer reason;
   schedplug_code code;
   try {
+    const HookScope watched(this, Hook::kFilter);
     code = d.filter(instance_, &pod, &node, reason.get());
   } catch (...) {
     return {SCHEDPLUG_ERROR,
@@ -323,6 +328,7 @@ ScoreResult PluginInstance::score(const schedplug_pod& pod,
   int64_t value = 0;
   schedplug_code code;
   try {
+    const HookScope watched(this, Hook::kScore);
     code = d.score(instance_, &pod, &node, &value, reason.get());
   } catch (...) {
     return {SCHEDPLUG_ERROR, 0,
@@ -351,6 +357,7 @@ Verdict PluginInstance::normalize(
     ReasonBuffer reason;
     schedplug_code code;
     try {
+      const HookScope watched(this, Hook::kNormalizeScore);
       code = d.normalize_score(instance_, &pod, scores.data(), scores.size(),
                                reason.get());
     } catch (...) {
