@@ -5,9 +5,12 @@
 //     every getter on every key present and on absent keys;
 //   - the create() and destroy() of the three sample plugins, compiled into
 //     this binary: HwEncrypt and NetworkLatency (C++ SDK) and
-//     DedicatedNodes (plain C, its own strict JSON reader string_args.c).
+//     DedicatedNodes (plain C; it reads args through the host's typed
+//     getters, which this binary does not offer, so its create() must fail
+//     with a message that says so).
 // create() must return SUCCESS or ERROR with a message, never crash, throw
 // or leak (LeakSanitizer runs in the fuzz build).
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -27,7 +30,9 @@ namespace {
 void ignore_log(void*, schedplug_log_level, schedplug_str) {}
 
 void try_create(const schedplug_plugin* plugin, const std::string& json) {
-  schedplug_host host{sizeof(schedplug_host), nullptr, ignore_log};
+  schedplug_host host{};
+  host.struct_size = sizeof(schedplug_host);
+  host.log = ignore_log;
   void* instance = nullptr;
   char text[512] = {};
   schedplug_reason error{text, sizeof text};
@@ -61,6 +66,9 @@ void every_getter(const schedplug::Args& args, const std::string& key) {
   quiet([&] { (void)args.integer(key, 7, INT64_MIN, INT64_MAX); });
   quiet([&] { (void)args.integer(key, 0, -5, 5); });
   quiet([&] { (void)args.boolean(key, true); });
+  quiet([&] { (void)args.duration(key, std::chrono::seconds(1)); });
+  quiet([&] { (void)args.string_list(key); });
+  quiet([&] { (void)args.object(key).allow_only({"a"}); });
   (void)args.has(key);
 }
 
