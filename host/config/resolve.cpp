@@ -180,6 +180,18 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
 
 }  // namespace
 
+std::vector<std::string> native_plugins_at(
+    const Profile& profile, ExtensionPoint point,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins) {
+  std::map<std::string, std::shared_ptr<PluginLibrary>> natives;
+  for (const auto& lib : plugins) {
+    if (!is_in_tree_plugin(lib->name())) natives[lib->name()] = lib;
+  }
+  const bool score_side =
+      point == ExtensionPoint::kPreScore || point == ExtensionPoint::kScore;
+  return natives_at(profile, point, natives, score_side ? scores : filters);
+}
+
 std::vector<ResolvedProfile> resolve_profiles(
     const SchedulerConfig& config,
     const std::vector<std::shared_ptr<PluginLibrary>>& plugins) {

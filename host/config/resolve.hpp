@@ -41,6 +41,14 @@ struct ResolvedProfile {
 // in-tree nor loaded are left out (check_names reports them). Throws
 // ConfigError when a plugin's args are not valid (e.g. a bad `schedplug`
 // key).
+// The native plugins (loaded, not in-tree, implementing the point) that
+// kube-scheduler runs at `point` of `profile`, in its order, with
+// multiPoint expanded as resolve_profiles does. `point` is one of
+// preFilter, filter, preScore, score.
+std::vector<std::string> native_plugins_at(
+    const Profile& profile, ExtensionPoint point,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins);
+
 std::vector<ResolvedProfile> resolve_profiles(
     const SchedulerConfig& config,
     const std::vector<std::shared_ptr<PluginLibrary>>& plugins);

@@ -108,8 +108,9 @@ func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdic
 		// host did, so this plugin's answer does not matter.
 		return verdict{code: pb.Code_CODE_SUCCESS}, true
 	} else if by > pluginIdx {
-		// A later plugin rejected it, so this one passed it.
-		return verdict{code: pb.Code_CODE_SUCCESS}, true
+		// A later plugin rejected it, so this one passed it, unless this
+		// one did not finish (the host still runs later plugins then).
+		return notRejectedHere(), true
 	}
 	v.code = pb.Code_CODE_UNSCHEDULABLE
 	if int(i) < len(resp.GetCodes()) {
