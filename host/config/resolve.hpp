@@ -39,18 +39,24 @@ struct ResolvedProfile {
 // Resolves every profile the way kube-scheduler expands multiPoint and the
 // per-extension-point enabled/disabled lists. Names that are neither
 // in-tree nor loaded are left out (check_names reports them). Throws
-// ConfigError when a plugin's args are not valid (e.g. a bad `schedplug`
-// key).
+// ConfigError listing every plugin whose args are not valid (e.g. a bad
+// `schedplug` key).
+std::vector<ResolvedProfile> resolve_profiles(
+    const SchedulerConfig& config,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins);
+// The same, but appends those problems to `problems` and resolves anyway
+// (a bad setting keeps its default), so `schedplug check` can go on.
+std::vector<ResolvedProfile> resolve_profiles(
+    const SchedulerConfig& config,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins,
+    std::vector<std::string>& problems);
+
 // The native plugins (loaded, not in-tree, implementing the point) that
 // kube-scheduler runs at `point` of `profile`, in its order, with
 // multiPoint expanded as resolve_profiles does. `point` is one of
 // preFilter, filter, preScore, score.
 std::vector<std::string> native_plugins_at(
     const Profile& profile, ExtensionPoint point,
-    const std::vector<std::shared_ptr<PluginLibrary>>& plugins);
-
-std::vector<ResolvedProfile> resolve_profiles(
-    const SchedulerConfig& config,
     const std::vector<std::shared_ptr<PluginLibrary>>& plugins);
 
 }  // namespace schedplug::host

@@ -86,6 +86,8 @@ class HostService final : public v1::Host::Service {
   void note_unfinished(Call& call, const std::vector<std::string>& reasons,
                        const std::vector<std::string>& plugins,
                        const ChainRuns& runs);
+  // The session's call lock was not free before the call's deadline.
+  grpc::Status busy_status(Call& call, const SessionCall& lock);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);
   grpc::Status finish(Call& call, grpc::Status status);
 

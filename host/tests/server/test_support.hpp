@@ -43,7 +43,7 @@ class TempDir {
 //                      scorers FreeCpu (LINEAR), Latency (REVERSE),
 //                      SpreadScore (own NormalizeScore)
 //   bad-scheduler      scorers FreeCpu, BadNormalize (out of range)
-//   slow-scheduler     filters FreeCpu, SleepyFilter (sleep_ms)
+//   slow-scheduler     filters FreeCpu, SleepyFilter (sleep_ms, release_file)
 //   applies-scheduler  AppliesCounter (counts applies() calls), SkipFilter
 //                      (returns SKIP from filter)
 //   timeout-scheduler  SleepyFilter (20 ms a node, timeout 50ms, Ignore),
@@ -53,6 +53,8 @@ class TempDir {
 struct TestConfigOptions {
   int sleep_ms = 5;
   int hang_ms = 50;
+  // SleepyFilter returns early once this file exists (empty: never).
+  std::filesystem::path release_file = {};
 };
 std::filesystem::path write_test_config(const std::filesystem::path& dir,
                                         const TestConfigOptions& options = {});
