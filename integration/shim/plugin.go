@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -334,15 +335,21 @@ func (p *Plugin) notePolicyApplied(ctx context.Context, pod *v1.Pod, err error) 
 // 5 <reason>". `timeout` is the deadline of the call that failed.
 func (p *Plugin) failureReason(err error, timeout time.Duration) string {
 	code := status.Code(err)
+	msg := status.Convert(err).Message()
+	// gRPC's own deadline error says "context deadline exceeded"; a
+	// DeadlineExceeded with another message is the host's answer (e.g. the
+	// session is busy) and is reported as such below.
+	clientDeadline := errors.Is(err, context.DeadlineExceeded) ||
+		(code == codes.DeadlineExceeded && (msg == "" || strings.Contains(msg, "context deadline exceeded")))
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || code == codes.DeadlineExceeded:
+	case clientDeadline:
 		return fmt.Sprintf("schedplug-host did not answer within %v; plugin %s has failurePolicy Fail", timeout, p.name)
 	case code == codes.Unavailable:
 		return fmt.Sprintf("schedplug-host could not be reached (%s); plugin %s has failurePolicy Fail", code, p.name)
 	case errors.Is(err, context.Canceled) || code == codes.Canceled:
 		return fmt.Sprintf("the call to schedplug-host was cancelled (%s); plugin %s has failurePolicy Fail", code, p.name)
 	}
-	return fmt.Sprintf("schedplug-host returned error %s: %s; plugin %s has failurePolicy Fail", code, status.Convert(err).Message(), p.name)
+	return fmt.Sprintf("schedplug-host returned error %s: %s; plugin %s has failurePolicy Fail", code, msg, p.name)
 }
 
 // PreScore asks for all native scores of the feasible nodes once per cycle.

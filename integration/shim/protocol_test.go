@@ -421,6 +421,7 @@ func TestFailureReasonNamesTheCause(t *testing.T) {
 		{errNoSession, "schedplug-host could not be reached (Unavailable); plugin HwEncrypt has failurePolicy Fail"},
 		{status.Error(codes.DeadlineExceeded, "context deadline exceeded"), "schedplug-host did not answer within 100ms; plugin HwEncrypt has failurePolicy Fail"},
 		{status.Error(codes.InvalidArgument, `unknown profile "x"`), `schedplug-host returned error InvalidArgument: unknown profile "x"; plugin HwEncrypt has failurePolicy Fail`},
+		{status.Error(codes.DeadlineExceeded, "session s1 is busy: PreFilter pod a/b"), "schedplug-host returned error DeadlineExceeded: session s1 is busy: PreFilter pod a/b; plugin HwEncrypt has failurePolicy Fail"},
 	} {
 		if got := p.failureReason(c.err, 100*time.Millisecond); got != c.want {
 			t.Errorf("failureReason(%v) = %q, want %q", c.err, got, c.want)
