@@ -33,6 +33,10 @@ start=$(date +%s)
 # minutes on 2 cores) does not count against go test's timeout.
 export SCHEDPLUG_SCHEDULER_BIN="$root/build/go/kube-scheduler"
 go build -o "$SCHEDPLUG_SCHEDULER_BIN" ./cmd/kube-scheduler || failed+=("go build ./cmd/kube-scheduler")
+# The same command with the Go twins of the sample plugins compiled in, for
+# the differential test (docs/e2e.md).
+export SCHEDPLUG_TWIN_SCHEDULER_BIN="$root/build/go/kube-scheduler-twin"
+go build -tags schedplug_twin -o "$SCHEDPLUG_TWIN_SCHEDULER_BIN" ./cmd/kube-scheduler || failed+=("go build -tags schedplug_twin ./cmd/kube-scheduler")
 # -count=1: the end-to-end tests depend on binaries outside Go's cache key.
 # shellcheck disable=SC2086
 go test -count=1 -timeout 60m ${GO_TEST_FLAGS:-} ./... || failed+=("go test")
