@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"schedplug.dev/integration/internal/testenv"
@@ -108,7 +110,13 @@ func TestChaosHostKilledAndHung(t *testing.T) {
 
 	// Watch bindings to time the recovery after each restart.
 	binds := newBindLog()
-	watcher, err := client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	// Its own client without the 30 s request timeout, which would end the
+	// watch part-way through.
+	watchCfg := rest.CopyConfig(s.cp.Config)
+	watchCfg.Timeout = 0
+	watchClient, err := kubernetes.NewForConfig(watchCfg)
+	s.must(err)
+	watcher, err := watchClient.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
 	s.must(err)
 	defer watcher.Stop()
 	go binds.follow(watcher)

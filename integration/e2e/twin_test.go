@@ -93,14 +93,13 @@ func TestGoTwinDifferential(t *testing.T) {
 		Plugins: append([]testenv.NativePlugin{{Name: twin.CheckName, Args: map[string]any{"pairs": []twin.Pair{
 			{Native: "HwEncrypt", Twin: "GoHwEncrypt"},
 			{Native: "DedicatedNodes", Twin: "GoDedicatedNodes"},
-		}}}}, append(natives,
+		}, "report": report}}}, append(natives,
 			testenv.NativePlugin{Name: "GoHwEncrypt"},
 			testenv.NativePlugin{Name: "GoDedicatedNodes", Args: dnArgs})...),
-		HostPlugins:  natives,
-		FilterFirst:  []string{twin.CheckName},
-		ClientQPS:    500,
-		Twin:         true,
-		SchedulerEnv: []string{twin.EnvReport + "=" + report},
+		HostPlugins: natives,
+		FilterFirst: []string{twin.CheckName},
+		ClientQPS:   500,
+		Twin:        true,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()
@@ -217,7 +216,7 @@ const absent = "\x00absent"
 // neighbourKeys sort right before or after the keys the plugins read.
 var neighbourKeys = []string{
 	"myorg.io/require-hw-encryp", "myorg.io/require-hw-encrypt-x", "myorg.io/require-hw-encrypt0",
-	"twin.example/dedicated", "twin.example/dedicated-ok-", "twin.example/dedicated-o", "a", "zz",
+	"twin.example/dedicated", "twin.example/dedicated-ok0", "twin.example/dedicated-o", "a", "zz",
 }
 
 func (w *twinWorkload) hwLabels(labels map[string]string) {

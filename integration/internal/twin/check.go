@@ -145,19 +145,28 @@ type checkHandle interface {
 	SnapshotSharedLister() fwk.SharedLister
 }
 
-// NewCheck is TwinCheck's factory. Args: {"pairs": [{"native": "HwEncrypt", "twin": "GoHwEncrypt"}, ...]}.
+// NewCheck is TwinCheck's factory. Args: {"pairs": [{"native": "HwEncrypt",
+// "twin": "GoHwEncrypt"}, ...], "report": "/file.jsonl"}; without report,
+// $SCHEDPLUG_TWIN_REPORT names the file.
 func NewCheck(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	top, err := rawArgs(CheckName, obj)
 	if err != nil {
 		return nil, err
 	}
 	var pairs []Pair
+	report := os.Getenv(EnvReport)
 	for k, v := range top {
-		if k != "pairs" {
-			return nil, fmt.Errorf("plugin %q: unknown arg %q; known args: pairs", CheckName, k)
-		}
-		if err := json.Unmarshal(v, &pairs); err != nil {
-			return nil, fmt.Errorf("plugin %q: arg pairs must be a list of {native, twin} plugin names: %v", CheckName, err)
+		switch k {
+		case "pairs":
+			if err := json.Unmarshal(v, &pairs); err != nil {
+				return nil, fmt.Errorf("plugin %q: arg pairs must be a list of {native, twin} plugin names: %v", CheckName, err)
+			}
+		case "report":
+			if err := json.Unmarshal(v, &report); err != nil {
+				return nil, fmt.Errorf("plugin %q: arg report must be a file name: %v", CheckName, err)
+			}
+		default:
+			return nil, fmt.Errorf("plugin %q: unknown arg %q; known args: pairs, report", CheckName, k)
 		}
 	}
 	if len(pairs) == 0 {
@@ -169,7 +178,7 @@ func NewCheck(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, 
 		}
 	}
 	registerOnce.Do(func() { legacyregistry.MustRegister(comparisons, divergences, podsCompared) })
-	return &Check{handle: h, pairs: pairs, report: os.Getenv(EnvReport), pods: map[types.UID]struct{}{}}, nil
+	return &Check{handle: h, pairs: pairs, report: report, pods: map[types.UID]struct{}{}}, nil
 }
 
 func (c *Check) Name() string { return CheckName }
@@ -199,6 +208,14 @@ func (c *Check) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 				Time: time.Now(), Pod: pod.Namespace + "/" + pod.Name, PodUID: string(pod.UID), Node: node.Name, Kind: kind,
 				Native: pair.Native, Twin: pair.Twin, NativeVerdict: nv.String(), TwinVerdict: tv.String(),
 			})
+		}
+		// Like the framework (and schedplug-host's chain), later Filters
+		// are not asked about a node an earlier one rejected: the host
+		// does not evaluate them there, and its answer for them on that
+		// node means "not evaluated", not "fits". So pairs are compared
+		// in profile order up to the first rejection.
+		if nv.Code != fwk.Success || tv.Code != fwk.Success {
+			break
 		}
 	}
 	c.mu.Lock()
