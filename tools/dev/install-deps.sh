@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev prometheus-cpp-dev nlohmann-json3-dev
   clang-format
+  ccache clang libclang-rt-14-dev
 )
 
 # One dpkg-query for all packages: those not "install ok installed" are missing.
