@@ -12,6 +12,7 @@
 #include <string>
 
 #include "host/check/name_check.hpp"
+#include "host/security/security_options.hpp"
 #include "host/service/host_service.hpp"
 
 namespace prometheus {
@@ -24,6 +25,7 @@ class Server;
 namespace schedplug::host {
 
 class RefreshScheduler;
+class UnixListener;
 
 struct HostOptions {
   std::filesystem::path config;
@@ -33,6 +35,7 @@ struct HostOptions {
   int max_message_bytes = 64 << 20;
   unsigned workers = 0;  // 0: ThreadPool::default_workers()
   ServiceOptions service;
+  SecurityOptions security;  // socket modes, allowed uids, TLS
 };
 
 // Start-up failed; every diagnostic was already written out. what() is a
@@ -78,6 +81,7 @@ class HostApp {
   std::unique_ptr<RefreshScheduler> refresh_;
   std::unique_ptr<HostService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<UnixListener> unix_listener_;  // unix --listen only
 
   std::mutex shutdown_mutex_;
   bool shut_down_ = false;

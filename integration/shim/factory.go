@@ -37,6 +37,11 @@ func SetProfiles(profiles []Profile) {
 // SCHEDPLUG_CONNECT_TIMEOUT and SCHEDPLUG_RESYNC_TIMEOUT.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
+	tlsConfig, err := tlsFromEnv()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.TLS = tlsConfig
 	for _, e := range []struct {
 		name string
 		dst  *time.Duration

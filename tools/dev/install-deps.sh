@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev prometheus-cpp-dev nlohmann-json3-dev
   clang-format
+  libssl-dev openssl
 )
 
 missing=()
