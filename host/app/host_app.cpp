@@ -145,9 +145,9 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     // connections whose peer uid is allowed (host/security/unix_listener).
     try {
       check_unix_security_flags(options.security);
-      app->unix_listener_ = std::make_unique<UnixListener>(
-          listen.socket_path, options.security,
-          app->metrics_->registry().get());
+      app->unix_listener_ =
+          std::make_unique<UnixListener>(listen.socket_path, options.security,
+                                         app->metrics_->registry().get());
     } catch (const std::exception& e) {
       fail(diagnostics, e.what());
     }

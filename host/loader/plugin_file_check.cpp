@@ -46,9 +46,9 @@ std::string check_object(const std::filesystem::path& p, const char* kind) {
   std::vector<std::string> wrong;
   std::vector<std::string> fixes;
   if (st.st_uid != 0 && st.st_uid != self) {
-    wrong.push_back(fmt::format(
-        "it must belong to root or to the host's own user ({})",
-        user_name(self)));
+    wrong.push_back(
+        fmt::format("it must belong to root or to the host's own user ({})",
+                    user_name(self)));
     fixes.push_back("chown root " + p.string());
   }
   if ((mode & (S_IWGRP | S_IWOTH)) != 0 && !on_read_only_mount(p)) {
@@ -58,8 +58,8 @@ std::string check_object(const std::filesystem::path& p, const char* kind) {
     fixes.push_back("chmod go-w " + p.string());
   }
   if (wrong.empty()) return {};
-  std::string out = fmt::format("{} {} is owned by {} with mode {:04o}: ",
-                                kind, p.string(), user_name(st.st_uid), mode);
+  std::string out = fmt::format("{} {} is owned by {} with mode {:04o}: ", kind,
+                                p.string(), user_name(st.st_uid), mode);
   for (size_t i = 0; i < wrong.size(); ++i) {
     out += (i > 0 ? ", and " : "") + wrong[i];
   }
@@ -72,8 +72,8 @@ std::string check_object(const std::filesystem::path& p, const char* kind) {
 
 std::string permission_problems(const std::filesystem::path& file) {
   std::error_code ec;
-  const auto dir = file.has_parent_path() ? file.parent_path()
-                                          : std::filesystem::path(".");
+  const auto dir =
+      file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
   const auto real = std::filesystem::canonical(file, ec);
   if (ec) return "cannot resolve the file's real path (" + ec.message() + ")";
   const auto real_plugin_dir = std::filesystem::canonical(dir, ec);
@@ -85,8 +85,8 @@ std::string permission_problems(const std::filesystem::path& file) {
   std::vector<std::pair<std::filesystem::path, const char*>> objects = {
       {real, "the plugin file"}, {real_plugin_dir, "the plugin directory"}};
   const std::string prefix = real_plugin_dir.string() + "/";
-  for (auto d = real.parent_path(); d != real_plugin_dir && d.has_relative_path();
-       d = d.parent_path()) {
+  for (auto d = real.parent_path();
+       d != real_plugin_dir && d.has_relative_path(); d = d.parent_path()) {
     objects.emplace_back(d, "the directory");
     if (!d.string().starts_with(prefix)) break;  // outside: its own dir only
   }
@@ -155,8 +155,8 @@ PluginPins read_plugin_pins(const std::filesystem::path& file) {
 std::string file_sha256(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + file.string());
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(
-      EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
+                                                              &EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
     throw std::runtime_error("cannot start a SHA-256 digest (OpenSSL)");
   }
@@ -164,14 +164,16 @@ std::string file_sha256(const std::filesystem::path& file) {
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const auto n = in.gcount();
-    if (n > 0) EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(n));
+    if (n > 0)
+      EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(n));
   }
   if (in.bad()) throw std::runtime_error("error reading " + file.string());
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_DigestFinal_ex(ctx.get(), digest, &size);
   std::string out;
-  for (unsigned int i = 0; i < size; ++i) out += fmt::format("{:02x}", digest[i]);
+  for (unsigned int i = 0; i < size; ++i)
+    out += fmt::format("{:02x}", digest[i]);
   return out;
 }
 

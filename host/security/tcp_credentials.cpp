@@ -62,9 +62,8 @@ std::shared_ptr<grpc::ServerCredentials> tcp_server_credentials(
         "--insecure-tcp contradicts --tls-cert/--tls-key; drop one of them");
   }
   grpc::SslServerCredentialsOptions ssl;
-  ssl.pem_key_cert_pairs.push_back(
-      {read_pem(options.tls_key, "--tls-key"),
-       read_pem(options.tls_cert, "--tls-cert")});
+  ssl.pem_key_cert_pairs.push_back({read_pem(options.tls_key, "--tls-key"),
+                                    read_pem(options.tls_cert, "--tls-cert")});
   if (!options.tls_client_ca.empty()) {
     ssl.pem_root_certs = read_pem(options.tls_client_ca, "--tls-client-ca");
     ssl.client_certificate_request =

@@ -29,14 +29,16 @@ namespace {
 
 std::string errno_text(int err) { return std::system_category().message(err); }
 
-std::string mode_text(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }
+std::string mode_text(mode_t mode) {
+  return fmt::format("{:04o}", mode & 07777);
+}
 
 }  // namespace
 
 gid_t resolve_group(const std::string& group) {
-  if (!group.empty() &&
-      std::all_of(group.begin(), group.end(),
-                  [](char c) { return c >= '0' && c <= '9'; })) {
+  if (!group.empty() && std::all_of(group.begin(), group.end(), [](char c) {
+        return c >= '0' && c <= '9';
+      })) {
     return static_cast<gid_t>(std::stoul(group));
   }
   std::vector<char> buffer(16384);
@@ -115,8 +117,8 @@ UnixListener::UnixListener(const std::filesystem::path& path,
   allowed_ = options.allowed_uids;
   if (allowed_.empty()) allowed_.push_back(::geteuid());
 
-  const auto dir = path.has_parent_path() ? path.parent_path()
-                                          : std::filesystem::path(".");
+  const auto dir =
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   secure_socket_directory(dir, group);
   prepare_unix_socket(path);  // removes a stale socket, refuses one in use
 
@@ -137,15 +139,14 @@ UnixListener::UnixListener(const std::filesystem::path& path,
   }
   // No one can connect before listen(): set owner and mode first.
   const mode_t mode = group ? 0660 : 0600;
-  if ((group &&
-       ::chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0) ||
+  if ((group && ::chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0) ||
       ::chmod(path.c_str(), mode) != 0) {
     const int err = errno;
     ::close(listen_fd_);
     ::unlink(path.c_str());
-    throw std::runtime_error("cannot set the owner or mode " +
-                             mode_text(mode) + " of the socket " +
-                             path.string() + ": " + errno_text(err));
+    throw std::runtime_error("cannot set the owner or mode " + mode_text(mode) +
+                             " of the socket " + path.string() + ": " +
+                             errno_text(err));
   }
   if (::listen(listen_fd_, 128) != 0) {
     const int err = errno;
@@ -159,8 +160,9 @@ UnixListener::UnixListener(const std::filesystem::path& path,
     refused_counter_ =
         &prometheus::BuildCounter()
              .Name("schedplug_refused_connections_total")
-             .Help("Connections to the unix socket closed unserved because "
-                   "the peer's uid is not allowed (--allow-uid).")
+             .Help(
+                 "Connections to the unix socket closed unserved because "
+                 "the peer's uid is not allowed (--allow-uid).")
              .Register(*registry)
              .Add({});
   }
@@ -199,8 +201,8 @@ void UnixListener::accept_loop() {
     }
     if ((fds[1].revents & POLLIN) != 0) return;
     if ((fds[0].revents & POLLIN) == 0) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr,
-                             SOCK_CLOEXEC | SOCK_NONBLOCK);
+    const int fd =
+        ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
         spdlog::warn("unix socket {}: accept failed: {}", path_.string(),
@@ -211,9 +213,10 @@ void UnixListener::accept_loop() {
     ucred peer{};
     socklen_t len = sizeof(peer);
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
-      spdlog::warn("unix socket {}: cannot read the peer's credentials ({}); "
-                   "connection closed",
-                   path_.string(), errno_text(errno));
+      spdlog::warn(
+          "unix socket {}: cannot read the peer's credentials ({}); "
+          "connection closed",
+          path_.string(), errno_text(errno));
       ::close(fd);
       continue;
     }

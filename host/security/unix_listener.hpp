@@ -50,8 +50,7 @@ class UnixListener {
   // Secures the directory, removes a stale socket, binds and listens.
   // Throws std::runtime_error.
   UnixListener(const std::filesystem::path& path,
-               const SecurityOptions& options,
-               prometheus::Registry* registry);
+               const SecurityOptions& options, prometheus::Registry* registry);
   ~UnixListener();
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;

@@ -33,7 +33,8 @@ func SetProfiles(profiles []Profile) {
 	defaultProfiles = profiles
 }
 
-// ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST,
+// ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST, the
+// SCHEDPLUG_TLS_* variables (tls.go),
 // SCHEDPLUG_CONNECT_TIMEOUT and SCHEDPLUG_RESYNC_TIMEOUT.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}

@@ -26,8 +26,8 @@ int64_t ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-int run_in_child(const std::function<int()>& body,
-                 std::chrono::seconds timeout, std::ostream& err) {
+int run_in_child(const std::function<int()>& body, std::chrono::seconds timeout,
+                 std::ostream& err) {
   std::cout.flush();
   std::cerr.flush();
   int progress[2];
@@ -66,9 +66,8 @@ int run_in_child(const std::function<int()>& body,
   // Read the child's progress until it closes the pipe (exits) or the time
   // runs out.
   const auto start = std::chrono::steady_clock::now();
-  const auto limit_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            timeout)
-                            .count();
+  const auto limit_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
   std::string last_file;
   std::string pending;
   bool timed_out = false;
@@ -115,8 +114,8 @@ int run_in_child(const std::function<int()>& body,
   }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    err << "error: the process loading the plugins was killed by signal "
-        << sig << " (" << ::strsignal(sig) << ")" << which
+    err << "error: the process loading the plugins was killed by signal " << sig
+        << " (" << ::strsignal(sig) << ")" << which
         << "; that plugin would crash schedplug-host the same way: fix or "
            "remove it\n";
     return 1;

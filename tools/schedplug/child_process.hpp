@@ -14,7 +14,7 @@ namespace schedplug::tools {
 // returns its exit status. When the child dies of a signal or runs longer
 // than `timeout` (then it is killed), prints an error to `err` naming the
 // last plugin file it began to load and returns 1.
-int run_in_child(const std::function<int()>& body,
-                 std::chrono::seconds timeout, std::ostream& err);
+int run_in_child(const std::function<int()>& body, std::chrono::seconds timeout,
+                 std::ostream& err);
 
 }  // namespace schedplug::tools

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
 
   // Plugins are loaded (their constructors run) in a child process.
-  const auto timeout = std::chrono::seconds(load_timeout > 0 ? load_timeout : 60);
+  const auto timeout =
+      std::chrono::seconds(load_timeout > 0 ? load_timeout : 60);
   return schedplug::tools::run_in_child(
       [&] {
         try {

@@ -76,7 +76,8 @@ PeerResult connect_as_other_uid(const std::filesystem::path& socket) {
 
 TEST(UnixSocket, OwnerOnlyModesWhateverTheUmask) {
   const mode_t old = ::umask(0);
-  RunningHost host([](HostOptions& o) { o.listen = in_subdirectory(o.listen); });
+  RunningHost host(
+      [](HostOptions& o) { o.listen = in_subdirectory(o.listen); });
   ::umask(old);
   const auto socket = host.dir() / "run" / "host.sock";
   EXPECT_EQ(mode_of(host.dir() / "run"), 0700u);
@@ -106,10 +107,10 @@ TEST(UnixSocket, AnotherUidIsRefusedLoggedAndCounted) {
     o.listen = in_subdirectory(o.listen);
     o.security.socket_group = std::to_string(kOtherGid);
   });
-  std::filesystem::permissions(host.dir(),
-                               std::filesystem::perms::others_exec |
-                                   std::filesystem::perms::group_exec,
-                               std::filesystem::perm_options::add);
+  std::filesystem::permissions(
+      host.dir(),
+      std::filesystem::perms::others_exec | std::filesystem::perms::group_exec,
+      std::filesystem::perm_options::add);
   const auto socket = host.dir() / "run" / "host.sock";
   EXPECT_EQ(connect_as_other_uid(socket), PeerResult::kClosed);
   EXPECT_EQ(connect_as_other_uid(socket), PeerResult::kClosed);
@@ -127,23 +128,24 @@ TEST(UnixSocket, AnAllowedUidIsServed) {
     o.security.socket_group = std::to_string(kOtherGid);
     o.security.allowed_uids = {::geteuid(), kOtherUid};
   });
-  std::filesystem::permissions(host.dir(),
-                               std::filesystem::perms::others_exec |
-                                   std::filesystem::perms::group_exec,
-                               std::filesystem::perm_options::add);
+  std::filesystem::permissions(
+      host.dir(),
+      std::filesystem::perms::others_exec | std::filesystem::perms::group_exec,
+      std::filesystem::perm_options::add);
   EXPECT_EQ(connect_as_other_uid(host.dir() / "run" / "host.sock"),
             PeerResult::kServed);
-  EXPECT_EQ(host.app().metrics().text().find(
-                "schedplug_refused_connections_total 1"),
-            std::string::npos);
+  EXPECT_EQ(
+      host.app().metrics().text().find("schedplug_refused_connections_total 1"),
+      std::string::npos);
 }
 
 TEST(UnixSocket, WithoutTheGroupOtherUsersCannotEvenConnect) {
-  RunningHost host([](HostOptions& o) { o.listen = in_subdirectory(o.listen); });
-  std::filesystem::permissions(host.dir(),
-                               std::filesystem::perms::others_exec |
-                                   std::filesystem::perms::group_exec,
-                               std::filesystem::perm_options::add);
+  RunningHost host(
+      [](HostOptions& o) { o.listen = in_subdirectory(o.listen); });
+  std::filesystem::permissions(
+      host.dir(),
+      std::filesystem::perms::others_exec | std::filesystem::perms::group_exec,
+      std::filesystem::perm_options::add);
   EXPECT_EQ(connect_as_other_uid(host.dir() / "run" / "host.sock"),
             PeerResult::kCannotConnect);
 }
@@ -184,7 +186,8 @@ std::string read_file(const std::filesystem::path& file) {
 struct TestPki {
   explicit TestPki(const std::filesystem::path& dir) : dir(dir) {
     const std::string d = dir.string();
-    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+    const std::string key =
+        "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
     run("openssl req -x509 " + key + " -keyout " + d + "/ca.key -out " + d +
         "/ca.crt -days 1 -subj /CN=schedplug-test-ca -addext "
         "basicConstraints=critical,CA:TRUE -addext "

@@ -304,8 +304,8 @@ TEST(Inspect, AConstructorThatAbortsIsReportedNotACrash) {
 
 TEST(Inspect, PrintsTheSha256ThatSha256sumPrints) {
   const std::string file = plugin_dir("hw.d") + "/hw_encrypt.so";
-  const std::string sums = ::testing::TempDir() + "/schedplug-cli-sum-" +
-                           std::to_string(::getpid());
+  const std::string sums =
+      ::testing::TempDir() + "/schedplug-cli-sum-" + std::to_string(::getpid());
   ASSERT_EQ(std::system(("sha256sum '" + file + "' > '" + sums + "'").c_str()),
             0);
   std::istringstream line(slurp(sums));
