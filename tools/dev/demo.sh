@@ -4,27 +4,29 @@
 # a local kube-apiserver + etcd, schedplug-host, kube-scheduler with the
 # shim, six nodes and a handful of pods; it prints where each pod went (or
 # why it is Pending) and shuts everything down (Ctrl-C works too).
+# One line per step on the terminal; full output in build/logs/.
 #
 #   bash tools/dev/demo.sh            # extra flags go to schedplug-demo:
 #   bash tools/dev/demo.sh -keep-logs /tmp/demo-logs
 set -euo pipefail
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+root=$schedplug_root
 cd "$root"
 
 bash tools/dev/install-deps.sh
 
 jobs=${SCHEDPLUG_JOBS:-2}
 if [[ ! -f build/build.ninja ]]; then
-  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}"
+  step --fatal cxx-configure cxx_configure
 fi
-cmake --build build -j "$jobs" --target schedplug-host hw_encrypt dedicated_nodes network_latency
+step --fatal cxx-build cmake --build build -j "$jobs" --target schedplug-host hw_encrypt dedicated_nodes network_latency
 
 bin="$root/build/go"
 mkdir -p "$bin"
-echo "demo: building kube-scheduler (upstream + shim) and schedplug-demo (first time: several minutes)"
-(cd integration && go build -o "$bin/kube-scheduler" ./cmd/kube-scheduler &&
-  go build -o "$bin/schedplug-demo" ./cmd/schedplug-demo)
+step --fatal go-mod-download bash -c 'cd integration && go mod download'
+say "go-build: kube-scheduler (upstream + shim) and schedplug-demo; the first build takes several minutes"
+step --fatal go-build bash -c "cd integration && go build -o '$bin/kube-scheduler' ./cmd/kube-scheduler &&
+  go build -o '$bin/schedplug-demo' ./cmd/schedplug-demo"
 
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"

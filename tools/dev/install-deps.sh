@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages schedplug needs to build and test, only
 # those missing. Idempotent; safe to run on every build. Needs root (or sudo).
+# apt's output goes to build/logs/apt-install.log; the terminal gets one line.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -21,13 +23,19 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if ((${#missing[@]} > 0)); then
-  echo "install-deps: installing ${missing[*]}"
-  sudo=""
+apt_install() {
+  local sudo=""
   if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  $sudo apt-get update -q &&
+    $sudo apt-get install -y -q --no-install-recommends "$@"
+}
+
+if ((${#missing[@]} > 0)); then
+  say "install-deps: installing ${#missing[@]} Debian packages: ${missing[*]}"
+  # Ask for the sudo password here, on the terminal, not inside the logged step.
+  if [[ $(id -u) -ne 0 ]]; then sudo -v; fi
+  step --fatal apt-install apt_install "${missing[@]}"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

@@ -5,41 +5,49 @@
 # and kube-scheduler for real (docs/e2e.md). Exits non-zero on any failure.
 #
 #   bash tools/dev/test.sh            # everything
-#   GO_TEST_FLAGS="-run HwEncrypt -v" bash tools/dev/test.sh
+#   GO_TEST_FLAGS="-run HwEncrypt" bash tools/dev/test.sh
+#   SCHEDPLUG_VERBOSE=1 bash tools/dev/test.sh   # stream every step's output
+#
+# Each step below is one `step NAME CMD...` (tools/dev/lib.sh): it prints one
+# line when it starts and one when it ends, with the elapsed time, keeps the
+# full output in build/logs/NAME.log, and shows its last lines on failure.
+# Every step runs even if an earlier one failed (except where --fatal says
+# the rest cannot run), and the end lists the failed steps.
 set -euo pipefail
-
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+root=$schedplug_root
 cd "$root"
 
 bash tools/dev/install-deps.sh
 
 jobs=${SCHEDPLUG_JOBS:-2}
 if [[ ! -f build/build.ninja ]]; then
-  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}"
+  step --fatal cxx-configure cxx_configure
 fi
-cmake --build build -j "$jobs"
+step --fatal cxx-build cmake --build build -j "$jobs"
 
-# Both suites run even if the first fails, so one run shows every failure.
-failed=()
-echo "== C++ tests (ctest)"
-ctest --test-dir build --output-on-failure -j "$jobs" || failed+=("ctest")
+# ctest's closing lines (pass count, failed tests) stay on the terminal.
+ctest_summary='tests passed|tests failed out of|Total Test time|The following tests|^[[:space:]]+[0-9]+ - .*\(|Errors while running'
+step --show "$ctest_summary" ctest ctest --test-dir build --output-on-failure -j "$jobs"
 
-echo "== Go tests (integration/)"
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"
-cd integration
-start=$(date +%s)
+export SCHEDPLUG_SCHEDULER_BIN="$root/build/go/kube-scheduler"
+step go-mod-download bash -c 'cd integration && go mod download'
 # Built here rather than inside the first e2e test, so a cold build (many
 # minutes on 2 cores) does not count against go test's timeout.
-export SCHEDPLUG_SCHEDULER_BIN="$root/build/go/kube-scheduler"
-go build -o "$SCHEDPLUG_SCHEDULER_BIN" ./cmd/kube-scheduler || failed+=("go build ./cmd/kube-scheduler")
-# -count=1: the end-to-end tests depend on binaries outside Go's cache key.
-# shellcheck disable=SC2086
-go test -count=1 -timeout 60m ${GO_TEST_FLAGS:-} ./... || failed+=("go test")
-echo "== Go tests took $(($(date +%s) - start))s (including compilation)"
+step go-build-scheduler bash -c 'cd integration && go build -o "$SCHEDPLUG_SCHEDULER_BIN" ./cmd/kube-scheduler'
 
-if ((${#failed[@]} > 0)); then
-  echo "== FAILED: ${failed[*]}" >&2
-  exit 1
-fi
-echo "== all tests passed"
+# -v goes to the log only; the terminal gets go test's per-package lines,
+# every failed or skipped test, and the counts below.
+# -count=1: the end-to-end tests depend on binaries outside Go's cache key.
+go_summary='^(ok|FAIL)[[:space:]]|^[[:space:]]*--- (FAIL|SKIP)|^panic:|\[no test files\]'
+# shellcheck disable=SC2016
+step --show "$go_summary" go-test bash -c 'cd integration && go test -count=1 -timeout 60m -v ${GO_TEST_FLAGS:-} ./...'
+gotest_log="$SCHEDPLUG_LOG_DIR/go-test.log"
+say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed," \
+  "$(grep -cE '^[[:space:]]*--- FAIL' "$gotest_log" || true) failed," \
+  "$(grep -cE '^[[:space:]]*--- SKIP' "$gotest_log" || true) skipped (tests and subtests)"
+
+steps_finish
+say "all tests passed"

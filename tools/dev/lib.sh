@@ -1,0 +1,92 @@
+# Shared by tools/dev/*.sh (sourced, not run): the repository root, quiet
+# timed steps with full logs in build/logs/, and the Go toolchain lookup.
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   step NAME CMD...          # run CMD, output to build/logs/NAME.log
+#   step --show REGEX NAME CMD...  # also print the log lines matching REGEX
+#   step --fatal NAME CMD...  # stop the script (with the summary) if it fails
+#   steps_finish              # list failed steps; exit 1 if any failed
+#
+# SCHEDPLUG_VERBOSE=1 also streams every step's output to the terminal.
+# A step never stops the calling script by itself (failures are collected),
+# and bash ignores `set -e` inside a shell function run as a step's CMD, so
+# chain such a function's commands with && (or run `bash -c '...'`).
+
+schedplug_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SCHEDPLUG_LOG_DIR=${SCHEDPLUG_LOG_DIR:-$schedplug_root/build/logs}
+# One clock for a script and the scripts it calls (demo.sh -> install-deps.sh).
+export SCHEDPLUG_T0=${SCHEDPLUG_T0:-$(date +%s)}
+failed_steps=()
+
+# elapsed prints the time since the first script started, as m:ss.
+elapsed() {
+  local s=$(($(date +%s) - SCHEDPLUG_T0))
+  printf '%d:%02d' $((s / 60)) $((s % 60))
+}
+
+# say prints one progress line with the elapsed time.
+say() {
+  printf '[%5s] %s\n' "$(elapsed)" "$*"
+}
+
+# rel prints a path relative to the repository root when it is inside it.
+rel() {
+  local p=$1
+  if [[ $p == "$schedplug_root"/* ]]; then p=${p#"$schedplug_root"/}; fi
+  printf '%s' "$p"
+}
+
+step() {
+  local show="" fatal=0
+  while [[ ${1:-} == --* ]]; do
+    case $1 in
+    --show) show=$2; shift 2 ;;
+    --fatal) fatal=1; shift ;;
+    *) echo "step: unknown option $1" >&2; return 2 ;;
+    esac
+  done
+  local name=$1
+  shift
+  local log="$SCHEDPLUG_LOG_DIR/$name.log"
+  mkdir -p "$SCHEDPLUG_LOG_DIR"
+  local start rc=0
+  start=$(date +%s)
+  say "$name ... (log: $(rel "$log"))"
+  if [[ ${SCHEDPLUG_VERBOSE:-0} == 1 ]]; then
+    set -o pipefail
+    "$@" </dev/null 2>&1 | tee "$log" || rc=$?
+  else
+    "$@" </dev/null >"$log" 2>&1 || rc=$?
+  fi
+  local took=$(($(date +%s) - start))
+  if [[ -n $show ]]; then
+    grep -E -- "$show" "$log" | sed 's/^/        /' || true
+  fi
+  if ((rc == 0)); then
+    say "$name: ok (${took}s)"
+    return 0
+  fi
+  echo "        --- last lines of $(rel "$log"):"
+  tail -n 25 "$log" | sed 's/^/        /'
+  say "$name: FAILED (exit $rc after ${took}s); full output in $(rel "$log")"
+  failed_steps+=("$name")
+  if ((fatal)); then steps_finish; fi
+  return 0
+}
+
+steps_finish() {
+  if ((${#failed_steps[@]} > 0)); then
+    say "FAILED: ${failed_steps[*]} (logs in $(rel "$SCHEDPLUG_LOG_DIR")/)" >&2
+    exit 1
+  fi
+}
+
+# cxx_configure runs CMake for build/ (Ninja; through ccache when installed).
+cxx_configure() {
+  local launcher=()
+  if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -G Ninja -S "$schedplug_root" -B "$schedplug_root/build" \
+    -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" "${launcher[@]}" "$@"
+}
