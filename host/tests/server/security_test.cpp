@@ -184,7 +184,7 @@ std::string read_file(const std::filesystem::path& file) {
 // A throw-away CA, a server certificate for 127.0.0.1 and a client
 // certificate, made with the openssl command for this test only.
 struct TestPki {
-  explicit TestPki(const std::filesystem::path& dir) : dir(dir) {
+  explicit TestPki(const std::filesystem::path& where) : dir(where) {
     const std::string d = dir.string();
     const std::string key =
         "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
