@@ -15,6 +15,7 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_file_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime/plugin_instance.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runtime/hook_watchdog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check/suggest.cpp
@@ -34,6 +35,10 @@ target_link_libraries(schedplug_host_core
 )
 set_target_properties(schedplug_host_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 schedplug_warnings(schedplug_host_core)
+# std::regex: GCC's false maybe-uninitialized under sanitizers (cmake/).
+schedplug_sanitizer_regex_workaround(
+  ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp)
 
 if(SCHEDPLUG_BUILD_TESTS)
   add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/tests/core

@@ -1,5 +1,10 @@
 #include "host/app/host_app.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <future>
+
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <prometheus/exposer.h>
 #include <spdlog/spdlog.h>
@@ -43,11 +48,16 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     fail(diagnostics, e.what());
   }
 
+  // Every problem at once, as `schedplug check` prints them.
   SchedulerConfig config;
+  std::vector<std::string> config_problems;
   try {
-    config = load_scheduler_config(options.config);
+    config = load_scheduler_config(options.config, config_problems);
   } catch (const ConfigError& e) {
-    fail(diagnostics, e.what());
+    for (const std::string& p : e.problems())
+      diagnostics << "error: " << p << "\n";
+    throw StartupError("schedplug-host refuses to start: cannot read " +
+                       options.config.string() + " (see above)");
   }
   // Checked before each dlopen (host/loader/plugin_file_check.hpp).
   plugin_file_policy().pins.reset();
@@ -65,8 +75,22 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   } catch (const LoadError& e) {
     fail(diagnostics, e.what());
   }
-  const std::vector<Diagnostic> findings =
+  std::vector<Diagnostic> findings;
+  for (std::string& p : config_problems) {
+    findings.push_back({Severity::kError, std::move(p)});
+  }
+  const std::vector<Diagnostic> names =
       check_names(config, loaded.plugins, loaded.problems);
+  findings.insert(findings.end(), names.begin(), names.end());
+  std::vector<std::string> resolve_problems;
+  std::vector<ResolvedProfile> profiles =
+      resolve_profiles(config, loaded.plugins, resolve_problems);
+  for (std::string& p : resolve_problems) {
+    findings.push_back({Severity::kError, std::move(p)});
+  }
+  std::stable_partition(
+      findings.begin(), findings.end(),
+      [](const Diagnostic& d) { return d.severity == Severity::kError; });
   print_diagnostics(findings, diagnostics);
   if (has_errors(findings)) {
     size_t errors = 0;
@@ -74,18 +98,12 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       errors += d.severity == Severity::kError;
     throw StartupError(
         "schedplug-host refuses to start: " + std::to_string(errors) +
-        " problem(s) with plugin names (see above; `schedplug "
-        "check` reports the same)");
+        " problem(s) with the configuration or plugin names (see above; "
+        "`schedplug check` reports the same)");
   }
   std::vector<std::string> warnings;
   for (const Diagnostic& d : findings) warnings.push_back(d.message);
 
-  std::vector<ResolvedProfile> profiles;
-  try {
-    profiles = resolve_profiles(config, loaded.plugins);
-  } catch (const ConfigError& e) {
-    fail(diagnostics, e.what());
-  }
   app->libraries_ = loaded.plugins;
   try {
     app->runtime_ = PluginRuntime::create(profiles);
@@ -109,6 +127,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     try {
       app->exposer_ = std::make_unique<prometheus::Exposer>(metrics_listen);
       app->exposer_->RegisterCollectable(app->metrics_->registry());
+      app->exposer_->RegisterCollectable(app->metrics_->memory());
     } catch (const std::exception& e) {
       fail(diagnostics, "cannot serve metrics on --metrics-listen " +
                             options.metrics_listen + ": " + e.what());
@@ -185,6 +204,26 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
         listen.grpc_uri.substr(0, colon + 1) + std::to_string(selected_port);
   }
   app->server_->GetHealthCheckService()->SetServingStatus(true);
+  if (options.hook_hard_limit.count() > 0) {
+    HostApp* self = app.get();
+    app->watchdog_ = std::make_unique<HookWatchdog>(
+        options.hook_hard_limit,
+        [self, handler = options.on_hung_hook](const HungHook& hung) {
+          self->server_->GetHealthCheckService()->SetServingStatus(false);
+          spdlog::critical(
+              "{}: the host now reports NOT_SERVING and exits with status {} "
+              "so that it is restarted (a stuck plugin would otherwise hold "
+              "its threads and sessions for good); fix the plugin, or raise "
+              "--hook-hard-limit if this hook is legitimately that slow",
+              hung.message(), kExitHookHung);
+          if (handler) {
+            handler(hung);
+            return;
+          }
+          spdlog::default_logger()->flush();
+          std::_Exit(kExitHookHung);
+        });
+  }
   spdlog::info(
       "serving schedplug.v1.Host on {} ({} threads run filters and scores)",
       app->target_, app->pool_->workers() + 1);
@@ -223,6 +262,7 @@ HostApp::~HostApp() {
   shutdown(std::chrono::milliseconds(2000));
   unix_listener_.reset();
   server_.reset();
+  watchdog_.reset();
   service_.reset();
   refresh_.reset();
   pool_.reset();
@@ -231,6 +271,61 @@ HostApp::~HostApp() {
     std::error_code ec;
     std::filesystem::remove(socket_path_, ec);
   }
+}
+
+int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
+                 std::ostream& out) {
+  ListenAddress address;
+  try {
+    address = parse_listen_address(listen);
+  } catch (const std::invalid_argument& e) {
+    out << "probe: " << e.what() << "\n";
+    return 1;
+  }
+  std::string target = address.grpc_uri;
+  if (!address.is_unix) {
+    // A wildcard listen address is dialled on loopback.
+    const auto colon = target.rfind(':');
+    const std::string host = target.substr(0, colon);
+    if (host == "0.0.0.0" || host == "[::]" || host.empty()) {
+      target = "127.0.0.1" + target.substr(colon);
+    }
+  }
+  auto channel =
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  grpc::Slice empty("");
+  grpc::ByteBuffer request(&empty, 1);  // HealthCheckRequest{service: ""}
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&context, "/grpc.health.v1.Health/Check",
+                    grpc::StubOptions(), &request, &response,
+                    [&](grpc::Status s) { done.set_value(std::move(s)); });
+  const grpc::Status status = done.get_future().get();
+  if (!status.ok()) {
+    out << "probe: schedplug-host at " << listen << " did not answer its "
+        << "health check within " << timeout.count()
+        << " ms: " << status.error_message() << "\n";
+    return 1;
+  }
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (response.Dump(&slices).ok()) {
+    for (const auto& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  // HealthCheckResponse{status: SERVING} is field 1, varint 1.
+  if (bytes == std::string("\x08\x01", 2)) {
+    out << "probe: schedplug-host at " << listen << " is SERVING\n";
+    return 0;
+  }
+  out << "probe: schedplug-host at " << listen
+      << " answered but is not SERVING (shutting down, or a plugin hook "
+         "exceeded --hook-hard-limit)\n";
+  return 1;
 }
 
 }  // namespace schedplug::host

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <ostream>
@@ -13,6 +14,7 @@
 
 #include "host/check/name_check.hpp"
 #include "host/security/security_options.hpp"
+#include "host/runtime/hook_watchdog.hpp"
 #include "host/service/host_service.hpp"
 
 namespace prometheus {
@@ -36,7 +38,16 @@ struct HostOptions {
   unsigned workers = 0;  // 0: ThreadPool::default_workers()
   ServiceOptions service;
   SecurityOptions security;  // socket modes, allowed uids, TLS
+  // A plugin hook (applies, filter, score, normalize_score) running longer
+  // than this makes the host report NOT_SERVING and exit with
+  // kExitHookHung. 0 turns the watchdog off.
+  std::chrono::milliseconds hook_hard_limit{5000};
+  // Tests only: called instead of exiting (after NOT_SERVING and the log).
+  std::function<void(const HungHook&)> on_hung_hook;
 };
+
+// schedplug-host's exit status when a plugin hook exceeded the hard limit.
+inline constexpr int kExitHookHung = 3;
 
 // Start-up failed; every diagnostic was already written out. what() is a
 // one-line summary.
@@ -82,10 +93,17 @@ class HostApp {
   std::unique_ptr<HostService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_listener_;  // unix --listen only
+  std::unique_ptr<HookWatchdog> watchdog_;
 
   std::mutex shutdown_mutex_;
   bool shut_down_ = false;
 };
+
+// `schedplug-host probe`: asks the host at `listen` (a --listen address)
+// for its gRPC health within `timeout`. Returns 0 when it is SERVING, 1
+// otherwise, with a line on `out` saying what it found.
+int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
+                 std::ostream& out);
 
 // "error: ..." / "warning: ..." lines, as `schedplug check` prints them.
 void print_diagnostics(const std::vector<Diagnostic>& diagnostics,

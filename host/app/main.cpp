@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <iostream>
+#include <string>
 #include <thread>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -33,8 +34,33 @@ void set_verbosity(int v) {
 
 }  // namespace
 
+// `schedplug-host probe [--listen ADDR] [--timeout SECONDS]`: the liveness
+// probe (exit 0 when the host answers SERVING in time).
+int probe(int argc, char** argv) {
+  std::string listen = schedplug::host::HostOptions().listen;
+  double timeout_seconds = 2;
+  CLI::App cli{
+      "schedplug-host probe: exit 0 when the schedplug-host at --listen "
+      "answers its gRPC health check with SERVING in time, 1 otherwise (a "
+      "liveness probe for the sidecar)"};
+  cli.add_option("--listen", listen, "The host's --listen address")
+      ->capture_default_str();
+  cli.add_option("--timeout", timeout_seconds, "Seconds to wait for the answer")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(cli, argc, argv);
+  return schedplug::host::probe_health(
+      listen,
+      std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)),
+      std::cerr);
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "probe") {
+    return probe(argc - 1, argv + 1);
+  }
   schedplug::host::HostOptions options;
+  double hook_hard_limit_seconds = 5;
   int verbosity = 0;
   int drain_seconds = 10;
   size_t max_sessions = options.service.max_sessions;
@@ -75,6 +101,13 @@ int main(int argc, char** argv) {
          "used is dropped beyond it")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cli.add_option(
+         "--hook-hard-limit", hook_hard_limit_seconds,
+         "Seconds one plugin hook call (applies, filter, score, "
+         "normalize_score) may run; beyond it the host reports NOT_SERVING "
+         "and exits with status 3 so that it is restarted (0: never)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cli.add_option("--drain-seconds", drain_seconds,
                  "On SIGTERM, how long in-flight calls may take to finish")
       ->capture_default_str();
@@ -101,6 +134,8 @@ int main(int argc, char** argv) {
                  "only plugin files listed there with that digest");
   CLI11_PARSE(cli, argc, argv);
   options.service.max_sessions = max_sessions;
+  options.hook_hard_limit = std::chrono::milliseconds(
+      static_cast<int64_t>(hook_hard_limit_seconds * 1000));
   set_verbosity(verbosity);
 
   // Every thread started from here on inherits the blocked signals; one

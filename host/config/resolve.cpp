@@ -126,8 +126,11 @@ struct ParsedArgs {
   HostSettings settings;
 };
 
+// Reads the plugin's args; every problem with the `schedplug` key is
+// appended to `problems` and its setting keeps the default.
 ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
-                      const PluginConfigEntry* entry) {
+                      const PluginConfigEntry* entry,
+                      std::vector<std::string>& problems) {
   ParsedArgs out;
   if (entry == nullptr) {
     out.args_json = "{}";
@@ -142,34 +145,37 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
   if (args.contains("schedplug")) {
     const nlohmann::json& s = args["schedplug"];
     if (!s.is_object()) {
-      throw ConfigError(where +
-                        "args.schedplug must be a mapping with failurePolicy "
-                        "and/or timeout");
-    }
-    for (const auto& [key, value] : s.items()) {
-      if (key == "failurePolicy") {
-        if (!value.is_string() || (value != "Fail" && value != "Ignore")) {
-          throw ConfigError(where + "args.schedplug.failurePolicy is " +
-                            value.dump() +
-                            "; it must be \"Fail\" or \"Ignore\"");
+      problems.push_back(where +
+                         "args.schedplug must be a mapping with failurePolicy "
+                         "and/or timeout");
+    } else {
+      for (const auto& [key, value] : s.items()) {
+        if (key == "failurePolicy") {
+          if (!value.is_string() || (value != "Fail" && value != "Ignore")) {
+            problems.push_back(where + "args.schedplug.failurePolicy is " +
+                               value.dump() +
+                               "; it must be \"Fail\" or \"Ignore\"");
+            continue;
+          }
+          out.settings.failure_policy = value.get<std::string>();
+        } else if (key == "timeout") {
+          const double ms = value.is_string()
+                                ? parse_duration_ms(value.get<std::string>())
+                                : -1;
+          if (ms < 1 || ms != std::floor(ms) || ms > 3.6e6) {
+            problems.push_back(
+                where + "args.schedplug.timeout is " + value.dump() +
+                "; write a duration of whole milliseconds between 1ms and "
+                "1h, like \"50ms\" or \"1s\"");
+            continue;
+          }
+          out.settings.timeout_ms = static_cast<int>(ms);
+        } else {
+          problems.push_back(where + "args.schedplug has the unknown key \"" +
+                             key +
+                             "\"; the host understands failurePolicy and "
+                             "timeout");
         }
-        out.settings.failure_policy = value.get<std::string>();
-      } else if (key == "timeout") {
-        const double ms = value.is_string()
-                              ? parse_duration_ms(value.get<std::string>())
-                              : -1;
-        if (ms < 1 || ms != std::floor(ms) || ms > 3.6e6) {
-          throw ConfigError(
-              where + "args.schedplug.timeout is " + value.dump() +
-              "; write a duration of whole milliseconds between 1ms and 1h, "
-              "like \"50ms\" or \"1s\"");
-        }
-        out.settings.timeout_ms = static_cast<int>(ms);
-      } else {
-        throw ConfigError(where + "args.schedplug has the unknown key \"" +
-                          key +
-                          "\"; the host understands failurePolicy and "
-                          "timeout");
       }
     }
     args.erase("schedplug");
@@ -183,6 +189,16 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
 std::vector<ResolvedProfile> resolve_profiles(
     const SchedulerConfig& config,
     const std::vector<std::shared_ptr<PluginLibrary>>& plugins) {
+  std::vector<std::string> problems;
+  auto out = resolve_profiles(config, plugins, problems);
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+  return out;
+}
+
+std::vector<ResolvedProfile> resolve_profiles(
+    const SchedulerConfig& config,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins,
+    std::vector<std::string>& problems) {
   std::map<std::string, std::shared_ptr<PluginLibrary>> natives;
   for (const auto& lib : plugins) {
     // An in-tree name always means the in-tree plugin.
@@ -202,7 +218,8 @@ std::vector<ResolvedProfile> resolve_profiles(
         for (const auto& e : profile.plugin_config) {
           if (e.name == name) entry = &e;
         }
-        it = args_by_name.emplace(name, parse_args(config, profile, entry))
+        it = args_by_name
+                 .emplace(name, parse_args(config, profile, entry, problems))
                  .first;
       }
       ResolvedPlugin p;

@@ -39,10 +39,16 @@ struct ResolvedProfile {
 // Resolves every profile the way kube-scheduler expands multiPoint and the
 // per-extension-point enabled/disabled lists. Names that are neither
 // in-tree nor loaded are left out (check_names reports them). Throws
-// ConfigError when a plugin's args are not valid (e.g. a bad `schedplug`
-// key).
+// ConfigError listing every plugin whose args are not valid (e.g. a bad
+// `schedplug` key).
 std::vector<ResolvedProfile> resolve_profiles(
     const SchedulerConfig& config,
     const std::vector<std::shared_ptr<PluginLibrary>>& plugins);
+// The same, but appends those problems to `problems` and resolves anyway
+// (a bad setting keeps its default), so `schedplug check` can go on.
+std::vector<ResolvedProfile> resolve_profiles(
+    const SchedulerConfig& config,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins,
+    std::vector<std::string>& problems);
 
 }  // namespace schedplug::host

@@ -17,10 +17,14 @@ namespace {
 constexpr const char* kApiVersion = "kubescheduler.config.k8s.io/v1";
 constexpr const char* kKind = "KubeSchedulerConfiguration";
 
-// Builds "file:line: message" errors for one file.
+// Builds "file:line: message" errors for one file and collects them.
+// fail() throws (ConfigError) out of the part being parsed; recover() runs
+// a part, and when it fails records the problem and carries on, so one
+// run reports every problem it can step over.
 class Reporter {
  public:
-  explicit Reporter(std::filesystem::path file) : file_(std::move(file)) {}
+  Reporter(std::filesystem::path file, std::vector<std::string>& problems)
+      : file_(std::move(file)), problems_(&problems) {}
 
   std::string where(const YAML::Node& node) const {
     std::string out = file_.empty() ? "<config>" : file_.string();
@@ -31,6 +35,21 @@ class Reporter {
   [[noreturn]] void fail(const YAML::Node& node, const std::string& msg) const {
     throw ConfigError(where(node) + ": " + msg);
   }
+  // Records a problem and lets the caller go on.
+  void report(const YAML::Node& node, const std::string& msg) const {
+    problems_->push_back(where(node) + ": " + msg);
+  }
+  // Runs `part`; a ConfigError from it is recorded. False when it failed.
+  template <class F>
+  bool recover(F&& part) const {
+    try {
+      part();
+      return true;
+    } catch (const ConfigError& e) {
+      for (const auto& p : e.problems()) problems_->push_back(p);
+      return false;
+    }
+  }
   static int line_of(const YAML::Node& node) {
     const YAML::Mark mark = node.Mark();
     return mark.is_null() ? 0 : mark.line + 1;
@@ -38,12 +57,19 @@ class Reporter {
 
  private:
   std::filesystem::path file_;
+  std::vector<std::string>* problems_;
 };
 
 std::string did_you_mean(const std::string& typed,
                          const std::vector<std::string>& known) {
   auto best = closest_name(typed, known);
   return best ? "; did you mean \"" + *best + "\"?" : std::string();
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += (out.empty() ? "" : "\n") + line;
+  return out;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -60,9 +86,9 @@ void check_keys(const Reporter& r, const YAML::Node& map,
   for (const auto& kv : map) {
     const std::string key = kv.first.Scalar();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      r.fail(kv.first, "unknown field \"" + key + "\" in " + what +
-                           did_you_mean(key, known) +
-                           " (known fields: " + join(known) + ")");
+      r.report(kv.first, "unknown field \"" + key + "\" in " + what +
+                             did_you_mean(key, known) +
+                             " (known fields: " + join(known) + ")");
     }
   }
 }
@@ -137,7 +163,8 @@ nlohmann::json yaml_to_json(const Reporter& r, const YAML::Node& node) {
       nlohmann::json out = nlohmann::json::object();
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) {
-          r.fail(kv.first, "args keys must be strings");
+          r.report(kv.first, "args keys must be strings");
+          continue;
         }
         out[kv.first.Scalar()] = yaml_to_json(r, kv.second);
       }
@@ -162,25 +189,34 @@ std::vector<PluginRef> parse_plugin_list(const Reporter& r,
     r.fail(list, what + " must be a list of {name: ..., weight: ...}");
   }
   for (const auto& item : list) {
-    if (!item.IsMap()) {
-      r.fail(item, what + " entries must be mappings like {name: HwEncrypt}");
-    }
-    check_keys(r, item, {"name", "weight"}, "an entry of " + what);
-    PluginRef ref;
-    ref.line = Reporter::line_of(item);
-    if (!item["name"]) r.fail(item, "an entry of " + what + " has no name");
-    ref.name = scalar_string(r, item["name"], "the plugin name");
-    if (ref.name.empty()) r.fail(item, "an entry of " + what + " has no name");
-    if (const auto weight = item["weight"]; weight && !weight.IsNull()) {
-      try {
-        ref.weight = weight.as<int>();
-      } catch (const YAML::Exception&) {
-        r.fail(weight, "the weight of plugin \"" + ref.name +
-                           "\" must be an integer, not \"" + weight.Scalar() +
-                           "\"");
+    // A malformed entry is left out; the others are still read.
+    r.recover([&] {
+      if (!item.IsMap()) {
+        r.fail(item, what + " entries must be mappings like {name: HwEncrypt}");
       }
-    }
-    out.push_back(std::move(ref));
+      check_keys(r, item, {"name", "weight"}, "an entry of " + what);
+      PluginRef ref;
+      ref.line = Reporter::line_of(item);
+      if (!item["name"]) r.fail(item, "an entry of " + what + " has no name");
+      ref.name = scalar_string(r, item["name"], "the plugin name");
+      if (ref.name.empty()) {
+        r.fail(item, "an entry of " + what + " has no name");
+      }
+      if (const auto weight = item["weight"]; weight && !weight.IsNull()) {
+        try {
+          ref.weight = weight.as<int>();
+        } catch (const YAML::Exception&) {
+          // Keep the entry (its name is still checked), without a weight.
+          r.report(weight, what + ": the weight of plugin \"" + ref.name +
+                               "\" must be an integer, not \"" +
+                               (weight.IsScalar() ? weight.Scalar()
+                                                  : std::string("a list or "
+                                                                "mapping")) +
+                               "\"");
+        }
+      }
+      out.push_back(std::move(ref));
+    });
   }
   return out;
 }
@@ -199,75 +235,83 @@ Profile parse_profile(const Reporter& r, const YAML::Node& node) {
   }
   const std::string in_profile = "profile \"" + profile.scheduler_name + "\"";
 
-  if (const auto plugins = node["plugins"]; plugins && !plugins.IsNull()) {
-    if (!plugins.IsMap()) {
-      r.fail(plugins, in_profile +
+  const auto plugins = node["plugins"];
+  if (plugins && !plugins.IsNull() && !plugins.IsMap()) {
+    r.report(plugins, in_profile +
                           ": plugins must be a mapping of extension "
                           "points (multiPoint, filter, score, ...)");
-    }
+  } else if (plugins && !plugins.IsNull()) {
     const auto known = point_names();
     for (const auto& kv : plugins) {
-      const std::string point_name = kv.first.Scalar();
-      auto it = std::find(known.begin(), known.end(), point_name);
-      if (it == known.end()) {
-        r.fail(kv.first, in_profile + ": \"" + point_name +
-                             "\" is not a kube-scheduler extension point" +
-                             did_you_mean(point_name, known) +
-                             " (extension points: " + join(known) + ")");
-      }
-      const auto point = all_extension_points()[it - known.begin()];
-      const std::string what =
-          in_profile + ", extension point \"" + point_name + "\"";
-      PluginSet set;
-      if (!kv.second.IsNull()) {
-        if (!kv.second.IsMap()) {
-          r.fail(kv.second, what +
-                                " must be a mapping with enabled and/or "
-                                "disabled lists");
+      r.recover([&] {
+        const std::string point_name = kv.first.Scalar();
+        auto it = std::find(known.begin(), known.end(), point_name);
+        if (it == known.end()) {
+          r.fail(kv.first, in_profile + ": \"" + point_name +
+                               "\" is not a kube-scheduler extension point" +
+                               did_you_mean(point_name, known) +
+                               " (extension points: " + join(known) + ")");
         }
-        check_keys(r, kv.second, {"enabled", "disabled"}, what);
-        set.enabled =
-            parse_plugin_list(r, kv.second["enabled"], what + ": enabled");
-        set.disabled =
-            parse_plugin_list(r, kv.second["disabled"], what + ": disabled");
-      }
-      profile.plugins[point] = std::move(set);
+        const auto point = all_extension_points()[it - known.begin()];
+        const std::string what =
+            in_profile + ", extension point \"" + point_name + "\"";
+        PluginSet set;
+        if (!kv.second.IsNull()) {
+          if (!kv.second.IsMap()) {
+            r.fail(kv.second, what +
+                                  " must be a mapping with enabled and/or "
+                                  "disabled lists");
+          }
+          check_keys(r, kv.second, {"enabled", "disabled"}, what);
+          r.recover([&] {
+            set.enabled =
+                parse_plugin_list(r, kv.second["enabled"], what + ": enabled");
+          });
+          r.recover([&] {
+            set.disabled = parse_plugin_list(r, kv.second["disabled"],
+                                             what + ": disabled");
+          });
+        }
+        profile.plugins[point] = std::move(set);
+      });
     }
   }
 
-  if (const auto configs = node["pluginConfig"]; configs && !configs.IsNull()) {
-    if (!configs.IsSequence()) {
-      r.fail(configs, in_profile +
+  const auto configs = node["pluginConfig"];
+  if (configs && !configs.IsNull() && !configs.IsSequence()) {
+    r.report(configs, in_profile +
                           ": pluginConfig must be a list of "
                           "{name: ..., args: {...}}");
-    }
+  } else if (configs && !configs.IsNull()) {
     std::set<std::string> seen;
     for (const auto& item : configs) {
-      if (!item.IsMap()) {
-        r.fail(item, in_profile + ": pluginConfig entries must be mappings");
-      }
-      check_keys(r, item, {"name", "args"}, "a pluginConfig entry");
-      PluginConfigEntry entry;
-      entry.line = Reporter::line_of(item);
-      if (!item["name"]) {
-        r.fail(item, in_profile + ": a pluginConfig entry has no name");
-      }
-      entry.name = scalar_string(r, item["name"], "the pluginConfig name");
-      if (!seen.insert(entry.name).second) {
-        r.fail(item, in_profile + ": pluginConfig for \"" + entry.name +
-                         "\" appears twice; merge the two entries "
-                         "(kube-scheduler rejects duplicates)");
-      }
-      const auto args = item["args"];
-      if (!args || args.IsNull()) {
-        entry.args_json = "{}";
-      } else if (!args.IsMap()) {
-        r.fail(args, in_profile + ": the args of \"" + entry.name +
-                         "\" must be a mapping");
-      } else {
-        entry.args_json = yaml_to_json(r, args).dump();
-      }
-      profile.plugin_config.push_back(std::move(entry));
+      r.recover([&] {
+        if (!item.IsMap()) {
+          r.fail(item, in_profile + ": pluginConfig entries must be mappings");
+        }
+        check_keys(r, item, {"name", "args"}, "a pluginConfig entry");
+        PluginConfigEntry entry;
+        entry.line = Reporter::line_of(item);
+        if (!item["name"]) {
+          r.fail(item, in_profile + ": a pluginConfig entry has no name");
+        }
+        entry.name = scalar_string(r, item["name"], "the pluginConfig name");
+        if (!seen.insert(entry.name).second) {
+          r.fail(item, in_profile + ": pluginConfig for \"" + entry.name +
+                           "\" appears twice; merge the two entries "
+                           "(kube-scheduler rejects duplicates)");
+        }
+        const auto args = item["args"];
+        if (!args || args.IsNull()) {
+          entry.args_json = "{}";
+        } else if (!args.IsMap()) {
+          r.fail(args, in_profile + ": the args of \"" + entry.name +
+                           "\" must be a mapping");
+        } else {
+          entry.args_json = yaml_to_json(r, args).dump();
+        }
+        profile.plugin_config.push_back(std::move(entry));
+      });
     }
   }
   return profile;
@@ -327,7 +371,15 @@ const std::vector<ExtensionPoint>& all_extension_points() {
   return kAll;
 }
 
-SchedulerConfig load_scheduler_config(const std::filesystem::path& file) {
+ConfigError::ConfigError(const std::string& message)
+    : std::runtime_error(message), problems_{message} {}
+
+ConfigError::ConfigError(std::vector<std::string> problems)
+    : std::runtime_error(join_lines(problems)),
+      problems_(std::move(problems)) {}
+
+SchedulerConfig load_scheduler_config(const std::filesystem::path& file,
+                                      std::vector<std::string>& problems) {
   std::ifstream in(file);
   if (!in) {
     throw ConfigError(file.string() +
@@ -336,12 +388,28 @@ SchedulerConfig load_scheduler_config(const std::filesystem::path& file) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  return parse_scheduler_config(text.str(), file);
+  return parse_scheduler_config(text.str(), file, problems);
+}
+
+SchedulerConfig load_scheduler_config(const std::filesystem::path& file) {
+  std::vector<std::string> problems;
+  SchedulerConfig config = load_scheduler_config(file, problems);
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+  return config;
 }
 
 SchedulerConfig parse_scheduler_config(const std::string& yaml,
                                        const std::filesystem::path& file) {
-  const Reporter r(file);
+  std::vector<std::string> problems;
+  SchedulerConfig config = parse_scheduler_config(yaml, file, problems);
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+  return config;
+}
+
+SchedulerConfig parse_scheduler_config(const std::string& yaml,
+                                       const std::filesystem::path& file,
+                                       std::vector<std::string>& problems) {
+  const Reporter r(file, problems);
   YAML::Node root;
   try {
     root = YAML::Load(yaml);
@@ -357,21 +425,23 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml,
         "apiVersion: " +
         kApiVersion + " and kind: " + kKind + ")");
   }
+  // A wrong apiVersion or kind is reported, and the profiles are still
+  // read so that their problems show up in the same run.
   const auto api = root["apiVersion"];
   if (!api || !api.IsScalar() || api.Scalar() != kApiVersion) {
     const std::string found =
         api && api.IsScalar() ? "\"" + api.Scalar() + "\"" : "missing";
-    r.fail(api ? api : root, std::string("apiVersion is ") + found +
-                                 "; schedplug reads " + kApiVersion +
-                                 " (older versions were removed from "
-                                 "kube-scheduler)");
+    r.report(api ? api : root, std::string("apiVersion is ") + found +
+                                   "; schedplug reads " + kApiVersion +
+                                   " (older versions were removed from "
+                                   "kube-scheduler)");
   }
   const auto kind = root["kind"];
   if (!kind || !kind.IsScalar() || kind.Scalar() != kKind) {
     const std::string found =
         kind && kind.IsScalar() ? "\"" + kind.Scalar() + "\"" : "missing";
-    r.fail(kind ? kind : root,
-           std::string("kind is ") + found + "; expected " + kKind);
+    r.report(kind ? kind : root,
+             std::string("kind is ") + found + "; expected " + kKind);
   }
 
   SchedulerConfig config;
@@ -384,15 +454,20 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml,
     config.profiles.push_back(std::move(profile));
     return config;
   }
-  if (!profiles.IsSequence()) r.fail(profiles, "profiles must be a list");
+  if (!profiles.IsSequence()) {
+    r.report(profiles, "profiles must be a list");
+    return config;
+  }
   std::set<std::string> names;
   for (const auto& node : profiles) {
-    Profile profile = parse_profile(r, node);
-    if (!names.insert(profile.scheduler_name).second) {
-      r.fail(node, "two profiles are named \"" + profile.scheduler_name +
-                       "\"; every profile needs its own schedulerName");
-    }
-    config.profiles.push_back(std::move(profile));
+    r.recover([&] {
+      Profile profile = parse_profile(r, node);
+      if (!names.insert(profile.scheduler_name).second) {
+        r.fail(node, "two profiles are named \"" + profile.scheduler_name +
+                         "\"; every profile needs its own schedulerName");
+      }
+      config.profiles.push_back(std::move(profile));
+    });
   }
   return config;
 }

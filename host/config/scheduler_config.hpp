@@ -72,15 +72,34 @@ struct SchedulerConfig {
   std::vector<Profile> profiles;
 };
 
-// A problem in the file itself (not YAML, wrong apiVersion/kind, a field of
-// the wrong type). what() is a sentence with the file and line.
+// Problems in the file itself (not YAML, wrong apiVersion/kind, a field of
+// the wrong type, a bad weight, a bad args.schedplug setting). Each problem
+// is a sentence with the file and line; what() is all of them, one a line.
 class ConfigError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& message);
+  explicit ConfigError(std::vector<std::string> problems);
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
 };
 
+// Throw a ConfigError listing every problem found.
 SchedulerConfig load_scheduler_config(const std::filesystem::path& file);
 SchedulerConfig parse_scheduler_config(const std::string& yaml,
                                        const std::filesystem::path& file = {});
+
+// The same, but every problem the parser can step over is appended to
+// `problems` and parsing goes on without the offending part (an unknown
+// field is ignored, a bad weight is dropped, a malformed entry is left
+// out), so one run reports them all. Throws ConfigError only when the file
+// cannot be read as a KubeSchedulerConfiguration at all (unreadable, not
+// YAML, not a mapping).
+SchedulerConfig load_scheduler_config(const std::filesystem::path& file,
+                                      std::vector<std::string>& problems);
+SchedulerConfig parse_scheduler_config(const std::string& yaml,
+                                       const std::filesystem::path& file,
+                                       std::vector<std::string>& problems);
 
 }  // namespace schedplug::host

@@ -1,7 +1,12 @@
 #include "host/metrics/host_metrics.hpp"
 
-#include <chrono>
+#include <malloc.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <fstream>
+
+#include <prometheus/collectable.h>
 #include <prometheus/text_serializer.h>
 
 namespace schedplug::host {
@@ -16,10 +21,46 @@ const prometheus::Histogram::BucketBoundaries& duration_buckets() {
   return buckets;
 }
 
+prometheus::MetricFamily gauge(const char* name, const char* help,
+                               double value) {
+  prometheus::ClientMetric metric;
+  metric.gauge.value = value;
+  return {name, help, prometheus::MetricType::Gauge, {metric}};
+}
+
+// Read at scrape time: cheap enough for a scrape (mallinfo2 visits each
+// malloc arena once), and always current.
+class MemoryCollectable : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    long pages = 0;
+    {
+      std::ifstream statm("/proc/self/statm");
+      long size = 0;
+      statm >> size >> pages;
+    }
+    const struct mallinfo2 m = mallinfo2();
+    return {
+        gauge("process_resident_memory_bytes", "Resident memory size.",
+              static_cast<double>(pages) *
+                  static_cast<double>(sysconf(_SC_PAGESIZE))),
+        gauge("schedplug_heap_in_use_bytes",
+              "Heap bytes in use (malloc'd and not freed), as mallinfo2 "
+              "reports them (uordblks + hblkhd).",
+              static_cast<double>(m.uordblks + m.hblkhd)),
+        gauge("schedplug_heap_free_bytes",
+              "Heap bytes freed but kept by malloc (mallinfo2 fordblks); "
+              "RSS minus code and this is what the host really uses.",
+              static_cast<double>(m.fordblks)),
+    };
+  }
+};
+
 }  // namespace
 
 HostMetrics::HostMetrics()
     : registry_(std::make_shared<prometheus::Registry>()),
+      memory_(std::make_shared<MemoryCollectable>()),
       plugin_calls_(prometheus::BuildCounter()
                         .Name("schedplug_plugin_calls_total")
                         .Help("Plugin hook calls (one per node evaluated), by "
@@ -122,7 +163,9 @@ void HostMetrics::refresh_succeeded(const std::string& plugin) {
 }
 
 std::string HostMetrics::text() const {
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
+  auto families = registry_->Collect();
+  for (auto& f : memory_->Collect()) families.push_back(std::move(f));
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 }  // namespace schedplug::host

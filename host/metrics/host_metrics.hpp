@@ -26,6 +26,11 @@ class HostMetrics {
   const std::shared_ptr<prometheus::Registry>& registry() const {
     return registry_;
   }
+  // The process's memory, read at each scrape: resident set size, and the
+  // heap as malloc sees it (in use, and free but kept by malloc).
+  const std::shared_ptr<prometheus::Collectable>& memory() const {
+    return memory_;
+  }
 
   // One chain run of a plugin at an extension point ("filter", "score").
   void plugin_ran(const PluginRun& run, std::string_view extension_point);
@@ -51,6 +56,7 @@ class HostMetrics {
                               std::string_view extension_point);
 
   std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<prometheus::Collectable> memory_;
   prometheus::Family<prometheus::Counter>& plugin_calls_;
   prometheus::Family<prometheus::Counter>& plugin_errors_;
   prometheus::Family<prometheus::Histogram>& plugin_duration_;

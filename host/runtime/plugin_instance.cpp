@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "host/runtime/hook_watchdog.hpp"
+
 namespace schedplug::host {
 namespace {
 
@@ -161,6 +163,7 @@ bool PluginInstance::applies(const schedplug_pod& pod) const {
   const auto& d = library_->descriptor();
   if (d.applies == nullptr) return true;
   try {
+    const HookScope watched(this, Hook::kApplies);
     return d.applies(instance_, &pod) != 0;
   } catch (...) {
     // Running the plugin is the safe side: its filter then reports for
@@ -178,6 +181,7 @@ Verdict PluginInstance::filter(const schedplug_pod& pod,
   ReasonBuffer reason;
   schedplug_code code;
   try {
+    const HookScope watched(this, Hook::kFilter);
     code = d.filter(instance_, &pod, &node, reason.get());
   } catch (...) {
     return {SCHEDPLUG_ERROR,
@@ -202,6 +206,7 @@ ScoreResult PluginInstance::score(const schedplug_pod& pod,
   int64_t value = 0;
   schedplug_code code;
   try {
+    const HookScope watched(this, Hook::kScore);
     code = d.score(instance_, &pod, &node, &value, reason.get());
   } catch (...) {
     return {SCHEDPLUG_ERROR, 0,
@@ -230,6 +235,7 @@ Verdict PluginInstance::normalize(
     ReasonBuffer reason;
     schedplug_code code;
     try {
+      const HookScope watched(this, Hook::kNormalizeScore);
       code = d.normalize_score(instance_, &pod, scores.data(), scores.size(),
                                reason.get());
     } catch (...) {

@@ -82,13 +82,8 @@ HostService::HostService(ServiceContext context, ServiceOptions options)
     : context_(std::move(context)),
       options_(options),
       sessions_(options.max_sessions, options.session_idle_timeout,
-                [metrics = context_.metrics](Session& s) {
-                  std::lock_guard lock(s.mutex);
-                  s.evicted = true;
-                  if (metrics) {
-                    metrics->node_table_changed(
-                        -static_cast<int64_t>(s.table.size()));
-                  }
+                [metrics = context_.metrics](Session&, int64_t nodes) {
+                  if (metrics) metrics->node_table_changed(-nodes);
                 }) {}
 
 Deadline HostService::deadline_for(const grpc::ServerContext& context,
@@ -158,6 +153,14 @@ grpc::Status HostService::deadline_status(Call& call,
       call.method, call.what, e.what(), ms(Clock::now() - call.start), budget);
   spdlog::warn("slow call: {}; per plugin: {}", message,
                runs_summary(e.runs()));
+  return {grpc::StatusCode::DEADLINE_EXCEEDED, message};
+}
+
+grpc::Status HostService::busy_status(Call& call, const SessionCall& lock) {
+  const std::string message =
+      fmt::format("{} for {}: {} (waited {:.1f} ms)", call.method, call.what,
+                  lock.busy_message(), ms(Clock::now() - call.start));
+  spdlog::warn("{}", message);
   return {grpc::StatusCode::DEADLINE_EXCEEDED, message};
 }
 
@@ -244,13 +247,18 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
   const PodRecord pod(pod_from_proto(request->pod()));
   const TableDelta delta = delta_from_proto(request->delta());
 
-  std::lock_guard lock(session->mutex);
-  if (session->evicted) {
+  const SessionCall lock(*session, call.deadline, "PreFilter " + call.what);
+  if (!lock.owns()) {
+    // The delta was not applied: the trailer says where the table is.
+    context->AddTrailingMetadata("schedplug-table-version",
+                                 std::to_string(session->last_table_version()));
+    return finish(call, busy_status(call, lock));
+  }
+  if (session->evicted()) {
     return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
                          unknown_session(request->session_id())});
   }
   NodeTable& table = session->table;
-  const size_t nodes_before = table.size();
   try {
     table.apply(delta);
   } catch (const DeltaError& e) {
@@ -259,9 +267,10 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
                           : grpc::StatusCode::INVALID_ARGUMENT;
     return finish(call, {code, e.what()});
   }
+  session->set_last_table_version(table.version());
+  const int64_t nodes_added = session->count_nodes(table.size());
   if (context_.metrics) {
-    context_.metrics->node_table_changed(static_cast<int64_t>(table.size()) -
-                                         static_cast<int64_t>(nodes_before));
+    context_.metrics->node_table_changed(nodes_added);
     if (delta.full) context_.metrics->resync();
   }
   if (delta.full) {
@@ -379,8 +388,9 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
   }
   const PodRecord pod(pod_from_proto(request->pod()));
 
-  std::lock_guard lock(session->mutex);
-  if (session->evicted) {
+  const SessionCall lock(*session, call.deadline, "PreScore " + call.what);
+  if (!lock.owns()) return finish(call, busy_status(call, lock));
+  if (session->evicted()) {
     return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
                          unknown_session(request->session_id())});
   }

@@ -78,6 +78,8 @@ class HostService final : public v1::Host::Service {
                                         std::shared_ptr<Session>& session,
                                         const ProfileRuntime*& profile);
   grpc::Status deadline_status(Call& call, const ChainDeadlineExceeded& e);
+  // The session's call lock was not free before the call's deadline.
+  grpc::Status busy_status(Call& call, const SessionCall& lock);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);
   grpc::Status finish(Call& call, grpc::Status status);
 

@@ -4,6 +4,10 @@
 // session) does not know it, and the shim learns it must handshake again
 // and send the full table. The number of sessions is bounded: creating one
 // beyond the bound evicts the least recently used.
+//
+// Nothing here ever waits for a call in progress: a call takes its
+// session's lock with the call's deadline (SessionCall), and eviction only
+// flips a flag under a lock that is never held across plugin code.
 #pragma once
 
 #include <chrono>
@@ -14,27 +18,77 @@
 #include <string>
 #include <unordered_map>
 
+#include "host/chain/deadline.hpp"
 #include "host/table/node_table.hpp"
 
 namespace schedplug::host {
 
-struct Session {
+class Session {
+ public:
+  using Clock = std::chrono::steady_clock;
+
   std::string id;
   std::string client_id;
-  // Held for a whole call: one scheduler runs one cycle at a time, so this
-  // only orders the (rare) overlapping calls of one session.
-  std::mutex mutex;
-  NodeTable table;       // guarded by mutex
-  bool evicted = false;  // guarded by mutex; set once the registry drops it
+  // Held for a whole call (SessionCall): one scheduler runs one cycle at a
+  // time, so this only orders the rare overlapping calls of one session,
+  // e.g. a call the shim gave up on that is still running here.
+  std::timed_mutex mutex;
+  NodeTable table;  // guarded by mutex
+
+  bool evicted() const;
+  // Under `mutex`, after the table changed: records its size and returns
+  // the change for the table-size gauge (0 once the session is evicted).
+  int64_t count_nodes(size_t nodes);
+  // Marks the session evicted; returns how many nodes to take off the
+  // gauge. Never waits for a call in progress.
+  int64_t evict();
+  // The table version after the last call that held `mutex`; readable
+  // without it (for answers to calls that could not get the session).
+  uint64_t last_table_version() const;
+  void set_last_table_version(uint64_t version);
+
+ private:
+  friend class SessionCall;
+  // Guards what follows; held only for a few instructions, never across
+  // plugin code, so eviction and busy answers never wait for a call.
+  mutable std::mutex state_mutex_;
+  bool evicted_ = false;
+  size_t counted_nodes_ = 0;
+  uint64_t table_version_ = 0;
+  std::string holder_;  // the call holding `mutex`, for busy messages
+  Clock::time_point holder_since_{};
+};
+
+// Holds a session's call lock for one RPC. Waits at most until the call's
+// deadline (Deadline::never(): until the call holding it returns; the hook
+// watchdog bounds that), so a call stuck in a plugin parks no other RPC
+// past its own deadline.
+class SessionCall {
+ public:
+  SessionCall(Session& session, const Deadline& deadline, std::string what);
+  ~SessionCall();
+  SessionCall(const SessionCall&) = delete;
+  SessionCall& operator=(const SessionCall&) = delete;
+
+  bool owns() const { return owns_; }
+  // When !owns(): a sentence naming the session and the call that holds
+  // it, and for how long.
+  const std::string& busy_message() const { return busy_; }
+
+ private:
+  Session& session_;
+  bool owns_ = false;
+  std::string busy_;
 };
 
 class SessionRegistry {
  public:
   using Clock = std::chrono::steady_clock;
   // `on_evict` is told about every session dropped by the bound or the
-  // idle timeout (e.g. to take its nodes off the table-size gauge).
+  // idle timeout (e.g. to take its nodes off the table-size gauge). It is
+  // called outside the registry's lock, after Session::evict().
   SessionRegistry(size_t max_sessions, std::chrono::seconds idle_timeout,
-                  std::function<void(Session&)> on_evict = {});
+                  std::function<void(Session&, int64_t nodes)> on_evict = {});
 
   std::shared_ptr<Session> create(const std::string& client_id);
   // nullptr when unknown (never created, evicted, or the host restarted).
@@ -46,11 +100,14 @@ class SessionRegistry {
     std::shared_ptr<Session> session;
     Clock::time_point last_used;
   };
-  void evict_locked(Clock::time_point now);
+  // Takes the sessions to drop out of the map; the caller evicts them
+  // after releasing mutex_.
+  std::vector<std::shared_ptr<Session>> take_evicted_locked(
+      Clock::time_point now);
 
   const size_t max_sessions_;
   const std::chrono::seconds idle_timeout_;
-  std::function<void(Session&)> on_evict_;
+  std::function<void(Session&, int64_t)> on_evict_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Entry> sessions_;
 };

@@ -37,27 +37,37 @@ int run_check(const CheckOptions& options, std::ostream& out,
     return 2;
   }
 
+  // Every problem at once: the parser and the resolver step over what
+  // they can and report it, so a bad weight does not hide a bad name.
   std::vector<Diagnostic> diagnostics;
+  std::vector<std::string> config_problems;
   std::optional<host::SchedulerConfig> config;
   try {
-    config = host::load_scheduler_config(options.config);
+    config = host::load_scheduler_config(options.config, config_problems);
   } catch (const host::ConfigError& e) {
     // The config cannot be checked further, but the plugins still can.
     for (const auto& p : loaded.problems) {
       diagnostics.push_back({Severity::kError, p.message});
     }
-    diagnostics.push_back({Severity::kError, e.what()});
+    for (const auto& p : e.problems()) {
+      diagnostics.push_back({Severity::kError, p});
+    }
+  }
+  for (const auto& p : config_problems) {
+    diagnostics.push_back({Severity::kError, p});
   }
   if (config) {
-    diagnostics = host::check_names(*config, loaded.plugins, loaded.problems);
-    try {
-      auto profiles = host::resolve_profiles(*config, loaded.plugins);
-      if (options.create) {
-        auto created = host::check_create(*config, profiles);
-        diagnostics.insert(diagnostics.end(), created.begin(), created.end());
-      }
-    } catch (const host::ConfigError& e) {
-      diagnostics.push_back({Severity::kError, e.what()});
+    auto names = host::check_names(*config, loaded.plugins, loaded.problems);
+    diagnostics.insert(diagnostics.end(), names.begin(), names.end());
+    std::vector<std::string> resolve_problems;
+    auto profiles =
+        host::resolve_profiles(*config, loaded.plugins, resolve_problems);
+    for (const auto& p : resolve_problems) {
+      diagnostics.push_back({Severity::kError, p});
+    }
+    if (options.create) {
+      auto created = host::check_create(*config, profiles);
+      diagnostics.insert(diagnostics.end(), created.begin(), created.end());
     }
   }
   std::stable_partition(

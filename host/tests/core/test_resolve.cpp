@@ -181,5 +181,40 @@ TEST(Resolve, BadHostSettingsAreConfigErrors) {
               HasSubstr("resolved without error"));
 }
 
+// Every bad setting is reported, not only the first, and the profile is
+// still resolved with the defaults.
+TEST(Resolve, CollectsEveryBadSettingAndResolvesAnyway) {
+  const SchedulerConfig config = parse_scheduler_config(
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n"
+      R"(profiles:
+  - schedulerName: s
+    plugins:
+      multiPoint:
+        enabled: [{name: HwEncrypt}, {name: GoodScorer}]
+    pluginConfig:
+      - name: HwEncrypt
+        args:
+          schedplug:
+            failurePolicy: Sometimes
+            timeout: fast
+      - name: GoodScorer
+        args:
+          schedplug:
+            retries: 3
+)",
+      "sched.yaml");
+  std::vector<std::string> problems;
+  const auto r = resolve_profiles(config, corpus_plugins(), problems);
+  ASSERT_EQ(problems.size(), 3u) << ::testing::PrintToString(problems);
+  EXPECT_THAT(problems[0], HasSubstr("failurePolicy is \"Sometimes\""));
+  EXPECT_THAT(problems[1], HasSubstr("timeout is \"fast\""));
+  EXPECT_THAT(problems[2], HasSubstr("unknown key \"retries\""));
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_EQ(r[0].plugins.size(), 2u);
+  EXPECT_EQ(r[0].plugins[0].settings.failure_policy, "Fail");
+  EXPECT_EQ(r[0].plugins[0].args_json, "{}");
+}
+
 }  // namespace
 }  // namespace schedplug::host

@@ -200,6 +200,70 @@ TEST(SchedulerConfig, BadValues) {
               HasSubstr("pluginConfig for \"A\" appears twice"));
 }
 
+// Every problem the parser can step over is reported in one run, and the
+// rest of the file is still read.
+TEST(SchedulerConfig, CollectsEveryProblemAndReadsTheRest) {
+  const std::string yaml = std::string(kHeader) + R"(profiles:
+  - schedulerName: a
+    plugins:
+      score:
+        enabled:
+          - name: A
+            weight: heavy
+          - name: B
+            wieght: 2
+          - {weight: 1}
+      prefilter:
+        enabled: [{name: C}]
+      filter:
+        enabled: [{name: D}]
+    pluginConfig:
+      - name: A
+        args: {x: 1}
+      - name: A
+      - name: E
+        args: [1]
+  - schedulerName: a
+  - schedulerName: b
+    plugins:
+      score:
+        enabled: [{name: F, weight: 1.5}]
+)";
+  std::vector<std::string> problems;
+  const SchedulerConfig c = parse_scheduler_config(yaml, "s.yaml", problems);
+  ASSERT_EQ(problems.size(), 8u) << ::testing::PrintToString(problems);
+  EXPECT_THAT(problems[0], HasSubstr("s.yaml:9: profile \"a\", extension "
+                                     "point \"score\": enabled: the weight "
+                                     "of plugin \"A\" must be an integer, "
+                                     "not \"heavy\""));
+  EXPECT_THAT(problems[1], HasSubstr("s.yaml:11: unknown field \"wieght\""));
+  EXPECT_THAT(problems[2], HasSubstr("s.yaml:12: an entry of"));
+  EXPECT_THAT(problems[3], HasSubstr("did you mean \"preFilter\"?"));
+  EXPECT_THAT(problems[4], HasSubstr("pluginConfig for \"A\" appears twice"));
+  EXPECT_THAT(problems[5], HasSubstr("the args of \"E\" must be a mapping"));
+  EXPECT_THAT(problems[6], HasSubstr("two profiles are named \"a\""));
+  EXPECT_THAT(problems[7], HasSubstr("weight of plugin \"F\""));
+  ASSERT_EQ(c.profiles.size(), 2u);
+  const auto& score = c.profiles[0].plugins.at(ExtensionPoint::kScore).enabled;
+  ASSERT_EQ(score.size(), 2u);  // A without its weight, B
+  EXPECT_EQ(score[0].name, "A");
+  EXPECT_FALSE(score[0].weight.has_value());
+  EXPECT_EQ(score[1].name, "B");
+  EXPECT_EQ(c.profiles[0].plugins.at(ExtensionPoint::kFilter).enabled[0].name,
+            "D");
+  ASSERT_EQ(c.profiles[0].plugin_config.size(), 1u);
+  EXPECT_EQ(c.profiles[0].plugin_config[0].args_json, R"({"x":1})");
+  EXPECT_EQ(c.profiles[1].scheduler_name, "b");
+  // The throwing form lists the same problems, one a line.
+  try {
+    parse_scheduler_config(yaml, "s.yaml");
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.problems(), problems);
+    EXPECT_THAT(e.what(), HasSubstr("\ns.yaml:11: unknown field"));
+  }
+}
+
 TEST(SchedulerConfig, MissingFile) {
   EXPECT_THROW(load_scheduler_config("/nonexistent/sched.yaml"), ConfigError);
 }

@@ -119,6 +119,74 @@ TEST(Binary, SigtermDrainsTheCallInFlightAndExitsCleanly) {
   EXPECT_NE(text.find("shut down"), std::string::npos) << text;
 }
 
+// A plugin stuck in filter(): past --hook-hard-limit the host exits with
+// status 3 naming the plugin and the hook; `schedplug-host probe` says
+// SERVING before and fails after.
+TEST(Binary, HungHookExitsNonZeroNamingPluginAndHook) {
+  TempDir dir;
+  const auto config = write_test_config(dir.path(), {.sleep_ms = 600'000});
+  const auto socket = dir.path() / "host.sock";
+  const auto log = dir.path() / "host.log";
+  const pid_t pid = spawn_host(
+      {"--config", config.string(), "--plugins", test_plugin_dir().string(),
+       "--listen", "unix://" + socket.string(), "--workers", "1",
+       "--hook-hard-limit", "1"},
+      log);
+  auto channel = grpc::CreateChannel("unix:" + socket.string(),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1::Host::NewStub(channel);
+  std::string session;
+  for (int i = 0; i < 500 && session.empty(); ++i) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 1s);
+    v1::HandshakeResponse response;
+    if (stub->Handshake(&context, test_handshake_request(), &response).ok()) {
+      session = response.session_id();
+    } else {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  ASSERT_FALSE(session.empty()) << read_file(log);
+  const auto probe_log = dir.path() / "probe.log";
+  const std::vector<std::string> probe = {"probe", "--listen",
+                                          "unix://" + socket.string()};
+  EXPECT_EQ(wait_exit(spawn_host(probe, probe_log), 60s), 0)
+      << read_file(probe_log);
+
+  v1::PreFilterRequest request;
+  request.set_session_id(session);
+  request.set_scheduler_name("slow-scheduler");
+  request.mutable_pod()->set_name("p");
+  request.mutable_delta()->set_full(true);
+  request.mutable_delta()->set_new_version(1);
+  RandomCluster rnd(5);
+  v1::Node n = rnd.node(0, "n0", 1);
+  n.clear_labels();
+  *request.mutable_delta()->add_upserts() = n;
+  auto in_flight = std::async(std::launch::async, [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 300s);
+    v1::PreFilterResponse response;
+    return stub->PreFilter(&context, request, &response);
+  });
+  EXPECT_EQ(wait_exit(pid, 120s), kExitHookHung) << read_file(log);
+  const grpc::Status s = in_flight.get();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  const std::string text = read_file(log);
+  EXPECT_NE(text.find("plugin SleepyFilter has been inside filter() for at "
+                      "least"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("over the hard limit of 1.0 s (--hook-hard-limit)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NOT_SERVING"), std::string::npos) << text;
+  EXPECT_EQ(wait_exit(spawn_host(probe, probe_log), 60s), 1)
+      << read_file(probe_log);
+  EXPECT_NE(read_file(probe_log).find("did not answer"), std::string::npos)
+      << read_file(probe_log);
+}
+
 TEST(Binary, RefusesToStartWithNameProblemsAndPrintsCheckMessages) {
   TempDir dir;
   const auto config = dir.path() / "bad.yaml";

@@ -62,6 +62,8 @@ profiles:
         args:
           sleep_ms: )"
       << options.sleep_ms << R"(
+          release_file: ")"
+      << options.release_file.string() << R"("
   - schedulerName: refresh-fail
     plugins:
       multiPoint:

@@ -43,12 +43,14 @@ class TempDir {
 //                      scorers FreeCpu (LINEAR), Latency (REVERSE),
 //                      SpreadScore (own NormalizeScore)
 //   bad-scheduler      scorers FreeCpu, BadNormalize (out of range)
-//   slow-scheduler     filters FreeCpu, SleepyFilter (sleep_ms)
+//   slow-scheduler     filters FreeCpu, SleepyFilter (sleep_ms, release_file)
 //   refresh-fail       RefreshProbe whose refresh always fails
 //   refresh-hang       RefreshProbe whose first refresh hangs hang_ms
 struct TestConfigOptions {
   int sleep_ms = 5;
   int hang_ms = 50;
+  // SleepyFilter returns early once this file exists (empty: never).
+  std::filesystem::path release_file = {};
 };
 std::filesystem::path write_test_config(const std::filesystem::path& dir,
                                         const TestConfigOptions& options = {});

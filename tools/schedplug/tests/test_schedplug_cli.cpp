@@ -160,6 +160,30 @@ TEST(Check, EveryProblemAtOnceErrorsFirst) {
   EXPECT_LT(last_error, first_warning);
 }
 
+// A bad weight and a bad failurePolicy used to stop the check at the
+// first of them, hiding the rest.
+TEST(Check, BadWeightBadFailurePolicyAndWrongNameAllReported) {
+  Outcome r = schedplug("check --config " + fixture("three_problems.yaml") +
+                        " --plugins " + plugin_dir("good.d"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto errors = lines_starting(r.out, "error: ");
+  ASSERT_EQ(errors.size(), 3u) << r.out;
+  EXPECT_THAT(errors[0],
+              AllOf(HasSubstr("three_problems.yaml:13: "),
+                    HasSubstr("the weight of plugin \"GoodScorer\" must be "
+                              "an integer, not \"heavy\"")));
+  EXPECT_THAT(errors[1], AllOf(HasSubstr("three_problems.yaml:14: "),
+                               HasSubstr("plugin \"GoodFiltr\" is not an "
+                                         "in-tree plugin"),
+                               HasSubstr("did you mean \"GoodFilter\"")));
+  EXPECT_THAT(errors[2],
+              AllOf(HasSubstr("three_problems.yaml:22: "),
+                    HasSubstr("args.schedplug.failurePolicy is "
+                              "\"Sometimes\"; it must be \"Fail\" or "
+                              "\"Ignore\"")));
+  EXPECT_THAT(r.out, HasSubstr("3 errors, "));
+}
+
 TEST(Check, NoCreateSkipsCreate) {
   Outcome r =
       schedplug("check --no-create --config " + fixture("many_problems.yaml") +

@@ -26,6 +26,22 @@ static inline int test_json_has(const char* json, const char* key,
   return strstr(json, pattern) != NULL;
 }
 
+/* Copies the string value of "key":"..." in a flat JSON object (no escapes)
+ * into out; an empty string when absent or too long. */
+static inline void test_json_str(const char* json, const char* key, char* out,
+                                 size_t size) {
+  char pattern[64];
+  snprintf(pattern, sizeof pattern, "\"%s\":\"", key);
+  out[0] = '\0';
+  const char* at = strstr(json, pattern);
+  if (at == NULL) return;
+  at += strlen(pattern);
+  const char* end = strchr(at, '"');
+  if (end == NULL || (size_t)(end - at) >= size) return;
+  memcpy(out, at, (size_t)(end - at));
+  out[end - at] = '\0';
+}
+
 /* FNV-1a of a string view: a stable pseudo-random value per node. */
 static inline unsigned long long test_hash(schedplug_str s) {
   unsigned long long h = 1469598103934665603ull;
