@@ -168,7 +168,7 @@ int run(const Options& o) {
   for (const char* name :
        {"process_resident_memory_bytes", "schedplug_heap_in_use_bytes",
         "schedplug_heap_free_bytes"}) {
-    if (metric(before, name) <= 0) {
+    if (metric(before, name) < 0) {
       std::cerr << "the host's /metrics on port " << port << " has no " << name
                 << ":\n"
                 << before << "\n";
