@@ -32,6 +32,10 @@ target_link_libraries(schedplug_host_core
 )
 set_target_properties(schedplug_host_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 schedplug_warnings(schedplug_host_core)
+# std::regex: GCC's false maybe-uninitialized under sanitizers (cmake/).
+schedplug_sanitizer_regex_workaround(
+  ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp)
 
 if(SCHEDPLUG_BUILD_TESTS)
   add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/tests/core

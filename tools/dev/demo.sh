@@ -4,16 +4,18 @@
 # a local kube-apiserver + etcd, schedplug-host, kube-scheduler with the
 # shim, six nodes and a handful of pods; it prints where each pod went (or
 # why it is Pending) and shuts everything down (Ctrl-C works too).
-# One line per step on the terminal; full output in build/logs/.
+# One line per step on the terminal, the result tables last; full output in
+# build/logs/ (the components' logs of the demo run in build/logs/demo/).
 #
 #   bash tools/dev/demo.sh            # extra flags go to schedplug-demo:
-#   bash tools/dev/demo.sh -keep-logs /tmp/demo-logs
+#   bash tools/dev/demo.sh -timeout 3m
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$schedplug_root
 cd "$root"
 
 bash tools/dev/install-deps.sh
+need_go
 
 jobs=${SCHEDPLUG_JOBS:-2}
 if [[ ! -f build/build.ninja ]]; then
@@ -31,4 +33,4 @@ step --fatal go-build bash -c "cd integration && go build -o '$bin/kube-schedule
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"
 export SCHEDPLUG_SCHEDULER_BIN="$bin/kube-scheduler"
-exec "$bin/schedplug-demo" -config-dir "$root/config/demo" "$@"
+exec "$bin/schedplug-demo" -config-dir "$root/config/demo" -keep-logs "$SCHEDPLUG_LOG_DIR/demo" "$@"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages schedplug needs to build and test, only
-# those missing. Idempotent; safe to run on every build. Needs root (or sudo).
-# apt's output goes to build/logs/apt-install.log; the terminal gets one line.
+# those missing, and a Go that satisfies integration/go.mod (below).
+# Idempotent; safe to run on every build; a second run changes nothing.
+# Needs root (or sudo) only to install Debian packages. apt's and Go's output
+# go to build/logs/ (apt-install.log, go-toolchain.log); the terminal gets
+# one line per step.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -13,13 +16,14 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev prometheus-cpp-dev nlohmann-json3-dev
   clang-format
+  ccache clang libclang-rt-14-dev
 )
 
+# One dpkg-query for all packages: those not "install ok installed" are missing.
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | awk '$4 == "installed" { print $1 }') || true
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
+  if ! grep -qxF "$p" <<<"$installed"; then missing+=("$p"); fi
 done
 
 apt_install() {
@@ -37,7 +41,72 @@ if ((${#missing[@]} > 0)); then
   step --fatal apt-install apt_install "${missing[@]}"
 fi
 
-if ! command -v go >/dev/null 2>&1; then
-  echo "install-deps: Go is not installed; the integration tests and the demo need Go >= 1.26 on PATH." >&2
-  exit 1
+# --- Go ------------------------------------------------------------------
+# A Go at least as new as integration/go.mod's go line. If `go` on PATH is
+# missing or older, fetch the official toolchain for exactly that version the
+# way GOTOOLCHAIN does: as the module golang.org/toolchain through the Go
+# module proxy (checked against sum.golang.org), downloaded by a bootstrap Go
+# (Debian's golang-go when there is no go at all). It stays in Go's module
+# cache; the cache directory (~/.cache/schedplug by default, see lib.sh) gets
+# a link go<version> to it, which the scripts put on PATH (lib.sh: use_go).
+required=$(go_required)
+
+go_arch() {
+  local a
+  a=$(dpkg --print-architecture)
+  case $a in
+  i386) echo 386 ;;
+  armhf | armel) echo armv6l ;;
+  ppc64el) echo ppc64le ;;
+  *) echo "$a" ;;
+  esac
+}
+
+# fetch_toolchain BOOTSTRAP_GO VERSION ARCH LINK: downloads the toolchain
+# module, makes its commands executable and points LINK at it.
+fetch_toolchain() {
+  local boot=$1 version=$2 arch=$3 link=$4
+  local mod="golang.org/toolchain@v0.0.1-go$version.linux-$arch"
+  local modcache dir tmp
+  modcache=$(GOTOOLCHAIN=local "$boot" env GOMODCACHE) || return 1
+  dir="$modcache/$mod"
+  tmp=$(mktemp -d)
+  echo "downloading $mod with $("$boot" version) into $modcache"
+  # Outside any module (tmp), without the caller's GOFLAGS; GOTOOLCHAIN=local
+  # keeps a bootstrap Go >= 1.21 from switching toolchains on its own.
+  (cd "$tmp" && GOTOOLCHAIN=local GOFLAGS="" GO111MODULE=on "$boot" mod download -json "$mod")
+  local rc=$?
+  rmdir "$tmp"
+  if ((rc != 0)); then
+    echo "could not download $mod through the Go module proxy ($(GOTOOLCHAIN=local "$boot" env GOPROXY)); check the network or GOPROXY" >&2
+    return 1
+  fi
+  # A Go before 1.21 unpacks module zips without exec bits; Go's own
+  # toolchain switch sets them the same way on first use.
+  find "$dir/bin" "$dir/pkg/tool" -type f ! -perm -u+x -exec chmod a+x {} + || return 1
+  mkdir -p "$(dirname "$link")" && ln -sfn "$dir" "$link" || return 1
+  if ! go_suitable "$link/bin/go"; then
+    echo "$link/bin/go does not run or is not Go $version: $("$link/bin/go" version 2>&1)" >&2
+    return 1
+  fi
+  "$link/bin/go" version
+}
+
+if use_go; then
+  say "install-deps: Debian packages present; Go $(go_version_of go) ($(command -v go))"
+  exit 0
 fi
+
+boot=$(command -v go 2>/dev/null) || boot=""
+if [[ -z $boot ]]; then
+  say "install-deps: no Go on PATH; installing Debian's golang-go to bootstrap Go $required"
+  if [[ $(id -u) -ne 0 ]]; then sudo -v; fi
+  step --fatal apt-install-golang apt_install golang-go
+  boot=/usr/lib/go/bin/go
+else
+  say "install-deps: $boot is Go $(go_version_of "$boot" || echo "?"), older than Go $required (integration/go.mod)"
+fi
+link="$(go_cache_dir)/go$required"
+step --fatal go-toolchain fetch_toolchain "$boot" "$required" "$(go_arch)" "$link"
+use_go
+say "install-deps: Go $(go_version_of go) in $link/bin (the tools/dev scripts add it to PATH; to use it yourself: export PATH=\"$link/bin:\$PATH\")"

@@ -90,3 +90,69 @@ cxx_configure() {
   cmake -G Ninja -S "$schedplug_root" -B "$schedplug_root/build" \
     -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" "${launcher[@]}" "$@"
 }
+
+# --- Go toolchain -----------------------------------------------------------
+# The Go the scripts use: `go` on PATH if it is at least the version in
+# integration/go.mod, else the toolchain install-deps.sh placed in the cache
+# directory (a link to the official toolchain module in Go's module cache).
+
+# go_required prints the version of integration/go.mod's go line (1.26.0).
+go_required() {
+  awk '$1 == "go" { print $2; exit }' "$schedplug_root/integration/go.mod"
+}
+
+# go_cache_dir is where install-deps.sh links toolchains (go<version>/bin).
+go_cache_dir() {
+  printf '%s' "${SCHEDPLUG_GO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedplug}"
+}
+
+# go_version_of BIN prints BIN's Go version (1.26.8) or fails if BIN does not run.
+go_version_of() {
+  local out
+  out=$(GOTOOLCHAIN=local "$1" version 2>/dev/null) || return 1
+  [[ $out == "go version go"* ]] || return 1
+  out=${out#go version go}
+  printf '%s' "${out%% *}"
+}
+
+# go_version_key turns 1.26, 1.26.3, 1.26rc1 into a number that sorts like
+# the versions do (a release candidate before its .0 release).
+go_version_key() {
+  [[ $1 =~ ^([0-9]+)\.([0-9]+)(\.([0-9]+))?(.*)$ ]] || { echo 0; return; }
+  local maj=${BASH_REMATCH[1]} min=${BASH_REMATCH[2]} pat=${BASH_REMATCH[4]:-0} pre=5
+  if [[ -n ${BASH_REMATCH[5]} ]]; then pre=0; fi
+  echo $((((10#$maj * 1000 + 10#$min) * 1000 + 10#$pat) * 10 + pre))
+}
+
+# go_version_ge A B: Go version A is at least B.
+go_version_ge() {
+  (($(go_version_key "$1") >= $(go_version_key "$2")))
+}
+
+# go_suitable BIN: BIN runs and is at least the go.mod version.
+go_suitable() {
+  local v
+  v=$(go_version_of "$1") && go_version_ge "$v" "$(go_required)"
+}
+
+# use_go puts a suitable Go first on PATH (see above); fails if there is none.
+use_go() {
+  local go_on_path cached
+  go_on_path=$(command -v go 2>/dev/null) || go_on_path=""
+  if [[ -n $go_on_path ]] && go_suitable "$go_on_path"; then return 0; fi
+  cached="$(go_cache_dir)/go$(go_required)/bin"
+  if [[ -x $cached/go ]] && go_suitable "$cached/go"; then
+    export PATH="$cached:$PATH"
+    return 0
+  fi
+  return 1
+}
+
+# need_go is use_go for the scripts that build Go: it stops with what to do.
+need_go() {
+  if ! use_go; then
+    echo "No Go >= $(go_required) (integration/go.mod) on PATH or in $(go_cache_dir)." \
+      "Run tools/dev/install-deps.sh, which fetches it through the Go module proxy." >&2
+    exit 1
+  fi
+}

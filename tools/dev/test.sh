@@ -19,6 +19,8 @@ root=$schedplug_root
 cd "$root"
 
 bash tools/dev/install-deps.sh
+need_go
+step install-deps-test bash tools/dev/install-deps-test.sh
 
 jobs=${SCHEDPLUG_JOBS:-2}
 if [[ ! -f build/build.ninja ]]; then
@@ -48,6 +50,18 @@ gotest_log="$SCHEDPLUG_LOG_DIR/go-test.log"
 say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed," \
   "$(grep -cE '^[[:space:]]*--- FAIL' "$gotest_log" || true) failed," \
   "$(grep -cE '^[[:space:]]*--- SKIP' "$gotest_log" || true) skipped (tests and subtests)"
+
+# The C++ suites again under AddressSanitizer+UndefinedBehaviorSanitizer
+# (build-asan/) and ThreadSanitizer (build-tsan/), then each libFuzzer
+# target for a bounded time (build-fuzz/, clang): tools/dev/sanitize.sh,
+# docs/sanitizers.md, docs/fuzzing.md. Any sanitizer report fails its test.
+step asan-build bash tools/dev/sanitize.sh build asan
+step --show "$ctest_summary" asan-ctest bash tools/dev/sanitize.sh test asan
+step tsan-build bash tools/dev/sanitize.sh build tsan
+step --show "$ctest_summary" tsan-ctest bash tools/dev/sanitize.sh test tsan
+step fuzz-build bash tools/dev/sanitize.sh build fuzz
+step --show '^== fuzz_|stat::number_of_executed_units|found a crash' fuzz-run \
+  bash tools/dev/sanitize.sh fuzz "${SCHEDPLUG_FUZZ_SECONDS:-20}"
 
 steps_finish
 say "all tests passed"

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The sanitizer and fuzzing parts of the test command (tools/dev/test.sh
+# runs them as steps); also handy alone:
+#
+#   bash tools/dev/sanitize.sh build asan|tsan|fuzz   # configure + build
+#   bash tools/dev/sanitize.sh test asan|tsan         # run its ctest subset
+#   bash tools/dev/sanitize.sh fuzz SECONDS [TARGET...]  # bounded libFuzzer runs
+#
+# asan  build-asan/  GCC, -DSCHEDPLUG_SANITIZE=address,undefined
+# tsan  build-tsan/  GCC, -DSCHEDPLUG_SANITIZE=thread
+# fuzz  build-fuzz/  clang, -DSCHEDPLUG_FUZZ=ON (libFuzzer + ASan + UBSan)
+# Each is its own build directory, compiled through ccache, at -O1 -g1 (fast
+# enough to compile, optimised enough to run the suites in reasonable time).
+# What runs under which sanitizer, and why: docs/testing.md.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+jobs=${SCHEDPLUG_JOBS:-2}
+supp="$root/tools/sanitizers"
+
+# Every finding fails the test that caused it (the builds use
+# -fno-sanitize-recover too); suppressions are explained in each file.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1:print_suppressions=0"
+
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
+configure() { # DIR EXTRA_CMAKE_ARGS...
+  local dir=$1
+  shift
+  if [[ -f $dir/build.ninja ]]; then return 0; fi
+  cmake -G Ninja -S . -B "$dir" "${launcher[@]}" \
+    -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DSCHEDPLUG_BUILD_BENCHMARKS=OFF "$@"
+}
+
+# The ctest tests each sanitizer runs (regexes over test names).
+# asan: everything but the two tests of the build system itself (they run
+#   cmake and the compiler on sample projects; no code of ours runs
+#   instrumented in them).
+asan_exclude='^(sdk_out_of_tree_plugin_build|sdk_compile_errors)$'
+# tsan: where threads meet — the server tests (concurrent sessions, refresh
+#   threads, the thread pool, chains, deadlines, SIGTERM draining), the
+#   sample plugins' concurrent-hook tests and the SDK's Published<T> (what
+#   refresh threads publish through). The core, CLI and fuzz replay tests
+#   are single-threaded: ASan covers them.
+tsan_targets=(schedplug_host_server_tests hw_encrypt_test network_latency_test sdk_cpp_layer_test)
+tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|Equivalence|ServerErrors|Listen|Deadlines|Refresh|Metrics|Binary|Concurrency|HwEncrypt|NetworkLatencyTest|Published)\.'
+
+case ${1:-} in
+build)
+  case ${2:-} in
+  asan)
+    configure build-asan -DSCHEDPLUG_SANITIZE=address,undefined
+    cmake --build build-asan -j "$jobs"
+    ;;
+  tsan)
+    configure build-tsan -DSCHEDPLUG_SANITIZE=thread
+    cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}"
+    ;;
+  fuzz)
+    configure build-fuzz -DSCHEDPLUG_FUZZ=ON \
+      -DSCHEDPLUG_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+    cmake --build build-fuzz -j "$jobs" --target schedplug_fuzzers
+    ;;
+  *) echo "usage: $0 build asan|tsan|fuzz" >&2; exit 2 ;;
+  esac
+  ;;
+test)
+  case ${2:-} in
+  asan) ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "$asan_exclude" ;;
+  tsan) ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "$tsan_include" ;;
+  *) echo "usage: $0 test asan|tsan" >&2; exit 2 ;;
+  esac
+  ;;
+fuzz)
+  seconds=${2:?usage: $0 fuzz SECONDS [TARGET...]}
+  shift 2
+  targets=("$@")
+  if ((${#targets[@]} == 0)); then targets=(config args table request); fi
+  status=0
+  for t in "${targets[@]}"; do
+    # New inputs go to a scratch corpus under build-fuzz/, never into the
+    # seed corpus in the repository; a crash lands in build-fuzz/crashes/.
+    work="build-fuzz/corpus/$t"
+    mkdir -p "$work" build-fuzz/crashes
+    seeds=("fuzz/$t/corpus")
+    if [[ -d fuzz/$t/regressions ]]; then seeds+=("fuzz/$t/regressions"); fi
+    echo "== fuzz_$t for ${seconds}s"
+    if ! "build-fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="build-fuzz/crashes/$t-" "$work" "${seeds[@]}"; then
+      echo "fuzz_$t found a crash: see build-fuzz/crashes/ and docs/fuzzing.md" >&2
+      status=1
+    fi
+  done
+  exit $status
+  ;;
+*)
+  sed -n '2,13p' "$0" >&2
+  exit 2
+  ;;
+esac
