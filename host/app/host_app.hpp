@@ -44,6 +44,12 @@ struct HostOptions {
   std::chrono::milliseconds hook_hard_limit{5000};
   // Tests only: called instead of exiting (after NOT_SERVING and the log).
   std::function<void(const HungHook&)> on_hung_hook;
+  // How often a background thread checks the resident size and gives
+  // freed heap memory back to the system (malloc_trim) once it grew by
+  // 8 MiB since the last time. Without
+  // it, glibc keeps what a full node-table upload freed, and RSS grows
+  // with every upload (host/README.md, "Memory"). 0 turns it off.
+  std::chrono::milliseconds memory_trim_interval{1000};
 };
 
 // schedplug-host's exit status when a plugin hook exceeded the hard limit.
@@ -94,6 +100,8 @@ class HostApp {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_listener_;  // unix --listen only
   std::unique_ptr<HookWatchdog> watchdog_;
+  class MemoryTrimmer;
+  std::unique_ptr<MemoryTrimmer> trimmer_;
 
   std::mutex shutdown_mutex_;
   bool shut_down_ = false;
