@@ -39,6 +39,10 @@ step go-mod-download bash -c 'cd integration && go mod download'
 # Built here rather than inside the first e2e test, so a cold build (many
 # minutes on 2 cores) does not count against go test's timeout.
 step go-build-scheduler bash -c 'cd integration && go build -o "$SCHEDPLUG_SCHEDULER_BIN" ./cmd/kube-scheduler'
+# The same command with the Go twins of the sample plugins compiled in, for
+# the differential test (docs/e2e.md).
+export SCHEDPLUG_TWIN_SCHEDULER_BIN="$root/build/go/kube-scheduler-twin"
+step go-build-scheduler-twin bash -c 'cd integration && go build -tags schedplug_twin -o "$SCHEDPLUG_TWIN_SCHEDULER_BIN" ./cmd/kube-scheduler'
 
 # -v goes to the log only; the terminal gets go test's per-package lines,
 # every failed or skipped test, and the counts below.
