@@ -17,8 +17,11 @@
 
 #include "host/config/resolve.hpp"
 #include "host/config/scheduler_config.hpp"
+#include "host/loader/plugin_file_check.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/refresh/refresh_scheduler.hpp"
+#include "host/security/tcp_credentials.hpp"
+#include "host/security/unix_listener.hpp"
 #include "host/service/listen_address.hpp"
 
 namespace schedplug::host {
@@ -114,6 +117,16 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     throw StartupError("schedplug-host refuses to start: cannot read " +
                        options.config.string() + " (see above)");
   }
+  // Checked before each dlopen (host/loader/plugin_file_check.hpp).
+  plugin_file_policy().pins.reset();
+  if (!options.security.plugin_sha256.empty()) {
+    try {
+      plugin_file_policy().pins =
+          read_plugin_pins(options.security.plugin_sha256);
+    } catch (const std::exception& e) {
+      fail(diagnostics, e.what());
+    }
+  }
   LoadResult loaded;
   try {
     loaded = load_plugin_directory(options.plugins);
@@ -168,16 +181,16 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
 
   app->metrics_ = std::make_unique<HostMetrics>();
   if (!options.metrics_listen.empty()) {
+    const std::string metrics_listen = metrics_address(options.metrics_listen);
     try {
-      app->exposer_ =
-          std::make_unique<prometheus::Exposer>(options.metrics_listen);
+      app->exposer_ = std::make_unique<prometheus::Exposer>(metrics_listen);
       app->exposer_->RegisterCollectable(app->metrics_->registry());
       app->exposer_->RegisterCollectable(app->metrics_->memory());
     } catch (const std::exception& e) {
       fail(diagnostics, "cannot serve metrics on --metrics-listen " +
                             options.metrics_listen + ": " + e.what());
     }
-    spdlog::info("metrics on http://{}/metrics", options.metrics_listen);
+    spdlog::info("metrics on http://{}/metrics", metrics_listen);
   }
 
   app->pool_ = std::make_unique<ThreadPool>(
@@ -201,29 +214,48 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   app->service_ =
       std::make_unique<HostService>(std::move(context), options.service);
 
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
   if (listen.is_unix) {
+    // The host accepts on the socket itself and hands gRPC only the
+    // connections whose peer uid is allowed (host/security/unix_listener).
     try {
-      prepare_unix_socket(listen.socket_path);
+      check_unix_security_flags(options.security);
+      app->unix_listener_ =
+          std::make_unique<UnixListener>(listen.socket_path, options.security,
+                                         app->metrics_->registry().get());
     } catch (const std::exception& e) {
       fail(diagnostics, e.what());
     }
     app->socket_path_ = listen.socket_path;
+  } else {
+    std::shared_ptr<grpc::ServerCredentials> credentials;
+    try {
+      credentials = tcp_server_credentials(options.security, options.listen);
+    } catch (const std::exception& e) {
+      fail(diagnostics, e.what());
+    }
+    builder.AddListeningPort(listen.grpc_uri, credentials, &selected_port);
   }
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::ServerBuilder builder;
-  int selected_port = 0;
-  builder.AddListeningPort(listen.grpc_uri, grpc::InsecureServerCredentials(),
-                           &selected_port);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(app->service_.get());
   app->server_ = builder.BuildAndStart();
-  if (app->server_ == nullptr || selected_port == 0) {
+  if (app->server_ == nullptr || (!listen.is_unix && selected_port == 0)) {
     fail(diagnostics, "cannot listen on --listen " + options.listen +
                           " (address in use, or no permission)");
   }
   app->target_ = listen.grpc_uri;
-  if (!listen.is_unix && selected_port > 0) {
+  if (listen.is_unix) {
+    app->unix_listener_->start(app->server_.get());
+    std::string uids;
+    for (uid_t uid : app->unix_listener_->allowed_uids()) {
+      uids += (uids.empty() ? "" : ", ") + std::to_string(uid);
+    }
+    spdlog::info("unix socket {}: connections from uid {} only",
+                 listen.socket_path.string(), uids);
+  } else if (selected_port > 0) {
     // "host:0" asks for any port; tell clients the real one.
     const auto colon = listen.grpc_uri.rfind(':');
     app->target_ =
@@ -268,6 +300,7 @@ void HostApp::shutdown(std::chrono::milliseconds drain) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     spdlog::info("shutting down: draining in-flight calls (up to {} ms)",
                  drain.count());
+    if (unix_listener_) unix_listener_->stop();
     server_->Shutdown(std::chrono::system_clock::now() + drain);
   }
   if (refresh_) {
@@ -289,6 +322,7 @@ void HostApp::wait() {
 
 HostApp::~HostApp() {
   shutdown(std::chrono::milliseconds(2000));
+  unix_listener_.reset();
   server_.reset();
   watchdog_.reset();
   trimmer_.reset();

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "host/check/name_check.hpp"
+#include "host/security/security_options.hpp"
 #include "host/runtime/hook_watchdog.hpp"
 #include "host/service/host_service.hpp"
 
@@ -26,6 +27,7 @@ class Server;
 namespace schedplug::host {
 
 class RefreshScheduler;
+class UnixListener;
 
 struct HostOptions {
   std::filesystem::path config;
@@ -35,6 +37,7 @@ struct HostOptions {
   int max_message_bytes = 64 << 20;
   unsigned workers = 0;  // 0: ThreadPool::default_workers()
   ServiceOptions service;
+  SecurityOptions security;  // socket modes, allowed uids, TLS
   // A plugin hook (applies, filter, score, normalize_score) running longer
   // than this makes the host report NOT_SERVING and exit with
   // kExitHookHung. 0 turns the watchdog off.
@@ -95,6 +98,7 @@ class HostApp {
   std::unique_ptr<RefreshScheduler> refresh_;
   std::unique_ptr<HostService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<UnixListener> unix_listener_;  // unix --listen only
   std::unique_ptr<HookWatchdog> watchdog_;
   class MemoryTrimmer;
   std::unique_ptr<MemoryTrimmer> trimmer_;

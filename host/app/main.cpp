@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
                  "gRPC address: unix:///path.sock or host:port")
       ->capture_default_str();
   cli.add_option("--metrics-listen", options.metrics_listen,
-                 "Prometheus metrics address host:port (empty: no metrics)")
+                 "Prometheus metrics address host:port; a bare port means "
+                 "127.0.0.1:port (empty: no metrics)")
       ->capture_default_str();
   cli.add_option(
          "-v,--v", verbosity,
@@ -132,6 +133,27 @@ int main(int argc, char** argv) {
   cli.add_option("--drain-seconds", drain_seconds,
                  "On SIGTERM, how long in-flight calls may take to finish")
       ->capture_default_str();
+  cli.add_option("--socket-group", options.security.socket_group,
+                 "Group (name or gid) that may use the unix socket: its "
+                 "directory becomes 0750 and the socket 0660 (default: "
+                 "owner only, 0700 and 0600)");
+  cli.add_option("--allow-uid", options.security.allowed_uids,
+                 "A uid whose connections the unix socket serves; repeat "
+                 "for several (default: only the host's own uid)")
+      ->delimiter(',');
+  cli.add_option("--tls-cert", options.security.tls_cert,
+                 "Server certificate (PEM) for a TCP --listen address");
+  cli.add_option("--tls-key", options.security.tls_key,
+                 "Private key (PEM) of --tls-cert");
+  cli.add_option("--tls-client-ca", options.security.tls_client_ca,
+                 "CA bundle (PEM) that signed the shim's client certificate: "
+                 "mutual TLS, other clients are refused");
+  cli.add_flag("--insecure-tcp", options.security.insecure_tcp,
+               "Serve plaintext gRPC on a TCP --listen address (tests only; "
+               "anyone who can reach the port gets in)");
+  cli.add_option("--plugin-sha256", options.security.plugin_sha256,
+                 "File of `SHA256  NAME.so` lines (sha256sum output): load "
+                 "only plugin files listed there with that digest");
   CLI11_PARSE(cli, argc, argv);
   options.service.max_sessions = max_sessions;
   options.hook_hard_limit = std::chrono::milliseconds(

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -42,6 +41,8 @@ type Config struct {
 	ClientID string
 	// Profiles are the scheduler's profiles with their native plugins.
 	Profiles []Profile
+	// TLS, when set, connects with TLS (see tls.go); nil is plaintext.
+	TLS *TLSConfig
 }
 
 // Defaults, overridable through the environment (see docs/shim.md).
@@ -112,8 +113,12 @@ func NewManager(cfg Config) (*Manager, error) {
 		host, _ := os.Hostname()
 		cfg.ClientID = fmt.Sprintf("kube-scheduler %s pid %d", host, os.Getpid())
 	}
+	creds, err := cfg.TLS.transportCredentials()
+	if err != nil {
+		return nil, err
+	}
 	conn, err := grpc.NewClient(cfg.Target,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
 		// gRPC's default reconnect backoff grows to 120s; a restarted host
 		// should be back in seconds.
