@@ -54,7 +54,8 @@ class HostApp::MemoryTrimmer {
   }
 
  private:
-  // Trims when the resident size grew by this much since the last trim.
+  // Trims when RSS minus the heap in use (what malloc keeps without using
+  // it, plus code and stacks) grew by this much since the last trim.
   static constexpr long kGrowth = 8 << 20;
   static long resident_bytes() {
     std::ifstream statm("/proc/self/statm");
@@ -62,17 +63,21 @@ class HostApp::MemoryTrimmer {
     statm >> size >> pages;
     return pages * sysconf(_SC_PAGESIZE);
   }
+  static long kept_bytes() {
+    const struct mallinfo2 m = mallinfo2();
+    return resident_bytes() - static_cast<long>(m.uordblks + m.hblkhd);
+  }
   void run(std::chrono::milliseconds interval) {
-    long after_trim = resident_bytes();
+    long after_trim = kept_bytes();
     std::unique_lock lock(mutex_);
     while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) {
-      const long now = resident_bytes();
-      if (now < after_trim) after_trim = now;
-      if (now - after_trim < kGrowth) continue;
+      const long kept = kept_bytes();
+      if (kept < after_trim) after_trim = kept;
+      if (kept - after_trim < kGrowth) continue;
       malloc_trim(0);
-      after_trim = resident_bytes();
+      after_trim = kept_bytes();
       spdlog::debug("gave {:.1f} MiB of freed heap back to the system",
-                    static_cast<double>(now - after_trim) / (1 << 20));
+                    static_cast<double>(kept - after_trim) / (1 << 20));
     }
   }
   std::mutex mutex_;

@@ -45,8 +45,8 @@ struct HostOptions {
   // Tests only: called instead of exiting (after NOT_SERVING and the log).
   std::function<void(const HungHook&)> on_hung_hook;
   // How often a background thread checks the resident size and gives
-  // freed heap memory back to the system (malloc_trim) once it grew by
-  // 8 MiB since the last time. Without
+  // freed heap memory back to the system (malloc_trim) once RSS minus the
+  // heap in use grew by 8 MiB since the last time. Without
   // it, glibc keeps what a full node-table upload freed, and RSS grows
   // with every upload (host/README.md, "Memory"). 0 turns it off.
   std::chrono::milliseconds memory_trim_interval{1000};

@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   cli.add_option("--memory-trim-interval", memory_trim_seconds,
                  "Seconds between checks that give freed heap memory back "
-                 "to the system once the resident size grew by 8 MiB (0: "
-                 "never)")
+                 "to the system once RSS minus the heap in use grew by 8 MiB "
+                 "(0: never)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cli.add_option("--drain-seconds", drain_seconds,

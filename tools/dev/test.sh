@@ -55,6 +55,14 @@ say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed,
   "$(grep -cE '^[[:space:]]*--- FAIL' "$gotest_log" || true) failed," \
   "$(grep -cE '^[[:space:]]*--- SKIP' "$gotest_log" || true) skipped (tests and subtests)"
 
+# The shim, the Go code that runs inside kube-scheduler, again under Go's
+# race detector (its tests drive the manager, sessions and fallbacks from
+# many goroutines). Only the shim package: most end-to-end tests run
+# kube-scheduler as a separate, uninstrumented binary, so -race there would
+# mostly check the test harness at the price of a race build of all of
+# Kubernetes (docs/sanitizers.md).
+step --show "$go_summary" go-test-race bash -c 'cd integration && go test -race -count=1 -timeout 30m ./shim/...'
+
 # The C++ suites again under AddressSanitizer+UndefinedBehaviorSanitizer
 # (build-asan/) and ThreadSanitizer (build-tsan/), then each libFuzzer
 # target for a bounded time (build-fuzz/, clang): tools/dev/sanitize.sh,
