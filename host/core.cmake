@@ -7,10 +7,13 @@ find_package(Boost 1.74 REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
+find_package(OpenSSL REQUIRED)  # SHA-256 of plugin files
+find_package(fmt REQUIRED)
 
 add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/model/records.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_file_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime/plugin_instance.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime/args_services.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime/hook_watchdog.cpp
@@ -29,7 +32,7 @@ target_include_directories(schedplug_host_core PUBLIC
 target_compile_definitions(schedplug_host_core PUBLIC BOOST_DLL_USE_STD_FS)
 target_link_libraries(schedplug_host_core
   PUBLIC Boost::headers spdlog::spdlog nlohmann_json::nlohmann_json
-  PRIVATE yaml-cpp ${CMAKE_DL_LIBS}
+  PRIVATE yaml-cpp OpenSSL::Crypto fmt::fmt ${CMAKE_DL_LIBS}
 )
 set_target_properties(schedplug_host_core PROPERTIES POSITION_INDEPENDENT_CODE ON)
 schedplug_warnings(schedplug_host_core)

@@ -1,8 +1,14 @@
 #include "host/app/host_app.hpp"
 
+#include <malloc.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
+#include <fstream>
 #include <future>
+#include <thread>
 
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -11,8 +17,11 @@
 
 #include "host/config/resolve.hpp"
 #include "host/config/scheduler_config.hpp"
+#include "host/loader/plugin_file_check.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/refresh/refresh_scheduler.hpp"
+#include "host/security/tcp_credentials.hpp"
+#include "host/security/unix_listener.hpp"
 #include "host/service/listen_address.hpp"
 
 namespace schedplug::host {
@@ -24,6 +33,58 @@ namespace {
 }
 
 }  // namespace
+
+// Gives freed heap memory back to the system. glibc keeps memory freed in
+// the middle of its heaps (a full node-table upload frees tens of MiB of
+// small protobuf and record allocations between long-lived table nodes),
+// so without this RSS climbs with every upload while the heap in use stays
+// flat. mallinfo2() and malloc_trim() are cheap next to an upload, and run
+// on this thread, never on a request thread.
+class HostApp::MemoryTrimmer {
+ public:
+  explicit MemoryTrimmer(std::chrono::milliseconds interval)
+      : thread_([this, interval] { run(interval); }) {}
+  ~MemoryTrimmer() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  // Trims when RSS minus the heap in use (what malloc keeps without using
+  // it, plus code and stacks) grew by this much since the last trim.
+  static constexpr long kGrowth = 8 << 20;
+  static long resident_bytes() {
+    std::ifstream statm("/proc/self/statm");
+    long size = 0, pages = 0;
+    statm >> size >> pages;
+    return pages * sysconf(_SC_PAGESIZE);
+  }
+  static long kept_bytes() {
+    const struct mallinfo2 m = mallinfo2();
+    return resident_bytes() - static_cast<long>(m.uordblks + m.hblkhd);
+  }
+  void run(std::chrono::milliseconds interval) {
+    long after_trim = kept_bytes();
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) {
+      const long kept = kept_bytes();
+      if (kept < after_trim) after_trim = kept;
+      if (kept - after_trim < kGrowth) continue;
+      malloc_trim(0);
+      after_trim = kept_bytes();
+      spdlog::debug("gave {:.1f} MiB of freed heap back to the system",
+                    static_cast<double>(kept - after_trim) / (1 << 20));
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
 
 void print_diagnostics(const std::vector<Diagnostic>& diagnostics,
                        std::ostream& out) {
@@ -55,6 +116,16 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       diagnostics << "error: " << p << "\n";
     throw StartupError("schedplug-host refuses to start: cannot read " +
                        options.config.string() + " (see above)");
+  }
+  // Checked before each dlopen (host/loader/plugin_file_check.hpp).
+  plugin_file_policy().pins.reset();
+  if (!options.security.plugin_sha256.empty()) {
+    try {
+      plugin_file_policy().pins =
+          read_plugin_pins(options.security.plugin_sha256);
+    } catch (const std::exception& e) {
+      fail(diagnostics, e.what());
+    }
   }
   LoadResult loaded;
   try {
@@ -110,16 +181,16 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
 
   app->metrics_ = std::make_unique<HostMetrics>();
   if (!options.metrics_listen.empty()) {
+    const std::string metrics_listen = metrics_address(options.metrics_listen);
     try {
-      app->exposer_ =
-          std::make_unique<prometheus::Exposer>(options.metrics_listen);
+      app->exposer_ = std::make_unique<prometheus::Exposer>(metrics_listen);
       app->exposer_->RegisterCollectable(app->metrics_->registry());
       app->exposer_->RegisterCollectable(app->metrics_->memory());
     } catch (const std::exception& e) {
       fail(diagnostics, "cannot serve metrics on --metrics-listen " +
                             options.metrics_listen + ": " + e.what());
     }
-    spdlog::info("metrics on http://{}/metrics", options.metrics_listen);
+    spdlog::info("metrics on http://{}/metrics", metrics_listen);
   }
 
   app->pool_ = std::make_unique<ThreadPool>(
@@ -143,35 +214,58 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   app->service_ =
       std::make_unique<HostService>(std::move(context), options.service);
 
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
   if (listen.is_unix) {
+    // The host accepts on the socket itself and hands gRPC only the
+    // connections whose peer uid is allowed (host/security/unix_listener).
     try {
-      prepare_unix_socket(listen.socket_path);
+      check_unix_security_flags(options.security);
+      app->unix_listener_ =
+          std::make_unique<UnixListener>(listen.socket_path, options.security,
+                                         app->metrics_->registry().get());
     } catch (const std::exception& e) {
       fail(diagnostics, e.what());
     }
     app->socket_path_ = listen.socket_path;
+  } else {
+    std::shared_ptr<grpc::ServerCredentials> credentials;
+    try {
+      credentials = tcp_server_credentials(options.security, options.listen);
+    } catch (const std::exception& e) {
+      fail(diagnostics, e.what());
+    }
+    builder.AddListeningPort(listen.grpc_uri, credentials, &selected_port);
   }
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::ServerBuilder builder;
-  int selected_port = 0;
-  builder.AddListeningPort(listen.grpc_uri, grpc::InsecureServerCredentials(),
-                           &selected_port);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(app->service_.get());
   app->server_ = builder.BuildAndStart();
-  if (app->server_ == nullptr || selected_port == 0) {
+  if (app->server_ == nullptr || (!listen.is_unix && selected_port == 0)) {
     fail(diagnostics, "cannot listen on --listen " + options.listen +
                           " (address in use, or no permission)");
   }
   app->target_ = listen.grpc_uri;
-  if (!listen.is_unix && selected_port > 0) {
+  if (listen.is_unix) {
+    app->unix_listener_->start(app->server_.get());
+    std::string uids;
+    for (uid_t uid : app->unix_listener_->allowed_uids()) {
+      uids += (uids.empty() ? "" : ", ") + std::to_string(uid);
+    }
+    spdlog::info("unix socket {}: connections from uid {} only",
+                 listen.socket_path.string(), uids);
+  } else if (selected_port > 0) {
     // "host:0" asks for any port; tell clients the real one.
     const auto colon = listen.grpc_uri.rfind(':');
     app->target_ =
         listen.grpc_uri.substr(0, colon + 1) + std::to_string(selected_port);
   }
   app->server_->GetHealthCheckService()->SetServingStatus(true);
+  if (options.memory_trim_interval.count() > 0) {
+    app->trimmer_ =
+        std::make_unique<MemoryTrimmer>(options.memory_trim_interval);
+  }
   if (options.hook_hard_limit.count() > 0) {
     HostApp* self = app.get();
     app->watchdog_ = std::make_unique<HookWatchdog>(
@@ -206,6 +300,7 @@ void HostApp::shutdown(std::chrono::milliseconds drain) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     spdlog::info("shutting down: draining in-flight calls (up to {} ms)",
                  drain.count());
+    if (unix_listener_) unix_listener_->stop();
     server_->Shutdown(std::chrono::system_clock::now() + drain);
   }
   if (refresh_) {
@@ -227,8 +322,10 @@ void HostApp::wait() {
 
 HostApp::~HostApp() {
   shutdown(std::chrono::milliseconds(2000));
+  unix_listener_.reset();
   server_.reset();
   watchdog_.reset();
+  trimmer_.reset();
   service_.reset();
   refresh_.reset();
   pool_.reset();

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "host/check/name_check.hpp"
+#include "host/security/security_options.hpp"
 #include "host/runtime/hook_watchdog.hpp"
 #include "host/service/host_service.hpp"
 
@@ -26,6 +27,7 @@ class Server;
 namespace schedplug::host {
 
 class RefreshScheduler;
+class UnixListener;
 
 struct HostOptions {
   std::filesystem::path config;
@@ -35,12 +37,19 @@ struct HostOptions {
   int max_message_bytes = 64 << 20;
   unsigned workers = 0;  // 0: ThreadPool::default_workers()
   ServiceOptions service;
+  SecurityOptions security;  // socket modes, allowed uids, TLS
   // A plugin hook (applies, filter, score, normalize_score) running longer
   // than this makes the host report NOT_SERVING and exit with
   // kExitHookHung. 0 turns the watchdog off.
   std::chrono::milliseconds hook_hard_limit{5000};
   // Tests only: called instead of exiting (after NOT_SERVING and the log).
   std::function<void(const HungHook&)> on_hung_hook;
+  // How often a background thread checks the resident size and gives
+  // freed heap memory back to the system (malloc_trim) once RSS minus the
+  // heap in use grew by 8 MiB since the last time. Without
+  // it, glibc keeps what a full node-table upload freed, and RSS grows
+  // with every upload (host/README.md, "Memory"). 0 turns it off.
+  std::chrono::milliseconds memory_trim_interval{1000};
 };
 
 // schedplug-host's exit status when a plugin hook exceeded the hard limit.
@@ -89,7 +98,10 @@ class HostApp {
   std::unique_ptr<RefreshScheduler> refresh_;
   std::unique_ptr<HostService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<UnixListener> unix_listener_;  // unix --listen only
   std::unique_ptr<HookWatchdog> watchdog_;
+  class MemoryTrimmer;
+  std::unique_ptr<MemoryTrimmer> trimmer_;
 
   std::mutex shutdown_mutex_;
   bool shut_down_ = false;

@@ -1,9 +1,11 @@
 // schedplug-host: runs native kube-scheduler plugins (.so files) behind
 // the schedplug.v1.Host gRPC service that the shim inside kube-scheduler
 // calls. See host/README.md for flags, metrics and figures.
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -29,6 +31,19 @@ void set_verbosity(int v) {
     spdlog::set_level(spdlog::level::debug);
   } else {
     spdlog::set_level(spdlog::level::info);
+  }
+}
+
+// glibc's defaults suit short programs, not a long-running server whose
+// requests come on changing threads: up to 8 arenas per core, each keeping
+// its own freed memory, and an mmap threshold that rises after every large
+// free (so later large buffers stay in the heaps for good). Two arenas and
+// a fixed 256 KiB threshold bound that; MALLOC_ARENA_MAX and
+// MALLOC_MMAP_THRESHOLD_ in the environment still win.
+void bound_malloc() {
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) {
+    mallopt(M_MMAP_THRESHOLD, 256 << 10);
   }
 }
 
@@ -61,6 +76,7 @@ int main(int argc, char** argv) {
   }
   schedplug::host::HostOptions options;
   double hook_hard_limit_seconds = 5;
+  double memory_trim_seconds = 1;
   int verbosity = 0;
   int drain_seconds = 10;
   size_t max_sessions = options.service.max_sessions;
@@ -78,7 +94,8 @@ int main(int argc, char** argv) {
                  "gRPC address: unix:///path.sock or host:port")
       ->capture_default_str();
   cli.add_option("--metrics-listen", options.metrics_listen,
-                 "Prometheus metrics address host:port (empty: no metrics)")
+                 "Prometheus metrics address host:port; a bare port means "
+                 "127.0.0.1:port (empty: no metrics)")
       ->capture_default_str();
   cli.add_option(
          "-v,--v", verbosity,
@@ -107,13 +124,43 @@ int main(int argc, char** argv) {
          "and exits with status 3 so that it is restarted (0: never)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cli.add_option("--memory-trim-interval", memory_trim_seconds,
+                 "Seconds between checks that give freed heap memory back "
+                 "to the system once RSS minus the heap in use grew by 8 MiB "
+                 "(0: never)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cli.add_option("--drain-seconds", drain_seconds,
                  "On SIGTERM, how long in-flight calls may take to finish")
       ->capture_default_str();
+  cli.add_option("--socket-group", options.security.socket_group,
+                 "Group (name or gid) that may use the unix socket: its "
+                 "directory becomes 0750 and the socket 0660 (default: "
+                 "owner only, 0700 and 0600)");
+  cli.add_option("--allow-uid", options.security.allowed_uids,
+                 "A uid whose connections the unix socket serves; repeat "
+                 "for several (default: only the host's own uid)")
+      ->delimiter(',');
+  cli.add_option("--tls-cert", options.security.tls_cert,
+                 "Server certificate (PEM) for a TCP --listen address");
+  cli.add_option("--tls-key", options.security.tls_key,
+                 "Private key (PEM) of --tls-cert");
+  cli.add_option("--tls-client-ca", options.security.tls_client_ca,
+                 "CA bundle (PEM) that signed the shim's client certificate: "
+                 "mutual TLS, other clients are refused");
+  cli.add_flag("--insecure-tcp", options.security.insecure_tcp,
+               "Serve plaintext gRPC on a TCP --listen address (tests only; "
+               "anyone who can reach the port gets in)");
+  cli.add_option("--plugin-sha256", options.security.plugin_sha256,
+                 "File of `SHA256  NAME.so` lines (sha256sum output): load "
+                 "only plugin files listed there with that digest");
   CLI11_PARSE(cli, argc, argv);
   options.service.max_sessions = max_sessions;
   options.hook_hard_limit = std::chrono::milliseconds(
       static_cast<int64_t>(hook_hard_limit_seconds * 1000));
+  options.memory_trim_interval = std::chrono::milliseconds(
+      static_cast<int64_t>(memory_trim_seconds * 1000));
+  bound_malloc();
   set_verbosity(verbosity);
 
   // Every thread started from here on inherits the blocked signals; one

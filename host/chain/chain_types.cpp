@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace schedplug::host {
 
 size_t chunk_size_for(size_t count, unsigned pool_threads) {
@@ -12,6 +14,27 @@ size_t chunk_size_for(size_t count, unsigned pool_threads) {
   const size_t chunks =
       (static_cast<size_t>(pool_threads) + 1) * kChunksPerThread;
   return std::max(kMinChunk, (count + chunks - 1) / chunks);
+}
+
+std::string unfinished_reason(const PluginInstance& plugin, const char* hook,
+                              size_t nodes_done, size_t nodes,
+                              const Deadline& deadline,
+                              std::chrono::steady_clock::time_point chain_start,
+                              bool started) {
+  double budget_ms = 0;
+  if (auto when = deadline.when()) {
+    budget_ms =
+        std::chrono::duration<double, std::milli>(*when - chain_start).count();
+  }
+  if (!started) {
+    return fmt::format(
+        "plugin \"{}\" did not run: its deadline ({:.1f} ms) ran out while "
+        "earlier plugins ran",
+        plugin.name(), budget_ms);
+  }
+  return fmt::format(
+      "plugin \"{}\" did not finish {} within {:.1f} ms ({} of {} nodes done)",
+      plugin.name(), hook, budget_ms, nodes_done, nodes);
 }
 
 }  // namespace schedplug::host

@@ -1,14 +1,15 @@
 // What the filter and score chains report besides their answers: per
-// plugin timing (for metrics and slow-call logs), and the error that names
-// the plugin that was running when a deadline ran out.
+// plugin timing (for metrics and slow-call logs), and the plugins that did
+// not finish before their deadline.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <stdexcept>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "host/chain/deadline.hpp"
 #include "host/runtime/plugin_instance.hpp"
 
 namespace schedplug::host {
@@ -24,20 +25,36 @@ struct PluginRun {
 
 using ChainRuns = std::vector<PluginRun>;
 
-// The deadline ran out while `plugin` was running `hook` ("filter",
-// "score", "normalize_score"). what() names both and the progress made.
-class ChainDeadlineExceeded : public std::runtime_error {
- public:
-  ChainDeadlineExceeded(const std::string& message,
-                        const PluginInstance* plugin, ChainRuns runs)
-      : std::runtime_error(message), plugin_(plugin), runs_(std::move(runs)) {}
-  const PluginInstance* plugin() const { return plugin_; }
-  const ChainRuns& runs() const { return runs_; }
-
- private:
-  const PluginInstance* plugin_;
-  ChainRuns runs_;
+// A plugin that did not finish before its deadline: its verdicts (or
+// scores) are incomplete, and the shim applies the plugin's failurePolicy.
+struct UnfinishedPlugin {
+  uint32_t plugin = 0;  // index into the chain's plugin list
+  const PluginInstance* instance = nullptr;
+  // One sentence naming the plugin and the cause, e.g.
+  //   plugin "SleepyFilter" did not finish filter within 80.0 ms (104 of
+  //   200 nodes done)
+  std::string reason;
 };
+
+// What bounds a chain run besides the call's deadline.
+struct ChainLimits {
+  // Per plugin (parallel to the chain's plugin list): when that plugin
+  // must stop. Empty: the call's deadline for every plugin.
+  std::span<const Deadline> plugin_deadlines;
+  // Per plugin: the cycle's applies() answer (1: applies, 0: does not),
+  // when the shim sent it back. Empty: ask the plugin.
+  std::span<const uint8_t> applies;
+};
+
+// "plugin "X" did not finish <hook> within 80.0 ms (3 of 200 nodes done)",
+// or, for a plugin whose deadline was over before it started,
+// "plugin "X" did not run: its deadline (80.0 ms) ran out while earlier
+// plugins ran". `chain_start` is when the chain began.
+std::string unfinished_reason(const PluginInstance& plugin, const char* hook,
+                              size_t nodes_done, size_t nodes,
+                              const Deadline& deadline,
+                              std::chrono::steady_clock::time_point chain_start,
+                              bool started);
 
 // Splits `count` items into chunks for `pool_threads` threads: several
 // chunks per thread (balance, and deadline checks in between), never so

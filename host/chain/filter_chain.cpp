@@ -1,6 +1,7 @@
 #include "host/chain/filter_chain.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <unordered_map>
 
@@ -15,25 +16,54 @@ struct LocalRejection {
   std::string reason;
 };
 
-[[noreturn]] void deadline_hit(const PluginInstance& plugin, const char* hook,
-                               size_t nodes_done, size_t nodes,
-                               ChainRuns runs) {
-  throw ChainDeadlineExceeded("the deadline ran out while plugin \"" +
-                                  plugin.name() + "\" was running " + hook +
-                                  " (" + std::to_string(nodes_done) + " of " +
-                                  std::to_string(nodes) + " nodes done)",
-                              &plugin, std::move(runs));
+const Deadline& deadline_of(size_t p, const Deadline& call,
+                            const ChainLimits& limits) {
+  return p < limits.plugin_deadlines.size() ? limits.plugin_deadlines[p] : call;
+}
+
+bool applies_to(size_t p, const PluginInstance& plugin,
+                const schedplug_pod& pod, const ChainLimits& limits) {
+  if (p < limits.applies.size()) return limits.applies[p] != 0;
+  return plugin.applies(pod);
+}
+
+// filter(), with SKIP turned into an ERROR (upstream's RunFilterPlugins
+// turns every Filter status that is not Success or a rejection into an
+// error that aborts the cycle).
+Verdict checked_filter(const PluginInstance& plugin, const schedplug_pod& pod,
+                       const schedplug_node& node) {
+  Verdict v = plugin.filter(pod, node);
+  if (v.code == SCHEDPLUG_SKIP) {
+    return skip_from_filter(plugin, node, std::move(v.reason));
+  }
+  return v;
 }
 
 }  // namespace
 
+Verdict skip_from_filter(const PluginInstance& plugin,
+                         const schedplug_node& node, std::string reason) {
+  Verdict v;
+  v.code = SCHEDPLUG_ERROR;
+  v.reason = "plugin \"" + plugin.name() +
+             "\" returned SKIP from filter on node \"" +
+             std::string(node.name.data == nullptr ? "" : node.name.data,
+                         node.name.len) +
+             "\"; SKIP is only valid from applies(), kube-scheduler treats it "
+             "from Filter as an error: return SUCCESS or UNSCHEDULABLE";
+  if (!reason.empty()) v.reason += " (" + reason + ")";
+  return v;
+}
+
 FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
                           const schedplug_pod& pod,
                           std::span<const schedplug_node* const> nodes,
-                          ThreadPool& pool, const Deadline& deadline) {
+                          ThreadPool& pool, const Deadline& deadline,
+                          const ChainLimits& limits) {
   FilterOutcome out;
   out.skipped.assign(filters.size(), false);
   out.runs.resize(filters.size());
+  const auto chain_start = Clock::now();
 
   const size_t chunk = chunk_size_for(nodes.size(), pool.workers());
   const size_t chunks = (nodes.size() + chunk - 1) / chunk;
@@ -41,59 +71,43 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
   std::vector<std::vector<LocalRejection>> found(chunks);
   std::vector<uint64_t> calls(chunks);
   std::unordered_map<std::string, uint32_t> reason_index;
-  const std::function<bool()> stop = [&deadline] { return deadline.expired(); };
 
   for (size_t p = 0; p < filters.size(); ++p) {
     const PluginInstance& plugin = *filters[p];
+    const Deadline& plugin_deadline = deadline_of(p, deadline, limits);
     PluginRun& run = out.runs[p];
     run.plugin = &plugin;
-    if (deadline.expired())
-      deadline_hit(plugin, "filter", 0, nodes.size(), out.runs);
-    const auto start = Clock::now();
-    // Once per pod: the plugin's gate and per-pod state (pod_begin); the
-    // scope ends the state after the last filter call below.
-    const PodScope scope = plugin.begin_pod(pod);
-    if (!scope.error().empty()) {
-      // A failed pod_begin fails the pod on every node still in the race,
-      // as a filter Error would.
-      auto [it, added] = reason_index.try_emplace(
-          scope.error(), static_cast<uint32_t>(out.reasons.size()));
-      if (added) out.reasons.push_back(it->first);
-      std::vector<FilterRejection> failed;
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        if (nodes[i] == nullptr || rejected[i]) continue;
-        rejected[i] = 1;
-        failed.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(p),
-                          SCHEDPLUG_ERROR, it->second});
-      }
-      run.errors = 1;
-      const size_t before = out.rejections.size();
-      out.rejections.insert(out.rejections.end(), failed.begin(), failed.end());
-      std::inplace_merge(
-          out.rejections.begin(),
-          out.rejections.begin() + static_cast<std::ptrdiff_t>(before),
-          out.rejections.end(),
-          [](const FilterRejection& a, const FilterRejection& b) {
-            return a.node < b.node;
-          });
-      run.duration = Clock::now() - start;
+    if (plugin_deadline.expired()) {
+      out.unfinished.push_back(
+          {static_cast<uint32_t>(p), &plugin,
+           unfinished_reason(plugin, "filter", 0, nodes.size(), plugin_deadline,
+                             chain_start, false)});
       continue;
     }
-    if (!scope.runs_filter()) {
+    const auto start = Clock::now();
+    if (!applies_to(p, plugin, pod, limits)) {
       out.skipped[p] = true;
       run.skipped = true;
       run.duration = Clock::now() - start;
       continue;
     }
-    const schedplug_pod& plugin_pod = scope.pod();
     std::fill(calls.begin(), calls.end(), 0);
+    std::atomic<bool> cut{false};
+    const std::function<bool()> stop = [&plugin_deadline] {
+      return plugin_deadline.expired();
+    };
     const std::function<void(size_t)> body = [&](size_t c) {
       const size_t end = std::min(nodes.size(), (c + 1) * chunk);
       uint64_t n = 0;
       for (size_t i = c * chunk; i < end; ++i) {
         if (nodes[i] == nullptr || rejected[i]) continue;
+        // Within a chunk too, so a slow plugin stops close to its deadline.
+        if ((n & 7) == 7 && plugin_deadline.expired()) {
+          cut.store(true, std::memory_order_relaxed);
+          break;
+        }
         ++n;
-        Verdict v = plugin.filter(plugin_pod, *nodes[i]);
+        Verdict v = checked_filter(plugin, pod, *nodes[i]);
         if (!v.ok()) {
           found[c].push_back(
               {static_cast<uint32_t>(i), v.code, std::move(v.reason)});
@@ -127,9 +141,11 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
         [](const FilterRejection& a, const FilterRejection& b) {
           return a.node < b.node;
         });
-    if (ran < chunks) {
-      deadline_hit(plugin, "filter", std::min(nodes.size(), ran * chunk),
-                   nodes.size(), out.runs);
+    if (ran < chunks || cut.load(std::memory_order_relaxed)) {
+      out.unfinished.push_back(
+          {static_cast<uint32_t>(p), &plugin,
+           unfinished_reason(plugin, "filter", run.calls, nodes.size(),
+                             plugin_deadline, chain_start, true)});
     }
   }
   return out;
@@ -137,29 +153,31 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
 
 SingleFilterResult run_filters_on_node(
     std::span<const PluginInstance* const> filters, const schedplug_pod& pod,
-    const schedplug_node& node, const Deadline& deadline) {
+    const schedplug_node& node, const Deadline& deadline,
+    const ChainLimits& limits) {
   SingleFilterResult out;
   out.runs.reserve(filters.size());
-  for (const PluginInstance* plugin : filters) {
+  const auto chain_start = Clock::now();
+  for (size_t p = 0; p < filters.size(); ++p) {
+    const PluginInstance* plugin = filters[p];
+    const Deadline& plugin_deadline = deadline_of(p, deadline, limits);
     out.runs.push_back({});
     PluginRun& run = out.runs.back();
     run.plugin = plugin;
-    if (deadline.expired()) deadline_hit(*plugin, "filter", 0, 1, out.runs);
-    const auto start = Clock::now();
-    const PodScope scope = plugin->begin_pod(pod);
-    if (!scope.error().empty()) {
-      run.duration = Clock::now() - start;
-      run.errors = 1;
-      out.plugin = plugin;
-      out.verdict = {SCHEDPLUG_ERROR, scope.error()};
-      return out;
+    if (plugin_deadline.expired()) {
+      out.unfinished.push_back(
+          {static_cast<uint32_t>(p), plugin,
+           unfinished_reason(*plugin, "filter", 0, 1, plugin_deadline,
+                             chain_start, false)});
+      continue;
     }
-    if (!scope.runs_filter()) {
+    const auto start = Clock::now();
+    if (!applies_to(p, *plugin, pod, limits)) {
       run.skipped = true;
       run.duration = Clock::now() - start;
       continue;
     }
-    Verdict v = plugin->filter(scope.pod(), node);
+    Verdict v = checked_filter(*plugin, pod, node);
     run.duration = Clock::now() - start;
     run.calls = 1;
     if (v.code == SCHEDPLUG_ERROR) run.errors = 1;

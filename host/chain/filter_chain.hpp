@@ -27,25 +27,38 @@ struct FilterOutcome {
   std::vector<FilterRejection> rejections;  // sorted by node
   std::vector<std::string> reasons;         // deduplicated
   ChainRuns runs;                           // per filter
+  // Filters that did not finish before their deadline. Their rejections
+  // so far are in `rejections`; later filters still run (until their own
+  // deadline) on the nodes no one rejected.
+  std::vector<UnfinishedPlugin> unfinished;
 };
 
 // `nodes` may contain nullptr (empty table slots), which are skipped.
-// Throws ChainDeadlineExceeded when `deadline` runs out.
+// A SKIP from filter() is an ERROR verdict naming the plugin, as upstream
+// kube-scheduler treats a Skip returned from Filter.
 FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
                           const schedplug_pod& pod,
                           std::span<const schedplug_node* const> nodes,
-                          ThreadPool& pool, const Deadline& deadline);
+                          ThreadPool& pool, const Deadline& deadline,
+                          const ChainLimits& limits = {});
 
 // The single-node Filter RPC: `filters` in order on one node; the first
 // verdict that is not SUCCESS wins. `plugin` is set to that plugin (or
-// nullptr). Throws ChainDeadlineExceeded between plugins.
+// nullptr). A plugin whose deadline is over before it starts is listed in
+// `unfinished`, and so are the ones after it.
 struct SingleFilterResult {
   const PluginInstance* plugin = nullptr;
   Verdict verdict;
   ChainRuns runs;
+  std::vector<UnfinishedPlugin> unfinished;
 };
 SingleFilterResult run_filters_on_node(
     std::span<const PluginInstance* const> filters, const schedplug_pod& pod,
-    const schedplug_node& node, const Deadline& deadline);
+    const schedplug_node& node, const Deadline& deadline,
+    const ChainLimits& limits = {});
+
+// A SKIP returned from filter() becomes this ERROR verdict.
+Verdict skip_from_filter(const PluginInstance& plugin,
+                         const schedplug_node& node, std::string reason);
 
 }  // namespace schedplug::host

@@ -1,6 +1,7 @@
 #include "host/chain/score_chain.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <limits>
 
@@ -10,16 +11,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kNoError = std::numeric_limits<size_t>::max();
-
-[[noreturn]] void deadline_hit(const PluginInstance& plugin, const char* hook,
-                               size_t nodes_done, size_t nodes,
-                               ChainRuns runs) {
-  throw ChainDeadlineExceeded("the deadline ran out while plugin \"" +
-                                  plugin.name() + "\" was running " + hook +
-                                  " (" + std::to_string(nodes_done) + " of " +
-                                  std::to_string(nodes) + " nodes done)",
-                              &plugin, std::move(runs));
-}
 
 std::string node_name(const schedplug_node_score& s) {
   return std::string(s.node_name.data == nullptr ? "" : s.node_name.data,
@@ -46,8 +37,10 @@ std::string out_of_range(const PluginInstance& plugin,
 ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
                         const schedplug_pod& pod,
                         std::span<const schedplug_node* const> nodes,
-                        ThreadPool& pool, const Deadline& deadline) {
+                        ThreadPool& pool, const Deadline& deadline,
+                        const ChainLimits& limits) {
   ScoreOutcome out;
+  const auto chain_start = Clock::now();
   out.plugins.resize(scorers.size());
   out.runs.resize(scorers.size());
 
@@ -56,40 +49,47 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
   std::vector<std::pair<size_t, std::string>> first_error(chunks);
   std::vector<uint64_t> errors(chunks);
   std::vector<schedplug_node_score> scores(nodes.size());
-  const std::function<bool()> stop = [&deadline] { return deadline.expired(); };
 
   for (size_t p = 0; p < scorers.size(); ++p) {
     const PluginInstance& plugin = *scorers[p];
+    const Deadline& plugin_deadline = p < limits.plugin_deadlines.size()
+                                          ? limits.plugin_deadlines[p]
+                                          : deadline;
     PluginRun& run = out.runs[p];
     PluginScoreOutcome& result = out.plugins[p];
     run.plugin = &plugin;
-    if (deadline.expired())
-      deadline_hit(plugin, "score", 0, nodes.size(), out.runs);
-    const auto start = Clock::now();
-    // Once per pod: the plugin's gate and per-pod state (pod_begin); the
-    // scope ends the state after normalizing below.
-    const PodScope scope = plugin.begin_pod(pod);
-    if (!scope.error().empty()) {
-      result.error = scope.error();
-      run.errors = 1;
-      run.duration = Clock::now() - start;
+    if (plugin_deadline.expired()) {
+      result.unfinished =
+          unfinished_reason(plugin, "score", 0, nodes.size(), plugin_deadline,
+                            chain_start, false);
       continue;
     }
-    if (!scope.runs_score()) {
+    const auto start = Clock::now();
+    const bool applies = p < limits.applies.size() ? limits.applies[p] != 0
+                                                   : plugin.applies(pod);
+    if (!applies) {
       result.skipped = true;
       run.skipped = true;
       run.duration = Clock::now() - start;
       continue;
     }
-    const schedplug_pod& plugin_pod = scope.pod();
     for (auto& e : first_error) e = {kNoError, {}};
     std::fill(errors.begin(), errors.end(), 0);
+    std::atomic<bool> cut{false};
+    const std::function<bool()> stop = [&plugin_deadline] {
+      return plugin_deadline.expired();
+    };
     const std::function<void(size_t)> body = [&](size_t c) {
       const size_t end = std::min(nodes.size(), (c + 1) * chunk);
       for (size_t i = c * chunk; i < end; ++i) {
+        // Within a chunk too, so a slow plugin stops close to its deadline.
+        if (((i - c * chunk) & 7) == 7 && plugin_deadline.expired()) {
+          cut.store(true, std::memory_order_relaxed);
+          break;
+        }
         const schedplug_node& node = *nodes[i];
         scores[i].node_name = node.name;
-        ScoreResult r = plugin.score(plugin_pod, node);
+        ScoreResult r = plugin.score(pod, node);
         scores[i].score = r.score;
         if (r.code != SCHEDPLUG_SUCCESS) {
           ++errors[c];
@@ -101,9 +101,12 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
     };
     const size_t ran = pool.parallel_for(chunks, body, stop);
     run.calls = std::min(nodes.size(), ran * chunk);
-    if (ran < chunks) {
+    if (ran < chunks || cut.load(std::memory_order_relaxed)) {
       run.duration = Clock::now() - start;
-      deadline_hit(plugin, "score", run.calls, nodes.size(), out.runs);
+      result.unfinished =
+          unfinished_reason(plugin, "score", run.calls, nodes.size(),
+                            plugin_deadline, chain_start, true);
+      continue;
     }
     for (size_t c = 0; c < chunks; ++c) {
       run.errors += errors[c];
@@ -112,12 +115,14 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
       }
     }
     if (result.error.empty()) {
-      if (deadline.expired()) {
+      if (plugin_deadline.expired()) {
         run.duration = Clock::now() - start;
-        deadline_hit(plugin, "normalize_score", nodes.size(), nodes.size(),
-                     out.runs);
+        result.unfinished =
+            unfinished_reason(plugin, "normalize_score", nodes.size(),
+                              nodes.size(), plugin_deadline, chain_start, true);
+        continue;
       }
-      Verdict normalized = plugin.normalize(plugin_pod, scores);
+      Verdict normalized = plugin.normalize(pod, scores);
       if (!normalized.ok()) {
         result.error = std::move(normalized.reason);
       } else {

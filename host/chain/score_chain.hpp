@@ -19,6 +19,9 @@ struct PluginScoreOutcome {
   bool skipped = false;         // applies() said no; scores is empty
   std::vector<int64_t> scores;  // normalized, parallel to `nodes`
   std::string error;            // set: scores is empty
+  // Set when the plugin did not finish before its deadline (scores is then
+  // empty): says which plugin and why. Other plugins still run.
+  std::string unfinished;
 };
 
 struct ScoreOutcome {
@@ -26,10 +29,13 @@ struct ScoreOutcome {
   ChainRuns runs;
 };
 
-// Every entry of `nodes` must be non-null. Throws ChainDeadlineExceeded.
+// Every entry of `nodes` must be non-null. A plugin that runs out of time
+// is reported in its PluginScoreOutcome::unfinished; the next plugins run
+// until their own deadlines.
 ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
                         const schedplug_pod& pod,
                         std::span<const schedplug_node* const> nodes,
-                        ThreadPool& pool, const Deadline& deadline);
+                        ThreadPool& pool, const Deadline& deadline,
+                        const ChainLimits& limits = {});
 
 }  // namespace schedplug::host

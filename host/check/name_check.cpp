@@ -6,6 +6,7 @@
 #include <set>
 
 #include "host/check/suggest.hpp"
+#include "host/config/resolve.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -247,6 +248,7 @@ class Checker {
             ref.line);
       }
     }
+    warn_lazy_calls(profile);
     for (const auto& entry : profile.plugin_config) {
       if (is_in_tree_plugin(entry.name) || by_name_.count(entry.name) != 0) {
         continue;
@@ -258,6 +260,45 @@ class Checker {
                   "ignored" +
                   (s.empty() ? std::string() : "; " + s),
               entry.line);
+    }
+  }
+
+  // A profile that enables native plugins at filter (score) but none at
+  // preFilter (preScore) works, at a cost: the shim makes the cycle's
+  // PreFilter (PreScore) call lazily. Say so and how to avoid it.
+  void warn_lazy_calls(const Profile& profile) {
+    std::vector<std::shared_ptr<PluginLibrary>> libs;
+    for (const auto& [name, lib] : by_name_) libs.push_back(lib);
+    struct Pair {
+      ExtensionPoint pre, main;
+      const char* from;
+    };
+    for (const Pair& pair :
+         {Pair{ExtensionPoint::kPreFilter, ExtensionPoint::kFilter, "Filter"},
+          Pair{ExtensionPoint::kPreScore, ExtensionPoint::kScore,
+               "NormalizeScore"}}) {
+      const auto main = native_plugins_at(profile, pair.main, libs);
+      if (main.empty() || !native_plugins_at(profile, pair.pre, libs).empty()) {
+        continue;
+      }
+      std::vector<std::string> quoted;
+      for (const auto& n : main) quoted.push_back("\"" + n + "\"");
+      const std::string pre = to_string(pair.pre);
+      const std::string point = to_string(pair.main);
+      warning(
+          where(profile.line) + ": profile \"" + profile.scheduler_name +
+              "\": native plugin" + (main.size() == 1 ? " " : "s ") +
+              join(quoted) + (main.size() == 1 ? " is" : " are") +
+              " enabled at " + point + " but no native plugin is at " + pre +
+              "; this works, but costs more: the shim makes the " + "cycle's " +
+              std::string(pair.pre == ExtensionPoint::kPreFilter ? "PreFilter"
+                                                                 : "PreScore") +
+              " call lazily from " + pair.from +
+              " while kube-scheduler's parallel workers wait for it "
+              "(counted in schedplug_shim_lazy_calls_total); enable " +
+              (main.size() == 1 ? "it" : "them") +
+              " under multiPoint instead, or under " + pre + " as well",
+          profile.line);
     }
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <regex>
 
@@ -115,7 +116,9 @@ double parse_duration_ms(const std::string& text) {
                            std::regex_constants::match_continuous)) {
       return -1;
     }
-    total += std::stod(m[1].str()) * kUnitMs.at(m[2].str());
+    // strtod, not std::stod: 400 digits are out of range for a double and
+    // must be "not a valid timeout", not an exception out of the parser.
+    total += std::strtod(m[1].str().c_str(), nullptr) * kUnitMs.at(m[2].str());
     begin = m[0].second;
   }
   return total;
@@ -185,6 +188,18 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
 }
 
 }  // namespace
+
+std::vector<std::string> native_plugins_at(
+    const Profile& profile, ExtensionPoint point,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins) {
+  std::map<std::string, std::shared_ptr<PluginLibrary>> natives;
+  for (const auto& lib : plugins) {
+    if (!is_in_tree_plugin(lib->name())) natives[lib->name()] = lib;
+  }
+  const bool score_side =
+      point == ExtensionPoint::kPreScore || point == ExtensionPoint::kScore;
+  return natives_at(profile, point, natives, score_side ? scores : filters);
+}
 
 std::vector<ResolvedProfile> resolve_profiles(
     const SchedulerConfig& config,

@@ -51,4 +51,12 @@ std::vector<ResolvedProfile> resolve_profiles(
     const std::vector<std::shared_ptr<PluginLibrary>>& plugins,
     std::vector<std::string>& problems);
 
+// The native plugins (loaded, not in-tree, implementing the point) that
+// kube-scheduler runs at `point` of `profile`, in its order, with
+// multiPoint expanded as resolve_profiles does. `point` is one of
+// preFilter, filter, preScore, score.
+std::vector<std::string> native_plugins_at(
+    const Profile& profile, ExtensionPoint point,
+    const std::vector<std::shared_ptr<PluginLibrary>>& plugins);
+
 }  // namespace schedplug::host

@@ -1,6 +1,9 @@
 #include "host/config/scheduler_config.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -99,6 +102,21 @@ std::string scalar_string(const Reporter& r, const YAML::Node& node,
   return node.Scalar();
 }
 
+// A decimal (or hexadecimal) number as kube-scheduler's YAML reader takes
+// it: a double, or, when it does not fit one (1e400), the text itself, as
+// Go's strconv.ParseFloat fails there and the scalar stays a string. Never
+// throws (std::stod would, for 1e400 and for 1e-400).
+nlohmann::json number_or_string(const std::string& s) {
+  errno = 0;
+  char* end = nullptr;
+  const double d = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() ||
+      (errno == ERANGE && std::fabs(d) == HUGE_VAL)) {
+    return s;
+  }
+  return d;  // an underflow is 0 or a denormal, as in Go
+}
+
 // YAML 1.2 core schema resolution of a plain (unquoted) scalar.
 nlohmann::json plain_scalar_to_json(const std::string& s) {
   static const std::regex kNull("~|null|Null|NULL|");
@@ -121,7 +139,9 @@ nlohmann::json plain_scalar_to_json(const std::string& s) {
     auto [ptr, ec] = std::from_chars(
         digits.data(), digits.data() + digits.size(), value, base);
     if (ec != std::errc() || ptr != digits.data() + digits.size()) {
-      return std::stod(s);  // too large for 64 bits: keep it as a number
+      // Too large for 64 bits: a decimal stays a number if a double holds
+      // it; 0o/0x and what overflows a double stay strings (as in Go).
+      return base == 10 ? number_or_string(s) : nlohmann::json(s);
     }
     if (!negative) return value;
     if (value <= static_cast<uint64_t>(INT64_MAX) + 1) {
@@ -136,7 +156,7 @@ nlohmann::json plain_scalar_to_json(const std::string& s) {
   }
   if (std::regex_match(s, kOct)) return parse_int(s.substr(2), 8, false);
   if (std::regex_match(s, kHex)) return parse_int(s.substr(2), 16, false);
-  if (std::regex_match(s, kFloat)) return std::stod(s);
+  if (std::regex_match(s, kFloat)) return number_or_string(s);
   // JSON has no infinity or NaN; keep their YAML spelling as a string.
   if (std::regex_match(s, kInf) || std::regex_match(s, kNan)) return s;
   return s;

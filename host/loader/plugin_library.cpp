@@ -9,6 +9,8 @@
 
 #include <boost/dll/shared_library.hpp>
 
+#include "host/loader/plugin_file_check.hpp"
+
 namespace schedplug::host {
 namespace {
 
@@ -141,6 +143,13 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
   }
   if (!std::filesystem::is_regular_file(file, ec)) {
     fail(file, "not a regular file; a plugin is a .so file");
+  }
+  // Ownership, mode and pinned digest: dlopen runs the file's code.
+  if (std::string problem = check_plugin_file(file); !problem.empty()) {
+    fail(file, problem);
+  }
+  if (plugin_file_policy().before_dlopen) {
+    plugin_file_policy().before_dlopen(file);
   }
 
   auto handle = std::make_unique<PluginLibrary::Handle>();

@@ -58,6 +58,22 @@ std::string runs_summary(const ChainRuns& runs) {
   return out.empty() ? "no plugin ran" : out;
 }
 
+// The applies() answers the shim sent back (PreFilter's), per plugin of
+// `plugins`; empty when it sent none, so the chain asks the plugins.
+template <class Request>
+std::vector<uint8_t> known_applies(
+    const Request& request, std::span<const PluginInstance* const> plugins) {
+  std::vector<uint8_t> out;
+  if (!request.applies_known()) return out;
+  out.reserve(plugins.size());
+  for (const PluginInstance* p : plugins) {
+    const auto& no = request.not_applying();
+    out.push_back(std::find(no.begin(), no.end(), p->name()) == no.end() ? 1
+                                                                         : 0);
+  }
+  return out;
+}
+
 std::string unknown_session(const std::string& id) {
   return "unknown session \"" + id +
          "\": the host restarted or the session expired; handshake again "
@@ -141,19 +157,45 @@ void HostService::record_runs(const ChainRuns& runs,
     context_.metrics->plugin_ran(run, extension_point);
 }
 
-grpc::Status HostService::deadline_status(Call& call,
-                                          const ChainDeadlineExceeded& e) {
-  const std::string plugin = e.plugin() ? e.plugin()->name() : std::string();
-  if (context_.metrics) context_.metrics->deadline_exceeded(plugin);
-  double budget = 0;
-  if (auto when = call.deadline.when()) budget = ms(*when - call.start);
-  const std::string message = fmt::format(
-      "{} for {}: {} after {:.1f} ms (the host's share of the call's deadline "
-      "was {:.1f} ms)",
-      call.method, call.what, e.what(), ms(Clock::now() - call.start), budget);
-  spdlog::warn("slow call: {}; per plugin: {}", message,
-               runs_summary(e.runs()));
-  return {grpc::StatusCode::DEADLINE_EXCEEDED, message};
+std::vector<Deadline> HostService::plugin_deadlines(
+    const Call& call, const std::vector<int>& timeouts_ms,
+    Clock::time_point start) const {
+  std::vector<Deadline> out;
+  out.reserve(timeouts_ms.size());
+  for (int ms : timeouts_ms) {
+    if (ms <= 0) {
+      out.push_back(call.deadline);
+      continue;
+    }
+    const auto timeout = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::milliseconds(ms));
+    const auto margin = std::min<Clock::duration>(
+        std::chrono::duration_cast<Clock::duration>(
+            timeout * options_.deadline_margin_fraction),
+        std::chrono::duration_cast<Clock::duration>(
+            options_.deadline_margin_max));
+    Clock::time_point when = start + timeout - margin;
+    if (auto call_when = call.deadline.when()) {
+      when = std::min(when, *call_when);
+    }
+    out.push_back(Deadline::at(when));
+  }
+  return out;
+}
+
+void HostService::note_unfinished(Call& call,
+                                  const std::vector<std::string>& reasons,
+                                  const std::vector<std::string>& plugins,
+                                  const ChainRuns& runs) {
+  if (reasons.empty()) return;
+  std::string all;
+  for (size_t i = 0; i < reasons.size(); ++i) {
+    if (context_.metrics) context_.metrics->deadline_exceeded(plugins[i]);
+    all += (all.empty() ? "" : "; ") + reasons[i];
+  }
+  spdlog::warn("slow call: {} {}: {} after {:.1f} ms; per plugin: {}",
+               call.method, call.what, all, ms(Clock::now() - call.start),
+               runs_summary(runs));
 }
 
 grpc::Status HostService::busy_status(Call& call, const SessionCall& lock) {
@@ -281,6 +323,11 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
     const auto code = e.kind() == DeltaError::Kind::kVersionMismatch
                           ? grpc::StatusCode::FAILED_PRECONDITION
                           : grpc::StatusCode::INVALID_ARGUMENT;
+    // The table did not change; its version tells the shim whether a delta
+    // of an earlier call whose answer it lost was applied, and marks the
+    // refusal as one about the table (the shim then resyncs).
+    context->AddTrailingMetadata("schedplug-table-version",
+                                 std::to_string(table.version()));
     return finish(call, {code, e.what()});
   }
   session->set_last_table_version(table.version());
@@ -298,19 +345,42 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
                                std::to_string(table.version()));
   response->set_table_version(table.version());
 
-  FilterOutcome outcome;
-  try {
-    outcome = run_filters(profile->filters, pod.view(), table.views(),
-                          *context_.pool, call.deadline);
-  } catch (const ChainDeadlineExceeded& e) {
-    record_runs(e.runs(), "filter");
-    return finish(call, deadline_status(call, e));
+  // applies() once per cycle for every native plugin of the profile; the
+  // shim sends the answers back with PreScore and single-node Filter.
+  std::vector<uint8_t> filter_applies;
+  filter_applies.reserve(profile->filters.size());
+  response->set_applies_reported(true);
+  for (const PluginInstance* plugin : profile->plugins) {
+    const bool applies = plugin->applies(pod.view());
+    if (!applies) response->add_not_applying(plugin->name());
+    for (const PluginInstance* f : profile->filters) {
+      if (f == plugin) filter_applies.push_back(applies ? 1 : 0);
+    }
   }
+  if (filter_applies.size() != profile->filters.size()) filter_applies.clear();
+  const auto chain_start = Clock::now();
+  const std::vector<Deadline> deadlines =
+      plugin_deadlines(call, profile->filter_timeout_ms, chain_start);
+  FilterOutcome outcome =
+      run_filters(profile->filters, pod.view(), table.views(), *context_.pool,
+                  call.deadline,
+                  {.plugin_deadlines = deadlines, .applies = filter_applies});
   record_runs(outcome.runs, "filter");
 
   for (size_t i = 0; i < profile->filters.size(); ++i) {
     response->add_plugins(profile->filters[i]->name());
     response->add_skipped(outcome.skipped[i]);
+  }
+  {
+    std::vector<std::string> reasons, names;
+    for (const UnfinishedPlugin& u : outcome.unfinished) {
+      v1::UnfinishedPlugin* out = response->add_unfinished();
+      out->set_plugin(u.instance->name());
+      out->set_reason(u.reason);
+      reasons.push_back(u.reason);
+      names.push_back(u.instance->name());
+    }
+    note_unfinished(call, reasons, names, outcome.runs);
   }
   for (std::string& reason : outcome.reasons)
     response->add_reasons(std::move(reason));
@@ -372,15 +442,33 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
   }
   const PodRecord pod(pod_from_proto(request->pod()));
   const NodeRecord node(node_from_proto(request->node()));
-  SingleFilterResult result;
-  try {
-    result =
-        run_filters_on_node(filters, pod.view(), node.view(), call.deadline);
-  } catch (const ChainDeadlineExceeded& e) {
-    record_runs(e.runs(), "filter");
-    return finish(call, deadline_status(call, e));
+  std::vector<int> timeouts;
+  for (const PluginInstance* f : filters) {
+    int t = 0;
+    for (size_t i = 0; i < profile->filters.size(); ++i) {
+      if (profile->filters[i] == f && i < profile->filter_timeout_ms.size())
+        t = profile->filter_timeout_ms[i];
+    }
+    timeouts.push_back(t);
   }
+  const std::vector<Deadline> deadlines =
+      plugin_deadlines(call, timeouts, Clock::now());
+  const std::vector<uint8_t> applies = known_applies(*request, filters);
+  SingleFilterResult result =
+      run_filters_on_node(filters, pod.view(), node.view(), call.deadline,
+                          {.plugin_deadlines = deadlines, .applies = applies});
   record_runs(result.runs, "filter");
+  {
+    std::vector<std::string> reasons, names;
+    for (const UnfinishedPlugin& u : result.unfinished) {
+      v1::UnfinishedPlugin* out = response->add_unfinished();
+      out->set_plugin(u.instance->name());
+      out->set_reason(u.reason);
+      reasons.push_back(u.reason);
+      names.push_back(u.instance->name());
+    }
+    note_unfinished(call, reasons, names, result.runs);
+  }
   response->set_code(static_cast<v1::Code>(result.verdict.code));
   if (result.plugin != nullptr) response->set_plugin(result.plugin->name());
   response->set_reason(result.verdict.reason);
@@ -432,16 +520,16 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
     }
     nodes.push_back(&record->view());
   }
-  ScoreOutcome outcome;
-  try {
-    outcome = run_scores(profile->scorers, pod.view(), nodes, *context_.pool,
-                         call.deadline);
-  } catch (const ChainDeadlineExceeded& e) {
-    record_runs(e.runs(), "score");
-    return finish(call, deadline_status(call, e));
-  }
+  const std::vector<uint8_t> applies =
+      known_applies(*request, profile->scorers);
+  const std::vector<Deadline> deadlines =
+      plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
+  ScoreOutcome outcome = run_scores(
+      profile->scorers, pod.view(), nodes, *context_.pool, call.deadline,
+      {.plugin_deadlines = deadlines, .applies = applies});
   record_runs(outcome.runs, "score");
   size_t failed = 0;
+  std::vector<std::string> reasons, names;
   for (size_t i = 0; i < profile->scorers.size(); ++i) {
     PluginScoreOutcome& o = outcome.plugins[i];
     v1::PluginScores* out = response->add_plugins();
@@ -453,7 +541,14 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
       spdlog::warn("PreScore {}: {}", call.what, o.error);
       out->set_error(std::move(o.error));
     }
+    if (!o.unfinished.empty()) {
+      ++failed;
+      reasons.push_back(o.unfinished);
+      names.push_back(profile->scorers[i]->name());
+      out->set_unfinished(std::move(o.unfinished));
+    }
   }
+  note_unfinished(call, reasons, names, outcome.runs);
   call.summary = fmt::format("{} nodes scored by {} plugins, {} failed",
                              nodes.size(), profile->scorers.size(), failed);
   return finish(call, grpc::Status::OK);

@@ -77,7 +77,15 @@ class HostService final : public v1::Host::Service {
   grpc::Status find_session_and_profile(const Request& request,
                                         std::shared_ptr<Session>& session,
                                         const ProfileRuntime*& profile);
-  grpc::Status deadline_status(Call& call, const ChainDeadlineExceeded& e);
+  // Per plugin: the call's deadline, or earlier when the plugin's own
+  // timeout (from `start`) ends first.
+  std::vector<Deadline> plugin_deadlines(const Call& call,
+                                         const std::vector<int>& timeouts_ms,
+                                         Clock::time_point start) const;
+  // Logs and counts the plugins that did not finish.
+  void note_unfinished(Call& call, const std::vector<std::string>& reasons,
+                       const std::vector<std::string>& plugins,
+                       const ChainRuns& runs);
   // The session's call lock was not free before the call's deadline.
   grpc::Status busy_status(Call& call, const SessionCall& lock);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);

@@ -49,10 +49,14 @@ std::unique_ptr<PluginRuntime> PluginRuntime::create(
       runtime->instances_.push_back(std::move(instance));
       return raw;
     };
-    for (const ResolvedPlugin& f : profile.filters)
+    for (const ResolvedPlugin& f : profile.filters) {
       out.filters.push_back(instance_of(f));
-    for (const ResolvedPlugin& s : profile.scorers)
+      out.filter_timeout_ms.push_back(f.settings.timeout_ms);
+    }
+    for (const ResolvedPlugin& s : profile.scorers) {
       out.scorers.push_back(instance_of(s));
+      out.scorer_timeout_ms.push_back(s.settings.timeout_ms);
+    }
     runtime->profiles_.push_back(std::move(out));
   }
   return runtime;

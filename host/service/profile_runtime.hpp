@@ -21,6 +21,12 @@ struct ProfileRuntime {
   std::vector<const PluginInstance*> scorers;
   // Every native plugin the profile enables, in first-appearance order.
   std::vector<PluginInstance*> plugins;
+  // The `schedplug.timeout` of each filter / scorer in milliseconds (0:
+  // none set), parallel to `filters` / `scorers`: the host stops a plugin
+  // that runs longer than its own timeout, so a slow plugin cannot use up
+  // the time of the plugins after it.
+  std::vector<int> filter_timeout_ms;
+  std::vector<int> scorer_timeout_ms;
 
   const PluginInstance* filter_named(std::string_view name) const;
   const PluginInstance* plugin_named(std::string_view name) const;

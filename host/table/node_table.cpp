@@ -70,6 +70,8 @@ void NodeTable::validate(const TableDelta& delta) const {
   std::unordered_set<std::string_view> names;
   slots.reserve(delta.upserts.size());
   names.reserve(delta.upserts.size());
+  const size_t slot_limit =
+      (delta.full ? 0 : slots_.size()) + delta.upserts.size() + kSlotHeadroom;
   for (const NodeUpsert& u : delta.upserts) {
     if (u.record == nullptr) invalid("an upsert has no node");
     const std::string_view name = u.record->name();
@@ -81,6 +83,15 @@ void NodeTable::validate(const TableDelta& delta) const {
     if (u.slot >= kMaxSlots) {
       invalid(where + ": indices must be dense small integers below " +
               std::to_string(kMaxSlots));
+    }
+    if (u.slot >= slot_limit) {
+      invalid(where +
+              " is beyond the table: indices must stay below the "
+              "table's size (" +
+              std::to_string(delta.full ? 0 : slots_.size()) +
+              ") plus the delta's upserts (" +
+              std::to_string(delta.upserts.size()) + ") plus " +
+              std::to_string(kSlotHeadroom) + "; reuse freed indices");
     }
     if (!slots.insert(u.slot).second) {
       invalid("index " + std::to_string(u.slot) +

@@ -57,6 +57,10 @@ class NodeTable {
   // Slots are dense small integers; a larger index is refused rather than
   // allocating a huge slot array.
   static constexpr uint32_t kMaxSlots = 1u << 20;
+  // A delta's indices must also be below the table's size plus its
+  // upserts plus this headroom, so one small delta cannot make the host
+  // allocate a slot array far larger than the cluster (docs/protocol.md).
+  static constexpr uint32_t kSlotHeadroom = 1024;
 
   // Applies `delta` atomically. Throws DeltaError; on error nothing changes.
   void apply(const TableDelta& delta);

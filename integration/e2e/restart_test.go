@@ -94,7 +94,7 @@ func TestHostRestartDuringBatch(t *testing.T) {
 	for _, p := range specs {
 		msg, err := testenv.FailedSchedulingMessage(ctx, s.client, ns, p.Name)
 		s.must(err)
-		if strings.Contains(msg, "schedplug-host could not") {
+		if strings.Contains(msg, "failurePolicy Fail") {
 			refused++
 			if refused == 1 {
 				t.Logf("refused while the host was down, e.g. %s: %q", p.Name, msg)

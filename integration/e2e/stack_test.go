@@ -29,6 +29,26 @@ type stack struct {
 // the test with the command that builds it.
 func startStack(t *testing.T, plugins []testenv.NativePlugin) *stack {
 	t.Helper()
+	return startStackWith(t, stackOptions{Plugins: plugins})
+}
+
+// stackOptions are what startStackWith varies.
+type stackOptions struct {
+	Plugins     []testenv.NativePlugin
+	FilterFirst []string // see testenv.SchedulerConfig
+	ClientQPS   float32
+	// Twin runs the test build of kube-scheduler with the Go twins and
+	// TwinCheck (testenv.TwinSchedulerBinary).
+	Twin         bool
+	SchedulerEnv []string
+	// HostPlugins, when set, gives schedplug-host its own configuration
+	// with only these plugins (it refuses names it cannot serve, such as
+	// the Go twins); otherwise both read the scheduler's file.
+	HostPlugins []testenv.NativePlugin
+}
+
+func startStackWith(t *testing.T, o stackOptions) *stack {
+	t.Helper()
 	hostBin, err := testenv.HostBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +57,11 @@ func startStack(t *testing.T, plugins []testenv.NativePlugin) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schedBin, err := testenv.SchedulerBinary(shared.dir)
+	schedulerBinary := testenv.SchedulerBinary
+	if o.Twin {
+		schedulerBinary = testenv.TwinSchedulerBinary
+	}
+	schedBin, err := schedulerBinary(shared.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +80,19 @@ func startStack(t *testing.T, plugins []testenv.NativePlugin) *stack {
 	s := &stack{t: t, cp: cp, client: cp.Client, dir: dir, configFile: filepath.Join(dir, "scheduler-config.yaml")}
 	t.Cleanup(s.stop)
 
-	cfg := testenv.SchedulerConfig{Kubeconfig: cp.Kubeconfig, Plugins: plugins}
+	cfg := testenv.SchedulerConfig{Kubeconfig: cp.Kubeconfig, Plugins: o.Plugins, FilterFirst: o.FilterFirst, ClientQPS: o.ClientQPS}
 	if err := cfg.WriteFile(s.configFile); err != nil {
 		t.Fatal(err)
 	}
-	s.host = testenv.NewHost(hostBin, pluginDir, s.configFile, sockDir, filepath.Join(dir, "host.log"))
+	hostConfig := s.configFile
+	if o.HostPlugins != nil {
+		hostConfig = filepath.Join(dir, "host-config.yaml")
+		hcfg := testenv.SchedulerConfig{Kubeconfig: cp.Kubeconfig, Plugins: o.HostPlugins}
+		if err := hcfg.WriteFile(hostConfig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.host = testenv.NewHost(hostBin, pluginDir, hostConfig, sockDir, filepath.Join(dir, "host.log"))
 	if err := s.host.StartAndWait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +100,7 @@ func startStack(t *testing.T, plugins []testenv.NativePlugin) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.scheduler.AddEnv(o.SchedulerEnv...)
 	if err := s.scheduler.StartAndWait(60 * time.Second); err != nil {
 		t.Fatal(err)
 	}

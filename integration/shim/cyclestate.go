@@ -26,6 +26,9 @@ type filterState struct {
 	// rejection[slot]: index into the response's rejection arrays, -1 if
 	// the node passed every native Filter.
 	rejection []int32
+	// unfinished: plugin index -> the host's sentence saying why that
+	// plugin has no verdict for the nodes it did not reject.
+	unfinished map[int]string
 }
 
 func (s *filterState) Clone() fwk.StateData { return s }
@@ -49,32 +52,65 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 			s.rejection[slot] = int32(i)
 		}
 	}
+	for _, u := range resp.GetUnfinished() {
+		if i, ok := s.pluginIndex[u.GetPlugin()]; ok {
+			if s.unfinished == nil {
+				s.unfinished = map[int]string{}
+			}
+			s.unfinished[i] = u.GetReason()
+		}
+	}
 	return s
+}
+
+// appliesAnswer is what the shim sends back to the host with PreScore and
+// single-node Filter calls so that applies() is asked once per cycle.
+func (s *filterState) appliesAnswer() (known bool, notApplying []string) {
+	if s == nil || s.err != nil || s.res == nil || !s.res.resp.GetAppliesReported() {
+		return false, nil
+	}
+	return true, s.res.resp.GetNotApplying()
 }
 
 // verdict is the PreFilter answer for one plugin on one node.
 type verdict struct {
 	code   pb.Code
 	reason string
+	// unfinished: the plugin has no verdict for this node; reason says why
+	// and the plugin's failurePolicy decides.
+	unfinished bool
 }
 
 // lookup returns the plugin's verdict on the node in `slot` if the host
-// evaluated exactly generation `gen` of it; ok=false means the caller must
-// ask the host about this NodeInfo explicitly.
-func (s *filterState) lookup(pluginIdx int, slot uint32, gen int64) (v verdict, ok bool) {
-	if int(slot) >= len(s.res.gens) || s.res.gens[slot] != gen {
+// evaluated exactly this state of it (see nodeState); ok=false means the
+// caller must ask the host about this NodeInfo explicitly.
+func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdict, ok bool) {
+	if s.res == nil || int(slot) >= len(s.res.gens) || s.res.gens[slot] != st || int(slot) >= len(s.rejection) {
 		return verdict{}, false
 	}
 	i := s.rejection[slot]
+	notRejectedHere := func() verdict {
+		if why, ok := s.unfinished[pluginIdx]; ok {
+			return verdict{unfinished: true, reason: why}
+		}
+		return verdict{code: pb.Code_CODE_SUCCESS}
+	}
 	if i < 0 {
-		return verdict{code: pb.Code_CODE_SUCCESS}, true
+		return notRejectedHere(), true
 	}
 	resp := s.res.resp
-	if int(i) >= len(resp.GetRejectedBy()) || int(resp.GetRejectedBy()[i]) != pluginIdx {
-		// Rejected by another native plugin of the profile: as far as this
-		// plugin is concerned the node passed (the framework stops at the
-		// first rejection in profile order, as the host did).
+	if int(i) >= len(resp.GetRejectedBy()) {
+		return notRejectedHere(), true
+	}
+	if by := int(resp.GetRejectedBy()[i]); by < pluginIdx {
+		// Rejected by an earlier native plugin of the profile: the
+		// framework stops at the first rejection in profile order, as the
+		// host did, so this plugin's answer does not matter.
 		return verdict{code: pb.Code_CODE_SUCCESS}, true
+	} else if by > pluginIdx {
+		// A later plugin rejected it, so this one passed it, unless this
+		// one did not finish (the host still runs later plugins then).
+		return notRejectedHere(), true
 	}
 	v.code = pb.Code_CODE_UNSCHEDULABLE
 	if int(i) < len(resp.GetCodes()) {
@@ -90,7 +126,10 @@ func (s *filterState) lookup(pluginIdx int, slot uint32, gen int64) (v verdict, 
 
 // scoreState is the cycle's PreScore outcome.
 type scoreState struct {
-	err error
+	// lazy: made by NormalizeScore because no native plugin of the profile
+	// is enabled at preScore; Score returned placeholders.
+	lazy bool
+	err  error
 	// position: node name -> index into each plugin's scores.
 	position map[string]int
 	plugins  map[string]*pb.PluginScores
@@ -98,14 +137,14 @@ type scoreState struct {
 
 func (s *scoreState) Clone() fwk.StateData { return s }
 
-func newScoreState(feasible []fwk.NodeInfo, resp *pb.PreScoreResponse, err error) *scoreState {
+func newScoreState(feasible []string, resp *pb.PreScoreResponse, err error) *scoreState {
 	s := &scoreState{err: err}
 	if err != nil {
 		return s
 	}
 	s.position = make(map[string]int, len(feasible))
-	for i, ni := range feasible {
-		s.position[ni.Node().Name] = i
+	for i, name := range feasible {
+		s.position[name] = i
 	}
 	s.plugins = make(map[string]*pb.PluginScores, len(resp.GetPlugins()))
 	for _, p := range resp.GetPlugins() {

@@ -33,10 +33,16 @@ func SetProfiles(profiles []Profile) {
 	defaultProfiles = profiles
 }
 
-// ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST,
+// ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST, the
+// SCHEDPLUG_TLS_* variables (tls.go),
 // SCHEDPLUG_CONNECT_TIMEOUT and SCHEDPLUG_RESYNC_TIMEOUT.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
+	tlsConfig, err := tlsFromEnv()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.TLS = tlsConfig
 	for _, e := range []struct {
 		name string
 		dst  *time.Duration

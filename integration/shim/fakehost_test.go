@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "schedplug.dev/integration/gen/schedplugv1"
@@ -27,6 +28,14 @@ import (
 //     (so a preemption what-if with fewer pods gives another answer).
 //   - Skip: pod label "skip-<Plugin>" makes the plugin not apply.
 //   - Score: node label "score-<Plugin>" is the score (default 0).
+//   - Filter: node label "skipfilter-<Plugin>" makes the filter answer
+//     CODE_SKIP (which must not let the node pass).
+//   - Slow plugin: pod label "unfinished-<Plugin>" makes the host report
+//     that plugin (and, in PreFilter, the filters after it) as unfinished,
+//     as the real host does when its deadline runs out.
+//
+// Like the real host it reports its table version in the trailer
+// "schedplug-table-version" of every PreFilter that reached the table.
 type fakeHost struct {
 	pb.UnimplementedHostServer
 
@@ -41,6 +50,11 @@ type fakeHost struct {
 	version      uint64
 	calls        map[string]int
 	deltas       []*pb.NodeTableDelta
+	// failAfterApply: PreFilter applies the delta, then answers this error
+	// (as the real host does when its chain runs out of time).
+	failAfterApply error
+	lastPreScore   *pb.PreScoreRequest
+	lastFilter     *pb.FilterRequest
 
 	sock   string
 	server *grpc.Server
@@ -72,6 +86,7 @@ func (h *fakeHost) reset() {
 	h.version = 0
 	h.calls = map[string]int{}
 	h.deltas = nil
+	h.failAfterApply = nil
 }
 
 func (h *fakeHost) start(t *testing.T) {
@@ -203,6 +218,9 @@ func label(kvs []*pb.KeyValue, key string) (string, bool) {
 }
 
 func evalFilter(plugin string, pod *pb.Pod, node *pb.Node) (pb.Code, string) {
+	if _, ok := label(node.Labels, "skipfilter-"+plugin); ok {
+		return pb.Code_CODE_SKIP, ""
+	}
 	if _, ok := label(node.Labels, "reject-"+plugin); ok {
 		return pb.Code_CODE_UNSCHEDULABLE, "node(s) are marked reject-" + plugin
 	}
@@ -220,15 +238,25 @@ func skips(plugin string, pod *pb.Pod) bool {
 	return ok
 }
 
-func (h *fakeHost) PreFilter(_ context.Context, req *pb.PreFilterRequest) (*pb.PreFilterResponse, error) {
+func (h *fakeHost) PreFilter(ctx context.Context, req *pb.PreFilterRequest) (*pb.PreFilterResponse, error) {
 	defer h.begin("PreFilter")()
 	if !h.sessions[req.SessionId] {
 		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
 	}
-	if err := h.applyDelta(req.Delta); err != nil {
+	err := h.applyDelta(req.Delta)
+	_ = grpc.SetTrailer(ctx, metadata.Pairs("schedplug-table-version", strconv.FormatUint(h.version, 10)))
+	if err != nil {
 		return nil, err
 	}
-	resp := &pb.PreFilterResponse{TableVersion: h.version}
+	if h.failAfterApply != nil {
+		return nil, h.failAfterApply
+	}
+	resp := &pb.PreFilterResponse{TableVersion: h.version, AppliesReported: true}
+	for _, n := range h.profiles[req.SchedulerName] {
+		if skips(n, req.Pod) {
+			resp.NotApplying = append(resp.NotApplying, n)
+		}
+	}
 	var filters []string
 	for _, n := range h.profiles[req.SchedulerName] {
 		if h.info(n).HasFilter {
@@ -242,12 +270,22 @@ func (h *fakeHost) PreFilter(_ context.Context, req *pb.PreFilterRequest) (*pb.P
 		slots = append(slots, s)
 	}
 	sort.Slice(slots, func(i, j int) bool { return slots[i] < slots[j] })
+	slow := len(filters)
 	for i, p := range filters {
 		resp.Skipped = append(resp.Skipped, skips(p, req.Pod))
-		_ = i
+		if _, ok := label(req.Pod.Labels, "unfinished-"+p); ok && slow == len(filters) {
+			slow = i
+		}
+	}
+	for i := slow; i < len(filters); i++ {
+		why := fmt.Sprintf("plugin %q did not finish filter within 80.0 ms on schedplug-host", filters[i])
+		if i > slow {
+			why = fmt.Sprintf("plugin %q did not run: plugin %q before it used up the deadline", filters[i], filters[slow])
+		}
+		resp.Unfinished = append(resp.Unfinished, &pb.UnfinishedPlugin{Plugin: filters[i], Reason: why})
 	}
 	for _, s := range slots {
-		for i, p := range filters {
+		for i, p := range filters[:slow] {
 			if resp.Skipped[i] {
 				continue
 			}
@@ -273,12 +311,16 @@ func (h *fakeHost) PreFilter(_ context.Context, req *pb.PreFilterRequest) (*pb.P
 
 func (h *fakeHost) Filter(_ context.Context, req *pb.FilterRequest) (*pb.FilterResponse, error) {
 	defer h.begin("Filter")()
+	h.lastFilter = req
 	if !h.sessions[req.SessionId] {
 		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
 	}
 	for _, p := range req.Plugins {
 		if skips(p, req.Pod) {
 			continue
+		}
+		if _, ok := label(req.Pod.Labels, "unfinished-"+p); ok {
+			return &pb.FilterResponse{Code: pb.Code_CODE_SUCCESS, Unfinished: []*pb.UnfinishedPlugin{{Plugin: p, Reason: fmt.Sprintf("plugin %q did not finish filter within 80.0 ms on schedplug-host", p)}}}, nil
 		}
 		if code, reason := evalFilter(p, req.Pod, req.Node); code != pb.Code_CODE_SUCCESS {
 			return &pb.FilterResponse{Code: code, Plugin: p, Reason: reason}, nil
@@ -289,6 +331,7 @@ func (h *fakeHost) Filter(_ context.Context, req *pb.FilterRequest) (*pb.FilterR
 
 func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.PreScoreResponse, error) {
 	defer h.begin("PreScore")()
+	h.lastPreScore = req
 	if !h.sessions[req.SessionId] {
 		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
 	}
@@ -301,7 +344,9 @@ func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.Pre
 			continue
 		}
 		ps := &pb.PluginScores{Plugin: n, Skipped: skips(n, req.Pod)}
-		if !ps.Skipped {
+		if _, ok := label(req.Pod.Labels, "unfinished-"+n); ok && !ps.Skipped {
+			ps.Unfinished = fmt.Sprintf("plugin %q did not finish score within 80.0 ms on schedplug-host", n)
+		} else if !ps.Skipped {
 			for _, s := range req.Nodes {
 				node, ok := h.table[s]
 				if !ok {

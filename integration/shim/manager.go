@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +14,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -42,6 +43,8 @@ type Config struct {
 	ClientID string
 	// Profiles are the scheduler's profiles with their native plugins.
 	Profiles []Profile
+	// TLS, when set, connects with TLS (see tls.go); nil is plaintext.
+	TLS *TLSConfig
 }
 
 // Defaults, overridable through the environment (see docs/shim.md).
@@ -72,6 +75,17 @@ type Manager struct {
 	mu       sync.Mutex
 	table    *nodeTable
 	needFull bool
+	// pending is the last delta sent whose fate is unknown (the call
+	// failed without saying which table version the host has). If the host
+	// later reports that version, the delta was applied and is committed
+	// instead of resending the whole table. Guarded by mu.
+	pending *plannedDelta
+
+	// lazyMu makes the lazy PreFilter / PreScore calls (a profile that
+	// enables a native plugin at filter or score but not at preFilter or
+	// preScore) happen once per cycle while the framework's parallel
+	// workers wait for it.
+	lazyMu sync.Mutex
 
 	sess atomic.Pointer[session]
 
@@ -112,8 +126,12 @@ func NewManager(cfg Config) (*Manager, error) {
 		host, _ := os.Hostname()
 		cfg.ClientID = fmt.Sprintf("kube-scheduler %s pid %d", host, os.Getpid())
 	}
+	creds, err := cfg.TLS.transportCredentials()
+	if err != nil {
+		return nil, err
+	}
 	conn, err := grpc.NewClient(cfg.Target,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
 		// gRPC's default reconnect backoff grows to 120s; a restarted host
 		// should be back in seconds.
@@ -299,6 +317,7 @@ func (m *Manager) handshake(ctx context.Context) error {
 	}
 	m.table.reset()
 	m.needFull = true
+	m.pending = nil
 	m.sess.Store(s)
 	klog.FromContext(ctx).V(2).Info("schedplug-host session opened", "target", m.cfg.Target, "session", s.id, "plugins", len(s.plugins))
 	go m.activateRejected(ctx)
@@ -306,19 +325,22 @@ func (m *Manager) handshake(ctx context.Context) error {
 }
 
 // renewSession handshakes again unless another caller already replaced the
-// session `stale`. On failure the session is dropped and background
-// reconnection starts. Callers hold m.mu.
-func (m *Manager) renewSession(ctx context.Context, stale *session) error {
+// session `stale`, and returns the session to use. On failure the session
+// is dropped and background reconnection starts. Callers hold m.mu.
+func (m *Manager) renewSession(ctx context.Context, stale *session) (*session, error) {
 	if cur := m.sess.Load(); cur != nil && cur != stale {
-		return nil
+		return cur, nil
 	}
 	resyncs.Inc()
 	if err := m.handshake(ctx); err != nil {
 		m.sess.Store(nil)
 		m.startReconnect(ctx)
-		return err
+		return nil, err
 	}
-	return nil
+	if cur := m.sess.Load(); cur != nil {
+		return cur, nil
+	}
+	return nil, errNoSession
 }
 
 // startReconnect handshakes in the background, with capped exponential
@@ -365,14 +387,27 @@ var errNoSession = status.Error(codes.Unavailable, "no session with schedplug-ho
 // prefilterResult is the outcome of the cycle's PreFilter call.
 type prefilterResult struct {
 	resp *pb.PreFilterResponse
-	// gens[slot] is the NodeInfo generation the host evaluated for that
-	// slot (-1: free slot).
-	gens []int64
+	// gens[slot] is the node state the host evaluated for that slot
+	// (freeSlot: no node).
+	gens []nodeState
 }
 
+// tableVersionTrailer is the trailing metadata key in which the host
+// reports its table version after a PreFilter that reached the session's
+// table (answered, failed later, or refused the delta).
+const tableVersionTrailer = "schedplug-table-version"
+
 // preFilter sends the pod and the node-table delta and returns every
-// native Filter's verdicts. On FAILED_PRECONDITION it opens a new session
-// and sends the full table once.
+// native Filter's verdicts.
+//
+//   - FAILED_PRECONDITION: if the host reports the version of the last
+//     delta whose answer was lost, that delta was applied: it is committed
+//     and the call repeated with a delta from there (same session, no full
+//     upload). Otherwise the shim opens a new session and sends the full
+//     table once.
+//   - INVALID_ARGUMENT for a delta the host refused (it reports its table
+//     version): the tables disagree in a way a delta cannot fix, so the
+//     full table is sent once, on the same session.
 func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, nodes []fwk.NodeInfo) (*prefilterResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -380,19 +415,46 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 	if s == nil {
 		return nil, errNoSession
 	}
-	res, err := m.sendPreFilter(ctx, s, profile, pod, nodes, m.needFull)
-	if status.Code(err) != codes.FailedPrecondition {
+	res, hostVersion, err := m.sendPreFilter(ctx, s, profile, pod, nodes, m.needFull)
+	switch status.Code(err) {
+	case codes.FailedPrecondition:
+		if p := m.pending; hostVersion != nil && p != nil && *hostVersion == p.msg.GetNewVersion() {
+			// The delta whose answer was lost did arrive: continue from it.
+			m.table.commit(p, *hostVersion)
+			m.pending = nil
+			m.needFull = false
+			deltasRecovered.Inc()
+			klog.FromContext(ctx).V(2).Info("schedplug-host had applied the delta of a failed call; continuing from its table version", "profile", profile, "version", *hostVersion)
+			res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, false)
+			if status.Code(err) != codes.FailedPrecondition {
+				return res, err
+			}
+		}
+		klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", profile, "err", status.Convert(err).Message())
+		ns, rerr := m.renewSession(ctx, s)
+		if rerr != nil {
+			return nil, rerr
+		}
+		res, _, err = m.sendPreFilter(ctx, ns, profile, pod, nodes, true)
+		return res, err
+	case codes.InvalidArgument:
+		if hostVersion == nil {
+			// Not about the table (e.g. an unknown profile): a resync
+			// cannot help.
+			return nil, err
+		}
+		klog.FromContext(ctx).Info("schedplug-host refused the node-table delta; sending the full table", "profile", profile, "err", status.Convert(err).Message())
+		resyncs.Inc()
+		m.needFull = true
+		res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, true)
 		return res, err
 	}
-	klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", profile, "err", status.Convert(err).Message())
-	if err := m.renewSession(ctx, s); err != nil {
-		return nil, err
-	}
-	return m.sendPreFilter(ctx, m.sess.Load(), profile, pod, nodes, true)
+	return res, err
 }
 
-// sendPreFilter makes one PreFilter call. Callers hold m.mu.
-func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, full bool) (*prefilterResult, error) {
+// sendPreFilter makes one PreFilter call and returns the table version the
+// host reported, if it did. Callers hold m.mu.
+func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, full bool) (*prefilterResult, *uint64, error) {
 	plan := m.table.planDelta(nodes, full, convertNode)
 	timeout := m.callTimeout(profile)
 	if full {
@@ -400,52 +462,82 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var trailer metadata.MD
+	m.table.noteIssued(plan.msg.GetNewVersion())
 	resp, err := m.client.PreFilter(cctx, &pb.PreFilterRequest{
 		SessionId:     s.id,
 		SchedulerName: profile,
 		Pod:           pod,
 		Delta:         plan.msg,
-	})
+	}, grpc.Trailer(&trailer))
 	countRPC("PreFilter", err)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		m.table.commit(plan, resp.GetTableVersion())
+		m.needFull = false
+		m.pending = nil
+		return &prefilterResult{resp: resp, gens: plan.gens}, nil, nil
 	}
-	m.table.commit(plan, resp.GetTableVersion())
-	m.needFull = false
-	return &prefilterResult{resp: resp, gens: plan.gens}, nil
+	hostVersion := trailerVersion(trailer)
+	switch code := status.Code(err); {
+	case hostVersion != nil && code != codes.FailedPrecondition && code != codes.InvalidArgument:
+		// The host applied the delta (its version says where it is) and
+		// failed afterwards, e.g. its chain ran out of time.
+		if *hostVersion == plan.msg.GetNewVersion() {
+			m.table.commit(plan, *hostVersion)
+			m.needFull = false
+			m.pending = nil
+		}
+	case hostVersion == nil && code != codes.FailedPrecondition && code != codes.InvalidArgument:
+		// No word from the host (our deadline fired, the connection
+		// dropped): it may or may not have applied the delta.
+		m.pending = plan
+	}
+	return nil, hostVersion, err
+}
+
+func trailerVersion(md metadata.MD) *uint64 {
+	vals := md.Get(tableVersionTrailer)
+	if len(vals) == 0 {
+		return nil
+	}
+	v, err := strconv.ParseUint(vals[len(vals)-1], 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &v
 }
 
 // preScore asks for every native Score plugin's normalized scores on the
 // feasible nodes. allNodes is the cycle's snapshot, needed when the host
 // lost the table and it must be sent again.
-func (m *Manager) preScore(ctx context.Context, profile string, pod *pb.Pod, feasible, allNodes []fwk.NodeInfo) (*pb.PreScoreResponse, error) {
+func (m *Manager) preScore(ctx context.Context, profile string, pod *pb.Pod, feasible []string, allNodes []fwk.NodeInfo, applies appliesInfo) (*pb.PreScoreResponse, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sess.Load()
 	if s == nil {
 		return nil, errNoSession
 	}
-	resp, err := m.sendPreScore(ctx, s, profile, pod, feasible)
+	resp, err := m.sendPreScore(ctx, s, profile, pod, feasible, applies)
 	if status.Code(err) != codes.FailedPrecondition {
 		return resp, err
 	}
 	klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", profile, "err", status.Convert(err).Message())
-	if err := m.renewSession(ctx, s); err != nil {
+	s, err = m.renewSession(ctx, s)
+	if err != nil {
 		return nil, err
 	}
-	s = m.sess.Load()
-	if _, err := m.sendPreFilter(ctx, s, profile, pod, allNodes, true); err != nil {
+	if _, _, err := m.sendPreFilter(ctx, s, profile, pod, allNodes, true); err != nil {
 		return nil, err
 	}
-	return m.sendPreScore(ctx, s, profile, pod, feasible)
+	return m.sendPreScore(ctx, s, profile, pod, feasible, applies)
 }
 
-func (m *Manager) sendPreScore(ctx context.Context, s *session, profile string, pod *pb.Pod, feasible []fwk.NodeInfo) (*pb.PreScoreResponse, error) {
+func (m *Manager) sendPreScore(ctx context.Context, s *session, profile string, pod *pb.Pod, feasible []string, applies appliesInfo) (*pb.PreScoreResponse, error) {
 	slots := make([]uint32, len(feasible))
-	for i, ni := range feasible {
-		slot, ok := m.table.slotOf(ni.Node().Name)
+	for i, name := range feasible {
+		slot, ok := m.table.slotOf(name)
 		if !ok {
-			return nil, status.Errorf(codes.Internal, "node %q is not in the node table sent to schedplug-host", ni.Node().Name)
+			return nil, status.Errorf(codes.Internal, "node %q is not in the node table sent to schedplug-host", name)
 		}
 		slots[i] = slot
 	}
@@ -457,20 +549,37 @@ func (m *Manager) sendPreScore(ctx context.Context, s *session, profile string, 
 		Pod:           pod,
 		TableVersion:  m.table.currentVersion(),
 		Nodes:         slots,
+		AppliesKnown:  applies.known,
+		NotApplying:   applies.notApplying,
 	})
 	countRPC("PreScore", err)
 	return resp, err
 }
 
+// appliesInfo is the cycle's applies() answers, sent back to the host.
+type appliesInfo struct {
+	known       bool
+	notApplying []string
+}
+
+// testHookBeforeRetry, when set by a test, runs between a Filter call that
+// needs a new session and its retry (where a failed re-handshake of another
+// goroutine may drop the session).
+var testHookBeforeRetry func()
+
 // filterOne evaluates one plugin on one node whose state is sent
 // explicitly; the node table is not involved.
-func (m *Manager) filterOne(ctx context.Context, profile, plugin string, pod *pb.Pod, ni fwk.NodeInfo) (*pb.FilterResponse, error) {
+func (m *Manager) filterOne(ctx context.Context, profile, plugin string, pod *pb.Pod, ni fwk.NodeInfo, applies appliesInfo) (*pb.FilterResponse, error) {
 	s := m.sess.Load()
 	if s == nil {
 		return nil, errNoSession
 	}
-	req := &pb.FilterRequest{SchedulerName: profile, Pod: pod, Node: convertNode(ni, 0), Plugins: []string{plugin}}
+	req := &pb.FilterRequest{SchedulerName: profile, Pod: pod, Node: convertNode(ni, 0), Plugins: []string{plugin},
+		AppliesKnown: applies.known, NotApplying: applies.notApplying}
 	call := func(s *session) (*pb.FilterResponse, error) {
+		if s == nil {
+			return nil, errNoSession
+		}
 		req.SessionId = s.id
 		cctx, cancel := context.WithTimeout(ctx, m.policy(profile, plugin).Timeout)
 		defer cancel()
@@ -483,12 +592,15 @@ func (m *Manager) filterOne(ctx context.Context, profile, plugin string, pod *pb
 		return resp, err
 	}
 	m.mu.Lock()
-	err = m.renewSession(ctx, s)
+	ns, err := m.renewSession(ctx, s)
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return call(m.sess.Load())
+	if testHookBeforeRetry != nil {
+		testHookBeforeRetry()
+	}
+	return call(ns)
 }
 
 // rememberRejected keeps a pod that a failure policy rejected, so it can be

@@ -28,10 +28,28 @@ var (
 		Help:           "Calls to schedplug-host by method and gRPC status code.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"method", "code"})
+	lazyCalls = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "lazy_calls_total",
+		Help:           "PreFilter or PreScore calls the shim made lazily from Filter or NormalizeScore because the profile enables no native plugin at preFilter or preScore (enable the plugins under multiPoint to avoid it).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"method"})
+	deltasRecovered = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "deltas_recovered_total",
+		Help:           "Node-table deltas whose answer was lost but which the host reported as applied, so the shim continued from them instead of resending the full table.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	panicsRecovered = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "panics_recovered_total",
+		Help:           "Panics inside the shim turned into an Error status for one scheduling cycle instead of crashing kube-scheduler (each is a bug; the scheduler log has the stack).",
+		StabilityLevel: metrics.ALPHA,
+	})
 	policyApplied = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "failure_policy_applied_total",
-		Help:           "Times a plugin's failurePolicy decided the verdict because the host could not answer.",
+		Help:           "Times a plugin's failurePolicy decided the verdict because the host could not answer for it (unreachable, too slow, or the plugin did not finish within its deadline on the host).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"plugin", "policy"})
 )
@@ -40,6 +58,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(filterFallbacks, resyncs, rpcs, policyApplied)
+		legacyregistry.MustRegister(filterFallbacks, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
 	})
 }

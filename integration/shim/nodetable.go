@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"hash/fnv"
 	"sync"
 
 	fwk "k8s.io/kube-scheduler/framework"
@@ -23,21 +24,60 @@ type nodeTable struct {
 	mu      sync.RWMutex
 	entries map[string]*tableEntry
 	// names[slot] is the node in that slot, "" for a free slot; gens[slot]
-	// its generation, -1 for a free slot (copied into every cycle).
+	// the state the host holds for it, freeSlot for a free slot (copied
+	// into every cycle).
 	names []string
-	gens  []int64
+	gens  []nodeState
 	// order caches the slot of each position of the last snapshot list.
 	order []uint32
 	// free holds released slots, reused before the table grows.
 	free    []uint32
 	version uint64
+	// issued is the highest version ever put in a delta sent to the host,
+	// so that no two deltas of this process claim the same new_version and
+	// a version the host reports identifies the delta it applied.
+	issued uint64
+}
+
+// nodeState identifies the NodeInfo state the host holds for a node: its
+// generation, and the pod-derived values the host sees. The generation is
+// not enough on its own: in pod-group cycles kube-scheduler's snapshot
+// (pkg/scheduler/backend/cache Snapshot.AssumePod / ForgetPod) adds and
+// removes assumed pods in place and then restores the old Generation. The
+// host's view of a node's pods is exactly its pod count and the sum of
+// their requests, so comparing those as well catches every change the host
+// could observe.
+type nodeState struct {
+	gen     int64
+	pods    int
+	cpu     int64
+	mem     int64
+	eph     int64
+	scalars uint64 // order-independent hash of the scalar requests
+}
+
+// freeSlot is the state of a slot that holds no node.
+var freeSlot = nodeState{gen: -1}
+
+func stateOf(ni fwk.NodeInfo) nodeState {
+	st := nodeState{gen: ni.GetGeneration(), pods: len(ni.GetPods())}
+	r := ni.GetRequested()
+	if r == nil {
+		return st
+	}
+	st.cpu, st.mem, st.eph = r.GetMilliCPU(), r.GetMemory(), r.GetEphemeralStorage()
+	for name, v := range r.GetScalarResources() {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(name))
+		st.scalars += h.Sum64() ^ (uint64(v) * 0x9e3779b97f4a7c15)
+	}
+	return st
 }
 
 const noSlot = ^uint32(0)
 
 type tableEntry struct {
-	slot       uint32
-	generation int64
+	slot uint32
 }
 
 func newNodeTable() *nodeTable {
@@ -54,16 +94,16 @@ type plannedDelta struct {
 	full    bool
 	// order[i] is the slot of the i-th snapshot node (noSlot for none).
 	order []uint32
-	// gens is the generation the host holds for every slot once this delta
-	// is applied (-1 for a free slot); the cycle keeps it to decide whether
-	// a Filter call may use the PreFilter verdicts.
-	gens []int64
+	// gens is the node state the host holds for every slot once this
+	// delta is applied (freeSlot for a free slot); the cycle keeps it to
+	// decide whether a Filter call may use the PreFilter verdicts.
+	gens []nodeState
 }
 
 type plannedUpsert struct {
-	name       string
-	slot       uint32
-	generation int64
+	name  string
+	slot  uint32
+	state nodeState
 }
 
 // slotOf returns the slot of a node, for Filter and PreScore lookups.
@@ -99,6 +139,18 @@ func (t *nodeTable) reset() {
 	t.order = nil
 	t.free = nil
 	t.version = 0
+}
+
+// nextVersion is the new_version for a delta planned now.
+func (t *nodeTable) nextVersion() uint64 {
+	return max(t.version, t.issued) + 1
+}
+
+// noteIssued records that a delta with version v was sent.
+func (t *nodeTable) noteIssued(v uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.issued = max(t.issued, v)
 }
 
 // planDelta compares the snapshot's nodes with the table and returns the
@@ -143,7 +195,7 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 			continue
 		}
 		name := node.Name
-		gen := ni.GetGeneration()
+		st := stateOf(ni)
 		slot, known := noSlot, false
 		if !full {
 			// The snapshot lists nodes in a stable order, so last cycle's
@@ -163,7 +215,7 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 		if known {
 			matched++
 			p.order[i] = slot
-			if t.gens[slot] == gen {
+			if t.gens[slot] == st {
 				continue
 			}
 		} else {
@@ -180,7 +232,7 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 			}
 			p.order[i] = slot
 		}
-		p.upserts = append(p.upserts, plannedUpsert{name: name, slot: slot, generation: gen})
+		p.upserts = append(p.upserts, plannedUpsert{name: name, slot: slot, state: st})
 		msg.Upserts = append(msg.Upserts, convert(ni, slot))
 	}
 
@@ -205,9 +257,9 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 	msg.NewVersion = t.version
 	if full {
 		msg.BaseVersion = 0
-		msg.NewVersion = t.version + 1
+		msg.NewVersion = t.nextVersion()
 	} else if len(msg.Upserts) > 0 || len(msg.Removed) > 0 {
-		msg.NewVersion = t.version + 1
+		msg.NewVersion = t.nextVersion()
 	}
 
 	// Generations per slot after the delta.
@@ -215,19 +267,19 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 	if !full && len(t.gens) > size {
 		size = len(t.gens)
 	}
-	p.gens = make([]int64, size)
+	p.gens = make([]nodeState, size)
 	n := 0
 	if !full {
 		n = copy(p.gens, t.gens)
 	}
 	for i := n; i < size; i++ {
-		p.gens[i] = -1
+		p.gens[i] = freeSlot
 	}
 	for _, s := range p.removed {
-		p.gens[s] = -1
+		p.gens[s] = freeSlot
 	}
 	for _, u := range p.upserts {
-		p.gens[u.slot] = u.generation
+		p.gens[u.slot] = u.state
 	}
 	return p
 }
@@ -246,21 +298,19 @@ func (t *nodeTable) commit(p *plannedDelta, hostVersion uint64) {
 		name := t.names[s]
 		delete(t.entries, name)
 		t.names[s] = ""
-		t.gens[s] = -1
+		t.gens[s] = freeSlot
 	}
 	used := make(map[uint32]struct{}, len(p.upserts))
 	for _, u := range p.upserts {
 		for int(u.slot) >= len(t.names) {
 			t.names = append(t.names, "")
-			t.gens = append(t.gens, -1)
+			t.gens = append(t.gens, freeSlot)
 		}
-		if e, ok := t.entries[u.name]; ok {
-			e.generation = u.generation
-		} else {
-			t.entries[u.name] = &tableEntry{slot: u.slot, generation: u.generation}
+		if _, ok := t.entries[u.name]; !ok {
+			t.entries[u.name] = &tableEntry{slot: u.slot}
 		}
 		t.names[u.slot] = u.name
-		t.gens[u.slot] = u.generation
+		t.gens[u.slot] = u.state
 		used[u.slot] = struct{}{}
 	}
 	// Rebuild the free list: slots taken from it are gone, removed ones join.
@@ -281,4 +331,5 @@ func (t *nodeTable) commit(p *plannedDelta, hostVersion uint64) {
 	if hostVersion != 0 {
 		t.version = hostVersion
 	}
+	t.issued = max(t.issued, t.version)
 }

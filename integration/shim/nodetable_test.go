@@ -28,8 +28,8 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	if len(p.msg.Removed) != 1 || p.msg.Removed[0] != slotB || len(p.msg.Upserts) != 0 {
 		t.Fatalf("remove plan: %v", p.msg)
 	}
-	if p.gens[slotB] != -1 {
-		t.Fatalf("removed slot generation %d, want -1", p.gens[slotB])
+	if p.gens[slotB] != freeSlot {
+		t.Fatalf("removed slot state %v, want free", p.gens[slotB])
 	}
 	tbl.commit(p, 0)
 	if _, ok := tbl.slotOf("b"); ok {
@@ -44,8 +44,8 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	tbl.commit(p, 0)
 	for _, ni := range []*framework.NodeInfo{a, c, d, e} {
 		s, ok := tbl.slotOf(ni.Node().Name)
-		if !ok || p.gens[s] != ni.GetGeneration() {
-			t.Fatalf("%s: slot %d ok=%v gen %d, want %d", ni.Node().Name, s, ok, p.gens[s], ni.GetGeneration())
+		if !ok || p.gens[s].gen != ni.GetGeneration() {
+			t.Fatalf("%s: slot %d ok=%v gen %d, want %d", ni.Node().Name, s, ok, p.gens[s].gen, ni.GetGeneration())
 		}
 	}
 	if tbl.currentVersion() != 3 {

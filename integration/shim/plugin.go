@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -18,6 +22,13 @@ import (
 // when the host says the plugin has no Filter (or no Score), or that the
 // pod is not its business, PreFilter (or PreScore) returns Skip and the
 // framework skips the lookups.
+//
+// A profile may enable a native plugin at filter or score without
+// preFilter or preScore (multiPoint enables all four; explicit per-point
+// lists do not). Filter then makes the cycle's PreFilter call itself, and
+// NormalizeScore the PreScore call, once per cycle (counted in
+// schedplug_shim_lazy_calls_total); `schedplug check` warns about such
+// profiles.
 type Plugin struct {
 	name    string
 	profile string
@@ -31,6 +42,7 @@ var (
 	_ fwk.FilterPlugin      = (*Plugin)(nil)
 	_ fwk.PreScorePlugin    = (*Plugin)(nil)
 	_ fwk.ScorePlugin       = (*Plugin)(nil)
+	_ fwk.ScoreExtensions   = (*Plugin)(nil)
 	_ fwk.EnqueueExtensions = (*Plugin)(nil)
 )
 
@@ -49,11 +61,29 @@ func NewPlugin(m *Manager, name string, pol Policy, h fwk.Handle) *Plugin {
 
 func (p *Plugin) Name() string { return p.name }
 
+// recoverStatus turns a panic in the shim into an Error status for this
+// cycle: kube-scheduler runs Filter and Score in its own goroutines, where
+// a panic would take the whole scheduler down.
+func (p *Plugin) recoverStatus(ctx context.Context, where string, st **fwk.Status) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	panicsRecovered.Inc()
+	klog.FromContext(ctx).Error(fmt.Errorf("%v", r), "schedplug shim panicked; the scheduling cycle fails instead of the scheduler", "plugin", p.name, "profile", p.profile, "in", where, "stack", string(debug.Stack()))
+	*st = fwk.AsStatus(fmt.Errorf("schedplug shim: internal error in %s of plugin %s: %v (a bug; please report it with the scheduler log)", where, p.name, r))
+}
+
 // PreFilter sends the pod and the node-table delta once per cycle (the
 // profile's first native plugin does it) and keeps the verdicts.
-func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (_ *fwk.PreFilterResult, st *fwk.Status) {
+	defer p.recoverStatus(ctx, "PreFilter", &st)
 	fs := p.cycleFilterState(ctx, state, pod, nodes)
 	if fs.err != nil {
+		if ctx.Err() != nil {
+			// kube-scheduler gave up on the cycle; not the host's fault.
+			return nil, fwk.AsStatus(fmt.Errorf("plugin %s: PreFilter cancelled by kube-scheduler: %w", p.name, ctx.Err()))
+		}
 		p.notePolicyApplied(ctx, pod, fs.err)
 		if p.policy.FailurePolicy == FailurePolicyIgnore {
 			// Skip this plugin's Filter for the whole cycle.
@@ -77,11 +107,27 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	return nil, nil
 }
 
-func (p *Plugin) cycleFilterState(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *filterState {
+func readFilterState(state fwk.CycleState) *filterState {
 	if d, err := state.Read(filterStateKey); err == nil {
 		if fs, ok := d.(*filterState); ok {
 			return fs
 		}
+	}
+	return nil
+}
+
+func readScoreState(state fwk.CycleState) *scoreState {
+	if d, err := state.Read(scoreStateKey); err == nil {
+		if ss, ok := d.(*scoreState); ok {
+			return ss
+		}
+	}
+	return nil
+}
+
+func (p *Plugin) cycleFilterState(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *filterState {
+	if fs := readFilterState(state); fs != nil {
+		return fs
 	}
 	wire := convertPod(pod)
 	res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes)
@@ -90,59 +136,142 @@ func (p *Plugin) cycleFilterState(ctx context.Context, state fwk.CycleState, pod
 	return fs
 }
 
+// snapshotNodes is the cycle's snapshot, for calls the shim makes lazily
+// (nil when the handle has none, as in unit tests).
+func (p *Plugin) snapshotNodes() []fwk.NodeInfo {
+	if p.handle == nil {
+		return nil
+	}
+	sl := p.handle.SnapshotSharedLister()
+	if sl == nil {
+		return nil
+	}
+	l, err := sl.NodeInfos().List()
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// lazyFilterState makes the cycle's PreFilter call from Filter or Score
+// when no native plugin of the profile ran PreFilter in this cycle. The
+// framework calls Filter from parallel workers: the first makes the call,
+// the others wait for it. `fallback` is used when the snapshot is not
+// available; nil means no call is possible (the result is nil).
+func (p *Plugin) lazyFilterState(ctx context.Context, state fwk.CycleState, pod *v1.Pod, fallback []fwk.NodeInfo) *filterState {
+	p.mgr.lazyMu.Lock()
+	defer p.mgr.lazyMu.Unlock()
+	return p.lazyFilterStateLocked(ctx, state, pod, fallback)
+}
+
+func (p *Plugin) lazyFilterStateLocked(ctx context.Context, state fwk.CycleState, pod *v1.Pod, fallback []fwk.NodeInfo) *filterState {
+	if fs := readFilterState(state); fs != nil {
+		return fs
+	}
+	nodes := p.snapshotNodes()
+	if nodes == nil {
+		nodes = fallback
+	}
+	if nodes == nil {
+		return nil
+	}
+	lazyCalls.WithLabelValues("PreFilter").Inc()
+	fs := p.cycleFilterState(ctx, state, pod, nodes)
+	if fs.err != nil && ctx.Err() == nil {
+		p.notePolicyApplied(ctx, pod, fs.err)
+		p.mgr.rememberRejected(pod)
+		p.mgr.watchRecovery()
+	}
+	return fs
+}
+
 // PreFilterExtensions returns nil: AddPod/RemovePod exist so plugins can
 // patch precomputed state for preemption's what-if NodeInfos. The shim
-// never trusts a verdict for a NodeInfo whose generation differs from the
-// one the host evaluated (removing or adding a pod bumps it), and asks the
-// host about that exact NodeInfo instead, so there is nothing to patch.
+// never trusts a verdict for a NodeInfo whose state differs from the one
+// the host evaluated (removing or adding a pod bumps the generation and
+// changes the pod count), and asks the host about that exact NodeInfo
+// instead, so there is nothing to patch.
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 // Filter looks the node up in the PreFilter verdicts, or asks the host
 // about this NodeInfo when it is not the one the host evaluated.
-func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (st *fwk.Status) {
+	defer p.recoverStatus(ctx, "Filter", &st)
 	node := ni.Node()
 	if node == nil {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node not found")
 	}
-	var fs *filterState
-	if d, err := state.Read(filterStateKey); err == nil {
-		fs, _ = d.(*filterState)
+	fs := readFilterState(state)
+	if fs == nil {
+		// No native plugin of this profile is enabled at preFilter.
+		fs = p.lazyFilterState(ctx, state, pod, nil)
 	}
 	if fs != nil && fs.err != nil {
+		if ctx.Err() != nil {
+			return p.cancelledFilter(ctx)
+		}
 		// PreFilter already counted and logged the failure for this cycle.
 		if p.policy.FailurePolicy == FailurePolicyIgnore {
 			return nil
 		}
-		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.failureReason(fs.err))
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.failureReason(fs.err, p.mgr.callTimeout(p.profile)))
 	}
 	if fs != nil {
 		idx, ok := fs.pluginIndex[p.name]
 		if !ok {
 			return nil
 		}
+		if sk := fs.res.resp.GetSkipped(); idx < len(sk) && sk[idx] {
+			// applies() said no (PreFilter returns Skip for it; a lazy
+			// cycle gets here).
+			return nil
+		}
 		if slot, ok := p.mgr.table.slotOf(node.Name); ok {
-			if v, ok := fs.lookup(idx, slot, ni.GetGeneration()); ok {
-				return filterStatus(v.code, v.reason, p.name)
+			if v, ok := fs.lookup(idx, slot, stateOf(ni)); ok {
+				if v.unfinished {
+					return p.unfinishedFilter(ctx, pod, v.reason)
+				}
+				return filterStatus(v.code, v.reason, p.name, node.Name)
 			}
 		}
 	}
 	filterFallbacks.Inc()
 	var wire *pb.Pod
+	var applies appliesInfo
 	if fs != nil {
 		wire = fs.pod
+		applies.known, applies.notApplying = fs.appliesAnswer()
 	} else {
 		wire = convertPod(pod)
 	}
-	resp, err := p.mgr.filterOne(ctx, p.profile, p.name, wire, ni)
+	resp, err := p.mgr.filterOne(ctx, p.profile, p.name, wire, ni, applies)
 	if err != nil {
+		if ctx.Err() != nil {
+			return p.cancelledFilter(ctx)
+		}
 		return p.hostFailureFilter(ctx, pod, err)
 	}
-	return filterStatus(resp.GetCode(), resp.GetReason(), p.name)
+	for _, u := range resp.GetUnfinished() {
+		if u.GetPlugin() == p.name {
+			return p.unfinishedFilter(ctx, pod, u.GetReason())
+		}
+	}
+	return filterStatus(resp.GetCode(), resp.GetReason(), p.name, node.Name)
 }
 
-func filterStatus(code pb.Code, reason, plugin string) *fwk.Status {
+// cancelledFilter answers a Filter whose context kube-scheduler cancelled
+// (it found enough feasible nodes, or a preemption dry run has enough
+// candidates): the framework discards the answer, so this is no host
+// failure: no failure policy, no outage log, no pod remembered. The node
+// is not reported feasible, since nothing was evaluated.
+func (p *Plugin) cancelledFilter(ctx context.Context) *fwk.Status {
+	klog.FromContext(ctx).V(5).Info("schedplug Filter call cancelled by kube-scheduler", "plugin", p.name)
+	return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("plugin %s: kube-scheduler cancelled the call to schedplug-host", p.name))
+}
+
+func filterStatus(code pb.Code, reason, plugin, node string) *fwk.Status {
 	switch code {
-	case pb.Code_CODE_SUCCESS, pb.Code_CODE_SKIP:
+	case pb.Code_CODE_SUCCESS:
 		return nil
 	case pb.Code_CODE_UNSCHEDULABLE:
 		return fwk.NewStatus(fwk.Unschedulable, reason)
@@ -150,6 +279,15 @@ func filterStatus(code pb.Code, reason, plugin string) *fwk.Status {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, reason)
 	case pb.Code_CODE_ERROR:
 		return fwk.AsStatus(fmt.Errorf("native plugin %s: %s", plugin, reason))
+	case pb.Code_CODE_SKIP:
+		// Upstream's RunFilterPlugins turns any Filter status that is not
+		// Success or a rejection, Skip included, into an error that aborts
+		// the cycle; a Skip must not let the node pass.
+		msg := fmt.Sprintf("native plugin %s returned Skip from filter on node %q; Skip is only valid from applies() (PreFilter), so it is an error here: return SUCCESS or UNSCHEDULABLE from filter", plugin, node)
+		if reason != "" {
+			msg += " (" + reason + ")"
+		}
+		return fwk.AsStatus(errors.New(msg))
 	}
 	return fwk.AsStatus(fmt.Errorf("native plugin %s: schedplug-host answered unknown code %d (%s)", plugin, code, reason))
 }
@@ -164,7 +302,25 @@ func (p *Plugin) hostFailureFilter(ctx context.Context, pod *v1.Pod, err error) 
 	}
 	p.mgr.rememberRejected(pod)
 	p.mgr.watchRecovery()
-	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.failureReason(err))
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.failureReason(err, p.policy.Timeout))
+}
+
+// unfinishedFilter applies the failure policy to a plugin the host did not
+// finish in time (the host answered; this plugin was too slow, or did not
+// get to run). The host is fine, so the pod is not remembered for
+// re-activation.
+func (p *Plugin) unfinishedFilter(ctx context.Context, pod *v1.Pod, why string) *fwk.Status {
+	policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
+	klog.FromContext(ctx).V(2).Info("native plugin did not finish on schedplug-host; applying failurePolicy",
+		"plugin", p.name, "profile", p.profile, "pod", klog.KObj(pod), "policy", p.policy.FailurePolicy, "why", why)
+	if p.policy.FailurePolicy == FailurePolicyIgnore {
+		return nil
+	}
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.unfinishedReason(why))
+}
+
+func (p *Plugin) unfinishedReason(why string) string {
+	return fmt.Sprintf("%s; plugin %s has failurePolicy Fail", why, p.name)
 }
 
 func (p *Plugin) notePolicyApplied(ctx context.Context, pod *v1.Pod, err error) {
@@ -173,30 +329,55 @@ func (p *Plugin) notePolicyApplied(ctx context.Context, pod *v1.Pod, err error) 
 		"plugin", p.name, "profile", p.profile, "pod", klog.KObj(pod), "policy", p.policy.FailurePolicy, "err", err)
 }
 
-// failureReason is stable per kind of failure so that the FailedScheduling
-// event aggregates nodes: "0/5 nodes are available: 5 <reason>".
-func (p *Plugin) failureReason(err error) string {
-	if unreachable(err) {
-		return fmt.Sprintf("schedplug-host could not be reached (%s); plugin %s has failurePolicy Fail", status.Code(err), p.name)
+// failureReason says why the host gave no verdict, naming the plugin and
+// the real cause. It is stable per kind of failure within a cycle so that
+// the FailedScheduling event aggregates nodes: "0/5 nodes are available:
+// 5 <reason>". `timeout` is the deadline of the call that failed.
+func (p *Plugin) failureReason(err error, timeout time.Duration) string {
+	code := status.Code(err)
+	msg := status.Convert(err).Message()
+	// gRPC's own deadline error says "context deadline exceeded"; a
+	// DeadlineExceeded with another message is the host's answer (e.g. the
+	// session is busy) and is reported as such below.
+	clientDeadline := errors.Is(err, context.DeadlineExceeded) ||
+		(code == codes.DeadlineExceeded && (msg == "" || strings.Contains(msg, "context deadline exceeded")))
+	switch {
+	case clientDeadline:
+		return fmt.Sprintf("schedplug-host did not answer within %v; plugin %s has failurePolicy Fail", timeout, p.name)
+	case code == codes.Unavailable:
+		return fmt.Sprintf("schedplug-host could not be reached (%s); plugin %s has failurePolicy Fail", code, p.name)
+	case errors.Is(err, context.Canceled) || code == codes.Canceled:
+		return fmt.Sprintf("the call to schedplug-host was cancelled (%s); plugin %s has failurePolicy Fail", code, p.name)
 	}
-	return fmt.Sprintf("schedplug-host could not evaluate plugin %s (%s); it has failurePolicy Fail", p.name, status.Code(err))
+	return fmt.Sprintf("schedplug-host returned error %s: %s; plugin %s has failurePolicy Fail", code, msg, p.name)
 }
 
 // PreScore asks for all native scores of the feasible nodes once per cycle.
-func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (st *fwk.Status) {
+	defer p.recoverStatus(ctx, "PreScore", &st)
 	ss := p.cycleScoreState(ctx, state, pod, nodes)
 	if ss.err != nil {
+		if ctx.Err() != nil {
+			return fwk.AsStatus(fmt.Errorf("plugin %s: PreScore cancelled by kube-scheduler: %w", p.name, ctx.Err()))
+		}
 		policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
 		if p.policy.FailurePolicy == FailurePolicyIgnore {
 			return fwk.NewStatus(fwk.Skip)
 		}
 		// Placing the pod without this plugin's scores could mis-steer it:
 		// fail the cycle so the pod is retried with backoff.
-		return fwk.AsStatus(errors.New(p.failureReason(ss.err)))
+		return fwk.AsStatus(errors.New(p.failureReason(ss.err, p.mgr.callTimeout(p.profile))))
 	}
 	ps, ok := ss.plugins[p.name]
 	if !ok || ps.GetSkipped() {
 		return fwk.NewStatus(fwk.Skip)
+	}
+	if why := ps.GetUnfinished(); why != "" {
+		policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
+		if p.policy.FailurePolicy == FailurePolicyIgnore {
+			return fwk.NewStatus(fwk.Skip)
+		}
+		return fwk.AsStatus(errors.New(p.unfinishedReason(why)))
 	}
 	if ps.GetError() != "" {
 		return fwk.AsStatus(errors.New(ps.GetError()))
@@ -207,67 +388,144 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 	return nil
 }
 
-func (p *Plugin) cycleScoreState(ctx context.Context, state fwk.CycleState, pod *v1.Pod, feasible []fwk.NodeInfo) *scoreState {
-	if d, err := state.Read(scoreStateKey); err == nil {
-		if ss, ok := d.(*scoreState); ok {
-			return ss
+func nodeNames(nodes []fwk.NodeInfo) []string {
+	out := make([]string, 0, len(nodes))
+	for _, ni := range nodes {
+		if n := ni.Node(); n != nil {
+			out = append(out, n.Name)
+		} else {
+			out = append(out, "")
 		}
 	}
-	var fs *filterState
-	if d, err := state.Read(filterStateKey); err == nil {
-		fs, _ = d.(*filterState)
+	return out
+}
+
+func (p *Plugin) cycleScoreState(ctx context.Context, state fwk.CycleState, pod *v1.Pod, feasible []fwk.NodeInfo) *scoreState {
+	if ss := readScoreState(state); ss != nil {
+		return ss
 	}
+	fs := readFilterState(state)
 	if fs == nil {
 		// PreFilter did not run for this profile's native plugins: bring the
 		// host's table up to date first.
-		var all []fwk.NodeInfo
-		if p.handle != nil {
-			if l, err := p.handle.SnapshotSharedLister().NodeInfos().List(); err == nil {
-				all = l
-			}
-		}
-		if all == nil {
-			all = feasible
-		}
-		fs = p.cycleFilterStateFresh(ctx, state, pod, all)
+		fs = p.lazyFilterState(ctx, state, pod, feasible)
 	}
-	var ss *scoreState
-	if fs.err != nil {
-		ss = newScoreState(feasible, nil, fs.err)
-	} else {
-		resp, err := p.mgr.preScore(ctx, p.profile, fs.pod, feasible, fs.nodes)
-		ss = newScoreState(feasible, resp, err)
-	}
+	ss := p.scoreWith(ctx, fs, nodeNames(feasible))
 	state.Write(scoreStateKey, ss)
 	return ss
 }
 
-func (p *Plugin) cycleFilterStateFresh(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *filterState {
-	wire := convertPod(pod)
-	res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes)
-	fs := newFilterState(wire, nodes, res, err)
-	state.Write(filterStateKey, fs)
-	return fs
+func (p *Plugin) scoreWith(ctx context.Context, fs *filterState, feasible []string) *scoreState {
+	if fs.err != nil {
+		return newScoreState(feasible, nil, fs.err)
+	}
+	var applies appliesInfo
+	applies.known, applies.notApplying = fs.appliesAnswer()
+	resp, err := p.mgr.preScore(ctx, p.profile, fs.pod, feasible, fs.nodes, applies)
+	return newScoreState(feasible, resp, err)
 }
 
-// Score is a lookup in the PreScore answer.
-func (p *Plugin) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
-	d, err := state.Read(scoreStateKey)
-	if err != nil {
-		return 0, fwk.AsStatus(fmt.Errorf("plugin %s: no PreScore result in this cycle; enable the plugin at preScore as well as score (multiPoint does both)", p.name))
+// Score is a lookup in the PreScore answer. Without one (the profile
+// enables no native plugin at preScore) it returns a placeholder that
+// NormalizeScore replaces.
+func (p *Plugin) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (_ int64, st *fwk.Status) {
+	defer p.recoverStatus(ctx, "Score", &st)
+	ss := readScoreState(state)
+	node := ni.Node()
+	if ss == nil || ss.err != nil || node == nil {
+		return 0, nil
 	}
-	ss := d.(*scoreState)
 	ps := ss.plugins[p.name]
-	i, ok := ss.position[ni.Node().Name]
+	i, ok := ss.position[node.Name]
 	if ps == nil || !ok || i >= len(ps.GetScores()) {
-		return 0, fwk.AsStatus(fmt.Errorf("plugin %s: node %q was not among the nodes scored in PreScore", p.name, ni.Node().Name))
+		return 0, nil
 	}
 	return ps.GetScores()[i], nil
 }
 
-// ScoreExtensions returns nil: the host returns scores already normalized
-// into [0, 100].
-func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
+// ScoreExtensions returns the plugin itself: its NormalizeScore fills in
+// the host's scores (already normalized into [0, 100]).
+func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return p }
+
+// NormalizeScore sets every node's score to the host's normalized value.
+// When this plugin's PreScore ran, that repeats what Score returned. When
+// it did not (enabled at score but not preScore), this is where the cycle's
+// PreScore call happens, lazily, for exactly the nodes being scored, so the
+// scores equal those of a profile that enables preScore too; the failure
+// policy and applies() answers apply the same way (a plugin that would
+// have been skipped contributes 0 to every node).
+func (p *Plugin) NormalizeScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, scores fwk.NodeScoreList) (st *fwk.Status) {
+	defer p.recoverStatus(ctx, "NormalizeScore", &st)
+	ss := readScoreState(state)
+	if ss == nil {
+		ss = p.lazyScoreState(ctx, state, pod, scores)
+	}
+	zero := func() {
+		for i := range scores {
+			scores[i].Score = 0
+		}
+	}
+	if ss.err != nil {
+		if ctx.Err() != nil {
+			return fwk.AsStatus(fmt.Errorf("plugin %s: scoring cancelled by kube-scheduler: %w", p.name, ctx.Err()))
+		}
+		policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
+		if p.policy.FailurePolicy == FailurePolicyIgnore {
+			zero()
+			return nil
+		}
+		return fwk.AsStatus(errors.New(p.failureReason(ss.err, p.mgr.callTimeout(p.profile))))
+	}
+	ps := ss.plugins[p.name]
+	if ps == nil || ps.GetSkipped() {
+		zero()
+		return nil
+	}
+	if why := ps.GetUnfinished(); why != "" {
+		policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
+		if p.policy.FailurePolicy == FailurePolicyIgnore {
+			zero()
+			return nil
+		}
+		return fwk.AsStatus(errors.New(p.unfinishedReason(why)))
+	}
+	if ps.GetError() != "" {
+		return fwk.AsStatus(errors.New(ps.GetError()))
+	}
+	for i := range scores {
+		j, ok := ss.position[scores[i].Name]
+		if !ok || j >= len(ps.GetScores()) {
+			return fwk.AsStatus(fmt.Errorf("plugin %s: node %q was not among the nodes scored by schedplug-host", p.name, scores[i].Name))
+		}
+		scores[i].Score = ps.GetScores()[j]
+	}
+	return nil
+}
+
+// lazyScoreState makes the cycle's PreScore call from NormalizeScore, which
+// the framework runs for several plugins in parallel: the first makes the
+// call, the others wait for it.
+func (p *Plugin) lazyScoreState(ctx context.Context, state fwk.CycleState, pod *v1.Pod, scores fwk.NodeScoreList) *scoreState {
+	p.mgr.lazyMu.Lock()
+	defer p.mgr.lazyMu.Unlock()
+	if ss := readScoreState(state); ss != nil {
+		return ss
+	}
+	names := make([]string, len(scores))
+	for i := range scores {
+		names[i] = scores[i].Name
+	}
+	lazyCalls.WithLabelValues("PreScore").Inc()
+	var ss *scoreState
+	if fs := p.lazyFilterStateLocked(ctx, state, pod, nil); fs != nil {
+		ss = p.scoreWith(ctx, fs, names)
+	} else {
+		ss = newScoreState(names, nil, status.Error(codes.Internal, "schedplug shim: no snapshot to send to schedplug-host"))
+	}
+	ss.lazy = true
+	state.Write(scoreStateKey, ss)
+	return ss
+}
 
 // EventsToRegister maps the events the native plugin declared. It runs when
 // the framework is built, after the start-up Handshake; without one (host

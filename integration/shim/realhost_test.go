@@ -3,24 +3,25 @@ package shim
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	pb "schedplug.dev/integration/gen/schedplugv1"
+	"schedplug.dev/integration/internal/testenv"
 )
 
-// TestAgainstRealHost runs one cycle against a running schedplug-host that
-// serves config/scheduler-config.yaml with the sample plugins. It needs
-// SCHEDPLUG_SHIM_TEST_HOST (e.g. unix:///tmp/x/host.sock) and is skipped
-// without it; the e2e tests cover the same ground with a real cluster.
+// TestAgainstRealHost runs scheduling cycles through the shim against a real
+// schedplug-host that it starts (SCHEDPLUG_HOST_BIN, SCHEDPLUG_PLUGIN_DIR or
+// their build/ defaults, as the e2e tests find them) with
+// config/scheduler-config.yaml and the sample plugins. Without a built host
+// it fails and says how to build one.
 func TestAgainstRealHost(t *testing.T) {
-	target := os.Getenv("SCHEDPLUG_SHIM_TEST_HOST")
-	if target == "" {
-		t.Skip("SCHEDPLUG_SHIM_TEST_HOST is not set")
-	}
+	target := startRealHost(t)
 	infos := []*pb.PluginInfo{{Name: "HwEncrypt"}, {Name: "DedicatedNodes"}, {Name: "NetworkLatency"}}
 	m, err := NewManager(Config{Target: target, Profiles: []Profile{{SchedulerName: "schedplug-scheduler", Plugins: []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}}}})
 	if err != nil {
@@ -62,12 +63,73 @@ func TestAgainstRealHost(t *testing.T) {
 	feasible := asList(enc)
 	st = pls["NetworkLatency"].PreScore(context.Background(), state, pod, feasible)
 	t.Logf("PreScore NetworkLatency: %v", st)
+	if !st.IsSuccess() && !st.IsSkip() {
+		t.Errorf("PreScore NetworkLatency: %v", st)
+	}
 	if st.IsSuccess() {
 		s, sst := pls["NetworkLatency"].Score(context.Background(), state, pod, enc)
 		t.Logf("Score enc: %d %v", s, sst)
+		if !sst.IsSuccess() || s < fwk.MinNodeScore || s > fwk.MaxNodeScore {
+			t.Errorf("Score NetworkLatency on enc: %d %v, want a success in [%d, %d]", s, sst, fwk.MinNodeScore, fwk.MaxNodeScore)
+		}
 	}
-	evs, _ := pls["HwEncrypt"].EventsToRegister(context.Background())
+	evs, err := pls["HwEncrypt"].EventsToRegister(context.Background())
+	if err != nil {
+		t.Errorf("HwEncrypt EventsToRegister: %v", err)
+	}
 	t.Logf("HwEncrypt events: %+v", evs)
+}
+
+// startRealHost starts schedplug-host for this test with the repository's
+// scheduler configuration, its latency file replaced by a temporary one, and
+// returns the address the shim dials. The host stops when the test ends.
+func startRealHost(t *testing.T) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostBin, err := testenv.HostBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pluginDir, err := testenv.PluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unix socket paths are limited to 107 bytes; t.TempDir() can be longer.
+	sockDir, err := os.MkdirTemp("", "sp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	dir := t.TempDir()
+	latency := filepath.Join(dir, "latency.txt")
+	if err := os.WriteFile(latency, []byte("enc 1\nplain 50\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const shipped = "latencyFile: /etc/schedplug/latency/latency.txt"
+	cfg, err := os.ReadFile(filepath.Join(root, "config", "scheduler-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cfg), shipped) {
+		t.Fatalf("config/scheduler-config.yaml no longer contains %q; update this test", shipped)
+	}
+	configFile := filepath.Join(dir, "scheduler-config.yaml")
+	if err := os.WriteFile(configFile, []byte(strings.Replace(string(cfg), shipped, "latencyFile: "+latency, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := testenv.NewHost(hostBin, pluginDir, configFile, sockDir, filepath.Join(dir, "host.log"))
+	if err := host.StartAndWait(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !host.Stop(10 * time.Second) {
+			t.Errorf("schedplug-host did not exit within 10s of SIGTERM; its log:\n%s", host.LogTail(30))
+		}
+	})
+	return host.Address
 }
 
 type realHandle struct{ fakeHandle }

@@ -26,9 +26,41 @@ type fakeHandle struct {
 	fwk.Handle // nil: calling anything not overridden panics the test
 	mu         sync.Mutex
 	activated  []string
+	// snapshot, when set, is what SnapshotSharedLister lists (the shim's
+	// lazy calls need it); nil means no snapshot.
+	snapshot []fwk.NodeInfo
 }
 
 func (h *fakeHandle) ProfileName() string { return profileName }
+
+func (h *fakeHandle) SnapshotSharedLister() fwk.SharedLister {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.snapshot == nil {
+		return nil
+	}
+	return &fakeLister{nodes: h.snapshot}
+}
+
+func (h *fakeHandle) setSnapshot(nodes []fwk.NodeInfo) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.snapshot = nodes
+}
+
+type fakeLister struct {
+	fwk.SharedLister
+	nodes []fwk.NodeInfo
+}
+
+func (l *fakeLister) NodeInfos() fwk.NodeInfoLister { return &fakeNodeLister{nodes: l.nodes} }
+
+type fakeNodeLister struct {
+	fwk.NodeInfoLister
+	nodes []fwk.NodeInfo
+}
+
+func (l *fakeNodeLister) List() ([]fwk.NodeInfo, error) { return l.nodes, nil }
 
 func (h *fakeHandle) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	h.mu.Lock()
@@ -455,7 +487,7 @@ func TestFailurePolicyWhenHostSlow(t *testing.T) {
 	if d := time.Since(start); d > 250*time.Millisecond {
 		t.Fatalf("a slow host blocked the cycle for %v; the timeout is 30ms", d)
 	}
-	if st := e.plugins["Strict"].Filter(context.Background(), slowState, pod, nodes[0]); st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), "DeadlineExceeded") {
+	if st := e.plugins["Strict"].Filter(context.Background(), slowState, pod, nodes[0]); st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), "schedplug-host did not answer within 30ms; plugin Strict has failurePolicy Fail") {
 		t.Fatalf("Fail policy on timeout: %v %q", st.Code(), st.Message())
 	}
 	if st := sts["Lenient"]; !st.IsSkip() {
@@ -611,11 +643,11 @@ func TestEventsToRegisterFollowsDeclaredBits(t *testing.T) {
 }
 
 func TestFilterErrorCodeAbortsWithMessage(t *testing.T) {
-	st := filterStatus(pb.Code_CODE_ERROR, "reading /sys failed", "HwEncrypt")
+	st := filterStatus(pb.Code_CODE_ERROR, "reading /sys failed", "HwEncrypt", "n1")
 	if st.Code() != fwk.Error || !strings.Contains(st.AsError().Error(), "HwEncrypt: reading /sys failed") {
 		t.Fatalf("%v", st)
 	}
-	if st := filterStatus(pb.Code_CODE_UNSCHEDULABLE_AND_UNRESOLVABLE, "r", "X"); st.Code() != fwk.UnschedulableAndUnresolvable || st.Message() != "r" {
+	if st := filterStatus(pb.Code_CODE_UNSCHEDULABLE_AND_UNRESOLVABLE, "r", "X", "n1"); st.Code() != fwk.UnschedulableAndUnresolvable || st.Message() != "r" {
 		t.Fatalf("%v", st)
 	}
 }

@@ -17,6 +17,7 @@ packages=(
   libcli11-dev prometheus-cpp-dev nlohmann-json3-dev
   clang-format
   ccache clang libclang-rt-14-dev
+  libssl-dev openssl
 )
 
 # One dpkg-query for all packages: those not "install ok installed" are missing.

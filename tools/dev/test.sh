@@ -39,6 +39,10 @@ step go-mod-download bash -c 'cd integration && go mod download'
 # Built here rather than inside the first e2e test, so a cold build (many
 # minutes on 2 cores) does not count against go test's timeout.
 step go-build-scheduler bash -c 'cd integration && go build -o "$SCHEDPLUG_SCHEDULER_BIN" ./cmd/kube-scheduler'
+# The same command with the Go twins of the sample plugins compiled in, for
+# the differential test (docs/e2e.md).
+export SCHEDPLUG_TWIN_SCHEDULER_BIN="$root/build/go/kube-scheduler-twin"
+step go-build-scheduler-twin bash -c 'cd integration && go build -tags schedplug_twin -o "$SCHEDPLUG_TWIN_SCHEDULER_BIN" ./cmd/kube-scheduler'
 
 # -v goes to the log only; the terminal gets go test's per-package lines,
 # every failed or skipped test, and the counts below.
@@ -50,6 +54,14 @@ gotest_log="$SCHEDPLUG_LOG_DIR/go-test.log"
 say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed," \
   "$(grep -cE '^[[:space:]]*--- FAIL' "$gotest_log" || true) failed," \
   "$(grep -cE '^[[:space:]]*--- SKIP' "$gotest_log" || true) skipped (tests and subtests)"
+
+# The shim, the Go code that runs inside kube-scheduler, again under Go's
+# race detector (its tests drive the manager, sessions and fallbacks from
+# many goroutines). Only the shim package: most end-to-end tests run
+# kube-scheduler as a separate, uninstrumented binary, so -race there would
+# mostly check the test harness at the price of a race build of all of
+# Kubernetes (docs/sanitizers.md).
+step --show "$go_summary" go-test-race bash -c 'cd integration && go test -race -count=1 -timeout 30m ./shim/...'
 
 # The C++ suites again under AddressSanitizer+UndefinedBehaviorSanitizer
 # (build-asan/) and ThreadSanitizer (build-tsan/), then each libFuzzer

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/check/name_check.hpp"
+#include "host/loader/plugin_file_check.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "tools/schedplug/event_names.hpp"
 
@@ -74,6 +75,13 @@ int run_inspect(const std::filesystem::path& file, bool json, std::ostream& out,
     return 1;
   }
   const auto& d = lib->descriptor();
+  // For a --plugin-sha256 list (docs/security.md).
+  std::string sha256;
+  try {
+    sha256 = host::file_sha256(file);
+  } catch (const std::exception& e) {
+    sha256 = std::string("unreadable: ") + e.what();
+  }
   const auto points = extension_points(*lib);
   const auto events = event_names(d.events);
 
@@ -82,6 +90,7 @@ int run_inspect(const std::filesystem::path& file, bool json, std::ostream& out,
     j["file"] = lib->file().string();
     j["name"] = lib->name();
     j["version"] = lib->version();
+    j["sha256"] = sha256;
     j["abi_version"] = lib->abi_version();
     j["descriptor_size"] = d.struct_size;
     j["extension_points"] = points;
@@ -102,6 +111,7 @@ int run_inspect(const std::filesystem::path& file, bool json, std::ostream& out,
   row("file:", lib->file().string());
   row("name:", lib->name());
   row("version:", lib->version());
+  row("sha256:", sha256);
   row("ABI version:",
       std::to_string(lib->abi_version()) +
           " (this host: " + std::to_string(SCHEDPLUG_ABI_VERSION) +

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/schedplug/check_command.hpp"
+#include "tools/schedplug/child_process.hpp"
 #include "tools/schedplug/inspect_command.hpp"
 
 int main(int argc, char** argv) {
@@ -31,6 +32,11 @@ int main(int argc, char** argv) {
   inspect->add_option("FILE", inspect_file, "the plugin shared object")
       ->required();
   inspect->add_flag("--json", inspect_json, "print JSON instead of text");
+  int load_timeout = 60;
+  inspect
+      ->add_option("--load-timeout", load_timeout,
+                   "seconds loading may take before it is stopped (exit 1)")
+      ->capture_default_str();
 
   schedplug::tools::CheckOptions check_options;
   bool no_create = false;
@@ -53,6 +59,11 @@ int main(int argc, char** argv) {
   check->add_flag("--json", check_options.json, "print JSON instead of text");
   check->add_flag("--no-create", no_create,
                   "skip calling each plugin's create() with its args");
+  check
+      ->add_option("--load-timeout", load_timeout,
+                   "seconds loading and create() may take before they are "
+                   "stopped (exit 1)")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -65,15 +76,23 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("schedplug"));
   spdlog::set_level(spdlog::level::warn);
 
-  try {
-    if (*inspect) {
-      return schedplug::tools::run_inspect(inspect_file, inspect_json,
-                                           std::cout, std::cerr);
-    }
-    check_options.create = !no_create;
-    return schedplug::tools::run_check(check_options, std::cout, std::cerr);
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
-  }
+  // Plugins are loaded (their constructors run) in a child process.
+  const auto timeout =
+      std::chrono::seconds(load_timeout > 0 ? load_timeout : 60);
+  return schedplug::tools::run_in_child(
+      [&] {
+        try {
+          if (*inspect) {
+            return schedplug::tools::run_inspect(inspect_file, inspect_json,
+                                                 std::cout, std::cerr);
+          }
+          check_options.create = !no_create;
+          return schedplug::tools::run_check(check_options, std::cout,
+                                             std::cerr);
+        } catch (const std::exception& e) {
+          std::cerr << "error: " << e.what() << "\n";
+          return 2;
+        }
+      },
+      timeout, std::cerr);
 }

@@ -88,6 +88,38 @@ TEST(CheckNames, FilterOnlyPluginUnderScoreIsAnError) {
   EXPECT_THAT(messages(ds, Severity::kWarning), SizeIs(0));
 }
 
+// Enabled at filter/score without preFilter/preScore (explicit
+// per-point lists, unlike multiPoint): works, with a warning that it costs
+// more and how to fix the profile.
+TEST(CheckNames, FilterOrScoreWithoutThePrePointIsAWarning) {
+  auto ds = check_names(config(R"(profiles:
+  - schedulerName: lazy
+    plugins:
+      filter:
+        enabled:
+          - name: HwEncrypt
+  - schedulerName: fine
+    plugins:
+      preFilter:
+        enabled:
+          - name: HwEncrypt
+      filter:
+        enabled:
+          - name: HwEncrypt
+)"),
+                        load({"hw_encrypt"}));
+  EXPECT_THAT(messages(ds, Severity::kError), SizeIs(0));
+  auto warnings = messages(ds, Severity::kWarning);
+  ASSERT_THAT(warnings, SizeIs(1));
+  EXPECT_THAT(warnings[0],
+              AllOf(HasSubstr("profile \"lazy\": native plugin \"HwEncrypt\" "
+                              "is enabled at filter but no native plugin is "
+                              "at preFilter; this works, but costs more"),
+                    HasSubstr("enable it under multiPoint instead, or under "
+                              "preFilter as well")));
+  EXPECT_FALSE(has_errors(ds));
+}
+
 TEST(CheckNames, PointsNativePluginsNeverImplement) {
   auto ds = check_names(config(R"(profiles:
   - plugins:

@@ -275,5 +275,29 @@ TEST(ExtensionPoints, RoundTripNames) {
   EXPECT_EQ(all_extension_points().size(), 16u);
 }
 
+// Found by fuzzing (fuzz/config/regressions/numbers_out_of_range.yaml):
+// std::stod threw out of the parser for numbers a double cannot hold.
+// Like kube-scheduler's YAML reader, they stay strings; an underflow is 0.
+TEST(SchedulerConfig, NumbersOutOfRangeStayStrings) {
+  SchedulerConfig c = parse_scheduler_config(std::string(kHeader) + R"(
+profiles:
+  - pluginConfig:
+      - name: A
+        args:
+          big: 1e400
+          negative: -1e400
+          tiny: 1e-400
+          wide: 123456789012345678901234567890
+          hex: 0xffffffffffffffffffffffffffffffffff
+)");
+  auto args = nlohmann::json::parse(c.profiles[0].plugin_config[0].args_json);
+  EXPECT_EQ(args["big"], "1e400");
+  EXPECT_EQ(args["negative"], "-1e400");
+  EXPECT_TRUE(args["tiny"].is_number_float());
+  EXPECT_EQ(args["tiny"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(args["wide"].get<double>(), 1.2345678901234568e29);
+  EXPECT_EQ(args["hex"], "0xffffffffffffffffffffffffffffffffff");
+}
+
 }  // namespace
 }  // namespace schedplug::host

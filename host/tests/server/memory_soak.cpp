@@ -7,7 +7,9 @@
 // resync), --prefilters PreFilter calls each with a one-node delta, and
 // --prescores PreScore calls over a tenth of the nodes. After each
 // iteration it scrapes the host's /metrics and prints the host's resident
-// memory and malloc's view of the heap (in use, and free but kept).
+// memory and malloc's view of the heap: in use, and free (mallinfo2's
+// fordblks, which still counts freed chunks whose pages malloc_trim gave
+// back to the system, so RSS is the figure that shows what is kept).
 //
 //   build/host/tests/server/schedplug-host-memory-soak --iterations 12
 //   MALLOC_ARENA_MAX=8 build/host/tests/server/schedplug-host-memory-soak
@@ -102,6 +104,7 @@ struct Options {
   uint32_t nodes = 5000;
   int prefilters = 200;
   int prescores = 50;
+  int settle_ms = 1500;
   std::vector<std::string> host_args;
 };
 
@@ -162,13 +165,29 @@ int run(const Options& o) {
     return 1;
   }
   const std::string before = scrape(port);
+  for (const char* name :
+       {"process_resident_memory_bytes", "schedplug_heap_in_use_bytes",
+        "schedplug_heap_free_bytes"}) {
+    if (metric(before, name) < 0) {
+      std::cerr << "the host's /metrics on port " << port << " has no " << name
+                << ":\n"
+                << before << "\n";
+      stop();
+      return 1;
+    }
+  }
   std::printf(
       "nodes %u, per iteration: 1 full table + %d PreFilter (one-node delta) "
       "+ %d PreScore (%u nodes), one session\n",
       o.nodes, o.prefilters, o.prescores, o.nodes / 10);
-  std::printf("%-9s %9s %13s %15s\n", "iteration", "RSS MiB", "heap in use",
-              "heap free kept");
-  std::printf("%-9s %9.1f %13.1f %15.1f\n", "start",
+  std::printf(
+      "MiB; 'RSS' is read right after the workload, the other columns %d ms "
+      "later (the host's memory trimmer runs once a second)\n",
+      o.settle_ms);
+  std::printf("%-9s %9s %11s %13s %11s\n", "iteration", "RSS", "RSS settled",
+              "heap in use", "heap free");
+  std::printf("%-9s %9.1f %11.1f %13.1f %11.1f\n", "start",
+              mib(metric(before, "process_resident_memory_bytes")),
               mib(metric(before, "process_resident_memory_bytes")),
               mib(metric(before, "schedplug_heap_in_use_bytes")),
               mib(metric(before, "schedplug_heap_free_bytes")));
@@ -235,8 +254,11 @@ int run(const Options& o) {
         return 1;
       }
     }
+    const std::string end = scrape(port);
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.settle_ms));
     const std::string text = scrape(port);
-    std::printf("%-9d %9.1f %13.1f %15.1f\n", it,
+    std::printf("%-9d %9.1f %11.1f %13.1f %11.1f\n", it,
+                mib(metric(end, "process_resident_memory_bytes")),
                 mib(metric(text, "process_resident_memory_bytes")),
                 mib(metric(text, "schedplug_heap_in_use_bytes")),
                 mib(metric(text, "schedplug_heap_free_bytes")));
@@ -259,6 +281,9 @@ int main(int argc, char** argv) {
   cli.add_option("--nodes", o.nodes)->capture_default_str();
   cli.add_option("--prefilters", o.prefilters)->capture_default_str();
   cli.add_option("--prescores", o.prescores)->capture_default_str();
+  cli.add_option("--settle-ms", o.settle_ms,
+                 "Wait after each workload before the settled figures")
+      ->capture_default_str();
   cli.add_option("host_args", o.host_args, "Extra schedplug-host flags")
       ->allow_extra_args();
   cli.positionals_at_end();

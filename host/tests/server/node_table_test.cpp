@@ -158,6 +158,10 @@ TEST(NodeTable, RefusesMalformedDeltasWithoutChangingAnything) {
                  "appears twice");
   expect_refused(t, delta(1, 2, {node(NodeTable::kMaxSlots, "big")}),
                  K::kInvalid, "dense small integers");
+  // Beyond the table's size + upserts + headroom: refused, not allocated.
+  expect_refused(t,
+                 delta(1, 2, {node(2 + 1 + NodeTable::kSlotHeadroom, "far")}),
+                 K::kInvalid, "is beyond the table");
   expect_refused(t, delta(1, 1, {node(2, "c")}), K::kInvalid,
                  "must be greater than base_version");
   expect_refused(t, delta(1, 2, {node(2, "")}), K::kInvalid, "has no name");

@@ -241,7 +241,10 @@ namespace schedplug::host::testing {
 namespace {
 
 TEST(Listen, TcpWithAnyPortWorksToo) {
-  RunningHost host([](HostOptions& o) { o.listen = "127.0.0.1:0"; });
+  RunningHost host([](HostOptions& o) {
+    o.listen = "127.0.0.1:0";
+    o.security.insecure_tcp = true;
+  });
   EXPECT_EQ(host.app().target().rfind("127.0.0.1:", 0), 0u);
   EXPECT_NE(host.app().target(), "127.0.0.1:0");
   EXPECT_FALSE(host.handshake().empty());

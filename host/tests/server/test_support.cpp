@@ -64,6 +64,30 @@ profiles:
       << options.sleep_ms << R"(
           release_file: ")"
       << options.release_file.string() << R"("
+  - schedulerName: applies-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+          - name: AppliesCounter
+          - name: SkipFilter
+    pluginConfig:
+      - name: AppliesCounter
+        args:
+          schedplug:
+            timeout: 10s
+  - schedulerName: timeout-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+          - name: SleepyFilter
+          - name: FreeCpu
+    pluginConfig:
+      - name: SleepyFilter
+        args:
+          sleep_ms: 20
+          schedplug:
+            timeout: 50ms
+            failurePolicy: Ignore
   - schedulerName: refresh-fail
     plugins:
       multiPoint:
@@ -96,6 +120,8 @@ v1::HandshakeRequest test_handshake_request() {
        {"LabelFilter", "ResourceFit", "FreeCpu", "Latency", "SpreadScore"}},
       {"bad-scheduler", {"FreeCpu", "BadNormalize"}},
       {"slow-scheduler", {"FreeCpu", "SleepyFilter"}},
+      {"applies-scheduler", {"AppliesCounter", "SkipFilter"}},
+      {"timeout-scheduler", {"SleepyFilter", "FreeCpu"}},
       {"refresh-fail", {"RefreshProbe"}},
       {"refresh-hang", {"RefreshProbe"}},
   };

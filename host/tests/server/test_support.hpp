@@ -44,6 +44,10 @@ class TempDir {
 //                      SpreadScore (own NormalizeScore)
 //   bad-scheduler      scorers FreeCpu, BadNormalize (out of range)
 //   slow-scheduler     filters FreeCpu, SleepyFilter (sleep_ms, release_file)
+//   applies-scheduler  AppliesCounter (counts applies() calls), SkipFilter
+//                      (returns SKIP from filter)
+//   timeout-scheduler  SleepyFilter (20 ms a node, timeout 50ms, Ignore),
+//                      FreeCpu
 //   refresh-fail       RefreshProbe whose refresh always fails
 //   refresh-hang       RefreshProbe whose first refresh hangs hang_ms
 struct TestConfigOptions {

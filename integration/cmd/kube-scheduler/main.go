@@ -15,8 +15,16 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"schedplug.dev/integration/shim"
+)
+
+// Test builds (go build -tags schedplug_twin, see twin.go) register extra
+// Go plugins and wrap the shim's factories; the normal build has neither.
+var (
+	testPlugins map[string]frameworkruntime.PluginFactory
+	wrapNative  = func(_ string, f frameworkruntime.PluginFactory) frameworkruntime.PluginFactory { return f }
 )
 
 func main() {
@@ -28,12 +36,19 @@ func main() {
 			// its own words; nothing to register meanwhile.
 			fmt.Fprintf(os.Stderr, "schedplug: cannot read --config %s to find native plugins: %v\n", file, err)
 		} else {
-			profiles := nativeProfiles(cfg, inTreeNames())
+			inTree := inTreeNames()
+			for name := range testPlugins {
+				inTree[name] = true
+			}
+			profiles := nativeProfiles(cfg, inTree)
 			shim.SetProfiles(profiles)
 			for _, name := range uniqueNames(profiles) {
-				opts = append(opts, app.WithPlugin(name, shim.Factory(name)))
+				opts = append(opts, app.WithPlugin(name, wrapNative(name, shim.Factory(name))))
 			}
 		}
+	}
+	for name, factory := range testPlugins {
+		opts = append(opts, app.WithPlugin(name, factory))
 	}
 	command := app.NewSchedulerCommand(opts...)
 	os.Exit(cli.Run(command))

@@ -6,12 +6,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,37 +30,52 @@ func main() {
 	timeout := flag.Duration("timeout", 90*time.Second, "how long to wait for the demo pods to settle")
 	flag.Parse()
 
+	// Our own messages go to the terminal's stderr (term); whatever else
+	// writes to stderr (the in-process apiserver's etcd client, for one)
+	// goes to the apiserver log, so the result tables stay last.
+	term := os.Stderr
+	if fd, err := syscall.Dup(int(os.Stderr.Fd())); err == nil {
+		term = os.NewFile(uintptr(fd), "/dev/stderr")
+		// A crash still reaches the terminal, not only the log.
+		_ = debug.SetCrashOutput(term, debug.CrashOptions{})
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *configDir, *keepLogs, *timeout); err != nil {
+	result, err := run(ctx, term, *configDir, *keepLogs, *timeout)
+	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintln(os.Stderr, "schedplug-demo: interrupted; everything it started was shut down")
+			fmt.Fprintln(term, "schedplug-demo: interrupted; everything it started was shut down")
 			os.Exit(130)
 		}
-		fmt.Fprintln(os.Stderr, "schedplug-demo:", err)
+		fmt.Fprintln(term, "schedplug-demo:", err)
 		os.Exit(1)
 	}
+	// Everything is shut down by now: the tables are the last lines printed.
+	os.Stdout.Write(result)
 }
 
-func run(ctx context.Context, configDir, keepLogs string, timeout time.Duration) (err error) {
+// run starts everything, schedules the demo pods, shuts everything down and
+// returns the result tables; term is the terminal for error messages.
+func run(ctx context.Context, term *os.File, configDir, keepLogs string, timeout time.Duration) (result []byte, err error) {
 	if configDir == "" {
 		root, err := testenv.RepoRoot()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		configDir = filepath.Join(root, "config", "demo")
 	}
 	hostBin, err := testenv.HostBinary()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pluginDir, err := testenv.PluginDir()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	work, err := os.MkdirTemp("", "schedplug-demo-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(work)
 	defer func() {
@@ -67,61 +85,66 @@ func run(ctx context.Context, configDir, keepLogs string, timeout time.Duration)
 	}()
 	schedBin, err := testenv.SchedulerBinary(work)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// The in-process apiserver logs a lot; keep it in a file.
 	apiLog, err := os.Create(filepath.Join(work, "apiserver.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer apiLog.Close()
 	quietKlog(apiLog)
+	if term != os.Stderr {
+		if err := syscall.Dup3(int(apiLog.Fd()), int(os.Stderr.Fd()), 0); err != nil {
+			return nil, fmt.Errorf("sending stderr to %s: %w", apiLog.Name(), err)
+		}
+	}
 
 	step := stepPrinter(time.Now())
 	step("starting etcd and kube-apiserver (in this process)")
 	etcd, err := testenv.StartEtcd(work)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer etcd.Stop()
 	tb := testenv.NewLogTB("apiserver", apiLog, work)
 	defer tb.Close()
 	cp, err := testenv.StartControlPlane(tb, etcd, work)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		step("stopping kube-apiserver and etcd")
 		cp.Stop()
 	}()
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 
 	configFile, latencyFile, err := writeDemoConfig(configDir, work, cp.Kubeconfig)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	step("starting schedplug-host (plugins from " + pluginDir + ")")
 	host := testenv.NewHost(hostBin, pluginDir, configFile, work, filepath.Join(work, "host.log"))
 	if err := host.StartAndWait(30 * time.Second); err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		step("stopping schedplug-host")
 		host.Stop(10 * time.Second)
 	}()
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	step("starting kube-scheduler with the schedplug shim")
 	sched, err := testenv.NewScheduler(schedBin, configFile, cp.Kubeconfig, host.Address, filepath.Join(work, "scheduler-certs"), filepath.Join(work, "scheduler.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := sched.StartAndWait(60 * time.Second); err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		step("stopping kube-scheduler")
@@ -130,26 +153,26 @@ func run(ctx context.Context, configDir, keepLogs string, timeout time.Duration)
 
 	latencies, err := readLatencies(latencyFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	step(fmt.Sprintf("creating %d nodes and %d pods", len(demoNodes), len(demoPods)))
 	if err := createCluster(ctx, cp); err != nil {
-		return err
+		return nil, err
 	}
 	step("waiting for the scheduler (pods that cannot fit stay Pending)")
 	rows, err := settle(ctx, cp, timeout)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Println()
-	printNodes(os.Stdout, latencies)
-	fmt.Println()
-	printTable(os.Stdout, rows)
-	fmt.Println()
 	if !sched.Running() {
-		return fmt.Errorf("kube-scheduler exited during the demo: %v (log: %s)", sched.ExitError(), sched.LogFile)
+		return nil, fmt.Errorf("kube-scheduler exited during the demo: %v (log: %s)", sched.ExitError(), sched.LogFile)
 	}
-	return nil
+	var out bytes.Buffer
+	fmt.Fprintln(&out)
+	printNodes(&out, latencies)
+	fmt.Fprintln(&out)
+	printTable(&out, rows)
+	return out.Bytes(), nil
 }
 
 // quietKlog sends every klog line (errors too) to w instead of stderr.
@@ -165,9 +188,16 @@ func quietKlog(w *os.File) {
 	klog.SetOutput(w)
 }
 
+// stepPrinter prints one progress line per step with the elapsed time,
+// counted from $SCHEDPLUG_T0 (Unix seconds, set by tools/dev/demo.sh) when
+// set, so the clock continues from the build steps, else from start.
 func stepPrinter(start time.Time) func(string) {
+	if t0, err := strconv.ParseInt(os.Getenv("SCHEDPLUG_T0"), 10, 64); err == nil {
+		start = time.Unix(t0, 0)
+	}
 	return func(msg string) {
-		fmt.Printf("[%5.1fs] %s\n", time.Since(start).Seconds(), msg)
+		s := int(time.Since(start).Seconds())
+		fmt.Printf("[%5s] %s\n", fmt.Sprintf("%d:%02d", s/60, s%60), msg)
 	}
 }
 
@@ -204,7 +234,7 @@ func writeDemoConfig(configDir, work, kubeconfig string) (configFile, latencyFil
 
 func copyLogs(work, dest string) {
 	if err := os.MkdirAll(dest, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "schedplug-demo: keeping logs:", err)
+		fmt.Println("schedplug-demo: keeping logs:", err)
 		return
 	}
 	for _, name := range []string{"apiserver.log", "host.log", "scheduler.log", "scheduler-config.yaml", "latency.txt"} {
@@ -212,5 +242,5 @@ func copyLogs(work, dest string) {
 			_ = os.WriteFile(filepath.Join(dest, name), data, 0o644)
 		}
 	}
-	fmt.Println("logs kept in", dest)
+	fmt.Println("schedplug-demo: component logs kept in", dest)
 }

@@ -1071,8 +1071,22 @@ type PreFilterResponse struct {
 	RejectedBy    []uint32 `protobuf:"varint,6,rep,packed,name=rejected_by,json=rejectedBy,proto3" json:"rejected_by,omitempty"`
 	Codes         []Code   `protobuf:"varint,7,rep,packed,name=codes,proto3,enum=schedplug.v1.Code" json:"codes,omitempty"`
 	Reason        []uint32 `protobuf:"varint,8,rep,packed,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Plugins of `plugins` whose verdicts are incomplete because the host's
+	// deadline (the plugin's own timeout, or the call's) ran out before the
+	// plugin finished every node, or before it started. Rejections such a
+	// plugin did make are listed above and stand; for every other node the
+	// shim applies the plugin's failurePolicy with `reason`. Plugins not
+	// listed here finished.
+	Unfinished []*UnfinishedPlugin `protobuf:"bytes,9,rep,name=unfinished,proto3" json:"unfinished,omitempty"`
+	// True when the host asked every native plugin of the profile (Filter and
+	// Score) its applies() question for this pod; `not_applying` then lists
+	// those that said no. The shim sends the answer back with PreScore and
+	// single-node Filter calls of the same cycle, so applies() is asked once
+	// per scheduling cycle.
+	AppliesReported bool     `protobuf:"varint,10,opt,name=applies_reported,json=appliesReported,proto3" json:"applies_reported,omitempty"`
+	NotApplying     []string `protobuf:"bytes,11,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PreFilterResponse) Reset() {
@@ -1161,6 +1175,83 @@ func (x *PreFilterResponse) GetReason() []uint32 {
 	return nil
 }
 
+func (x *PreFilterResponse) GetUnfinished() []*UnfinishedPlugin {
+	if x != nil {
+		return x.Unfinished
+	}
+	return nil
+}
+
+func (x *PreFilterResponse) GetAppliesReported() bool {
+	if x != nil {
+		return x.AppliesReported
+	}
+	return false
+}
+
+func (x *PreFilterResponse) GetNotApplying() []string {
+	if x != nil {
+		return x.NotApplying
+	}
+	return nil
+}
+
+// A plugin that did not finish within the host's deadline.
+type UnfinishedPlugin struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Plugin string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	// One sentence naming the plugin and the cause, e.g. `plugin "X" did not
+	// finish filter within 80.0 ms (104 of 200 nodes done)`. Stable within a
+	// call, so kube-scheduler's event aggregates nodes by it.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnfinishedPlugin) Reset() {
+	*x = UnfinishedPlugin{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnfinishedPlugin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnfinishedPlugin) ProtoMessage() {}
+
+func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnfinishedPlugin.ProtoReflect.Descriptor instead.
+func (*UnfinishedPlugin) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *UnfinishedPlugin) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *UnfinishedPlugin) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type FilterRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1171,14 +1262,19 @@ type FilterRequest struct {
 	Node *Node `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
 	// Which native Filter plugins to run, in order. Empty means all of the
 	// profile's.
-	Plugins       []string `protobuf:"bytes,5,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	Plugins []string `protobuf:"bytes,5,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	// The cycle's applies() answers from PreFilter (its `applies_reported`
+	// and `not_applying`): when applies_known is true the host uses them
+	// instead of asking the plugins again.
+	AppliesKnown  bool     `protobuf:"varint,6,opt,name=applies_known,json=appliesKnown,proto3" json:"applies_known,omitempty"`
+	NotApplying   []string `protobuf:"bytes,7,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1286,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1299,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{13}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FilterRequest) GetSessionId() string {
@@ -1241,19 +1337,36 @@ func (x *FilterRequest) GetPlugins() []string {
 	return nil
 }
 
+func (x *FilterRequest) GetAppliesKnown() bool {
+	if x != nil {
+		return x.AppliesKnown
+	}
+	return false
+}
+
+func (x *FilterRequest) GetNotApplying() []string {
+	if x != nil {
+		return x.NotApplying
+	}
+	return nil
+}
+
 type FilterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The verdict of the first plugin that did not succeed (or SUCCESS).
-	Code          Code   `protobuf:"varint,1,opt,name=code,proto3,enum=schedplug.v1.Code" json:"code,omitempty"`
-	Plugin        string `protobuf:"bytes,2,opt,name=plugin,proto3" json:"plugin,omitempty"`
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Code   Code   `protobuf:"varint,1,opt,name=code,proto3,enum=schedplug.v1.Code" json:"code,omitempty"`
+	Plugin string `protobuf:"bytes,2,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Plugins that did not run or finish before the host's deadline; `code`
+	// is then that of the plugins before them (SUCCESS if none rejected).
+	Unfinished    []*UnfinishedPlugin `protobuf:"bytes,4,rep,name=unfinished,proto3" json:"unfinished,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1378,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1391,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{14}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FilterResponse) GetCode() Code {
@@ -1302,6 +1415,13 @@ func (x *FilterResponse) GetReason() string {
 	return ""
 }
 
+func (x *FilterResponse) GetUnfinished() []*UnfinishedPlugin {
+	if x != nil {
+		return x.Unfinished
+	}
+	return nil
+}
+
 type PreScoreRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1311,14 +1431,17 @@ type PreScoreRequest struct {
 	// answer's). FAILED_PRECONDITION when it differs.
 	TableVersion uint64 `protobuf:"varint,4,opt,name=table_version,json=tableVersion,proto3" json:"table_version,omitempty"`
 	// Slots of the feasible nodes.
-	Nodes         []uint32 `protobuf:"varint,5,rep,packed,name=nodes,proto3" json:"nodes,omitempty"`
+	Nodes []uint32 `protobuf:"varint,5,rep,packed,name=nodes,proto3" json:"nodes,omitempty"`
+	// As in FilterRequest: the cycle's applies() answers from PreFilter.
+	AppliesKnown  bool     `protobuf:"varint,6,opt,name=applies_known,json=appliesKnown,proto3" json:"applies_known,omitempty"`
+	NotApplying   []string `protobuf:"bytes,7,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PreScoreRequest) Reset() {
 	*x = PreScoreRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1453,7 @@ func (x *PreScoreRequest) String() string {
 func (*PreScoreRequest) ProtoMessage() {}
 
 func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1466,7 @@ func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreRequest.ProtoReflect.Descriptor instead.
 func (*PreScoreRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{15}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PreScoreRequest) GetSessionId() string {
@@ -1381,6 +1504,20 @@ func (x *PreScoreRequest) GetNodes() []uint32 {
 	return nil
 }
 
+func (x *PreScoreRequest) GetAppliesKnown() bool {
+	if x != nil {
+		return x.AppliesKnown
+	}
+	return false
+}
+
+func (x *PreScoreRequest) GetNotApplying() []string {
+	if x != nil {
+		return x.NotApplying
+	}
+	return nil
+}
+
 type PluginScores struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Plugin string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
@@ -1392,14 +1529,18 @@ type PluginScores struct {
 	// Non-empty when the plugin's score or normalize_score failed (ERROR, or a
 	// normalized value outside [0, 100]); names the plugin and the node.
 	// kube-scheduler should fail the plugin's Score with this message.
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// Non-empty when the plugin did not finish before the host's deadline
+	// (scores is then empty); says which plugin and why. The shim applies the
+	// plugin's failurePolicy (Ignore: Skip; Fail: fail the cycle).
+	Unfinished    string `protobuf:"bytes,5,opt,name=unfinished,proto3" json:"unfinished,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PluginScores) Reset() {
 	*x = PluginScores{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1552,7 @@ func (x *PluginScores) String() string {
 func (*PluginScores) ProtoMessage() {}
 
 func (x *PluginScores) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1565,7 @@ func (x *PluginScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScores.ProtoReflect.Descriptor instead.
 func (*PluginScores) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PluginScores) GetPlugin() string {
@@ -1455,6 +1596,13 @@ func (x *PluginScores) GetError() string {
 	return ""
 }
 
+func (x *PluginScores) GetUnfinished() string {
+	if x != nil {
+		return x.Unfinished
+	}
+	return ""
+}
+
 type PreScoreResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One entry per native Score plugin of the profile, in profile order.
@@ -1465,7 +1613,7 @@ type PreScoreResponse struct {
 
 func (x *PreScoreResponse) Reset() {
 	*x = PreScoreResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1625,7 @@ func (x *PreScoreResponse) String() string {
 func (*PreScoreResponse) ProtoMessage() {}
 
 func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1638,7 @@ func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreResponse.ProtoReflect.Descriptor instead.
 func (*PreScoreResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PreScoreResponse) GetPlugins() []*PluginScores {
@@ -1579,7 +1727,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
 	"\x0escheduler_name\x18\x02 \x01(\tR\rschedulerName\x12#\n" +
 	"\x03pod\x18\x03 \x01(\v2\x11.schedplug.v1.PodR\x03pod\x122\n" +
-	"\x05delta\x18\x04 \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\"\x90\x02\n" +
+	"\x05delta\x18\x04 \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\"\x9e\x03\n" +
 	"\x11PreFilterResponse\x12#\n" +
 	"\rtable_version\x18\x01 \x01(\x04R\ftableVersion\x12\x18\n" +
 	"\aplugins\x18\x02 \x03(\tR\aplugins\x12\x18\n" +
@@ -1589,30 +1737,49 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\vrejected_by\x18\x06 \x03(\rR\n" +
 	"rejectedBy\x12(\n" +
 	"\x05codes\x18\a \x03(\x0e2\x12.schedplug.v1.CodeR\x05codes\x12\x16\n" +
-	"\x06reason\x18\b \x03(\rR\x06reason\"\xbc\x01\n" +
+	"\x06reason\x18\b \x03(\rR\x06reason\x12>\n" +
+	"\n" +
+	"unfinished\x18\t \x03(\v2\x1e.schedplug.v1.UnfinishedPluginR\n" +
+	"unfinished\x12)\n" +
+	"\x10applies_reported\x18\n" +
+	" \x01(\bR\x0fappliesReported\x12!\n" +
+	"\fnot_applying\x18\v \x03(\tR\vnotApplying\"B\n" +
+	"\x10UnfinishedPlugin\x12\x16\n" +
+	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x84\x02\n" +
 	"\rFilterRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
 	"\x0escheduler_name\x18\x02 \x01(\tR\rschedulerName\x12#\n" +
 	"\x03pod\x18\x03 \x01(\v2\x11.schedplug.v1.PodR\x03pod\x12&\n" +
 	"\x04node\x18\x04 \x01(\v2\x12.schedplug.v1.NodeR\x04node\x12\x18\n" +
-	"\aplugins\x18\x05 \x03(\tR\aplugins\"h\n" +
+	"\aplugins\x18\x05 \x03(\tR\aplugins\x12#\n" +
+	"\rapplies_known\x18\x06 \x01(\bR\fappliesKnown\x12!\n" +
+	"\fnot_applying\x18\a \x03(\tR\vnotApplying\"\xa8\x01\n" +
 	"\x0eFilterResponse\x12&\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x12.schedplug.v1.CodeR\x04code\x12\x16\n" +
 	"\x06plugin\x18\x02 \x01(\tR\x06plugin\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xb7\x01\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12>\n" +
+	"\n" +
+	"unfinished\x18\x04 \x03(\v2\x1e.schedplug.v1.UnfinishedPluginR\n" +
+	"unfinished\"\xff\x01\n" +
 	"\x0fPreScoreRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
 	"\x0escheduler_name\x18\x02 \x01(\tR\rschedulerName\x12#\n" +
 	"\x03pod\x18\x03 \x01(\v2\x11.schedplug.v1.PodR\x03pod\x12#\n" +
 	"\rtable_version\x18\x04 \x01(\x04R\ftableVersion\x12\x14\n" +
-	"\x05nodes\x18\x05 \x03(\rR\x05nodes\"n\n" +
+	"\x05nodes\x18\x05 \x03(\rR\x05nodes\x12#\n" +
+	"\rapplies_known\x18\x06 \x01(\bR\fappliesKnown\x12!\n" +
+	"\fnot_applying\x18\a \x03(\tR\vnotApplying\"\x8e\x01\n" +
 	"\fPluginScores\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\askipped\x18\x02 \x01(\bR\askipped\x12\x16\n" +
 	"\x06scores\x18\x03 \x03(\x03R\x06scores\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"H\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1e\n" +
+	"\n" +
+	"unfinished\x18\x05 \x01(\tR\n" +
+	"unfinished\"H\n" +
 	"\x10PreScoreResponse\x124\n" +
 	"\aplugins\x18\x01 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
@@ -1644,7 +1811,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                 // 1: schedplug.v1.Code
@@ -1661,11 +1828,12 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*NodeTableDelta)(nil),    // 12: schedplug.v1.NodeTableDelta
 	(*PreFilterRequest)(nil),  // 13: schedplug.v1.PreFilterRequest
 	(*PreFilterResponse)(nil), // 14: schedplug.v1.PreFilterResponse
-	(*FilterRequest)(nil),     // 15: schedplug.v1.FilterRequest
-	(*FilterResponse)(nil),    // 16: schedplug.v1.FilterResponse
-	(*PreScoreRequest)(nil),   // 17: schedplug.v1.PreScoreRequest
-	(*PluginScores)(nil),      // 18: schedplug.v1.PluginScores
-	(*PreScoreResponse)(nil),  // 19: schedplug.v1.PreScoreResponse
+	(*UnfinishedPlugin)(nil),  // 15: schedplug.v1.UnfinishedPlugin
+	(*FilterRequest)(nil),     // 16: schedplug.v1.FilterRequest
+	(*FilterResponse)(nil),    // 17: schedplug.v1.FilterResponse
+	(*PreScoreRequest)(nil),   // 18: schedplug.v1.PreScoreRequest
+	(*PluginScores)(nil),      // 19: schedplug.v1.PluginScores
+	(*PreScoreResponse)(nil),  // 20: schedplug.v1.PreScoreResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
@@ -1686,24 +1854,26 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	10, // 15: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
 	12, // 16: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
 	1,  // 17: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
-	10, // 18: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	11, // 19: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 20: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	10, // 21: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	18, // 22: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 23: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	13, // 24: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	15, // 25: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	17, // 26: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	4,  // 27: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	14, // 28: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	16, // 29: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	19, // 30: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	27, // [27:31] is the sub-list for method output_type
-	23, // [23:27] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	15, // 18: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	10, // 19: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	11, // 20: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,  // 21: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	15, // 22: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	10, // 23: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	19, // 24: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	2,  // 25: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	13, // 26: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	16, // 27: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	18, // 28: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	4,  // 29: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	14, // 30: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	17, // 31: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	20, // 32: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	29, // [29:33] is the sub-list for method output_type
+	25, // [25:29] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -1718,7 +1888,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -109,3 +109,35 @@ func SchedulerBinary(dir string) (string, error) {
 	})
 	return schedulerBuild.path, schedulerBuild.err
 }
+
+var twinSchedulerBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// TwinSchedulerBinary is the test build of integration/cmd/kube-scheduler
+// with the Go twins of the sample plugins and TwinCheck compiled in
+// (-tags schedplug_twin): $SCHEDPLUG_TWIN_SCHEDULER_BIN, or built once per
+// process into dir.
+func TwinSchedulerBinary(dir string) (string, error) {
+	if p := os.Getenv("SCHEDPLUG_TWIN_SCHEDULER_BIN"); p != "" {
+		return binaryFromEnv("SCHEDPLUG_TWIN_SCHEDULER_BIN", "", "kube-scheduler (twin build)")
+	}
+	twinSchedulerBuild.once.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			twinSchedulerBuild.err = err
+			return
+		}
+		out := filepath.Join(dir, "kube-scheduler-twin")
+		cmd := exec.Command("go", "build", "-tags", "schedplug_twin", "-o", out, "./cmd/kube-scheduler")
+		cmd.Dir = filepath.Join(root, "integration")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			twinSchedulerBuild.err = fmt.Errorf("building integration/cmd/kube-scheduler with -tags schedplug_twin: %v\n%s", err, msg)
+			return
+		}
+		twinSchedulerBuild.path = out
+	})
+	return twinSchedulerBuild.path, twinSchedulerBuild.err
+}

@@ -32,6 +32,13 @@ func NewProcess(name, logFile, bin string, args, extraEnv []string) *Process {
 	return &Process{Name: name, LogFile: logFile, bin: bin, args: args, env: append(os.Environ(), extraEnv...)}
 }
 
+// AddEnv adds KEY=value entries to the environment of the next Start.
+func (p *Process) AddEnv(kv ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.env = append(p.env, kv...)
+}
+
 // Start runs the process. It dies with its parent (PR_SET_PDEATHSIG), so a
 // crashed test never leaves a scheduler or host behind.
 func (p *Process) Start() error {
@@ -119,6 +126,17 @@ func (p *Process) Pid() int {
 // the exit.
 func (p *Process) Kill() {
 	p.signalAndWait(syscall.SIGKILL, 10*time.Second)
+}
+
+// Signal sends sig to the current run without waiting (SIGSTOP and
+// SIGCONT freeze and thaw it, like a hung process).
+func (p *Process) Signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.exitedLocked() {
+		return fmt.Errorf("%s is not running; cannot send it %v", p.Name, sig)
+	}
+	return p.cmd.Process.Signal(sig)
 }
 
 // Stop sends SIGTERM, waits up to grace, then SIGKILL. It reports whether

@@ -25,6 +25,12 @@ type SchedulerConfig struct {
 	SchedulerName string // default "default-scheduler"
 	Kubeconfig    string
 	Plugins       []NativePlugin
+	// FilterFirst names plugins (also listed in Plugins) that are enabled
+	// at filter: as well, which puts them before every other Filter.
+	FilterFirst []string
+	// ClientQPS raises kube-scheduler's API client rate limit (default 50
+	// QPS, burst 100) to this, burst twice as much; 0 keeps the default.
+	ClientQPS float32
 }
 
 // YAML renders the configuration.
@@ -58,17 +64,30 @@ func (c SchedulerConfig) YAML() ([]byte, error) {
 			pluginConfig = append(pluginConfig, map[string]any{"name": p.Name, "args": args})
 		}
 	}
+	points := map[string]any{"multiPoint": map[string]any{"enabled": enabled}}
+	if len(c.FilterFirst) > 0 {
+		var first []map[string]any
+		for _, n := range c.FilterFirst {
+			first = append(first, map[string]any{"name": n})
+		}
+		points["filter"] = map[string]any{"enabled": first}
+	}
 	profile := map[string]any{
 		"schedulerName": name,
-		"plugins":       map[string]any{"multiPoint": map[string]any{"enabled": enabled}},
+		"plugins":       points,
 	}
 	if len(pluginConfig) > 0 {
 		profile["pluginConfig"] = pluginConfig
 	}
+	conn := map[string]any{"kubeconfig": c.Kubeconfig}
+	if c.ClientQPS > 0 {
+		conn["qps"] = c.ClientQPS
+		conn["burst"] = int(2 * c.ClientQPS)
+	}
 	doc := map[string]any{
 		"apiVersion":       "kubescheduler.config.k8s.io/v1",
 		"kind":             "KubeSchedulerConfiguration",
-		"clientConnection": map[string]any{"kubeconfig": c.Kubeconfig},
+		"clientConnection": conn,
 		// One scheduler per test apiserver: no lease to wait for.
 		"leaderElection": map[string]any{"leaderElect": false},
 		"profiles":       []any{profile},

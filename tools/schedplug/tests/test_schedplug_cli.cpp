@@ -308,4 +308,39 @@ TEST(Inspect, BrokenFilesExitOneWithTheirReason) {
               HasSubstr("exports no `schedplug_plugin_v1`"));
 }
 
+// Plugins are loaded in a child process: a constructor that calls abort()
+// is reported, with exit status 1, and the CLI itself does not crash.
+TEST(Check, AConstructorThatAbortsIsReportedNotACrash) {
+  Outcome r = schedplug("check --config " + fixture("good.yaml") +
+                        " --plugins " + plugin_dir("abort.d"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, AllOf(HasSubstr("killed by signal 6"),
+                           HasSubstr("abort.d/ctor_abort.so"),
+                           HasSubstr("fix or remove it")));
+}
+
+TEST(Inspect, AConstructorThatAbortsIsReportedNotACrash) {
+  Outcome r = schedplug("inspect " + plugin_dir("abort.d") + "/ctor_abort.so");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, AllOf(HasSubstr("killed by signal 6"),
+                           HasSubstr("ctor_abort.so")));
+}
+
+TEST(Inspect, PrintsTheSha256ThatSha256sumPrints) {
+  const std::string file = plugin_dir("hw.d") + "/hw_encrypt.so";
+  const std::string sums =
+      ::testing::TempDir() + "/schedplug-cli-sum-" + std::to_string(::getpid());
+  ASSERT_EQ(std::system(("sha256sum '" + file + "' > '" + sums + "'").c_str()),
+            0);
+  std::istringstream line(slurp(sums));
+  std::string digest;
+  line >> digest;
+  ASSERT_EQ(digest.size(), 64u);
+  Outcome r = schedplug("inspect " + file);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sha256:           " + digest));
+  Outcome j = schedplug("inspect --json " + file);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["sha256"], digest);
+}
+
 }  // namespace

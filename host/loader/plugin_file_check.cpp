@@ -1,0 +1,217 @@
+#include "host/loader/plugin_file_check.hpp"
+
+#include <openssl/evp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace schedplug::host {
+namespace {
+
+std::string user_name(uid_t uid) {
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 &&
+      found != nullptr) {
+    return fmt::format("uid {} ({})", uid, found->pw_name);
+  }
+  return fmt::format("uid {}", uid);
+}
+
+bool on_read_only_mount(const std::filesystem::path& p) {
+  struct statvfs fs {};
+  return ::statvfs(p.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+}
+
+// "" or what is wrong with one file or directory and what to change.
+std::string check_object(const std::filesystem::path& p, const char* kind) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) {
+    return fmt::format("cannot read the owner and mode of {} {}", kind,
+                       p.string());
+  }
+  const uid_t self = ::geteuid();
+  const mode_t mode = st.st_mode & 07777;
+  std::vector<std::string> wrong;
+  std::vector<std::string> fixes;
+  if (st.st_uid != 0 && st.st_uid != self) {
+    wrong.push_back(
+        fmt::format("it must belong to root or to the host's own user ({})",
+                    user_name(self)));
+    fixes.push_back("chown root " + p.string());
+  }
+  if ((mode & (S_IWGRP | S_IWOTH)) != 0 && !on_read_only_mount(p)) {
+    wrong.push_back(
+        "group or others may write it, so someone else could replace the "
+        "code the host runs");
+    fixes.push_back("chmod go-w " + p.string());
+  }
+  if (wrong.empty()) return {};
+  std::string out = fmt::format("{} {} is owned by {} with mode {:04o}: ", kind,
+                                p.string(), user_name(st.st_uid), mode);
+  for (size_t i = 0; i < wrong.size(); ++i) {
+    out += (i > 0 ? ", and " : "") + wrong[i];
+  }
+  out += "; run `";
+  for (size_t i = 0; i < fixes.size(); ++i) {
+    out += (i > 0 ? " && " : "") + fixes[i];
+  }
+  return out + "`";
+}
+
+std::string permission_problems(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto dir =
+      file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  const auto real = std::filesystem::canonical(file, ec);
+  if (ec) return "cannot resolve the file's real path (" + ec.message() + ")";
+  const auto real_plugin_dir = std::filesystem::canonical(dir, ec);
+  if (ec) return "cannot resolve the directory " + dir.string();
+
+  // The file itself, the directory that lists it, and every directory
+  // between that one and the real file (a ConfigMap volume's
+  // ..2026_..._... directory behind the ..data symlink).
+  std::vector<std::pair<std::filesystem::path, const char*>> objects = {
+      {real, "the plugin file"}, {real_plugin_dir, "the plugin directory"}};
+  const std::string prefix = real_plugin_dir.string() + "/";
+  for (auto d = real.parent_path();
+       d != real_plugin_dir && d.has_relative_path(); d = d.parent_path()) {
+    objects.emplace_back(d, "the directory");
+    if (!d.string().starts_with(prefix)) break;  // outside: its own dir only
+  }
+  std::string out;
+  for (const auto& [p, kind] : objects) {
+    std::string problem = check_object(p, kind);
+    if (!problem.empty()) out += (out.empty() ? "" : "; and ") + problem;
+  }
+  return out;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start])))
+    ++start;
+  return s.substr(start);
+}
+
+}  // namespace
+
+PluginPins read_plugin_pins(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) {
+    throw std::runtime_error(
+        file.string() +
+        ": cannot read the --plugin-sha256 list; check the path");
+  }
+  PluginPins pins;
+  pins.source = file;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    const auto space = line.find_first_of(" \t");
+    std::string digest = line.substr(0, space);
+    std::string name =
+        space == std::string::npos ? std::string() : trim(line.substr(space));
+    if (!name.empty() && name[0] == '*') name.erase(0, 1);  // binary mode
+    std::transform(digest.begin(), digest.end(), digest.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    const bool hex = digest.size() == 64 &&
+                     std::all_of(digest.begin(), digest.end(), [](char c) {
+                       return std::isxdigit(static_cast<unsigned char>(c));
+                     });
+    if (!hex || name.empty()) {
+      throw std::runtime_error(fmt::format(
+          "{}:{}: expected `SHA256  NAME.so` (64 hex digits, two spaces, the "
+          "file name), as `sha256sum *.so` prints it",
+          file.string(), number));
+    }
+    name = std::filesystem::path(name).filename().string();
+    auto [it, inserted] = pins.sha256.emplace(name, digest);
+    if (!inserted && it->second != digest) {
+      throw std::runtime_error(fmt::format(
+          "{}:{}: {} is listed twice with different digests; keep one line",
+          file.string(), number, name));
+    }
+  }
+  return pins;
+}
+
+std::string file_sha256(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
+                                                              &EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("cannot start a SHA-256 digest (OpenSSL)");
+  }
+  std::vector<char> buffer(1 << 16);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto n = in.gcount();
+    if (n > 0)
+      EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(n));
+  }
+  if (in.bad()) throw std::runtime_error("error reading " + file.string());
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(ctx.get(), digest, &size);
+  std::string out;
+  for (unsigned int i = 0; i < size; ++i)
+    out += fmt::format("{:02x}", digest[i]);
+  return out;
+}
+
+PluginFilePolicy& plugin_file_policy() {
+  static PluginFilePolicy policy;
+  return policy;
+}
+
+std::string check_plugin_file(const std::filesystem::path& file) {
+  const PluginFilePolicy& policy = plugin_file_policy();
+  if (policy.check_permissions) {
+    std::string problem = permission_problems(file);
+    if (!problem.empty()) return "refused before loading: " + problem;
+  }
+  if (policy.pins) {
+    const std::string name = file.filename().string();
+    const auto it = policy.pins->sha256.find(name);
+    if (it == policy.pins->sha256.end()) {
+      return "refused before loading: " + name + " is not listed in " +
+             policy.pins->source.string() +
+             " (--plugin-sha256); add its `sha256sum` line from the trusted "
+             "build, or remove the file";
+    }
+    std::string actual;
+    try {
+      actual = file_sha256(file);
+    } catch (const std::exception& e) {
+      return std::string("refused before loading: ") + e.what();
+    }
+    if (actual != it->second) {
+      return "refused before loading: its SHA-256 is " + actual + " but " +
+             policy.pins->source.string() + " (--plugin-sha256) pins " +
+             it->second + " for " + name +
+             "; the file is not the one the list was made from: restore the "
+             "trusted build, or regenerate the list from it";
+    }
+  }
+  return {};
+}
+
+}  // namespace schedplug::host

@@ -1,0 +1,54 @@
+// Checks on a plugin file before it is opened with dlopen (which runs the
+// library's constructors, so nothing after it can undo loading code that
+// someone else could have planted):
+//  - the file and its directories belong to root or to this process's
+//    user, and no one else can write them (unless they sit on a read-only
+//    mount, as a Kubernetes ConfigMap volume does);
+//  - when a pin list is set (--plugin-sha256), the file's SHA-256 is the
+//    one listed for its name.
+// docs/security.md explains the rules and how to make the pin list.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace schedplug::host {
+
+// "NAME.so" (the file name in the plugin directory) -> lowercase hex
+// SHA-256.
+struct PluginPins {
+  std::filesystem::path source;  // the list's file, for messages
+  std::map<std::string, std::string> sha256;
+};
+
+// Reads a sha256sum-style list ("HEX  NAME.so" or "HEX *NAME.so" per line;
+// blank lines and lines starting with '#' are skipped; a NAME with
+// directories counts by its file name). Throws std::runtime_error naming
+// the file and line.
+PluginPins read_plugin_pins(const std::filesystem::path& file);
+
+// Lowercase hex SHA-256 of a file's bytes. Throws std::runtime_error.
+std::string file_sha256(const std::filesystem::path& file);
+
+struct PluginFilePolicy {
+  // Ownership and mode checks (on by default).
+  bool check_permissions = true;
+  // When set, every plugin file must be listed with its digest.
+  std::optional<PluginPins> pins;
+  // Told the file about to be dlopen()ed (the CLI's child process reports
+  // it to its parent, so a crash names the file).
+  std::function<void(const std::filesystem::path&)> before_dlopen;
+};
+
+// The policy load_plugin_file() applies; set once at start-up.
+PluginFilePolicy& plugin_file_policy();
+
+// Applies plugin_file_policy() to `file`. Returns "" when the file may be
+// opened, else the reason as a sentence (without the file name prefix):
+// who owns what with which mode and what to change.
+std::string check_plugin_file(const std::filesystem::path& file);
+
+}  // namespace schedplug::host
