@@ -11,6 +11,7 @@
 // create() must return SUCCESS or ERROR with a message, never crash, throw
 // or leak (LeakSanitizer runs in the fuzz build).
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -30,8 +31,10 @@ namespace {
 void ignore_log(void*, schedplug_log_level, schedplug_str) {}
 
 void try_create(const schedplug_plugin* plugin, const std::string& json) {
+  // A v1.0 host: log only. Claiming the whole struct with the typed-args
+  // getters left null would make a plugin call through null pointers.
   schedplug_host host{};
-  host.struct_size = sizeof(schedplug_host);
+  host.struct_size = offsetof(schedplug_host, args);
   host.log = ignore_log;
   void* instance = nullptr;
   char text[512] = {};
