@@ -199,8 +199,10 @@ typedef struct schedplug_pod {
   uint32_t toleration_size;
   uint32_t node_score_size;
   /* This plugin's per-pod state: what its pod_begin() returned for this pod
-   * in `out->state`. NULL when the plugin has no pod_begin (or on a host
-   * that predates it: then compute what you need in the hook itself). */
+   * in `out->state`. NULL when the plugin has no pod_begin, or when the host
+   * did not call pod_begin for this call (a host that predates it, and
+   * today's schedplug-host, whose Filter and Score chains do not call it
+   * yet): then compute what you need in the hook itself. */
   void* state;
 } schedplug_pod;
 
@@ -537,7 +539,11 @@ typedef struct schedplug_plugin {
    * that received the state has returned; it is not called when pod_begin
    * fails (free what you allocated before returning ERROR). The host may
    * begin a pod more than once per scheduling cycle (e.g. once for its
-   * filters and once for its scores); each state has its own pod_end. */
+   * filters and once for its scores); each state has its own pod_end.
+   * Status: the ABI and the host's plugin runtime support this hook, but
+   * schedplug-host's Filter and Score chains do not call it yet; until they
+   * do, filter/score see pod->state == NULL and the gates come from
+   * `applies` (a plugin without `applies` runs for every pod). */
   schedplug_code (*pod_begin)(void* instance, const schedplug_pod* pod,
                               schedplug_pod_begin_result* out,
                               schedplug_reason* reason);
