@@ -340,6 +340,12 @@ func TestCancelledFilterFallbackIsNoHostFailure(t *testing.T) {
 		map[string]Policy{"Strict": {FailurePolicy: FailurePolicyFail, Timeout: 5 * time.Second}})
 	pl := e.plugins["Strict"]
 	n := testNode("n1", nil, 0)
+	// On a loaded machine the start-up handshake may have missed its 300ms;
+	// without a session the call fails before kube-scheduler cancels it.
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.mgr.Connected() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	e.host.setDelay(500 * time.Millisecond)
 	before, _ := testutil.GetCounterMetricValue(policyApplied.WithLabelValues("Strict", "Fail"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
