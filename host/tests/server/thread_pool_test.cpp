@@ -57,7 +57,12 @@ TEST(ThreadPool, WorkersNeverTouchAFinishedLoop) {
   size_t total = 0;
   for (int round = 0; round < 20000; ++round) {
     std::vector<int> hits(2, 0);
-    const std::function<bool()> stop = [&hits] { return hits[0] < 0; };
+    // The stop function reads the caller's stack, as the chains' deadline
+    // check does; an atomic so that reading it races with nothing (TSan).
+    std::atomic<bool> cancelled{false};
+    const std::function<bool()> stop = [&cancelled] {
+      return cancelled.load(std::memory_order_relaxed);
+    };
     total += pool.parallel_for(
         hits.size(), [&](size_t i) { hits[i] = 1; }, stop);
   }
