@@ -1,4 +1,4 @@
-// The name rules of DESIGN.md section 5: every native name a profile
+// The name rules (docs/check.md): every native name a profile
 // enables is reported by exactly one loaded plugin, at an extension point
 // it implements. Used by `schedplug check`, by schedplug-host at start-up
 // and by the Handshake.

@@ -66,9 +66,9 @@ std::string upper_camel_case_of(const std::string& name) {
   throw LoadError(quoted(file) + ": " + what);
 }
 
-// The checks of DESIGN.md section 4 on a descriptor already copied into a
-// host-sized struct. The order matters only for which message a plugin with
-// several problems sees first.
+// The ABI checks (sdk/include/schedplug/plugin.h) on a descriptor already
+// copied into a host-sized struct. The order matters only for which message a
+// plugin with several problems sees first.
 void validate_descriptor(const std::filesystem::path& file,
                          const schedplug_plugin& d) {
   if (d.name == nullptr || d.name[0] == '\0') {

@@ -1,5 +1,6 @@
 // `schedplug check --config FILE --plugins DIR`: the name checks of
-// DESIGN.md section 5 plus each plugin's create() with its profile's args.
+// The name checks of docs/check.md plus each plugin's create() with its
+// profile's args.
 #pragma once
 
 #include <filesystem>

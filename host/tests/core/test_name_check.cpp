@@ -1,4 +1,4 @@
-// The name rules of DESIGN.md section 5.
+// The name rules of docs/check.md.
 #include "host/check/name_check.hpp"
 
 #include <gmock/gmock.h>
