@@ -336,11 +336,15 @@ func (p *Plugin) notePolicyApplied(ctx context.Context, pod *v1.Pod, err error) 
 func (p *Plugin) failureReason(err error, timeout time.Duration) string {
 	code := status.Code(err)
 	msg := status.Convert(err).Message()
-	// gRPC's own deadline error says "context deadline exceeded"; a
+	// gRPC's own deadline error says "context deadline exceeded", or, when
+	// the server's cancellation of the expired stream arrives before the
+	// client's timer fires, "stream terminated by RST_STREAM"; a
 	// DeadlineExceeded with another message is the host's answer (e.g. the
 	// session is busy) and is reported as such below.
 	clientDeadline := errors.Is(err, context.DeadlineExceeded) ||
-		(code == codes.DeadlineExceeded && (msg == "" || strings.Contains(msg, "context deadline exceeded")))
+		(code == codes.DeadlineExceeded && (msg == "" ||
+			strings.Contains(msg, "context deadline exceeded") ||
+			strings.Contains(msg, "stream terminated by RST_STREAM")))
 	switch {
 	case clientDeadline:
 		return fmt.Sprintf("schedplug-host did not answer within %v; plugin %s has failurePolicy Fail", timeout, p.name)
