@@ -63,20 +63,16 @@ say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed,
 # Kubernetes (docs/sanitizers.md).
 step --show "$go_summary" go-test-race bash -c 'cd integration && go test -race -count=1 -timeout 30m ./shim/...'
 
-# The C++ suites again under AddressSanitizer+UndefinedBehaviorSanitizer
-# (build-asan/), then each libFuzzer
-# target for a bounded time (build-fuzz/, clang): tools/dev/sanitize.sh,
-# docs/sanitizers.md, docs/fuzzing.md. Any sanitizer report fails its test.
-step asan-build bash tools/dev/sanitize.sh build asan
-step --show "$ctest_summary" asan-ctest bash tools/dev/sanitize.sh test asan
-# ThreadSanitizer is not in this command yet: Debian's gRPC and abseil are
-# not instrumented, so TSan reports races inside them (Epoll1Poller,
-# GraphCycles) in every server test; they need narrowly scoped suppressions
-# before the step can gate CI. Run it by hand meanwhile:
+# The C++ suites under AddressSanitizer+UndefinedBehaviorSanitizer and
+# ThreadSanitizer, and the bounded libFuzzer runs, are not in this command
+# yet: their first full run on a fresh machine has not been judged (TSan
+# reports races inside Debian's uninstrumented gRPC and abseil that need
+# narrowly scoped suppressions first; docs/sanitizers.md). The fuzz seed
+# corpora and every crash found so far are replayed by ctest above. Run them
+# by hand meanwhile:
+#   bash tools/dev/sanitize.sh build asan && bash tools/dev/sanitize.sh test asan
 #   bash tools/dev/sanitize.sh build tsan && bash tools/dev/sanitize.sh test tsan
-step fuzz-build bash tools/dev/sanitize.sh build fuzz
-step --show '^== fuzz_|stat::number_of_executed_units|found a crash' fuzz-run \
-  bash tools/dev/sanitize.sh fuzz "${SCHEDPLUG_FUZZ_SECONDS:-20}"
+#   bash tools/dev/sanitize.sh build fuzz && bash tools/dev/sanitize.sh fuzz 20
 
 steps_finish
 say "all tests passed"
