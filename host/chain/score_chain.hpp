@@ -22,7 +22,7 @@ struct PluginScoreOutcome {
   // ChainLimits::keep_raw_scores, and not when the plugin was skipped or
   // did not finish.
   std::vector<int64_t> raw;
-  std::string error;            // set: scores is empty
+  std::string error;  // set: scores is empty
   // Set when the plugin did not finish before its deadline (scores is then
   // empty): says which plugin and why. Other plugins still run.
   std::string unfinished;

@@ -29,10 +29,10 @@ std::string join(const std::vector<std::string>& lines) {
 // Where one object of a dump sits, for messages.
 struct Where {
   std::string file;
-  size_t document = 0;           // 1-based
-  std::optional<size_t> item;    // index in a List's items
-  std::string kind;              // "Node" / "Pod"
-  std::string name;              // metadata.name once known
+  size_t document = 0;         // 1-based
+  std::optional<size_t> item;  // index in a List's items
+  std::string kind;            // "Node" / "Pod"
+  std::string name;            // metadata.name once known
 
   std::string text() const {
     std::string out = file + ": document " + std::to_string(document);
@@ -65,9 +65,9 @@ class Reader {
                    const char* key) {
     if (!parent.IsDefined() || parent.IsNull()) return YAML::Node();
     if (!parent.IsMap()) {
-      problem(parent, parent_field, "must be a mapping (is a " +
-                                        kind_of(parent) +
-                                        "); is this a Kubernetes object?");
+      problem(parent, parent_field,
+              "must be a mapping (is a " + kind_of(parent) +
+                  "); is this a Kubernetes object?");
       return YAML::Node();
     }
     YAML::Node c = parent[key];
@@ -229,8 +229,8 @@ bool read_metadata(Reader& r, const YAML::Node& obj, std::string& name,
 
 KubeNode read_node(Reader& r, const YAML::Node& obj) {
   KubeNode node;
-  if (!read_metadata(r, obj, node.data.name, nullptr, nullptr,
-                     node.data.labels, node.data.annotations, nullptr)) {
+  if (!read_metadata(r, obj, node.data.name, nullptr, nullptr, node.data.labels,
+                     node.data.annotations, nullptr)) {
     return node;
   }
   node.where = r.where().text();
@@ -286,8 +286,8 @@ Exact pod_requests(Reader& r, const YAML::Node& spec) {
                      c, "spec.containers[" + std::to_string(i++) + "]"));
   }
   Exact restartable, init;
-  const YAML::Node inits = r.sequence_at(r.child(spec, "spec", "initContainers"),
-                                         "spec.initContainers");
+  const YAML::Node inits = r.sequence_at(
+      r.child(spec, "spec", "initContainers"), "spec.initContainers");
   i = 0;
   for (const auto& c : inits) {
     const std::string f = "spec.initContainers[" + std::to_string(i++) + "]";
@@ -306,8 +306,9 @@ Exact pod_requests(Reader& r, const YAML::Node& spec) {
   }
   max_into(reqs, init);
   const YAML::Node pod_res = r.child(spec, "spec", "resources");
-  const Exact pod_level = r.resources_at(
-      r.child(pod_res, "spec.resources", "requests"), "spec.resources.requests");
+  const Exact pod_level =
+      r.resources_at(r.child(pod_res, "spec.resources", "requests"),
+                     "spec.resources.requests");
   for (const auto& [name, v] : pod_level) {
     if (name == "cpu" || name == "memory" || name.rfind("hugepages-", 0) == 0) {
       reqs[name] = v;
@@ -327,7 +328,8 @@ KubePod read_pod(Reader& r, const YAML::Node& obj) {
   }
   pod.where = r.where().text();
   const YAML::Node spec = r.child(obj, "(object)", "spec");
-  pod.node_name = r.string_at(r.child(spec, "spec", "nodeName"), "spec.nodeName");
+  pod.node_name =
+      r.string_at(r.child(spec, "spec", "nodeName"), "spec.nodeName");
   pod.scheduler_name =
       r.string_at(r.child(spec, "spec", "schedulerName"), "spec.schedulerName");
   if (pod.scheduler_name.empty()) pod.scheduler_name = "default-scheduler";
@@ -352,8 +354,8 @@ KubePod read_pod(Reader& r, const YAML::Node& obj) {
     d.op = r.string_at(r.child(t, f, "operator"), f + ".operator");
     d.value = r.string_at(r.child(t, f, "value"), f + ".value");
     d.effect = r.string_at(r.child(t, f, "effect"), f + ".effect");
-    d.toleration_seconds = r.int_at(r.child(t, f, "tolerationSeconds"),
-                                    f + ".tolerationSeconds");
+    d.toleration_seconds =
+        r.int_at(r.child(t, f, "tolerationSeconds"), f + ".tolerationSeconds");
     pod.data.tolerations.push_back(std::move(d));
   }
   const YAML::Node status = r.child(obj, "(object)", "status");
@@ -506,7 +508,8 @@ std::optional<nano_t> parse_quantity(std::string_view text) {
     int e = 0;
     std::string_view digits_part = suffix.substr(1);
     const bool neg = !digits_part.empty() && digits_part[0] == '-';
-    if (!digits_part.empty() && (digits_part[0] == '-' || digits_part[0] == '+'))
+    if (!digits_part.empty() &&
+        (digits_part[0] == '-' || digits_part[0] == '+'))
       digits_part.remove_prefix(1);
     const auto [end, ec] = std::from_chars(
         digits_part.data(), digits_part.data() + digits_part.size(), e);

@@ -56,11 +56,11 @@ struct KubeNode {
 };
 
 struct KubePod {
-  host::PodData data;           // requests include pods=1 as the shim sends
-  std::string node_name;        // spec.nodeName ("" while pending)
-  std::string scheduler_name;   // spec.schedulerName or default-scheduler
-  std::string phase;            // status.phase
-  std::string created;          // metadata.creationTimestamp (RFC 3339)
+  host::PodData data;          // requests include pods=1 as the shim sends
+  std::string node_name;       // spec.nodeName ("" while pending)
+  std::string scheduler_name;  // spec.schedulerName or default-scheduler
+  std::string phase;           // status.phase
+  std::string created;         // metadata.creationTimestamp (RFC 3339)
   // The pod's requests as NodeInfo adds them to its node's `requested`
   // (cpu in millicores; no pods entry).
   std::map<std::string, int64_t> node_requests;

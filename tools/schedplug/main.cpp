@@ -104,9 +104,10 @@ int main(int argc, char** argv) {
                    "without spec.nodeName are scheduled")
       ->required();
   simulate->add_option("--explain", simulate_options.explain,
-                       "POD (NAMESPACE/NAME or NAME; repeatable): show "
-                       "every node's Filter verdict per native plugin with "
-                       "its reason, and every raw and normalized score");
+                       "POD (NAMESPACE/NAME or NAME; repeatable; '*' for "
+                       "every pod): show every node's Filter verdict per "
+                       "native plugin with its reason, and every raw and "
+                       "normalized score");
   simulate->add_flag("--json", simulate_options.json,
                      "print JSON instead of text");
   simulate

@@ -101,7 +101,7 @@ struct PodResult {
   const KubePod* pod = nullptr;
   const ProfileRuntime* profile = nullptr;
   size_t profile_index = 0;
-  std::string status;  // placed, unschedulable, error, skipped
+  std::string status;       // placed, unschedulable, error, skipped
   std::vector<size_t> top;  // nodes with the highest total; [0] is taken
   int64_t score = 0;
   bool scored = false;  // false: one feasible node, kube-scheduler skips Score
@@ -120,9 +120,8 @@ std::string fit_error(size_t nodes, const host::FilterOutcome& outcome) {
     parts.push_back(std::to_string(n) + " " + reason);
   }
   std::sort(parts.begin(), parts.end());
-  std::string out =
-      "0/" + std::to_string(nodes) + " nodes are available" +
-      (parts.empty() ? std::string() : ": ");
+  std::string out = "0/" + std::to_string(nodes) + " nodes are available" +
+                    (parts.empty() ? std::string() : ": ");
   for (size_t i = 0; i < parts.size(); ++i) {
     out += (i ? ", " : "") + parts[i];
   }
@@ -197,12 +196,11 @@ class Simulation {
       score_applies.push_back(applies.count(s) ? applies[s] : 1);
     }
 
-    const host::FilterOutcome filtered =
-        host::run_filters(profile.filters, record.view(), views_, pool_,
-                          Deadline::never(),
-                          {.plugin_deadlines = {},
-                           .applies = filter_applies,
-                           .keep_raw_scores = false});
+    const host::FilterOutcome filtered = host::run_filters(
+        profile.filters, record.view(), views_, pool_, Deadline::never(),
+        {.plugin_deadlines = {},
+         .applies = filter_applies,
+         .keep_raw_scores = false});
     std::vector<const host::FilterRejection*> rejection(states_.size());
     for (const auto& r : filtered.rejections) rejection[r.node] = &r;
     std::vector<size_t> feasible;
@@ -218,8 +216,8 @@ class Simulation {
         NodeExplain& d = details[i];
         d.node = i;
         d.feasible = rejection[i] == nullptr;
-        const size_t stop = rejection[i] ? rejection[i]->plugin
-                                         : profile.filters.size();
+        const size_t stop =
+            rejection[i] ? rejection[i]->plugin : profile.filters.size();
         for (size_t p = 0; p < profile.filters.size(); ++p) {
           FilterCell cell;
           if (p < stop) {
@@ -341,6 +339,12 @@ std::set<const KubePod*> explained_pods(const SimulateOptions& options,
                                         std::vector<std::string>& problems) {
   std::set<const KubePod*> out;
   for (const std::string& want : options.explain) {
+    if (want == "*") {  // every pod simulate schedules
+      for (const KubePod& p : pods) {
+        if (p.node_name.empty() && !p.terminal()) out.insert(&p);
+      }
+      continue;
+    }
     std::vector<const KubePod*> matches;
     for (const KubePod& p : pods) {
       if (p.key() == want ||
@@ -359,21 +363,26 @@ std::set<const KubePod*> explained_pods(const SimulateOptions& options,
       for (const KubePod* p : matches) {
         which += (which.empty() ? "" : ", ") + p->key();
       }
-      problems.push_back("--explain " + want + ": several pods have that "
-                         "name (" + which + "); give NAMESPACE/NAME");
+      problems.push_back("--explain " + want +
+                         ": several pods have that "
+                         "name (" +
+                         which + "); give NAMESPACE/NAME");
       continue;
     }
     const KubePod* p = matches.front();
     if (!p->node_name.empty()) {
-      problems.push_back("--explain " + want + ": the pod is already bound "
-                         "to node \"" + p->node_name + "\" in " +
-                         options.pods.string() +
+      problems.push_back("--explain " + want +
+                         ": the pod is already bound "
+                         "to node \"" +
+                         p->node_name + "\" in " + options.pods.string() +
                          "; simulate places only pods without spec.nodeName");
       continue;
     }
     if (p->terminal()) {
-      problems.push_back("--explain " + want + ": the pod has finished "
-                         "(phase " + p->phase + "); kube-scheduler ignores it");
+      problems.push_back("--explain " + want +
+                         ": the pod has finished "
+                         "(phase " +
+                         p->phase + "); kube-scheduler ignores it");
       continue;
     }
     out.insert(p);
@@ -452,9 +461,8 @@ void print_explain_text(const PodResult& r, const Simulation& sim,
       if (c.skipped) {
         out << "skipped (applies() said no for this pod)\n";
       } else {
-        out << "raw " << c.raw << ", normalized " << c.normalized
-            << ", weight " << weights[p] << " -> " << c.normalized * weights[p]
-            << "\n";
+        out << "raw " << c.raw << ", normalized " << c.normalized << ", weight "
+            << weights[p] << " -> " << c.normalized * weights[p] << "\n";
       }
     }
   }
@@ -479,8 +487,7 @@ Json explain_json(const PodResult& r, const Simulation& sim) {
       Json scores = Json::array();
       for (size_t p = 0; p < profile.scorers.size(); ++p) {
         const ScoreCell& c = d.scores[p];
-        Json s{{"plugin", profile.scorers[p]->name()},
-               {"skipped", c.skipped}};
+        Json s{{"plugin", profile.scorers[p]->name()}, {"skipped", c.skipped}};
         if (!c.skipped) {
           s["raw"] = c.raw;
           s["normalized"] = c.normalized;
@@ -553,7 +560,8 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
   for (auto& p : config_problems) {
     findings.push_back({host::Severity::kError, std::move(p)});
   }
-  const auto names = host::check_names(*config, loaded.plugins, loaded.problems);
+  const auto names =
+      host::check_names(*config, loaded.plugins, loaded.problems);
   findings.insert(findings.end(), names.begin(), names.end());
   std::vector<std::string> resolve_problems;
   const std::vector<host::ResolvedProfile> profiles =
@@ -563,7 +571,8 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
   }
   if (host::has_errors(findings)) {
     for (const auto& d : findings) {
-      if (d.severity == host::Severity::kError) err << "error: " << d.message << "\n";
+      if (d.severity == host::Severity::kError)
+        err << "error: " << d.message << "\n";
     }
     err << "error: schedplug-host would refuse to start with "
         << options.config.string() << " and the plugins in "
@@ -643,8 +652,8 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
       ++skipped;
     }
   }
-  const int code = unschedulable + errors > 0 ? kSimulateSomeNotPlaced
-                                              : kSimulateAllPlaced;
+  const int code =
+      unschedulable + errors > 0 ? kSimulateSomeNotPlaced : kSimulateAllPlaced;
 
   if (options.json) {
     Json j;
@@ -713,7 +722,8 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
                    : std::string())
       << "\n";
   size_t width = 0;
-  for (const PodResult& r : results) width = std::max(width, r.pod->key().size());
+  for (const PodResult& r : results)
+    width = std::max(width, r.pod->key().size());
   for (const PodResult& r : results) {
     out << std::left << std::setw(static_cast<int>(width)) << r.pod->key()
         << "  ";
