@@ -47,6 +47,9 @@ struct ChainLimits {
   // Per plugin: the cycle's applies() answer (1: applies, 0: does not),
   // when the shim sent it back. Empty: ask the plugin.
   std::span<const uint8_t> applies;
+  // run_scores also keeps each plugin's raw scores (before normalizing),
+  // for `schedplug simulate --explain`.
+  bool keep_raw_scores = false;
   // The pod's scheduling cycle (PreFilter began it): a plugin it has a
   // scope for runs with that scope's state and gates, and `applies` is
   // not consulted for it. nullptr, or a plugin it lacks: the chain begins

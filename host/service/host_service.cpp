@@ -365,10 +365,13 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
   const auto chain_start = Clock::now();
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->filter_timeout_ms, chain_start);
-  FilterOutcome outcome = run_filters(
-      profile->filters, cycle->pod().view(), table.views(), *context_.pool,
-      call.deadline,
-      {.plugin_deadlines = deadlines, .applies = {}, .cycle = cycle.get()});
+  FilterOutcome outcome =
+      run_filters(profile->filters, cycle->pod().view(), table.views(),
+                  *context_.pool, call.deadline,
+                  {.plugin_deadlines = deadlines,
+                   .applies = {},
+                   .keep_raw_scores = false,
+                   .cycle = cycle.get()});
   record_runs(outcome.runs, "filter");
 
   for (size_t i = 0; i < profile->filters.size(); ++i) {
@@ -465,6 +468,7 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
       run_filters_on_node(filters, pod.view(), node.view(), call.deadline,
                           {.plugin_deadlines = deadlines,
                            .applies = applies,
+                           .keep_raw_scores = false,
                            .cycle = cycle.get()});
   record_runs(result.runs, "filter");
   {
@@ -539,6 +543,7 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
                                     *context_.pool, call.deadline,
                                     {.plugin_deadlines = deadlines,
                                      .applies = applies,
+                                     .keep_raw_scores = false,
                                      .cycle = cycle.get()});
   // PreScore is the cycle's last call: its per-pod states end now.
   if (cycle) session->end_cycle(cycle.get());
