@@ -41,6 +41,9 @@ type summary struct {
 }
 
 type report struct {
+	// Final is false while the suite runs (results.json is rewritten
+	// after every run).
+	Final       bool      `json:"final"`
 	Size        string    `json:"size"`
 	Repetitions int       `json:"repetitions"`
 	Started     time.Time `json:"started"`
@@ -61,9 +64,9 @@ type machine struct {
 	HostVersion string `json:"schedplugHost,omitempty"`
 }
 
-func (s *suite) report(started time.Time, load0, load1 string) *report {
+func (s *suite) report(started time.Time, load0, load1 string, final bool) *report {
 	finished := time.Now()
-	rep := &report{
+	rep := &report{Final: final,
 		Size: s.opts.SizeLabel, Repetitions: s.opts.Reps,
 		Started: started, Finished: finished, Seconds: finished.Sub(started).Seconds(),
 		Machine: machine{CPUs: runtime.NumCPU(), CPUModel: cpuModel(), Kernel: kernel(), GoVersion: runtime.Version(),

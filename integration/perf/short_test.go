@@ -56,6 +56,9 @@ func TestSchedulerPerfShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !rep.Final {
+		t.Errorf("%s is not marked final: the suite stopped before its report", resultsFile)
+	}
 	want := len(o.Shapes) * len(allVariants)
 	if len(rep.Runs) != want {
 		t.Fatalf("%d runs in %s, want %d (every workload x every variant)", len(rep.Runs), resultsFile, want)

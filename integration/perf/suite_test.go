@@ -57,6 +57,7 @@ type suite struct {
 	configs   map[string]string
 	cfgFile   string
 	started   time.Time
+	load0     string
 	hostBin   string
 	pluginDir string
 	logDir    string
@@ -96,6 +97,7 @@ func BenchmarkSchedplugPerf(b *testing.B) {
 	started := time.Now()
 	s.started = started
 	load0 := loadAvg()
+	s.load0 = load0
 	fmt.Printf("schedplug perf (%s): %d runs (%d workloads x %d variants x %d repetitions), load average %s\n",
 		o.SizeLabel, len(s.runs), len(o.Shapes), len(o.Variants), o.Reps, load0)
 
@@ -113,12 +115,22 @@ func BenchmarkSchedplugPerf(b *testing.B) {
 	perf.RunBenchmarkPerfScheduling(b, s.cfgFile, "schedplug", registry,
 		perf.WithPreRunFn(s.preRun), perf.WithPrepareFn(s.prepare), perf.WithPodsSchedulingTimeout(timeout))
 
-	rep := s.report(started, load0, loadAvg())
+	rep := s.report(started, load0, loadAvg(), true)
 	if err := rep.write(o.OutDir); err != nil {
 		b.Error(err)
 	}
 	fmt.Print(rep.table())
 	fmt.Printf("results: %s\n", filepath.Join(o.OutDir, resultsFile))
+}
+
+// writeProgress rewrites results.json after every run, so that an
+// interrupted full run keeps what it measured (scheduler_perf's own
+// throughput figures arrive only at the end).
+func (s *suite) writeProgress() {
+	rep := s.report(s.started, s.load0, loadAvg(), false)
+	if err := rep.write(s.opts.OutDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 }
 
 func (s *suite) setup(b *testing.B) error {
@@ -185,7 +197,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 	}
 	st.watchDone = make(chan struct{})
 	if st.Variant != VariantNative {
-		return nil, nil
+		return s.writeProgress, nil
 	}
 	sockDir, err := os.MkdirTemp("", "spperf-")
 	if err != nil {
@@ -217,9 +229,9 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		s.mgr = nil
 		s.mu.Unlock()
 		mgr.Close()
-		st.hostHWMKB = procMemKB(st.hostPid, "VmHWM")
 		host.Stop(10 * time.Second)
 		os.RemoveAll(sockDir)
+		s.writeProgress()
 	}, nil
 }
 
@@ -296,6 +308,9 @@ func (s *suite) watch(ctx context.Context, client kubernetes.Interface, st *runS
 				if st.bound == st.shape.Measured {
 					snap := takeSnapshot(st.wire, st.hostPid)
 					st.end = &snap
+					if st.hostPid > 0 {
+						st.hostHWMKB = procMemKB(st.hostPid, "VmHWM")
+					}
 					w.Stop()
 					return
 				}
