@@ -34,6 +34,7 @@ type summary struct {
 	RPCsPerPodByMethod  map[string]float64 `json:"rpcsPerPodByMethod,omitempty"`
 	BytesSentPerPod     float64            `json:"bytesToHostPerPod,omitempty"`
 	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
+	BatchAttempts       map[string]float64 `json:"batchAttempts,omitempty"`
 	// Ratios of the median window throughputs. (scheduler_perf's figure
 	// averages one-second samples, which is erratic at a few pods per
 	// second, as in the preemption workload, and missing for windows under
@@ -102,6 +103,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	sum := summary{Shape: sh.Name, Variant: variant, Nodes: sh.Nodes}
 	var tp, win, proc, host, rss, rpcs, sent, recv []float64
 	methods := map[string][]float64{}
+	batch := map[string][]float64{}
 	for _, r := range runs {
 		if r.Shape != sh.Name || r.Variant != variant || !r.Complete {
 			continue
@@ -120,10 +122,19 @@ func summarize(sh shape, variant string, runs []result) summary {
 		for m, v := range r.RPCsPerPodByMethod {
 			methods[m] = append(methods[m], v)
 		}
+		for k, v := range r.BatchAttempts {
+			batch[k] = append(batch[k], v)
+		}
 	}
 	sum.Throughput, sum.WindowPodsPerSecond, sum.ProcCPUMsPerPod = median(tp), median(win), median(proc)
 	sum.HostCPUMsPerPod, sum.HostPeakRSSMB, sum.RPCsPerPod = median(host), median(rss), median(rpcs)
 	sum.BytesSentPerPod, sum.BytesRecvPerPod = median(sent), median(recv)
+	if len(batch) > 0 {
+		sum.BatchAttempts = map[string]float64{}
+		for k, v := range batch {
+			sum.BatchAttempts[k] = median(v)
+		}
+	}
 	if len(methods) > 0 {
 		sum.RPCsPerPodByMethod = map[string]float64{}
 		for m, v := range methods {
@@ -187,6 +198,19 @@ func (r *report) table() string {
 	if len(methods) > 0 {
 		fmt.Fprintf(&buf, "RPCs per measured pod by method:\n%s\n", strings.Join(methods, "\n"))
 	}
+	var batch []string
+	for _, s := range r.Summary {
+		var parts []string
+		for k, v := range s.BatchAttempts {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, v))
+		}
+		sort.Strings(parts)
+		if len(parts) == 0 {
+			parts = []string{"none"}
+		}
+		batch = append(batch, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, strings.Join(parts, ", ")))
+	}
+	fmt.Fprintf(&buf, "opportunistic batching attempts in the window, by result:\n%s\n", strings.Join(batch, "\n"))
 	return buf.String()
 }
 

@@ -367,7 +367,11 @@ type result struct {
 	RPCsPerPodByMethod  map[string]float64 `json:"rpcsPerPodByMethod,omitempty"`
 	BytesSentPerPod     float64            `json:"bytesToHostPerPod,omitempty"`
 	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
-	Complete            bool               `json:"complete"`
+	// BatchAttempts counts the scheduler's opportunistic-batching
+	// attempts in the window by result (none when a plugin cannot sign
+	// pods, which turns batching off).
+	BatchAttempts map[string]float64 `json:"batchAttempts,omitempty"`
+	Complete      bool               `json:"complete"`
 }
 
 func (s *suite) results() []result {
@@ -391,6 +395,14 @@ func (s *suite) results() []result {
 				res.WindowPodsPerSecond = n / d
 			}
 			res.ProcCPUMsPerPod = float64((st.end.procCPU - st.start.procCPU).Microseconds()) / 1000 / n
+			for k, v := range st.end.batch {
+				if d := v - st.start.batch[k]; d > 0 {
+					if res.BatchAttempts == nil {
+						res.BatchAttempts = map[string]float64{}
+					}
+					res.BatchAttempts[k] = d
+				}
+			}
 			if st.Variant == VariantNative {
 				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
 				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024

@@ -4,7 +4,9 @@
 # proxy), then runs every workload (500 and 5000 nodes, mixed, preemption)
 # for every variant (default plugins, Go twins, native through shim and
 # host), interleaved, three times, and prints the medians. Results:
-# build/perf/results.json. Takes about an hour on 2 loaded cores.
+# build/perf/results.json. Two repetitions took 53 minutes on 2 cores shared
+# with other builds (load average 12-20), so the default three take about
+# 80; SCHEDPLUG_PERF_REPS=1 about 27.
 #
 #   bash tools/dev/perf.sh
 #   SCHEDPLUG_PERF_REPS=1 SCHEDPLUG_PERF_WORKLOADS=Basic500 bash tools/dev/perf.sh
