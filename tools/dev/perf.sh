@@ -33,8 +33,16 @@ export SCHEDPLUG_PERF=full
 export SCHEDPLUG_PERF_OUT=${SCHEDPLUG_PERF_OUT:-$root/build/perf}
 mkdir -p "$SCHEDPLUG_PERF_OUT"
 say "uptime before: $(uptime)"
-cd integration
-go test -run '^$' -bench '^BenchmarkSchedplugPerf$' -benchtime 1x -timeout 0 ./perf/ 2>&1 |
-  tee "$SCHEDPLUG_PERF_OUT/bench.log" | grep -v '^\s*$' | grep -vE '^\s+(scheduler_perf|[a-z_]+\.go:[0-9]+:)' || true
+log="$SCHEDPLUG_PERF_OUT/bench.log"
+say "running the suite (output: $(rel "$log"))"
+rc=0
+(cd integration && go test -run '^$' -bench '^BenchmarkSchedplugPerf$' -benchtime 1x -timeout 0 ./perf/) >"$log" 2>&1 || rc=$?
 say "uptime after: $(uptime)"
-say "results: $(rel "$SCHEDPLUG_PERF_OUT")/results.json, full output: $(rel "$SCHEDPLUG_PERF_OUT")/bench.log"
+# The summary table, then any failure.
+sed -n '/^schedplug scheduler_perf,/,/^results: /p' "$log"
+grep -E '^(--- FAIL|FAIL|ok)|^panic:' "$log" || true
+if [[ $rc != 0 ]]; then
+  say "the suite failed (exit $rc); see $(rel "$log") and the logs in $(rel "$SCHEDPLUG_PERF_OUT")/logs"
+  exit "$rc"
+fi
+say "results: $(rel "$SCHEDPLUG_PERF_OUT")/results.json"
