@@ -96,11 +96,11 @@ func TestDemoFlagsRefuseBadFiles(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `document 1 has kind "Pod"; give Node objects or a List of them, as `+"`kubectl get nodes -o yaml`") {
 		t.Errorf("a Pod in -nodes: got %v", err)
 	}
-	if err := os.WriteFile(file, []byte("kind: Node\nmetadata: {name: n}\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("kind: Node\nmetadata: {name: node-x}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = loadCluster(file, "")
-	if err == nil || !strings.Contains(err.Error(), `node "n" has no status.allocatable`) {
+	if err == nil || !strings.Contains(err.Error(), `node "node-x" has no status.allocatable`) {
 		t.Errorf("a node without allocatable: got %v", err)
 	}
 	c, err := loadCluster("", "")
