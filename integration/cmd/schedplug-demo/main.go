@@ -38,12 +38,12 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.configDir, "config-dir", "", "directory with the default scheduler-config.yaml and the sample latency.txt (default: <repo>/config/demo)")
-	flag.StringVar(&o.config, "config", "", "a KubeSchedulerConfiguration for both kube-scheduler and schedplug-host; ${KUBECONFIG} becomes the demo apiserver's kubeconfig (without it, clientConnection.kubeconfig is set to it), ${LATENCY_FILE} a copy of the sample latency.txt (default: <config-dir>/scheduler-config.yaml)")
-	flag.StringVar(&o.plugins, "plugins", "", "directory of plugin .so files for schedplug-host (default: $SCHEDPLUG_PLUGIN_DIR or build/plugins.d, with the three sample plugins)")
-	flag.StringVar(&o.nodes, "nodes", "", "nodes to create: YAML Node objects, a List of them, or `kubectl get nodes -o yaml` output; they need status.allocatable (default: the six demo nodes)")
-	flag.StringVar(&o.pods, "pods", "", "pods to create, in the same forms; pods with spec.nodeName start bound, the others are scheduled (default: the demo pods)")
-	flag.StringVar(&o.keepLogs, "keep-logs", "", "copy the logs of every component into this directory before exiting")
+	flag.StringVar(&o.configDir, "config-dir", "", "`DIR` with the default scheduler-config.yaml and the sample latency.txt (default: <repo>/config/demo)")
+	flag.StringVar(&o.config, "config", "", "a KubeSchedulerConfiguration `FILE` for both kube-scheduler and schedplug-host; ${KUBECONFIG} becomes the demo apiserver's kubeconfig (without it, clientConnection.kubeconfig is set to it), ${LATENCY_FILE} a copy of the sample latency.txt (default: <config-dir>/scheduler-config.yaml)")
+	flag.StringVar(&o.plugins, "plugins", "", "`DIR` of plugin .so files for schedplug-host (default: $SCHEDPLUG_PLUGIN_DIR or build/plugins.d, with the three sample plugins)")
+	flag.StringVar(&o.nodes, "nodes", "", "`FILE` of nodes to create: YAML Node objects, a List of them, or 'kubectl get nodes -o yaml' output; they need status.allocatable (default: the six demo nodes)")
+	flag.StringVar(&o.pods, "pods", "", "`FILE` of pods to create, in the same forms; pods with spec.nodeName start bound, the others are scheduled (default: the demo pods)")
+	flag.StringVar(&o.keepLogs, "keep-logs", "", "copy the logs of every component into `DIR` before exiting")
 	flag.DurationVar(&o.timeout, "timeout", 90*time.Second, "how long to wait for the pods to settle")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "Usage: schedplug-demo [flags]\n\n"+
