@@ -43,6 +43,7 @@ schedplug_warnings(schedplug_host_server)
 add_executable(schedplug-host ${CMAKE_CURRENT_LIST_DIR}/app/main.cpp)
 target_link_libraries(schedplug-host PRIVATE schedplug_host_server CLI11::CLI11)
 schedplug_warnings(schedplug-host)
+install(TARGETS schedplug-host RUNTIME DESTINATION bin COMPONENT runtime)
 
 if(SCHEDPLUG_BUILD_TESTS AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/tests/server/CMakeLists.txt)
   add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/tests/server

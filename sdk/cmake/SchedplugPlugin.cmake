@@ -11,7 +11,12 @@
 #   - against schedplug::sdk only (headers): it never links the host's
 #     libraries. Link your own dependencies with target_link_libraries(); link
 #     static ones where you can, since the host image may not have them.
-# C sources are compiled as C11, C++ sources as C++20.
+# C sources are compiled as C11, C++ sources as C++20. When the project
+# sets no build type (no -DCMAKE_BUILD_TYPE, single-config generator), the
+# plugin is compiled with the Release flags (-O3 -DNDEBUG on GCC and Clang)
+# instead of none: set -DCMAKE_BUILD_TYPE=Debug for a debug build.
+# C++ sources need nlohmann/json 3 (schedplug/plugin.hpp reads args with it);
+# C sources need nothing but the SDK.
 include_guard(GLOBAL)
 
 function(schedplug_add_plugin name)
@@ -25,6 +30,17 @@ function(schedplug_add_plugin name)
     message(FATAL_ERROR
       "schedplug_add_plugin(${name}): target schedplug::sdk is missing; "
       "call find_package(schedplug REQUIRED) first")
+  endif()
+
+  set(cxx_sources ${arg_UNPARSED_ARGUMENTS})
+  list(FILTER cxx_sources INCLUDE REGEX "\\.(cpp|cc|cxx|c\\+\\+|C)$")
+  if(cxx_sources AND NOT TARGET nlohmann_json::nlohmann_json)
+    message(FATAL_ERROR
+      "schedplug_add_plugin(${name}): C++ plugins need nlohmann/json 3, "
+      "which schedplug/plugin.hpp reads args with, and it was not found. "
+      "Install it (Debian/Ubuntu: apt-get install nlohmann-json3-dev) or "
+      "point CMAKE_PREFIX_PATH at it, then configure again. C plugins "
+      "do not need it.")
   endif()
 
   # The export list sits next to this file, in the tree and when installed.
@@ -50,6 +66,16 @@ function(schedplug_add_plugin name)
       LINKER:--no-undefined
       LINKER:--exclude-libs,ALL
       LINKER:--version-script=${map})
+  endif()
+  # No build type means no optimization flags at all in CMake: a plugin runs
+  # in every scheduling cycle, so default to the Release flags.
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(NOT CMAKE_BUILD_TYPE AND NOT multi_config)
+    foreach(lang C CXX)
+      separate_arguments(flags NATIVE_COMMAND "${CMAKE_${lang}_FLAGS_RELEASE}")
+      target_compile_options(${name} PRIVATE
+        "$<$<COMPILE_LANGUAGE:${lang}>:${flags}>")
+    endforeach()
   endif()
   if(arg_OUTPUT_DIRECTORY)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})

@@ -1,10 +1,12 @@
-# The SDK as a plugin author gets it: install the SDK alone into a fresh
-# prefix, build sdk/examples against it in a separate CMake process, then
-# check and load the plugins it produced. Run by CTest as
-#   cmake -DBUILD_DIR=... -DEXAMPLES_DIR=... -DWORK_DIR=... -DGENERATOR=...
-#         -DC_COMPILER=... -DCXX_COMPILER=... -DSMOKE=... -DREADME=...
-#         -P out_of_tree_test.cmake
-# No network: the only dependency (nlohmann_json) comes from the system.
+# The SDK as a plugin author gets it: configure sdk/ on its own (only CMake
+# and a compiler), install it into a fresh prefix, build sdk/examples against
+# the prefix and against build-tree packages in separate CMake processes,
+# then check and load the plugins they produced. Run by CTest as
+#   cmake -DBUILD_DIR=... -DSDK_DIR=... -DEXAMPLES_DIR=... -DWORK_DIR=...
+#         -DGENERATOR=... -DC_COMPILER=... -DCXX_COMPILER=... -DSMOKE=...
+#         [-DLAUNCHER=ccache] -DREADME=... -P out_of_tree_test.cmake
+# No network: the C++ layer's only dependency (nlohmann_json) comes from the
+# system.
 
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
@@ -17,9 +19,18 @@ endfunction()
 
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
+set(compilers -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+if(LAUNCHER)  # the top-level build's compiler launcher (ccache), if any
+  list(APPEND compilers -DCMAKE_C_COMPILER_LAUNCHER=${LAUNCHER}
+                        -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
 
-# 1. Install only the "sdk" component.
-run("installing the SDK" ${CMAKE_COMMAND} --install ${BUILD_DIR} --component sdk
+# 1. sdk/ is a CMake project of its own: configure it alone (no build type,
+#    no dependency) and install everything it has into a fresh prefix.
+run("configuring sdk/ on its own" ${CMAKE_COMMAND} -S ${SDK_DIR}
+    -B ${WORK_DIR}/sdk-build -G ${GENERATOR} ${compilers})
+run("installing the SDK" ${CMAKE_COMMAND} --install ${WORK_DIR}/sdk-build
     --prefix ${prefix})
 foreach(f include/schedplug/plugin.h include/schedplug/plugin.hpp
           lib/cmake/schedplug/schedplugConfig.cmake
@@ -33,14 +44,42 @@ file(GLOB_RECURSE installed_libs ${prefix}/*.so ${prefix}/*.a)
 if(installed_libs)
   message(FATAL_ERROR "the SDK install must be headers only, found: ${installed_libs}")
 endif()
+# The top-level build's "sdk" component installs the same files.
+run("installing the SDK component of the top-level build" ${CMAKE_COMMAND}
+    --install ${BUILD_DIR} --component sdk --prefix ${WORK_DIR}/prefix-tree)
+file(GLOB_RECURSE standalone_files RELATIVE ${prefix} ${prefix}/*)
+file(GLOB_RECURSE tree_files RELATIVE ${WORK_DIR}/prefix-tree ${WORK_DIR}/prefix-tree/*)
+list(SORT standalone_files)
+list(SORT tree_files)
+if(NOT standalone_files STREQUAL tree_files)
+  message(FATAL_ERROR "sdk/ alone installs\n  ${standalone_files}\nbut the "
+                      "top-level build's sdk component installs\n  ${tree_files}")
+endif()
 
-# 2. Configure and build the examples in a separate CMake process.
-run("configuring sdk/examples against the installed SDK"
-    ${CMAKE_COMMAND} -S ${EXAMPLES_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
-    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-run("building sdk/examples" ${CMAKE_COMMAND} --build ${WORK_DIR}/build -j 2)
+# 2. Build the examples in a separate CMake process, with no build type (as
+#    the README's command does): the plugins must still be optimized.
+#    build_examples(<label> <dir> <cmake args>...) configures and builds.
+function(build_examples label dir)
+  run("configuring sdk/examples against ${label}"
+      ${CMAKE_COMMAND} -S ${EXAMPLES_DIR} -B ${dir} -G ${GENERATOR} ${compilers}
+      -DCMAKE_EXPORT_COMPILE_COMMANDS=ON ${ARGN})
+  run("building sdk/examples against ${label}" ${CMAKE_COMMAND} --build ${dir} -j 2)
+  file(READ ${dir}/compile_commands.json commands)
+  foreach(src spare_cpu.cpp zone_required.c)
+    string(REGEX MATCH "\"command\": \"[^\"]*${src}\"" command "${commands}")
+    if(NOT command MATCHES " -O[23s] ")
+      message(FATAL_ERROR "with no CMAKE_BUILD_TYPE, schedplug_add_plugin must "
+                          "compile ${src} optimized (${label}); got: ${command}")
+    endif()
+  endforeach()
+endfunction()
+build_examples("the installed SDK" ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${prefix})
+# The build-tree packages, used without installing: sdk/ configured alone,
+# and the top-level build's sdk/ directory.
+build_examples("the standalone build tree" ${WORK_DIR}/build-standalone-tree
+               -Dschedplug_DIR=${WORK_DIR}/sdk-build)
+build_examples("the top-level build tree" ${WORK_DIR}/build-tree
+               -Dschedplug_DIR=${BUILD_DIR}/sdk)
 
 # 3. Check each plugin's exports and dependencies, then load it.
 find_program(NM nm)
@@ -50,6 +89,12 @@ foreach(plugin spare_cpu:SpareCpu zone_required:ZoneRequired)
   list(GET parts 0 stem)
   list(GET parts 1 name)
   set(so ${WORK_DIR}/build/${stem}.so)
+  foreach(other build-standalone-tree build-tree)
+    if(NOT EXISTS ${WORK_DIR}/${other}/${stem}.so)
+      message(FATAL_ERROR "building against a build tree (${other}) did not produce ${stem}.so")
+    endif()
+    run("loading ${other}/${stem}.so" ${SMOKE} ${WORK_DIR}/${other}/${stem}.so "{}")
+  endforeach()
   if(NOT EXISTS ${so})
     message(FATAL_ERROR "schedplug_add_plugin(${stem} ...) did not produce ${so}")
   endif()
@@ -102,11 +147,38 @@ if(rc EQUAL 0 OR NOT err MATCHES "headroomMillicores")
   message(FATAL_ERROR "bad args must fail create() naming the arg, got (${rc}): ${err}")
 endif()
 
+# A C plugin needs nothing but the SDK: with nlohmann_json hidden, a C-only
+# project builds, and a C++ plugin stops at configure time with a message
+# that names the missing package.
+file(MAKE_DIRECTORY ${WORK_DIR}/c-only)
+configure_file(${EXAMPLES_DIR}/zone_required.c ${WORK_DIR}/c-only/zone_required.c COPYONLY)
+file(WRITE ${WORK_DIR}/c-only/CMakeLists.txt [=[
+cmake_minimum_required(VERSION 3.20)
+project(c_only LANGUAGES C)
+find_package(schedplug REQUIRED)
+schedplug_add_plugin(zone_required zone_required.c)
+]=])
+run("configuring a C-only plugin without nlohmann_json"
+    ${CMAKE_COMMAND} -S ${WORK_DIR}/c-only -B ${WORK_DIR}/c-only/build -G ${GENERATOR}
+    ${compilers} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON)
+run("building a C-only plugin without nlohmann_json"
+    ${CMAKE_COMMAND} --build ${WORK_DIR}/c-only/build)
+run("loading the C-only plugin" ${SMOKE} ${WORK_DIR}/c-only/build/zone_required.so "{}")
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -S ${EXAMPLES_DIR} -B ${WORK_DIR}/no-json -G ${GENERATOR}
+          ${compilers} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REGEX REPLACE "[ \n]+" " " err_flat "${err}")
+if(rc EQUAL 0 OR NOT err_flat MATCHES "spare_cpu.*C\\+\\+ plugins need nlohmann/json 3.*nlohmann-json3-dev")
+  message(FATAL_ERROR "a C++ plugin without nlohmann_json must fail to configure "
+                      "with a message naming it, got (${rc}):\n${out}\n${err}")
+endif()
+
 # A missing symbol is a link error, not a load failure in the host.
 execute_process(
   COMMAND ${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR}/undefined_symbol
           -B ${WORK_DIR}/undefined -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
-          -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+          ${compilers}
   RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring undefined_symbol failed:\n${err}")

@@ -43,6 +43,10 @@ step go-build-scheduler bash -c 'cd integration && go build -o "$SCHEDPLUG_SCHED
 # the differential test (docs/e2e.md).
 export SCHEDPLUG_TWIN_SCHEDULER_BIN="$root/build/go/kube-scheduler-twin"
 step go-build-scheduler-twin bash -c 'cd integration && go build -tags schedplug_twin -o "$SCHEDPLUG_TWIN_SCHEDULER_BIN" ./cmd/kube-scheduler'
+# etcd for the scheduler_perf suite (integration/perf, docs/performance.md),
+# built from the Go module proxy at the version integration/go.mod pins.
+export SCHEDPLUG_ETCD_BIN="$root/build/go/etcd"
+step go-build-etcd bash -c 'cd integration && go build -o "$SCHEDPLUG_ETCD_BIN" go.etcd.io/etcd/server/v3'
 
 # -v goes to the log only; the terminal gets go test's per-package lines,
 # every failed or skipped test, and the counts below.
