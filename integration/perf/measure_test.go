@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/stats"
+	"k8s.io/component-base/metrics/legacyregistry"
 )
 
 // wireStats is a gRPC stats handler on the shim's connection: RPCs by
@@ -59,10 +60,14 @@ type snapshot struct {
 	rpcs    map[string]int64
 	sent    int64
 	recv    int64
+	// batch is scheduler_batch_attempts_total by result: whether the
+	// scheduler's opportunistic batching (reusing the previous cycle's
+	// results for an identical pod) was possible.
+	batch map[string]float64
 }
 
 func takeSnapshot(w *wireStats, hostPid int) snapshot {
-	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}}
+	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}, batch: batchAttempts()}
 	if hostPid > 0 {
 		s.hostCPU, _ = procCPU(hostPid)
 	}
@@ -128,4 +133,29 @@ func procMemKB(pid int, key string) int64 {
 		}
 	}
 	return 0
+}
+
+// batchAttempts reads scheduler_batch_attempts_total from the registry the
+// in-process scheduler reports to, summed per result label.
+func batchAttempts() map[string]float64 {
+	out := map[string]float64{}
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return out
+	}
+	for _, f := range families {
+		if f.GetName() != "scheduler_batch_attempts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			result := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" {
+					result = l.GetValue()
+				}
+			}
+			out[result] += m.GetCounter().GetValue()
+		}
+	}
+	return out
 }

@@ -118,8 +118,8 @@ func shapes(full bool) []shape {
 		return []shape{
 			basic("Basic500", 500, 500, 1000),
 			basic("Basic5000", 5000, 1000, 1000),
-			mixed("Mixed500", 500, 500, 1000),
-			preemption("Preemption500", 500, 2000, 250),
+			mixed("Mixed500", 500, 500, 500),
+			preemption("Preemption500", 500, 2000, 100),
 		}
 	}
 	return []shape{

@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"schedplug.dev/integration/internal/testenv"
 )
@@ -36,8 +38,18 @@ func TestSchedulerPerfShort(t *testing.T) {
 		}
 		env = append(env, EnvEtcd+"="+etcd)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkSchedplugPerf$", "-test.benchtime=1x", "-test.timeout=15m")
+	// The child fails on its own (with its logs) before go test's
+	// deadline for this test would kill the parent, and dies with it.
+	timeout := 30 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		timeout = time.Until(d) - 30*time.Second
+		if timeout < time.Minute {
+			t.Fatalf("go test's -timeout leaves %v for the short scheduler_perf suite; give it at least 10m (it takes a few minutes on a loaded machine)", time.Until(d))
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkSchedplugPerf$", "-test.benchtime=1x", "-test.timeout="+timeout.String())
 	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	output, err := cmd.CombinedOutput()
 	logFile := filepath.Join(out, "bench.log")
 	_ = os.WriteFile(logFile, output, 0o644)
@@ -55,6 +67,9 @@ func TestSchedulerPerfShort(t *testing.T) {
 	o, err := optionsFromEnv("")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !rep.Final {
+		t.Errorf("%s is not marked final: the suite stopped before its report", resultsFile)
 	}
 	want := len(o.Shapes) * len(allVariants)
 	if len(rep.Runs) != want {

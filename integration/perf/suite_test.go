@@ -57,6 +57,7 @@ type suite struct {
 	configs   map[string]string
 	cfgFile   string
 	started   time.Time
+	load0     string
 	hostBin   string
 	pluginDir string
 	logDir    string
@@ -96,6 +97,7 @@ func BenchmarkSchedplugPerf(b *testing.B) {
 	started := time.Now()
 	s.started = started
 	load0 := loadAvg()
+	s.load0 = load0
 	fmt.Printf("schedplug perf (%s): %d runs (%d workloads x %d variants x %d repetitions), load average %s\n",
 		o.SizeLabel, len(s.runs), len(o.Shapes), len(o.Variants), o.Reps, load0)
 
@@ -113,12 +115,22 @@ func BenchmarkSchedplugPerf(b *testing.B) {
 	perf.RunBenchmarkPerfScheduling(b, s.cfgFile, "schedplug", registry,
 		perf.WithPreRunFn(s.preRun), perf.WithPrepareFn(s.prepare), perf.WithPodsSchedulingTimeout(timeout))
 
-	rep := s.report(started, load0, loadAvg())
+	rep := s.report(started, load0, loadAvg(), true)
 	if err := rep.write(o.OutDir); err != nil {
 		b.Error(err)
 	}
 	fmt.Print(rep.table())
 	fmt.Printf("results: %s\n", filepath.Join(o.OutDir, resultsFile))
+}
+
+// writeProgress rewrites results.json after every run, so that an
+// interrupted full run keeps what it measured (scheduler_perf's own
+// throughput figures arrive only at the end).
+func (s *suite) writeProgress() {
+	rep := s.report(s.started, s.load0, loadAvg(), false)
+	if err := rep.write(s.opts.OutDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 }
 
 func (s *suite) setup(b *testing.B) error {
@@ -185,7 +197,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 	}
 	st.watchDone = make(chan struct{})
 	if st.Variant != VariantNative {
-		return nil, nil
+		return s.writeProgress, nil
 	}
 	sockDir, err := os.MkdirTemp("", "spperf-")
 	if err != nil {
@@ -217,9 +229,9 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		s.mgr = nil
 		s.mu.Unlock()
 		mgr.Close()
-		st.hostHWMKB = procMemKB(st.hostPid, "VmHWM")
 		host.Stop(10 * time.Second)
 		os.RemoveAll(sockDir)
+		s.writeProgress()
 	}, nil
 }
 
@@ -296,6 +308,9 @@ func (s *suite) watch(ctx context.Context, client kubernetes.Interface, st *runS
 				if st.bound == st.shape.Measured {
 					snap := takeSnapshot(st.wire, st.hostPid)
 					st.end = &snap
+					if st.hostPid > 0 {
+						st.hostHWMKB = procMemKB(st.hostPid, "VmHWM")
+					}
 					w.Stop()
 					return
 				}
@@ -352,7 +367,11 @@ type result struct {
 	RPCsPerPodByMethod  map[string]float64 `json:"rpcsPerPodByMethod,omitempty"`
 	BytesSentPerPod     float64            `json:"bytesToHostPerPod,omitempty"`
 	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
-	Complete            bool               `json:"complete"`
+	// BatchAttempts counts the scheduler's opportunistic-batching
+	// attempts in the window by result (none when a plugin cannot sign
+	// pods, which turns batching off).
+	BatchAttempts map[string]float64 `json:"batchAttempts,omitempty"`
+	Complete      bool               `json:"complete"`
 }
 
 func (s *suite) results() []result {
@@ -376,6 +395,14 @@ func (s *suite) results() []result {
 				res.WindowPodsPerSecond = n / d
 			}
 			res.ProcCPUMsPerPod = float64((st.end.procCPU - st.start.procCPU).Microseconds()) / 1000 / n
+			for k, v := range st.end.batch {
+				if d := v - st.start.batch[k]; d > 0 {
+					if res.BatchAttempts == nil {
+						res.BatchAttempts = map[string]float64{}
+					}
+					res.BatchAttempts[k] = d
+				}
+			}
 			if st.Variant == VariantNative {
 				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
 				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024

@@ -4,7 +4,9 @@
 # proxy), then runs every workload (500 and 5000 nodes, mixed, preemption)
 # for every variant (default plugins, Go twins, native through shim and
 # host), interleaved, three times, and prints the medians. Results:
-# build/perf/results.json. Takes about an hour on 2 loaded cores.
+# build/perf/results.json. Two repetitions took 53 minutes on 2 cores shared
+# with other builds (load average 12-20), so the default three take about
+# 80; SCHEDPLUG_PERF_REPS=1 about 27.
 #
 #   bash tools/dev/perf.sh
 #   SCHEDPLUG_PERF_REPS=1 SCHEDPLUG_PERF_WORKLOADS=Basic500 bash tools/dev/perf.sh
@@ -31,8 +33,16 @@ export SCHEDPLUG_PERF=full
 export SCHEDPLUG_PERF_OUT=${SCHEDPLUG_PERF_OUT:-$root/build/perf}
 mkdir -p "$SCHEDPLUG_PERF_OUT"
 say "uptime before: $(uptime)"
-cd integration
-go test -run '^$' -bench '^BenchmarkSchedplugPerf$' -benchtime 1x -timeout 0 ./perf/ 2>&1 |
-  tee "$SCHEDPLUG_PERF_OUT/bench.log" | grep -v '^\s*$' | grep -vE '^\s+(scheduler_perf|[a-z_]+\.go:[0-9]+:)' || true
+log="$SCHEDPLUG_PERF_OUT/bench.log"
+say "running the suite (output: $(rel "$log"))"
+rc=0
+(cd integration && go test -run '^$' -bench '^BenchmarkSchedplugPerf$' -benchtime 1x -timeout 0 ./perf/) >"$log" 2>&1 || rc=$?
 say "uptime after: $(uptime)"
-say "results: $(rel "$SCHEDPLUG_PERF_OUT")/results.json, full output: $(rel "$SCHEDPLUG_PERF_OUT")/bench.log"
+# The summary table, then any failure.
+sed -n '/^schedplug scheduler_perf,/,/^results: /p' "$log"
+grep -E '^(--- FAIL|FAIL|ok)|^panic:' "$log" || true
+if [[ $rc != 0 ]]; then
+  say "the suite failed (exit $rc); see $(rel "$log") and the logs in $(rel "$SCHEDPLUG_PERF_OUT")/logs"
+  exit "$rc"
+fi
+say "results: $(rel "$SCHEDPLUG_PERF_OUT")/results.json"
