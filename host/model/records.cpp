@@ -1,6 +1,7 @@
 #include "host/model/records.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace schedplug::host {
 namespace {
@@ -88,6 +89,45 @@ PodRecord::PodRecord(PodData data) : data_(std::move(data)) {
   view_.node_selector = list_of(node_selector_);
   view_.tolerations = tolerations_.data();
   view_.toleration_count = tolerations_.size();
+
+  // v1.2 data.
+  view_.node_name = view_of(data_.node_name);
+  view_.nominated_node_name = view_of(data_.nominated_node_name);
+  view_.priority_class_name = view_of(data_.priority_class_name);
+  owners_.reserve(data_.owners.size());
+  for (const auto& o : data_.owners) {
+    owners_.push_back({view_of(o.kind), view_of(o.name), o.controller ? 1 : 0});
+  }
+  view_.owners = owners_.empty() ? nullptr : owners_.data();
+  view_.owner_count = owners_.size();
+  // Reserved up front: the views point into these inner vectors.
+  containers_.reserve(data_.containers.size());
+  container_resources_.reserve(2 * data_.containers.size());
+  container_ports_.reserve(data_.containers.size());
+  for (auto& c : data_.containers) {
+    sort_unique_keep_last(c.requests);
+    sort_unique_keep_last(c.limits);
+    container_resources_.push_back(resource_views(c.requests));
+    const auto& requests = container_resources_.back();
+    container_resources_.push_back(resource_views(c.limits));
+    const auto& limits = container_resources_.back();
+    container_ports_.emplace_back();
+    auto& ports = container_ports_.back();
+    for (const auto& port : c.ports) {
+      ports.push_back({port.container_port, port.host_port,
+                       view_of(port.protocol), view_of(port.host_ip)});
+    }
+    schedplug_container v{};
+    v.name = view_of(c.name);
+    v.image = view_of(c.image);
+    v.requests = list_of(requests);
+    v.limits = list_of(limits);
+    v.ports = ports.empty() ? nullptr : ports.data();
+    v.port_count = ports.size();
+    containers_.push_back(v);
+  }
+  view_.containers = containers_.empty() ? nullptr : containers_.data();
+  view_.container_count = containers_.size();
 }
 
 NodeRecord::NodeRecord(NodeData data) : data_(std::move(data)) {
@@ -115,6 +155,42 @@ NodeRecord::NodeRecord(NodeData data) : data_(std::move(data)) {
   view_.allocatable = list_of(allocatable_);
   view_.requested = list_of(requested_);
   view_.pod_count = data_.pod_count;
+
+  // v1.2 data.
+  view_.unschedulable = data_.unschedulable ? 1 : 0;
+  conditions_.reserve(data_.conditions.size());
+  for (const auto& [type, status] : data_.conditions) {
+    conditions_.push_back({view_of(type), view_of(status)});
+  }
+  view_.conditions = conditions_.empty() ? nullptr : conditions_.data();
+  view_.condition_count = conditions_.size();
+  sort_unique_keep_last(data_.capacity);
+  capacity_ = resource_views(data_.capacity);
+  view_.capacity = list_of(capacity_);
+  std::sort(data_.pods.begin(), data_.pods.end(),
+            [](const NodePodData& a, const NodePodData& b) {
+              return std::tie(a.namespace_name, a.name) <
+                     std::tie(b.namespace_name, b.name);
+            });
+  pods_.reserve(data_.pods.size());
+  pod_labels_.reserve(data_.pods.size());
+  pod_requests_.reserve(data_.pods.size());
+  for (auto& p : data_.pods) {
+    sort_unique_keep_last(p.labels);
+    sort_unique_keep_last(p.requests);
+    pod_labels_.push_back(kv_views(p.labels));
+    pod_requests_.push_back(resource_views(p.requests));
+    schedplug_node_pod v{};
+    v.namespace_name = view_of(p.namespace_name);
+    v.name = view_of(p.name);
+    v.labels = list_of(pod_labels_.back());
+    v.priority = p.priority;
+    v.requests = list_of(pod_requests_.back());
+    v.owner_kind = view_of(p.owner_kind);
+    pods_.push_back(v);
+  }
+  view_.pod_list = pods_.empty() ? nullptr : pods_.data();
+  view_.pod_list_count = pods_.size();
 }
 
 }  // namespace schedplug::host

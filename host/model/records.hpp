@@ -26,11 +26,16 @@ inline void set_element_sizes(schedplug_pod& pod) {
   pod.resource_size = sizeof(schedplug_resource);
   pod.toleration_size = sizeof(schedplug_toleration);
   pod.node_score_size = sizeof(schedplug_node_score);
+  pod.owner_size = sizeof(schedplug_owner);
+  pod.container_size = sizeof(schedplug_container);
+  pod.port_size = sizeof(schedplug_container_port);
 }
 inline void set_element_sizes(schedplug_node& node) {
   node.kv_size = sizeof(schedplug_kv);
   node.resource_size = sizeof(schedplug_resource);
   node.taint_size = sizeof(schedplug_taint);
+  node.condition_size = sizeof(schedplug_node_condition);
+  node.node_pod_size = sizeof(schedplug_node_pod);
 }
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
@@ -50,6 +55,38 @@ struct TolerationData {
   std::optional<int64_t> toleration_seconds;
 };
 
+// v1.2 data (plugin.h's SCHEDPLUG_DATA_*), present when the shim sent it.
+struct OwnerData {
+  std::string kind;
+  std::string name;
+  bool controller = false;
+};
+
+struct PortData {
+  int32_t container_port = 0;
+  int32_t host_port = 0;
+  std::string protocol;
+  std::string host_ip;
+};
+
+struct ContainerData {
+  std::string name;
+  std::string image;
+  Resources requests;
+  Resources limits;
+  std::vector<PortData> ports;
+};
+
+// One pod already on a node (the compact list).
+struct NodePodData {
+  std::string namespace_name;
+  std::string name;
+  KeyValues labels;
+  int32_t priority = 0;
+  Resources requests;
+  std::string owner_kind;
+};
+
 // Plain data of a pod, as it arrives (lists in any order).
 struct PodData {
   std::string namespace_name;
@@ -61,6 +98,12 @@ struct PodData {
   Resources requests;
   KeyValues node_selector;
   std::vector<TolerationData> tolerations;
+  // v1.2
+  std::string node_name;
+  std::string nominated_node_name;
+  std::string priority_class_name;
+  std::vector<OwnerData> owners;          // as sent
+  std::vector<ContainerData> containers;  // spec order
 };
 
 // Plain data of a node, as it arrives (lists in any order).
@@ -72,6 +115,11 @@ struct NodeData {
   Resources allocatable;
   Resources requested;
   uint32_t pod_count = 0;
+  // v1.2
+  bool unschedulable = false;
+  std::vector<std::pair<std::string, std::string>> conditions;  // type, status
+  Resources capacity;
+  std::vector<NodePodData> pods;  // sorted by namespace, name on build
 };
 
 // A pod with its view. Sorts labels, annotations, node selector and
@@ -90,6 +138,10 @@ class PodRecord {
   std::vector<schedplug_kv> labels_, annotations_, node_selector_;
   std::vector<schedplug_resource> requests_;
   std::vector<schedplug_toleration> tolerations_;
+  std::vector<schedplug_owner> owners_;
+  std::vector<schedplug_container> containers_;
+  std::vector<std::vector<schedplug_resource>> container_resources_;
+  std::vector<std::vector<schedplug_container_port>> container_ports_;
   schedplug_pod view_{};
 };
 
@@ -108,7 +160,11 @@ class NodeRecord {
   NodeData data_;
   std::vector<schedplug_kv> labels_, annotations_;
   std::vector<schedplug_taint> taints_;
-  std::vector<schedplug_resource> allocatable_, requested_;
+  std::vector<schedplug_resource> allocatable_, requested_, capacity_;
+  std::vector<schedplug_node_condition> conditions_;
+  std::vector<schedplug_node_pod> pods_;
+  std::vector<std::vector<schedplug_kv>> pod_labels_;
+  std::vector<std::vector<schedplug_resource>> pod_requests_;
   schedplug_node view_{};
 };
 

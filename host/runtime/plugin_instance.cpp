@@ -132,6 +132,14 @@ static std::string settings_problem(const schedplug_plugin& d,
     return "refresh_period_ms is 0 but the plugin has a refresh() hook; set "
            "how often the host should call it";
   }
+  if ((s.data & ~SCHEDPLUG_DATA_ALL) != 0) {
+    char bits[32];
+    std::snprintf(
+        bits, sizeof bits, "0x%llx",
+        static_cast<unsigned long long>(s.data & ~SCHEDPLUG_DATA_ALL));
+    return std::string("data has bits ") + bits +
+           " that are not SCHEDPLUG_DATA_* values";
+  }
   if ((s.events & ~SCHEDPLUG_EVENT_ALL) != 0) {
     char bits[32];
     std::snprintf(

@@ -38,6 +38,27 @@ PodData pod_from_proto(const v1::Pod& pod) {
       d.toleration_seconds = t.toleration_seconds();
     out.tolerations.push_back(std::move(d));
   }
+  out.node_name = pod.node_name();
+  out.nominated_node_name = pod.nominated_node_name();
+  out.priority_class_name = pod.priority_class_name();
+  out.owners.reserve(static_cast<size_t>(pod.owners_size()));
+  for (const v1::OwnerRef& o : pod.owners()) {
+    out.owners.push_back({o.kind(), o.name(), o.controller()});
+  }
+  out.containers.reserve(static_cast<size_t>(pod.containers_size()));
+  for (const v1::Container& c : pod.containers()) {
+    ContainerData d{c.name(),
+                    c.image(),
+                    resources(c.requests()),
+                    resources(c.limits()),
+                    {}};
+    d.ports.reserve(static_cast<size_t>(c.ports_size()));
+    for (const v1::ContainerPort& p : c.ports()) {
+      d.ports.push_back(
+          {p.container_port(), p.host_port(), p.protocol(), p.host_ip()});
+    }
+    out.containers.push_back(std::move(d));
+  }
   return out;
 }
 
@@ -53,6 +74,17 @@ NodeData node_from_proto(const v1::Node& node) {
   out.allocatable = resources(node.allocatable());
   out.requested = resources(node.requested());
   out.pod_count = node.pod_count();
+  out.unschedulable = node.unschedulable();
+  out.conditions.reserve(static_cast<size_t>(node.conditions_size()));
+  for (const v1::NodeCondition& c : node.conditions()) {
+    out.conditions.emplace_back(c.type(), c.status());
+  }
+  out.capacity = resources(node.capacity());
+  out.pods.reserve(static_cast<size_t>(node.pods_size()));
+  for (const v1::NodePod& p : node.pods()) {
+    out.pods.push_back({p.namespace_(), p.name(), key_values(p.labels()),
+                        p.priority(), resources(p.requests()), p.owner_kind()});
+  }
   return out;
 }
 

@@ -277,6 +277,15 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     info->set_events(!enabled      ? lib->descriptor().events
                      : every_event ? 0
                                    : events);
+    // The pod and node data its instances read (plugin.h v1.2).
+    uint64_t data = 0;
+    for (const auto& profile : context_.runtime->profiles()) {
+      for (const PluginInstance* p : profile.plugins) {
+        if (&p->library() == lib.get()) data |= p->settings().data;
+      }
+    }
+    info->set_data(data);
+    response->set_data(response->data() | data);
   }
   for (const std::string& w : context_.startup_warnings)
     response->add_warnings(w);

@@ -54,6 +54,20 @@ schedplug_node pack(const schedplug_node& in, Packer& p) {
       p.array(in.allocatable.items, in.allocatable.count);
   schedplug_resource* requested =
       p.array(in.requested.items, in.requested.count);
+  // v1.2 data (empty unless a plugin declared it).
+  schedplug_node_condition* conditions =
+      p.array(in.conditions, in.condition_count);
+  schedplug_resource* capacity = p.array(in.capacity.items, in.capacity.count);
+  schedplug_node_pod* pods = p.array(in.pod_list, in.pod_list_count);
+  for (size_t i = 0; i < in.pod_list_count; ++i) {
+    const schedplug_node_pod& src = in.pod_list[i];
+    schedplug_kv* l = p.array(src.labels.items, src.labels.count);
+    schedplug_resource* r = p.array(src.requests.items, src.requests.count);
+    if (pods) {
+      pods[i].labels.items = l;
+      pods[i].requests.items = r;
+    }
+  }
   out.name = p.str(in.name);
   // Keys next to their values, labels first: what filters read most.
   for (size_t i = 0; i < in.labels.count; ++i) {
@@ -79,6 +93,39 @@ schedplug_node pack(const schedplug_node& in, Packer& p) {
                           p.str(in.annotations.items[i].value)};
     if (annotations) annotations[i] = kv;
   }
+  for (size_t i = 0; i < in.condition_count; ++i) {
+    const schedplug_node_condition c{p.str(in.conditions[i].type),
+                                     p.str(in.conditions[i].status)};
+    if (conditions) conditions[i] = c;
+  }
+  for (size_t i = 0; i < in.capacity.count; ++i) {
+    const schedplug_str name = p.str(in.capacity.items[i].name);
+    if (capacity) capacity[i].name = name;
+  }
+  for (size_t i = 0; i < in.pod_list_count; ++i) {
+    const schedplug_node_pod& src = in.pod_list[i];
+    const schedplug_str ns = p.str(src.namespace_name);
+    const schedplug_str name = p.str(src.name);
+    const schedplug_str owner_kind = p.str(src.owner_kind);
+    if (pods) {
+      pods[i].namespace_name = ns;
+      pods[i].name = name;
+      pods[i].owner_kind = owner_kind;
+    }
+    for (size_t j = 0; j < src.labels.count; ++j) {
+      const schedplug_kv kv{p.str(src.labels.items[j].key),
+                            p.str(src.labels.items[j].value)};
+      if (pods) const_cast<schedplug_kv*>(pods[i].labels.items)[j] = kv;
+    }
+    for (size_t j = 0; j < src.requests.count; ++j) {
+      const schedplug_str r = p.str(src.requests.items[j].name);
+      if (pods)
+        const_cast<schedplug_resource*>(pods[i].requests.items)[j].name = r;
+    }
+  }
+  out.conditions = conditions;
+  out.capacity = {capacity, in.capacity.count};
+  out.pod_list = pods;
   out.labels = {labels, in.labels.count};
   out.annotations = {annotations, in.annotations.count};
   out.taints = taints;

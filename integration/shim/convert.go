@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -17,7 +18,24 @@ import (
 // ephemeral-storage in bytes, pods as a count, extended resources as their
 // integer value.
 
-func convertPod(pod *v1.Pod) *pb.Pod {
+// The SCHEDPLUG_DATA_* bits of plugin.h: pod and node data beyond the
+// basic view, converted and sent only when a native plugin declared it
+// (the Handshake's `data`).
+const (
+	dataPodNodeName       uint64 = 1 << 0
+	dataPodNominatedNode  uint64 = 1 << 1
+	dataPodPriorityClass  uint64 = 1 << 2
+	dataPodOwners         uint64 = 1 << 3
+	dataPodContainers     uint64 = 1 << 4
+	dataNodeUnschedulable uint64 = 1 << 5
+	dataNodeConditions    uint64 = 1 << 6
+	dataNodeCapacity      uint64 = 1 << 7
+	dataNodePods          uint64 = 1 << 8
+)
+
+// convertPod converts the pod being scheduled; `data` selects the extra
+// fields (see the data* bits).
+func convertPod(pod *v1.Pod, data uint64) *pb.Pod {
 	out := &pb.Pod{
 		Namespace:    pod.Namespace,
 		Name:         pod.Name,
@@ -27,14 +45,7 @@ func convertPod(pod *v1.Pod) *pb.Pod {
 		Priority:     corev1helpers.PodPriority(pod),
 		NodeSelector: keyValues(pod.Spec.NodeSelector),
 	}
-	// The same effective requests kube-scheduler's NodeResourcesFit uses:
-	// max(init containers, sum of containers) plus pod overhead.
-	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	if _, ok := reqs[v1.ResourcePods]; !ok {
-		// A pod occupies one of the node's pod slots.
-		reqs[v1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
-	}
-	out.Requests = resourceList(reqs)
+	out.Requests = podRequests(pod)
 	for i := range pod.Spec.Tolerations {
 		t := &pod.Spec.Tolerations[i]
 		out.Tolerations = append(out.Tolerations, &pb.Toleration{
@@ -45,14 +56,62 @@ func convertPod(pod *v1.Pod) *pb.Pod {
 			TolerationSeconds: t.TolerationSeconds,
 		})
 	}
+	if data != 0 {
+		addPodData(out, pod, data)
+	}
 	return out
+}
+
+func addPodData(out *pb.Pod, pod *v1.Pod, data uint64) {
+	if data&dataPodNodeName != 0 {
+		out.NodeName = pod.Spec.NodeName
+	}
+	if data&dataPodNominatedNode != 0 {
+		out.NominatedNodeName = pod.Status.NominatedNodeName
+	}
+	if data&dataPodPriorityClass != 0 {
+		out.PriorityClassName = pod.Spec.PriorityClassName
+	}
+	if data&dataPodOwners != 0 {
+		for _, o := range pod.OwnerReferences {
+			out.Owners = append(out.Owners, &pb.OwnerRef{Kind: o.Kind, Name: o.Name, Controller: o.Controller != nil && *o.Controller})
+		}
+	}
+	if data&dataPodContainers != 0 {
+		for i := range pod.Spec.Containers {
+			c := &pod.Spec.Containers[i]
+			pc := &pb.Container{Name: c.Name, Image: c.Image}
+			if len(c.Resources.Requests) > 0 {
+				pc.Requests = resourceList(c.Resources.Requests)
+			}
+			if len(c.Resources.Limits) > 0 {
+				pc.Limits = resourceList(c.Resources.Limits)
+			}
+			for _, p := range c.Ports {
+				pc.Ports = append(pc.Ports, &pb.ContainerPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: string(p.Protocol), HostIp: p.HostIP})
+			}
+			out.Containers = append(out.Containers, pc)
+		}
+	}
+}
+
+// podRequests is the pod's effective requests as kube-scheduler's
+// NodeResourcesFit computes them (max of init containers and the sum of
+// containers, plus overhead), with the pod slot it occupies.
+func podRequests(pod *v1.Pod) []*pb.Resource {
+	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	if _, ok := reqs[v1.ResourcePods]; !ok {
+		reqs[v1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
+	}
+	return resourceList(reqs)
 }
 
 // convertNode builds the state of one node as the NodeInfo describes it:
 // labels, annotations and taints from the Node object, allocatable and
 // requested from the NodeInfo's aggregates (which include assumed and, in
-// preemption dry runs, removed or nominated pods).
-func convertNode(ni fwk.NodeInfo, slot uint32) *pb.Node {
+// preemption dry runs, removed or nominated pods). `data` selects the
+// extra fields (see the data* bits).
+func convertNode(ni fwk.NodeInfo, slot uint32, data uint64) *pb.Node {
 	node := ni.Node()
 	out := &pb.Node{
 		Index:       slot,
@@ -68,7 +127,43 @@ func convertNode(ni fwk.NodeInfo, slot uint32) *pb.Node {
 	}
 	out.Allocatable = schedResource(ni.GetAllocatable(), int64(ni.GetAllocatable().GetAllowedPodNumber()))
 	out.Requested = schedResource(ni.GetRequested(), int64(len(ni.GetPods())))
+	if data != 0 {
+		addNodeData(out, ni, data)
+	}
 	return out
+}
+
+func addNodeData(out *pb.Node, ni fwk.NodeInfo, data uint64) {
+	node := ni.Node()
+	if data&dataNodeUnschedulable != 0 {
+		out.Unschedulable = node.Spec.Unschedulable
+	}
+	if data&dataNodeConditions != 0 {
+		for _, c := range node.Status.Conditions {
+			out.Conditions = append(out.Conditions, &pb.NodeCondition{Type: string(c.Type), Status: string(c.Status)})
+		}
+	}
+	if data&dataNodeCapacity != 0 && len(node.Status.Capacity) > 0 {
+		out.Capacity = resourceList(node.Status.Capacity)
+	}
+	if data&dataNodePods != 0 {
+		pods := ni.GetPods()
+		out.Pods = make([]*pb.NodePod, 0, len(pods))
+		for _, pi := range pods {
+			p := pi.GetPod()
+			np := &pb.NodePod{
+				Namespace: p.Namespace,
+				Name:      p.Name,
+				Labels:    keyValues(p.Labels),
+				Priority:  corev1helpers.PodPriority(p),
+				Requests:  podRequests(p),
+			}
+			if owner := metav1.GetControllerOf(p); owner != nil {
+				np.OwnerKind = owner.Kind
+			}
+			out.Pods = append(out.Pods, np)
+		}
+	}
 }
 
 func schedResource(r fwk.Resource, pods int64) []*pb.Resource {

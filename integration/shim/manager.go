@@ -113,6 +113,17 @@ type Manager struct {
 type session struct {
 	id      string
 	plugins map[string]*pb.PluginInfo
+	// data: the SCHEDPLUG_DATA_* bits the host's plugins declared; the
+	// shim converts and sends only those extra pod and node fields.
+	data uint64
+}
+
+// podData is the current session's data bits (0 without a session).
+func (m *Manager) podData() uint64 {
+	if s := m.sess.Load(); s != nil {
+		return s.data
+	}
+	return 0
 }
 
 // NewManager creates a manager; it does not connect until Start.
@@ -314,7 +325,7 @@ func (m *Manager) handshake(ctx context.Context) error {
 		return status.Errorf(codes.FailedPrecondition, "schedplug-host speaks protocol version %d, this scheduler speaks %d; deploy matching versions of schedplug-host and kube-scheduler",
 			resp.GetProtocolVersion(), pb.ProtocolVersion_PROTOCOL_VERSION_1)
 	}
-	s := &session{id: resp.GetSessionId(), plugins: map[string]*pb.PluginInfo{}}
+	s := &session{id: resp.GetSessionId(), plugins: map[string]*pb.PluginInfo{}, data: resp.GetData()}
 	for _, p := range resp.GetPlugins() {
 		s.plugins[p.GetName()] = p
 	}
@@ -461,7 +472,7 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 // sendPreFilter makes one PreFilter call and returns the table version the
 // host reported, if it did. Callers hold m.mu.
 func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, full bool) (*prefilterResult, *uint64, error) {
-	plan := m.table.planDelta(nodes, full, convertNode)
+	plan := m.table.planDelta(nodes, full, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return convertNode(ni, slot, s.data) })
 	timeout := m.callTimeout(profile)
 	if full {
 		timeout = max(timeout, m.cfg.ResyncTimeout)
@@ -580,7 +591,7 @@ func (m *Manager) filterOne(ctx context.Context, profile, plugin string, pod *pb
 	if s == nil {
 		return nil, errNoSession
 	}
-	req := &pb.FilterRequest{SchedulerName: profile, Pod: pod, Node: convertNode(ni, 0), Plugins: []string{plugin},
+	req := &pb.FilterRequest{SchedulerName: profile, Pod: pod, Node: convertNode(ni, 0, s.data), Plugins: []string{plugin},
 		AppliesKnown: applies.known, NotApplying: applies.notApplying}
 	call := func(s *session) (*pb.FilterResponse, error) {
 		if s == nil {

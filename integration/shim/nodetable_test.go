@@ -6,13 +6,15 @@ import (
 
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	pb "schedplug.dev/integration/gen/schedplugv1"
 )
 
 func TestNodeTablePlanAndCommit(t *testing.T) {
 	tbl := newNodeTable()
 	a, b, c := testNode("a", nil, 0), testNode("b", nil, 0), testNode("c", nil, 0)
 
-	p := tbl.planDelta(asList(a, b, c), true, convertNode)
+	p := tbl.planDelta(asList(a, b, c), true, basicNode)
 	if p.msg.NewVersion != 1 || len(p.msg.Upserts) != 3 {
 		t.Fatalf("full plan: %v", p.msg)
 	}
@@ -24,7 +26,7 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	slotB, _ := tbl.slotOf("b")
 
 	b.AddPod(testPod("x", nil))
-	p = tbl.planDelta(asList(a, c), false, convertNode)
+	p = tbl.planDelta(asList(a, c), false, basicNode)
 	if len(p.msg.Removed) != 1 || p.msg.Removed[0] != slotB || len(p.msg.Upserts) != 0 {
 		t.Fatalf("remove plan: %v", p.msg)
 	}
@@ -37,7 +39,7 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	}
 
 	d, e := testNode("d", nil, 0), testNode("e", nil, 0)
-	p = tbl.planDelta(asList(a, c, d, e), false, convertNode)
+	p = tbl.planDelta(asList(a, c, d, e), false, basicNode)
 	if len(p.msg.Upserts) != 2 || p.msg.Upserts[0].Index != slotB || p.msg.Upserts[1].Index != 3 {
 		t.Fatalf("add plan: %v, want d in freed slot %d and e in slot 3", p.msg.Upserts, slotB)
 	}
@@ -61,15 +63,18 @@ func BenchmarkPlanDelta5000(b *testing.B) {
 		nodes[i] = testNode(fmt.Sprintf("node-%04d", i), map[string]string{"zone": "z1"}, 0)
 	}
 	tbl := newNodeTable()
-	tbl.commit(tbl.planDelta(nodes, true, convertNode), 0)
+	tbl.commit(tbl.planDelta(nodes, true, basicNode), 0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(testPod(fmt.Sprintf("p%d", i), nil))
-		p := tbl.planDelta(nodes, false, convertNode)
+		p := tbl.planDelta(nodes, false, basicNode)
 		if len(p.msg.Upserts) != 1 {
 			b.Fatalf("upserts %d", len(p.msg.Upserts))
 		}
 		tbl.commit(p, 0)
 	}
 }
+
+// basicNode converts a node without any declared data.
+func basicNode(ni fwk.NodeInfo, slot uint32) *pb.Node { return convertNode(ni, slot, 0) }

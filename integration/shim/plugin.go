@@ -129,7 +129,7 @@ func (p *Plugin) cycleFilterState(ctx context.Context, state fwk.CycleState, pod
 	if fs := readFilterState(state); fs != nil {
 		return fs
 	}
-	wire := convertPod(pod)
+	wire := convertPod(pod, p.mgr.podData())
 	res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes)
 	fs := newFilterState(wire, nodes, res, err)
 	state.Write(filterStateKey, fs)
@@ -242,7 +242,7 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		wire = fs.pod
 		applies.known, applies.notApplying = fs.appliesAnswer()
 	} else {
-		wire = convertPod(pod)
+		wire = convertPod(pod, p.mgr.podData())
 	}
 	resp, err := p.mgr.filterOne(ctx, p.profile, p.name, wire, ni, applies)
 	if err != nil {

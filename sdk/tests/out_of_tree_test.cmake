@@ -84,7 +84,8 @@ build_examples("the top-level build tree" ${WORK_DIR}/build-tree
 # 3. Check each plugin's exports and dependencies, then load it.
 find_program(NM nm)
 find_program(READELF readelf)
-foreach(plugin spare_cpu:SpareCpu zone_required:ZoneRequired)
+foreach(plugin spare_cpu:SpareCpu zone_required:ZoneRequired node_number:NodeNumber
+               node_number_c:NodeNumber)
   string(REPLACE ":" ";" parts ${plugin})
   list(GET parts 0 stem)
   list(GET parts 1 name)
@@ -115,7 +116,7 @@ foreach(plugin spare_cpu:SpareCpu zone_required:ZoneRequired)
     if(last_output MATCHES "NEEDED[^\n]*(schedplug|grpc|protobuf|boost|spdlog|yaml|fmt)")
       message(FATAL_ERROR "${stem}.so depends on a host library:\n${last_output}")
     endif()
-    if(stem STREQUAL "zone_required" AND last_output MATCHES "libstdc\\+\\+")
+    if(stem MATCHES "^(zone_required|node_number_c)$" AND last_output MATCHES "libstdc\\+\\+")
       message(FATAL_ERROR "the C plugin ${stem}.so must not need libstdc++")
     endif()
   endif()

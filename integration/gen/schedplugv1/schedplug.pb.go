@@ -281,7 +281,12 @@ type HandshakeResponse struct {
 	// Every plugin the host loaded, whether or not a profile enables it.
 	Plugins []*PluginInfo `protobuf:"bytes,3,rep,name=plugins,proto3" json:"plugins,omitempty"`
 	// Non-fatal findings (e.g. a loaded plugin no profile enables).
-	Warnings      []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// SCHEDPLUG_DATA_* bits of plugin.h: the union of what every plugin
+	// instance declared. The shim fills the fields of Pod and Node marked
+	// "data:" only for the bits set here, and leaves the others empty, so a
+	// scheduler whose plugins declare nothing sends what it always sent.
+	Data          uint64 `protobuf:"varint,5,opt,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -344,6 +349,13 @@ func (x *HandshakeResponse) GetWarnings() []string {
 	return nil
 }
 
+func (x *HandshakeResponse) GetData() uint64 {
+	if x != nil {
+		return x.Data
+	}
+	return 0
+}
+
 type PluginInfo struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -353,7 +365,10 @@ type PluginInfo struct {
 	HasFilter bool   `protobuf:"varint,4,opt,name=has_filter,json=hasFilter,proto3" json:"has_filter,omitempty"`
 	HasScore  bool   `protobuf:"varint,5,opt,name=has_score,json=hasScore,proto3" json:"has_score,omitempty"`
 	// SCHEDPLUG_EVENT_* bits of plugin.h; 0 means every node and pod event.
-	Events        uint64 `protobuf:"varint,6,opt,name=events,proto3" json:"events,omitempty"`
+	Events uint64 `protobuf:"varint,6,opt,name=events,proto3" json:"events,omitempty"`
+	// SCHEDPLUG_DATA_* bits of plugin.h: the pod and node data this plugin's
+	// instances declared they read (the union over its profiles).
+	Data          uint64 `protobuf:"varint,7,opt,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -426,6 +441,13 @@ func (x *PluginInfo) GetHasScore() bool {
 func (x *PluginInfo) GetEvents() uint64 {
 	if x != nil {
 		return x.Events
+	}
+	return 0
+}
+
+func (x *PluginInfo) GetData() uint64 {
+	if x != nil {
+		return x.Data
 	}
 	return 0
 }
@@ -674,7 +696,353 @@ func (x *Toleration) GetTolerationSeconds() int64 {
 	return 0
 }
 
+// An owner reference of a pod.
+type OwnerRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Controller    bool                   `protobuf:"varint,3,opt,name=controller,proto3" json:"controller,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OwnerRef) Reset() {
+	*x = OwnerRef{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OwnerRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OwnerRef) ProtoMessage() {}
+
+func (x *OwnerRef) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OwnerRef.ProtoReflect.Descriptor instead.
+func (*OwnerRef) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *OwnerRef) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *OwnerRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OwnerRef) GetController() bool {
+	if x != nil {
+		return x.Controller
+	}
+	return false
+}
+
+type ContainerPort struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContainerPort int32                  `protobuf:"varint,1,opt,name=container_port,json=containerPort,proto3" json:"container_port,omitempty"`
+	HostPort      int32                  `protobuf:"varint,2,opt,name=host_port,json=hostPort,proto3" json:"host_port,omitempty"`
+	Protocol      string                 `protobuf:"bytes,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	HostIp        string                 `protobuf:"bytes,4,opt,name=host_ip,json=hostIp,proto3" json:"host_ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerPort) Reset() {
+	*x = ContainerPort{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerPort) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerPort) ProtoMessage() {}
+
+func (x *ContainerPort) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerPort.ProtoReflect.Descriptor instead.
+func (*ContainerPort) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ContainerPort) GetContainerPort() int32 {
+	if x != nil {
+		return x.ContainerPort
+	}
+	return 0
+}
+
+func (x *ContainerPort) GetHostPort() int32 {
+	if x != nil {
+		return x.HostPort
+	}
+	return 0
+}
+
+func (x *ContainerPort) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *ContainerPort) GetHostIp() string {
+	if x != nil {
+		return x.HostIp
+	}
+	return ""
+}
+
+// One app container (spec.containers, in order), quantities as Resource.
+type Container struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Image         string                 `protobuf:"bytes,2,opt,name=image,proto3" json:"image,omitempty"`
+	Requests      []*Resource            `protobuf:"bytes,3,rep,name=requests,proto3" json:"requests,omitempty"`
+	Limits        []*Resource            `protobuf:"bytes,4,rep,name=limits,proto3" json:"limits,omitempty"`
+	Ports         []*ContainerPort       `protobuf:"bytes,5,rep,name=ports,proto3" json:"ports,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Container) Reset() {
+	*x = Container{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Container) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Container) ProtoMessage() {}
+
+func (x *Container) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Container.ProtoReflect.Descriptor instead.
+func (*Container) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Container) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Container) GetImage() string {
+	if x != nil {
+		return x.Image
+	}
+	return ""
+}
+
+func (x *Container) GetRequests() []*Resource {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+func (x *Container) GetLimits() []*Resource {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *Container) GetPorts() []*ContainerPort {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+type NodeCondition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Status        string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeCondition) Reset() {
+	*x = NodeCondition{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeCondition) ProtoMessage() {}
+
+func (x *NodeCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeCondition.ProtoReflect.Descriptor instead.
+func (*NodeCondition) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *NodeCondition) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// One pod already on a node, compact. `requests` are its effective
+// requests (as Pod.requests); `owner_kind` its controller's kind.
+type NodePod struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Labels        []*KeyValue            `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty"`
+	Priority      int32                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
+	Requests      []*Resource            `protobuf:"bytes,5,rep,name=requests,proto3" json:"requests,omitempty"`
+	OwnerKind     string                 `protobuf:"bytes,6,opt,name=owner_kind,json=ownerKind,proto3" json:"owner_kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodePod) Reset() {
+	*x = NodePod{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodePod) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodePod) ProtoMessage() {}
+
+func (x *NodePod) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodePod.ProtoReflect.Descriptor instead.
+func (*NodePod) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *NodePod) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *NodePod) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NodePod) GetLabels() []*KeyValue {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *NodePod) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *NodePod) GetRequests() []*Resource {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+func (x *NodePod) GetOwnerKind() string {
+	if x != nil {
+		return x.OwnerKind
+	}
+	return ""
+}
+
 // The pod being scheduled. Lists need not be sorted; the host sorts them.
+// Fields marked "data:" are sent only when the Handshake's `data` has the
+// SCHEDPLUG_DATA_* bit named.
 type Pod struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Namespace   string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -684,16 +1052,21 @@ type Pod struct {
 	Annotations []*KeyValue            `protobuf:"bytes,5,rep,name=annotations,proto3" json:"annotations,omitempty"`
 	Priority    int32                  `protobuf:"varint,6,opt,name=priority,proto3" json:"priority,omitempty"`
 	// Effective requests as kube-scheduler computes them.
-	Requests      []*Resource   `protobuf:"bytes,7,rep,name=requests,proto3" json:"requests,omitempty"`
-	NodeSelector  []*KeyValue   `protobuf:"bytes,8,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty"`
-	Tolerations   []*Toleration `protobuf:"bytes,9,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Requests          []*Resource   `protobuf:"bytes,7,rep,name=requests,proto3" json:"requests,omitempty"`
+	NodeSelector      []*KeyValue   `protobuf:"bytes,8,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty"`
+	Tolerations       []*Toleration `protobuf:"bytes,9,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	NodeName          string        `protobuf:"bytes,10,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`                              // data: POD_NODE_NAME
+	NominatedNodeName string        `protobuf:"bytes,11,opt,name=nominated_node_name,json=nominatedNodeName,proto3" json:"nominated_node_name,omitempty"` // data: POD_NOMINATED_NODE
+	PriorityClassName string        `protobuf:"bytes,12,opt,name=priority_class_name,json=priorityClassName,proto3" json:"priority_class_name,omitempty"` // data: POD_PRIORITY_CLASS
+	Owners            []*OwnerRef   `protobuf:"bytes,13,rep,name=owners,proto3" json:"owners,omitempty"`                                                  // data: POD_OWNERS
+	Containers        []*Container  `protobuf:"bytes,14,rep,name=containers,proto3" json:"containers,omitempty"`                                          // data: POD_CONTAINERS
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Pod) Reset() {
 	*x = Pod{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[8]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +1078,7 @@ func (x *Pod) String() string {
 func (*Pod) ProtoMessage() {}
 
 func (x *Pod) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[8]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +1091,7 @@ func (x *Pod) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pod.ProtoReflect.Descriptor instead.
 func (*Pod) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{8}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Pod) GetNamespace() string {
@@ -784,6 +1157,41 @@ func (x *Pod) GetTolerations() []*Toleration {
 	return nil
 }
 
+func (x *Pod) GetNodeName() string {
+	if x != nil {
+		return x.NodeName
+	}
+	return ""
+}
+
+func (x *Pod) GetNominatedNodeName() string {
+	if x != nil {
+		return x.NominatedNodeName
+	}
+	return ""
+}
+
+func (x *Pod) GetPriorityClassName() string {
+	if x != nil {
+		return x.PriorityClassName
+	}
+	return ""
+}
+
+func (x *Pod) GetOwners() []*OwnerRef {
+	if x != nil {
+		return x.Owners
+	}
+	return nil
+}
+
+func (x *Pod) GetContainers() []*Container {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
 // The state of one node, as in the scheduler's snapshot.
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -798,15 +1206,22 @@ type Node struct {
 	Taints      []*Taint    `protobuf:"bytes,6,rep,name=taints,proto3" json:"taints,omitempty"`
 	Allocatable []*Resource `protobuf:"bytes,7,rep,name=allocatable,proto3" json:"allocatable,omitempty"`
 	// Sum of the requests of the pods on the node.
-	Requested     []*Resource `protobuf:"bytes,8,rep,name=requested,proto3" json:"requested,omitempty"`
-	PodCount      uint32      `protobuf:"varint,9,opt,name=pod_count,json=podCount,proto3" json:"pod_count,omitempty"`
+	Requested     []*Resource      `protobuf:"bytes,8,rep,name=requested,proto3" json:"requested,omitempty"`
+	PodCount      uint32           `protobuf:"varint,9,opt,name=pod_count,json=podCount,proto3" json:"pod_count,omitempty"`
+	Unschedulable bool             `protobuf:"varint,10,opt,name=unschedulable,proto3" json:"unschedulable,omitempty"` // data: NODE_UNSCHEDULABLE
+	Conditions    []*NodeCondition `protobuf:"bytes,11,rep,name=conditions,proto3" json:"conditions,omitempty"`        // data: NODE_CONDITIONS
+	Capacity      []*Resource      `protobuf:"bytes,12,rep,name=capacity,proto3" json:"capacity,omitempty"`            // data: NODE_CAPACITY
+	// data: NODE_PODS. The node's pods (those pod_count counts). Like the
+	// rest of the node, sent again whenever the node's NodeInfo changes (a
+	// pod added or removed), so the host's list follows the scheduler's.
+	Pods          []*NodePod `protobuf:"bytes,13,rep,name=pods,proto3" json:"pods,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[9]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +1233,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[9]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +1246,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{9}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Node) GetIndex() uint32 {
@@ -897,6 +1312,34 @@ func (x *Node) GetPodCount() uint32 {
 	return 0
 }
 
+func (x *Node) GetUnschedulable() bool {
+	if x != nil {
+		return x.Unschedulable
+	}
+	return false
+}
+
+func (x *Node) GetConditions() []*NodeCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+func (x *Node) GetCapacity() []*Resource {
+	if x != nil {
+		return x.Capacity
+	}
+	return nil
+}
+
+func (x *Node) GetPods() []*NodePod {
+	if x != nil {
+		return x.Pods
+	}
+	return nil
+}
+
 // Changes to the session's node table.
 type NodeTableDelta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -919,7 +1362,7 @@ type NodeTableDelta struct {
 
 func (x *NodeTableDelta) Reset() {
 	*x = NodeTableDelta{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[10]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -931,7 +1374,7 @@ func (x *NodeTableDelta) String() string {
 func (*NodeTableDelta) ProtoMessage() {}
 
 func (x *NodeTableDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[10]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -944,7 +1387,7 @@ func (x *NodeTableDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeTableDelta.ProtoReflect.Descriptor instead.
 func (*NodeTableDelta) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{10}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *NodeTableDelta) GetBaseVersion() uint64 {
@@ -995,7 +1438,7 @@ type PreFilterRequest struct {
 
 func (x *PreFilterRequest) Reset() {
 	*x = PreFilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[11]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1007,7 +1450,7 @@ func (x *PreFilterRequest) String() string {
 func (*PreFilterRequest) ProtoMessage() {}
 
 func (x *PreFilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[11]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1020,7 +1463,7 @@ func (x *PreFilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterRequest.ProtoReflect.Descriptor instead.
 func (*PreFilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{11}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PreFilterRequest) GetSessionId() string {
@@ -1091,7 +1534,7 @@ type PreFilterResponse struct {
 
 func (x *PreFilterResponse) Reset() {
 	*x = PreFilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[12]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1103,7 +1546,7 @@ func (x *PreFilterResponse) String() string {
 func (*PreFilterResponse) ProtoMessage() {}
 
 func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[12]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1116,7 +1559,7 @@ func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterResponse.ProtoReflect.Descriptor instead.
 func (*PreFilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{12}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PreFilterResponse) GetTableVersion() uint64 {
@@ -1210,7 +1653,7 @@ type UnfinishedPlugin struct {
 
 func (x *UnfinishedPlugin) Reset() {
 	*x = UnfinishedPlugin{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1222,7 +1665,7 @@ func (x *UnfinishedPlugin) String() string {
 func (*UnfinishedPlugin) ProtoMessage() {}
 
 func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1235,7 +1678,7 @@ func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedPlugin.ProtoReflect.Descriptor instead.
 func (*UnfinishedPlugin) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{13}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *UnfinishedPlugin) GetPlugin() string {
@@ -1274,7 +1717,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1729,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1742,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{14}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FilterRequest) GetSessionId() string {
@@ -1366,7 +1809,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1821,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1834,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{15}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FilterResponse) GetCode() Code {
@@ -1441,7 +1884,7 @@ type PreScoreRequest struct {
 
 func (x *PreScoreRequest) Reset() {
 	*x = PreScoreRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +1896,7 @@ func (x *PreScoreRequest) String() string {
 func (*PreScoreRequest) ProtoMessage() {}
 
 func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1466,7 +1909,7 @@ func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreRequest.ProtoReflect.Descriptor instead.
 func (*PreScoreRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PreScoreRequest) GetSessionId() string {
@@ -1540,7 +1983,7 @@ type PluginScores struct {
 
 func (x *PluginScores) Reset() {
 	*x = PluginScores{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1995,7 @@ func (x *PluginScores) String() string {
 func (*PluginScores) ProtoMessage() {}
 
 func (x *PluginScores) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +2008,7 @@ func (x *PluginScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScores.ProtoReflect.Descriptor instead.
 func (*PluginScores) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PluginScores) GetPlugin() string {
@@ -1613,7 +2056,7 @@ type PreScoreResponse struct {
 
 func (x *PreScoreResponse) Reset() {
 	*x = PreScoreResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1625,7 +2068,7 @@ func (x *PreScoreResponse) String() string {
 func (*PreScoreResponse) ProtoMessage() {}
 
 func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1638,7 +2081,7 @@ func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreResponse.ProtoReflect.Descriptor instead.
 func (*PreScoreResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PreScoreResponse) GetPlugins() []*PluginScores {
@@ -1659,13 +2102,14 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\bprofiles\x18\x03 \x03(\v2\x1c.schedplug.v1.ProfilePluginsR\bprofiles\"Q\n" +
 	"\x0eProfilePlugins\x12%\n" +
 	"\x0escheduler_name\x18\x01 \x01(\tR\rschedulerName\x12\x18\n" +
-	"\aplugins\x18\x02 \x03(\tR\aplugins\"\xcc\x01\n" +
+	"\aplugins\x18\x02 \x03(\tR\aplugins\"\xe0\x01\n" +
 	"\x11HandshakeResponse\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x122\n" +
 	"\aplugins\x18\x03 \x03(\v2\x18.schedplug.v1.PluginInfoR\aplugins\x12\x1a\n" +
-	"\bwarnings\x18\x04 \x03(\tR\bwarnings\"\xa2\x01\n" +
+	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x12\n" +
+	"\x04data\x18\x05 \x01(\x04R\x04data\"\xb6\x01\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -1674,7 +2118,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\n" +
 	"has_filter\x18\x04 \x01(\bR\thasFilter\x12\x1b\n" +
 	"\thas_score\x18\x05 \x01(\bR\bhasScore\x12\x16\n" +
-	"\x06events\x18\x06 \x01(\x04R\x06events\"2\n" +
+	"\x06events\x18\x06 \x01(\x04R\x06events\x12\x12\n" +
+	"\x04data\x18\a \x01(\x04R\x04data\"2\n" +
 	"\bKeyValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"4\n" +
@@ -1692,7 +2137,35 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x05value\x18\x03 \x01(\tR\x05value\x12\x16\n" +
 	"\x06effect\x18\x04 \x01(\tR\x06effect\x122\n" +
 	"\x12toleration_seconds\x18\x05 \x01(\x03H\x00R\x11tolerationSeconds\x88\x01\x01B\x15\n" +
-	"\x13_toleration_seconds\"\xfc\x02\n" +
+	"\x13_toleration_seconds\"R\n" +
+	"\bOwnerRef\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"controller\x18\x03 \x01(\bR\n" +
+	"controller\"\x88\x01\n" +
+	"\rContainerPort\x12%\n" +
+	"\x0econtainer_port\x18\x01 \x01(\x05R\rcontainerPort\x12\x1b\n" +
+	"\thost_port\x18\x02 \x01(\x05R\bhostPort\x12\x1a\n" +
+	"\bprotocol\x18\x03 \x01(\tR\bprotocol\x12\x17\n" +
+	"\ahost_ip\x18\x04 \x01(\tR\x06hostIp\"\xcc\x01\n" +
+	"\tContainer\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05image\x18\x02 \x01(\tR\x05image\x122\n" +
+	"\brequests\x18\x03 \x03(\v2\x16.schedplug.v1.ResourceR\brequests\x12.\n" +
+	"\x06limits\x18\x04 \x03(\v2\x16.schedplug.v1.ResourceR\x06limits\x121\n" +
+	"\x05ports\x18\x05 \x03(\v2\x1b.schedplug.v1.ContainerPortR\x05ports\";\n" +
+	"\rNodeCondition\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"\xda\x01\n" +
+	"\aNodePod\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +
+	"\x06labels\x18\x03 \x03(\v2\x16.schedplug.v1.KeyValueR\x06labels\x12\x1a\n" +
+	"\bpriority\x18\x04 \x01(\x05R\bpriority\x122\n" +
+	"\brequests\x18\x05 \x03(\v2\x16.schedplug.v1.ResourceR\brequests\x12\x1d\n" +
+	"\n" +
+	"owner_kind\x18\x06 \x01(\tR\townerKind\"\xe2\x04\n" +
 	"\x03Pod\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
@@ -1702,7 +2175,15 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\bpriority\x18\x06 \x01(\x05R\bpriority\x122\n" +
 	"\brequests\x18\a \x03(\v2\x16.schedplug.v1.ResourceR\brequests\x12;\n" +
 	"\rnode_selector\x18\b \x03(\v2\x16.schedplug.v1.KeyValueR\fnodeSelector\x12:\n" +
-	"\vtolerations\x18\t \x03(\v2\x18.schedplug.v1.TolerationR\vtolerations\"\xf4\x02\n" +
+	"\vtolerations\x18\t \x03(\v2\x18.schedplug.v1.TolerationR\vtolerations\x12\x1b\n" +
+	"\tnode_name\x18\n" +
+	" \x01(\tR\bnodeName\x12.\n" +
+	"\x13nominated_node_name\x18\v \x01(\tR\x11nominatedNodeName\x12.\n" +
+	"\x13priority_class_name\x18\f \x01(\tR\x11priorityClassName\x12.\n" +
+	"\x06owners\x18\r \x03(\v2\x16.schedplug.v1.OwnerRefR\x06owners\x127\n" +
+	"\n" +
+	"containers\x18\x0e \x03(\v2\x17.schedplug.v1.ContainerR\n" +
+	"containers\"\xb6\x04\n" +
 	"\x04Node\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1e\n" +
@@ -1714,7 +2195,14 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x06taints\x18\x06 \x03(\v2\x13.schedplug.v1.TaintR\x06taints\x128\n" +
 	"\vallocatable\x18\a \x03(\v2\x16.schedplug.v1.ResourceR\vallocatable\x124\n" +
 	"\trequested\x18\b \x03(\v2\x16.schedplug.v1.ResourceR\trequested\x12\x1b\n" +
-	"\tpod_count\x18\t \x01(\rR\bpodCount\"\xb0\x01\n" +
+	"\tpod_count\x18\t \x01(\rR\bpodCount\x12$\n" +
+	"\runschedulable\x18\n" +
+	" \x01(\bR\runschedulable\x12;\n" +
+	"\n" +
+	"conditions\x18\v \x03(\v2\x1b.schedplug.v1.NodeConditionR\n" +
+	"conditions\x122\n" +
+	"\bcapacity\x18\f \x03(\v2\x16.schedplug.v1.ResourceR\bcapacity\x12)\n" +
+	"\x04pods\x18\r \x03(\v2\x15.schedplug.v1.NodePodR\x04pods\"\xb0\x01\n" +
 	"\x0eNodeTableDelta\x12!\n" +
 	"\fbase_version\x18\x01 \x01(\x04R\vbaseVersion\x12\x1f\n" +
 	"\vnew_version\x18\x02 \x01(\x04R\n" +
@@ -1811,7 +2299,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                 // 1: schedplug.v1.Code
@@ -1823,57 +2311,72 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*Resource)(nil),          // 7: schedplug.v1.Resource
 	(*Taint)(nil),             // 8: schedplug.v1.Taint
 	(*Toleration)(nil),        // 9: schedplug.v1.Toleration
-	(*Pod)(nil),               // 10: schedplug.v1.Pod
-	(*Node)(nil),              // 11: schedplug.v1.Node
-	(*NodeTableDelta)(nil),    // 12: schedplug.v1.NodeTableDelta
-	(*PreFilterRequest)(nil),  // 13: schedplug.v1.PreFilterRequest
-	(*PreFilterResponse)(nil), // 14: schedplug.v1.PreFilterResponse
-	(*UnfinishedPlugin)(nil),  // 15: schedplug.v1.UnfinishedPlugin
-	(*FilterRequest)(nil),     // 16: schedplug.v1.FilterRequest
-	(*FilterResponse)(nil),    // 17: schedplug.v1.FilterResponse
-	(*PreScoreRequest)(nil),   // 18: schedplug.v1.PreScoreRequest
-	(*PluginScores)(nil),      // 19: schedplug.v1.PluginScores
-	(*PreScoreResponse)(nil),  // 20: schedplug.v1.PreScoreResponse
+	(*OwnerRef)(nil),          // 10: schedplug.v1.OwnerRef
+	(*ContainerPort)(nil),     // 11: schedplug.v1.ContainerPort
+	(*Container)(nil),         // 12: schedplug.v1.Container
+	(*NodeCondition)(nil),     // 13: schedplug.v1.NodeCondition
+	(*NodePod)(nil),           // 14: schedplug.v1.NodePod
+	(*Pod)(nil),               // 15: schedplug.v1.Pod
+	(*Node)(nil),              // 16: schedplug.v1.Node
+	(*NodeTableDelta)(nil),    // 17: schedplug.v1.NodeTableDelta
+	(*PreFilterRequest)(nil),  // 18: schedplug.v1.PreFilterRequest
+	(*PreFilterResponse)(nil), // 19: schedplug.v1.PreFilterResponse
+	(*UnfinishedPlugin)(nil),  // 20: schedplug.v1.UnfinishedPlugin
+	(*FilterRequest)(nil),     // 21: schedplug.v1.FilterRequest
+	(*FilterResponse)(nil),    // 22: schedplug.v1.FilterResponse
+	(*PreScoreRequest)(nil),   // 23: schedplug.v1.PreScoreRequest
+	(*PluginScores)(nil),      // 24: schedplug.v1.PluginScores
+	(*PreScoreResponse)(nil),  // 25: schedplug.v1.PreScoreResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
 	3,  // 1: schedplug.v1.HandshakeRequest.profiles:type_name -> schedplug.v1.ProfilePlugins
 	0,  // 2: schedplug.v1.HandshakeResponse.protocol_version:type_name -> schedplug.v1.ProtocolVersion
 	5,  // 3: schedplug.v1.HandshakeResponse.plugins:type_name -> schedplug.v1.PluginInfo
-	6,  // 4: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
-	6,  // 5: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
-	7,  // 6: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
-	6,  // 7: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
-	9,  // 8: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
-	6,  // 9: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
-	6,  // 10: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
-	8,  // 11: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
-	7,  // 12: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
-	7,  // 13: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
-	11, // 14: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
-	10, // 15: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
-	12, // 16: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	1,  // 17: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
-	15, // 18: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	10, // 19: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	11, // 20: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 21: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	15, // 22: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	10, // 23: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	19, // 24: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 25: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	13, // 26: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	16, // 27: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	18, // 28: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	4,  // 29: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	14, // 30: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	17, // 31: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	20, // 32: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	29, // [29:33] is the sub-list for method output_type
-	25, // [25:29] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	7,  // 4: schedplug.v1.Container.requests:type_name -> schedplug.v1.Resource
+	7,  // 5: schedplug.v1.Container.limits:type_name -> schedplug.v1.Resource
+	11, // 6: schedplug.v1.Container.ports:type_name -> schedplug.v1.ContainerPort
+	6,  // 7: schedplug.v1.NodePod.labels:type_name -> schedplug.v1.KeyValue
+	7,  // 8: schedplug.v1.NodePod.requests:type_name -> schedplug.v1.Resource
+	6,  // 9: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
+	6,  // 10: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
+	7,  // 11: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
+	6,  // 12: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
+	9,  // 13: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
+	10, // 14: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
+	12, // 15: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
+	6,  // 16: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
+	6,  // 17: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
+	8,  // 18: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
+	7,  // 19: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
+	7,  // 20: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
+	13, // 21: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
+	7,  // 22: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
+	14, // 23: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
+	16, // 24: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
+	15, // 25: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
+	17, // 26: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	1,  // 27: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
+	20, // 28: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	15, // 29: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	16, // 30: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,  // 31: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	20, // 32: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	15, // 33: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	24, // 34: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	2,  // 35: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	18, // 36: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	21, // 37: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	23, // 38: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	4,  // 39: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	19, // 40: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	22, // 41: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	25, // 42: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	39, // [39:43] is the sub-list for method output_type
+	35, // [35:39] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -1888,7 +2391,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

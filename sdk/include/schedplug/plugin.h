@@ -57,6 +57,11 @@
  *         LP64); element sizes in the pod and node views; per-instance
  *         settings and typed args in schedplug_host; per-pod state and
  *         separate filter / score gates (pod_begin, pod_end, pod->state).
+ *   v1.2  pod and node data a plugin declares it reads
+ *         (schedplug_settings.data, SCHEDPLUG_DATA_*): the pod's
+ *         spec.nodeName, nominated node, priority class, owners and
+ *         containers; the node's spec.unschedulable, conditions, capacity
+ *         and the pods already on it. Only declared data crosses the wire.
  *
  * Threading contract:
  *
@@ -169,6 +174,84 @@ typedef struct schedplug_toleration {
   int64_t toleration_seconds;
 } schedplug_toleration;
 
+/* ---- v1.2 element types (the data of SCHEDPLUG_DATA_* below) ---------- */
+
+/* One owner reference of a pod (metadata.ownerReferences). */
+typedef struct schedplug_owner {
+  schedplug_str kind; /* e.g. "ReplicaSet", "StatefulSet", "Job" */
+  schedplug_str name;
+  int32_t controller; /* 1 when this owner is the pod's controller */
+} schedplug_owner;
+
+/* One port of a container. `protocol` is "TCP", "UDP" or "SCTP". */
+typedef struct schedplug_container_port {
+  int32_t container_port;
+  int32_t host_port; /* 0: no host port */
+  schedplug_str protocol;
+  schedplug_str host_ip; /* empty: every address */
+} schedplug_container_port;
+
+/* One app container of a pod (spec.containers, in spec order; init
+ * containers are not listed). `requests` and `limits` are sorted by name,
+ * in the canonical units of schedplug_resource, entries `resource_size`
+ * apart; `ports` entries are `port_size` apart (both sizes are the pod
+ * view's). */
+typedef struct schedplug_container {
+  schedplug_str name;
+  schedplug_str image;
+  schedplug_resource_list requests;
+  schedplug_resource_list limits;
+  const schedplug_container_port* ports;
+  uint64_t port_count;
+} schedplug_container;
+
+/* One node condition (status.conditions): `type` such as "Ready" or
+ * "MemoryPressure", `status` "True", "False" or "Unknown". */
+typedef struct schedplug_node_condition {
+  schedplug_str type;
+  schedplug_str status;
+} schedplug_node_condition;
+
+/* One pod already on a node, compact. `labels` are sorted (entries the
+ * node view's `kv_size` apart), `requests` are the pod's effective requests
+ * as for the pod being scheduled (entries `resource_size` apart),
+ * `owner_kind` is its controller's kind ("ReplicaSet", ...; empty: none). */
+typedef struct schedplug_node_pod {
+  schedplug_str namespace_name;
+  schedplug_str name;
+  schedplug_kv_list labels;
+  int32_t priority;
+  schedplug_resource_list requests;
+  schedplug_str owner_kind;
+} schedplug_node_pod;
+
+/* The data beyond v1.1's that a plugin reads. A plugin declares what it
+ * reads in schedplug_settings.data during create(); the scheduler's shim
+ * converts and sends only the data some plugin declared, so a profile that
+ * declares none pays nothing. A field whose bit no plugin declared is empty
+ * (zero / NULL); a plugin may see data another plugin declared, but must
+ * declare what it reads. */
+/* pod->node_name (spec.nodeName; empty for a pod the scheduler places). */
+#define SCHEDPLUG_DATA_POD_NODE_NAME (1ull << 0)
+/* pod->nominated_node_name (status.nominatedNodeName). */
+#define SCHEDPLUG_DATA_POD_NOMINATED_NODE (1ull << 1)
+/* pod->priority_class_name (spec.priorityClassName). */
+#define SCHEDPLUG_DATA_POD_PRIORITY_CLASS (1ull << 2)
+/* pod->owners (metadata.ownerReferences: kind, name, controller). */
+#define SCHEDPLUG_DATA_POD_OWNERS (1ull << 3)
+/* pod->containers (image, requests, limits, ports). */
+#define SCHEDPLUG_DATA_POD_CONTAINERS (1ull << 4)
+/* node->unschedulable (spec.unschedulable, i.e. cordoned). */
+#define SCHEDPLUG_DATA_NODE_UNSCHEDULABLE (1ull << 5)
+/* node->conditions (status.conditions: type and status). */
+#define SCHEDPLUG_DATA_NODE_CONDITIONS (1ull << 6)
+/* node->capacity (status.capacity). */
+#define SCHEDPLUG_DATA_NODE_CAPACITY (1ull << 7)
+/* node->pod_list: the pods on the node, compact (schedplug_node_pod). */
+#define SCHEDPLUG_DATA_NODE_PODS (1ull << 8)
+/* Every bit this ABI version defines. */
+#define SCHEDPLUG_DATA_ALL ((1ull << 9) - 1)
+
 /* ------------------------------------------------------------------------ */
 /* Pod and node views (borrowed, read-only, valid for one hook call)        */
 /* ------------------------------------------------------------------------ */
@@ -204,6 +287,21 @@ typedef struct schedplug_pod {
    * set none), and on a host that predates v1.1, which never calls
    * pod_begin: then compute what you need in the hook itself. */
   void* state;
+
+  /* ---- v1.2: test with SCHEDPLUG_HAS_FIELD; filled only when some plugin
+   * declared the SCHEDPLUG_DATA_* bit named beside the field (else empty).
+   * Every pointer is borrowed for the call, like the rest of the view. -- */
+  schedplug_str node_name;           /* DATA_POD_NODE_NAME */
+  schedplug_str nominated_node_name; /* DATA_POD_NOMINATED_NODE */
+  schedplug_str priority_class_name; /* DATA_POD_PRIORITY_CLASS */
+  const schedplug_owner* owners;     /* DATA_POD_OWNERS, `owner_size` apart */
+  uint64_t owner_count;
+  /* DATA_POD_CONTAINERS, `container_size` apart; ports `port_size` apart */
+  const schedplug_container* containers;
+  uint64_t container_count;
+  uint32_t owner_size;
+  uint32_t container_size;
+  uint32_t port_size;
 } schedplug_pod;
 
 /* One node of the cluster, as the scheduler's snapshot sees it. */
@@ -227,6 +325,22 @@ typedef struct schedplug_node {
   uint32_t kv_size;
   uint32_t resource_size;
   uint32_t taint_size;
+
+  /* ---- v1.2: test with SCHEDPLUG_HAS_FIELD; filled only when some plugin
+   * declared the SCHEDPLUG_DATA_* bit named beside the field (else empty).
+   * Every pointer is borrowed for the call, like the rest of the view. -- */
+  int32_t unschedulable; /* DATA_NODE_UNSCHEDULABLE: 1 when cordoned */
+  uint32_t condition_size;
+  /* DATA_NODE_CONDITIONS, `condition_size` apart */
+  const schedplug_node_condition* conditions;
+  uint64_t condition_count;
+  /* DATA_NODE_CAPACITY, entries `resource_size` apart */
+  schedplug_resource_list capacity;
+  /* DATA_NODE_PODS: the pods on the node (those `pod_count` counts), sorted
+   * by namespace then name, `node_pod_size` apart */
+  const schedplug_node_pod* pod_list;
+  uint64_t pod_list_count;
+  uint32_t node_pod_size;
 } schedplug_node;
 
 /* ------------------------------------------------------------------------ */
@@ -349,6 +463,11 @@ typedef struct schedplug_settings {
   /* SCHEDPLUG_NORMALIZE_*, used when normalize_score is NULL. */
   schedplug_normalize_policy normalize_policy;
   uint32_t reserved; /* zero */
+
+  /* ---- v1.2: test with SCHEDPLUG_HAS_FIELD(settings, ...) before writing */
+  /* SCHEDPLUG_DATA_* bits: the pod and node data this instance reads. 0
+   * (the default) keeps the views as v1.1 fills them. */
+  uint64_t data;
 } schedplug_settings;
 
 /* One JSON object of the plugin's args (the root, or a nested object),
@@ -759,6 +878,94 @@ static inline const schedplug_taint* schedplug_node_taint(
   return (const schedplug_taint*)schedplug_element_at(
       node->taints, schedplug_node_taint_size(node), i);
 }
+/* v1.2 data (see SCHEDPLUG_DATA_*): empty when the host did not send it. */
+static inline schedplug_str schedplug_pod_node_name(const schedplug_pod* pod) {
+  schedplug_str none = {NULL, 0};
+  return SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, node_name) ? pod->node_name
+                                                            : none;
+}
+static inline schedplug_str schedplug_pod_nominated_node_name(
+    const schedplug_pod* pod) {
+  schedplug_str none = {NULL, 0};
+  return SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, nominated_node_name)
+             ? pod->nominated_node_name
+             : none;
+}
+static inline schedplug_str schedplug_pod_priority_class_name(
+    const schedplug_pod* pod) {
+  schedplug_str none = {NULL, 0};
+  return SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, priority_class_name)
+             ? pod->priority_class_name
+             : none;
+}
+static inline uint64_t schedplug_pod_owner_count(const schedplug_pod* pod) {
+  return SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, port_size) ? pod->owner_count
+                                                            : 0;
+}
+static inline const schedplug_owner* schedplug_pod_owner(
+    const schedplug_pod* pod, uint64_t i) {
+  return (const schedplug_owner*)schedplug_element_at(
+      pod->owners,
+      schedplug_element_size(pod->owner_size, sizeof(schedplug_owner)), i);
+}
+static inline uint64_t schedplug_pod_container_count(const schedplug_pod* pod) {
+  return SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, port_size)
+             ? pod->container_count
+             : 0;
+}
+static inline const schedplug_container* schedplug_pod_container(
+    const schedplug_pod* pod, uint64_t i) {
+  return (const schedplug_container*)schedplug_element_at(
+      pod->containers,
+      schedplug_element_size(pod->container_size, sizeof(schedplug_container)),
+      i);
+}
+static inline const schedplug_container_port* schedplug_container_port_at(
+    const schedplug_pod* pod, const schedplug_container* c, uint64_t i) {
+  return (const schedplug_container_port*)schedplug_element_at(
+      c->ports,
+      schedplug_element_size(pod->port_size, sizeof(schedplug_container_port)),
+      i);
+}
+static inline int32_t schedplug_node_unschedulable(const schedplug_node* node) {
+  return SCHEDPLUG_HAS_FIELD(node, schedplug_node, unschedulable)
+             ? node->unschedulable
+             : 0;
+}
+static inline uint64_t schedplug_node_condition_count(
+    const schedplug_node* node) {
+  return SCHEDPLUG_HAS_FIELD(node, schedplug_node, node_pod_size)
+             ? node->condition_count
+             : 0;
+}
+static inline const schedplug_node_condition* schedplug_node_condition_at(
+    const schedplug_node* node, uint64_t i) {
+  return (const schedplug_node_condition*)schedplug_element_at(
+      node->conditions,
+      schedplug_element_size(node->condition_size,
+                             sizeof(schedplug_node_condition)),
+      i);
+}
+static inline int64_t schedplug_node_capacity(const schedplug_node* node,
+                                              const char* resource) {
+  if (!SCHEDPLUG_HAS_FIELD(node, schedplug_node, node_pod_size)) return 0;
+  return schedplug_resource_get_sized(
+      node->capacity, schedplug_node_resource_size(node), resource);
+}
+static inline uint64_t schedplug_node_pod_list_count(
+    const schedplug_node* node) {
+  return SCHEDPLUG_HAS_FIELD(node, schedplug_node, node_pod_size)
+             ? node->pod_list_count
+             : 0;
+}
+static inline const schedplug_node_pod* schedplug_node_pod_at(
+    const schedplug_node* node, uint64_t i) {
+  return (const schedplug_node_pod*)schedplug_element_at(
+      node->pod_list,
+      schedplug_element_size(node->node_pod_size, sizeof(schedplug_node_pod)),
+      i);
+}
+
 /* Entry `i` of normalize_score's `scores` for `pod`. */
 static inline schedplug_node_score* schedplug_node_score_at(
     const schedplug_pod* pod, schedplug_node_score* scores, uint64_t i) {

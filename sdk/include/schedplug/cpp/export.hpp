@@ -67,6 +67,10 @@ concept HasEvents = requires {
   { T::kEvents } -> std::convertible_to<uint64_t>;
 };
 template <class T>
+concept HasData = requires {
+  { T::kData } -> std::convertible_to<uint64_t>;
+};
+template <class T>
 concept HasConfigure = requires(const T& t, Settings& s) {
   { t.Configure(s) } -> std::same_as<void>;
 };
@@ -202,13 +206,29 @@ schedplug_code create(const char* args_json, uint64_t args_len,
                     "(const schedplug::Args&) or nothing");
     }
     *instance_out = holder;
+    const bool has_settings =
+        host != nullptr &&
+        SCHEDPLUG_HAS_FIELD(host, schedplug_host, settings) &&
+        host->settings != nullptr;
+    const bool has_data =
+        has_settings &&
+        SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings, data);
+    if constexpr (HasData<T>) {
+      if (!has_data) {
+        delete holder;
+        *instance_out = nullptr;
+        throw std::runtime_error(
+            "this plugin reads pod or node data (kData) that this host "
+            "cannot send (it predates ABI v1.2); update schedplug-host");
+      }
+      host->settings->data |= T::kData;
+    }
     if constexpr (HasConfigure<T>) {
-      if (host != nullptr &&
-          SCHEDPLUG_HAS_FIELD(host, schedplug_host, settings) &&
-          host->settings != nullptr) {
+      if (has_settings) {
         Settings settings{host->settings->refresh_period_ms,
                           host->settings->events,
-                          host->settings->normalize_policy};
+                          host->settings->normalize_policy,
+                          has_data ? host->settings->data : 0};
         try {
           static_cast<const T&>(holder->plugin).Configure(settings);
         } catch (...) {
@@ -219,6 +239,7 @@ schedplug_code create(const char* args_json, uint64_t args_len,
         host->settings->refresh_period_ms = settings.refresh_period_ms;
         host->settings->events = settings.events;
         host->settings->normalize_policy = settings.normalize;
+        if (has_data) host->settings->data = settings.data;
       }
     }
     return SCHEDPLUG_SUCCESS;
@@ -470,6 +491,10 @@ constexpr schedplug_plugin make_descriptor(const char* name,
     static_assert((T::kEvents & ~SCHEDPLUG_EVENT_ALL) == 0,
                   "kEvents may only contain SCHEDPLUG_EVENT_* bits");
     d.events = T::kEvents;
+  }
+  if constexpr (HasData<T>) {
+    static_assert((T::kData & ~SCHEDPLUG_DATA_ALL) == 0,
+                  "kData may only contain SCHEDPLUG_DATA_* bits");
   }
   return d;
 }

@@ -48,6 +48,9 @@ struct Settings {
   uint32_t refresh_period_ms = 0;
   uint64_t events = 0;
   schedplug_normalize_policy normalize = SCHEDPLUG_NORMALIZE_NONE;
+  // SCHEDPLUG_DATA_* bits: the pod and node data the instance reads
+  // (starts as the class's kData; ABI v1.2).
+  uint64_t data = 0;
 };
 
 // Which of a plugin's hooks run for a pod; BeginPod clears what to skip.

@@ -160,6 +160,82 @@ struct Toleration {
   std::optional<int64_t> toleration_seconds;
 };
 
+// ABI v1.2 data (sent only when a plugin declares it: kData, or
+// Settings::data in Configure).
+
+// An owner reference of the pod (SCHEDPLUG_DATA_POD_OWNERS).
+struct Owner {
+  std::string_view kind;  // "ReplicaSet", "StatefulSet", "Job", ...
+  std::string_view name;
+  bool controller = false;
+};
+
+struct ContainerPort {
+  int32_t container_port = 0;
+  int32_t host_port = 0;      // 0: none
+  std::string_view protocol;  // "TCP", "UDP", "SCTP"
+  std::string_view host_ip;
+};
+
+// One app container of the pod (SCHEDPLUG_DATA_POD_CONTAINERS).
+class Container {
+ public:
+  Container(const schedplug_pod& pod, const schedplug_container& c)
+      : pod_(&pod), c_(&c) {}
+  std::string_view name() const { return detail::sv(c_->name); }
+  std::string_view image() const { return detail::sv(c_->image); }
+  Resources requests() const {
+    return Resources(c_->requests, schedplug_pod_resource_size(pod_));
+  }
+  Resources limits() const {
+    return Resources(c_->limits, schedplug_pod_resource_size(pod_));
+  }
+  size_t port_count() const { return c_->port_count; }
+  ContainerPort port(size_t i) const {
+    const schedplug_container_port& p =
+        *schedplug_container_port_at(pod_, c_, i);
+    return {p.container_port, p.host_port, detail::sv(p.protocol),
+            detail::sv(p.host_ip)};
+  }
+
+ private:
+  const schedplug_pod* pod_;
+  const schedplug_container* c_;
+};
+
+// A node condition (SCHEDPLUG_DATA_NODE_CONDITIONS).
+struct NodeCondition {
+  std::string_view type;    // "Ready", "MemoryPressure", ...
+  std::string_view status;  // "True", "False", "Unknown"
+};
+
+// One pod already on a node (SCHEDPLUG_DATA_NODE_PODS).
+class NodePod {
+ public:
+  NodePod(const schedplug_node& node, const schedplug_node_pod& p)
+      : node_(&node), p_(&p) {}
+  std::string_view namespace_name() const {
+    return detail::sv(p_->namespace_name);
+  }
+  std::string_view name() const { return detail::sv(p_->name); }
+  KeyValues labels() const {
+    return KeyValues(p_->labels, schedplug_node_kv_size(node_));
+  }
+  std::optional<std::string_view> label(std::string_view key) const {
+    return labels().get(key);
+  }
+  int32_t priority() const { return p_->priority; }
+  Resources requests() const {
+    return Resources(p_->requests, schedplug_node_resource_size(node_));
+  }
+  // Its controller's kind ("ReplicaSet", ...); empty when it has none.
+  std::string_view owner_kind() const { return detail::sv(p_->owner_kind); }
+
+ private:
+  const schedplug_node* node_;
+  const schedplug_node_pod* p_;
+};
+
 // The pod being scheduled.
 class Pod {
  public:
@@ -204,6 +280,29 @@ class Pod {
     if (t.has_toleration_seconds != 0)
       out.toleration_seconds = t.toleration_seconds;
     return out;
+  }
+
+  // ABI v1.2 data: empty unless a plugin declared it (kData).
+  // spec.nodeName (SCHEDPLUG_DATA_POD_NODE_NAME).
+  std::string_view node_name() const {
+    return detail::sv(schedplug_pod_node_name(p_));
+  }
+  // status.nominatedNodeName (SCHEDPLUG_DATA_POD_NOMINATED_NODE).
+  std::string_view nominated_node_name() const {
+    return detail::sv(schedplug_pod_nominated_node_name(p_));
+  }
+  // spec.priorityClassName (SCHEDPLUG_DATA_POD_PRIORITY_CLASS).
+  std::string_view priority_class_name() const {
+    return detail::sv(schedplug_pod_priority_class_name(p_));
+  }
+  size_t owner_count() const { return schedplug_pod_owner_count(p_); }
+  Owner owner(size_t i) const {
+    const schedplug_owner& o = *schedplug_pod_owner(p_, i);
+    return {detail::sv(o.kind), detail::sv(o.name), o.controller != 0};
+  }
+  size_t container_count() const { return schedplug_pod_container_count(p_); }
+  Container container(size_t i) const {
+    return Container(*p_, *schedplug_pod_container(p_, i));
   }
 
   const schedplug_pod& raw() const { return *p_; }
@@ -256,6 +355,37 @@ class Node {
     return Resources(n_->requested, schedplug_node_resource_size(n_));
   }
   uint32_t pod_count() const { return n_->pod_count; }
+
+  // ABI v1.2 data: empty unless a plugin declared it (kData).
+  // spec.unschedulable (SCHEDPLUG_DATA_NODE_UNSCHEDULABLE).
+  bool unschedulable() const { return schedplug_node_unschedulable(n_) != 0; }
+  size_t condition_count() const { return schedplug_node_condition_count(n_); }
+  NodeCondition condition(size_t i) const {
+    const schedplug_node_condition& c = *schedplug_node_condition_at(n_, i);
+    return {detail::sv(c.type), detail::sv(c.status)};
+  }
+  // The status of condition `type` ("True", ...), or nullopt.
+  std::optional<std::string_view> condition_status(
+      std::string_view type) const {
+    for (size_t i = 0; i < condition_count(); ++i) {
+      if (condition(i).type == type) return condition(i).status;
+    }
+    return std::nullopt;
+  }
+  // status.capacity (SCHEDPLUG_DATA_NODE_CAPACITY).
+  int64_t capacity(std::string_view resource) const {
+    return capacity().get(resource);
+  }
+  Resources capacity() const {
+    if (!SCHEDPLUG_HAS_FIELD(n_, schedplug_node, node_pod_size)) return {};
+    return Resources(n_->capacity, schedplug_node_resource_size(n_));
+  }
+  // The pods on the node (SCHEDPLUG_DATA_NODE_PODS), sorted by namespace
+  // then name.
+  size_t pod_list_count() const { return schedplug_node_pod_list_count(n_); }
+  NodePod pod_list(size_t i) const {
+    return NodePod(*n_, *schedplug_node_pod_at(n_, i));
+  }
 
   const schedplug_node& raw() const { return *n_; }
 

@@ -1,0 +1,180 @@
+package shim
+
+import (
+	"fmt"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	pb "schedplug.dev/integration/gen/schedplugv1"
+)
+
+const dataAll = dataPodNodeName | dataPodNominatedNode | dataPodPriorityClass | dataPodOwners |
+	dataPodContainers | dataNodeUnschedulable | dataNodeConditions | dataNodeCapacity | dataNodePods
+
+// richPod has every field the v1.2 data bits cover.
+func richPod(name, node string) *v1.Pod {
+	yes := true
+	p := testPod(name, map[string]string{"app": "web", "tier": "front"})
+	p.Spec.NodeName = node
+	p.Status.NominatedNodeName = "nominated-1"
+	p.Spec.PriorityClassName = "high"
+	p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-7d9f", Controller: &yes}}
+	p.Spec.Containers = []v1.Container{{
+		Name: "main", Image: "registry.example/web:1.2",
+		Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")},
+		},
+		Ports: []v1.ContainerPort{{ContainerPort: 8080, HostPort: 9090, Protocol: v1.ProtocolTCP}},
+	}}
+	return p
+}
+
+// richNode is a node with `pods` rich pods on it, cordoned, with
+// conditions and capacity.
+func richNode(name string, pods int) *framework.NodeInfo {
+	var ps []*v1.Pod
+	for i := 0; i < pods; i++ {
+		ps = append(ps, richPod(fmt.Sprintf("%s-pod-%d", name, i), name))
+	}
+	ni := framework.NewNodeInfo(ps...)
+	caps := v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi"), v1.ResourcePods: resource.MustParse("110")}
+	ni.SetNode(&v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": "z1"}},
+		Spec:       v1.NodeSpec{Unschedulable: true},
+		Status: v1.NodeStatus{
+			Capacity: caps, Allocatable: caps,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}, {Type: v1.NodeMemoryPressure, Status: v1.ConditionFalse}},
+		},
+	})
+	return ni
+}
+
+// stripV12 clears every field the v1.2 data bits add (field numbers 10 and
+// up of Pod and Node), leaving what a v1.1 shim sent.
+func stripV12(m proto.Message) proto.Message {
+	c := proto.Clone(m)
+	var walk func(protoreflect.Message)
+	walk = func(r protoreflect.Message) {
+		name := r.Descriptor().Name()
+		r.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			if (name == "Pod" || name == "Node") && fd.Number() >= 10 {
+				r.Clear(fd)
+				return true
+			}
+			if fd.Kind() == protoreflect.MessageKind {
+				if fd.IsList() {
+					for i := 0; i < v.List().Len(); i++ {
+						walk(v.List().Get(i).Message())
+					}
+				} else if !fd.IsMap() {
+					walk(v.Message())
+				}
+			}
+			return true
+		})
+	}
+	walk(c.ProtoReflect())
+	return c
+}
+
+func TestConvertSendsOnlyDeclaredData(t *testing.T) {
+	pod := richPod("p", "node-7")
+	ni := richNode("n1", 2)
+
+	bare := convertPod(pod, 0)
+	if !proto.Equal(bare, stripV12(bare)) {
+		t.Errorf("convertPod with no data bits set a v1.2 field: %v", bare)
+	}
+	node := convertNode(ni, 3, 0)
+	if !proto.Equal(node, stripV12(node)) {
+		t.Errorf("convertNode with no data bits set a v1.2 field: %v", node)
+	}
+
+	// One bit at a time: only its field.
+	if got := convertPod(pod, dataPodNodeName); got.GetNodeName() != "node-7" || got.GetPriorityClassName() != "" || len(got.GetContainers()) != 0 {
+		t.Errorf("dataPodNodeName alone: %v", got)
+	}
+	full := convertPod(pod, dataAll)
+	if full.GetNodeName() != "node-7" || full.GetNominatedNodeName() != "nominated-1" || full.GetPriorityClassName() != "high" {
+		t.Errorf("pod names: %v", full)
+	}
+	if o := full.GetOwners(); len(o) != 1 || o[0].GetKind() != "ReplicaSet" || o[0].GetName() != "web-7d9f" || !o[0].GetController() {
+		t.Errorf("owners: %v", o)
+	}
+	c := full.GetContainers()
+	if len(c) != 1 || c[0].GetImage() != "registry.example/web:1.2" || len(c[0].GetPorts()) != 1 ||
+		c[0].GetPorts()[0].GetContainerPort() != 8080 || c[0].GetPorts()[0].GetHostPort() != 9090 || c[0].GetPorts()[0].GetProtocol() != "TCP" {
+		t.Fatalf("containers: %v", c)
+	}
+	if r := c[0].GetRequests(); len(r) != 2 || r[0].GetName() != "cpu" || r[0].GetValue() != 250 || r[1].GetValue() != 256<<20 {
+		t.Errorf("container requests: %v", r)
+	}
+	if l := c[0].GetLimits(); len(l) != 1 || l[0].GetValue() != 500 {
+		t.Errorf("container limits: %v", l)
+	}
+
+	fn := convertNode(ni, 3, dataAll)
+	if !fn.GetUnschedulable() || len(fn.GetConditions()) != 2 || fn.GetConditions()[0].GetType() != "Ready" || fn.GetConditions()[0].GetStatus() != "True" {
+		t.Errorf("node state: %v", fn)
+	}
+	if len(fn.GetCapacity()) != 3 || fn.GetCapacity()[0].GetName() != "cpu" || fn.GetCapacity()[0].GetValue() != 4000 {
+		t.Errorf("capacity: %v", fn.GetCapacity())
+	}
+	ps := fn.GetPods()
+	if len(ps) != 2 || ps[0].GetName() != "n1-pod-0" || ps[0].GetOwnerKind() != "ReplicaSet" || len(ps[0].GetLabels()) != 2 {
+		t.Fatalf("pod list: %v", ps)
+	}
+	want := map[string]int64{"cpu": 250, "memory": 256 << 20, "pods": 1}
+	for _, r := range ps[0].GetRequests() {
+		if want[r.GetName()] != r.GetValue() {
+			t.Errorf("listed pod request %s = %d, want %d", r.GetName(), r.GetValue(), want[r.GetName()])
+		}
+	}
+	if only := convertNode(ni, 3, dataNodePods); only.GetUnschedulable() || len(only.GetConditions()) != 0 || len(only.GetPods()) != 2 {
+		t.Errorf("dataNodePods alone: %v", only)
+	}
+}
+
+// TestWireSizePerPreFilter prints the bytes a PreFilter request takes on
+// the wire (a full table of 100 nodes with 10 pods each, and a steady-state
+// delta of one changed node), for a scheduler whose plugins declare no data
+// (after: this shim; before: the same request without the v1.2 fields,
+// i.e. what the v1.1 shim sent) and for one that declares every bit.
+func TestWireSizePerPreFilter(t *testing.T) {
+	pod := richPod("incoming", "")
+	var nodes []*framework.NodeInfo
+	for i := 0; i < 100; i++ {
+		nodes = append(nodes, richNode(fmt.Sprintf("node-%03d", i), 10))
+	}
+	request := func(data uint64, changed []*framework.NodeInfo) *pb.PreFilterRequest {
+		r := &pb.PreFilterRequest{SessionId: "0123456789abcdef0123456789abcdef", SchedulerName: "default-scheduler",
+			Pod: convertPod(pod, data), Delta: &pb.NodeTableDelta{BaseVersion: 41, NewVersion: 42}}
+		for i, ni := range changed {
+			r.Delta.Upserts = append(r.Delta.Upserts, convertNode(ni, uint32(i), data))
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name    string
+		changed []*framework.NodeInfo
+	}{{"full table (100 nodes x 10 pods)", nodes}, {"one changed node", nodes[:1]}} {
+		after := request(0, c.changed)
+		before := stripV12(after)
+		all := request(dataAll, c.changed)
+		fmt.Printf("PreFilter request bytes, %s: no data declared %d (before v1.2: %d), every data bit %d\n",
+			c.name, proto.Size(after), proto.Size(before), proto.Size(all))
+		if proto.Size(after) != proto.Size(before) {
+			t.Errorf("%s: %d bytes with no data declared, %d before v1.2: a scheduler that declares nothing must send what it always sent", c.name, proto.Size(after), proto.Size(before))
+		}
+		if proto.Size(all) <= proto.Size(after) {
+			t.Errorf("%s: declaring every data bit added nothing (%d bytes)", c.name, proto.Size(all))
+		}
+	}
+}
