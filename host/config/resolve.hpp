@@ -12,7 +12,8 @@ namespace schedplug::host {
 
 // The host's own per-plugin settings, read from the `schedplug` key of the
 // plugin's pluginConfig args (and stripped before the args reach the .so).
-// The shim reads the same key; see docs/configuration.md.
+// The shim reads the same key; see docs/shim.md ("Configuration: the
+// `schedplug` args key").
 struct HostSettings {
   std::string failure_policy = "Fail";  // "Fail" or "Ignore"
   int timeout_ms = 0;                   // 0: the shim's default

@@ -11,7 +11,7 @@
 # fuzz  build-fuzz/  clang, -DSCHEDPLUG_FUZZ=ON (libFuzzer + ASan + UBSan)
 # Each is its own build directory, compiled through ccache, at -O1 -g1 (fast
 # enough to compile, optimised enough to run the suites in reasonable time).
-# What runs under which sanitizer, and why: docs/testing.md.
+# What runs under which sanitizer, and why: docs/sanitizers.md.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
