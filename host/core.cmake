@@ -15,6 +15,7 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_file_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime/plugin_instance.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runtime/args_services.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runtime/hook_watchdog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp

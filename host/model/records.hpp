@@ -15,12 +15,23 @@
 #include <vector>
 
 #include "schedplug/plugin.h"
-#include "schedplug/runtime.hpp"
 
 namespace schedplug::host {
 
-// A view's v1.1 element sizes (shared with the SDK's test kit).
-using runtime::set_element_sizes;
+// Fills a view's v1.1 element sizes with this host's element sizes (the
+// v1.0 sizes: plugin.h rule 5 lets a host grow an element only for plugins
+// that index by element size).
+inline void set_element_sizes(schedplug_pod& pod) {
+  pod.kv_size = sizeof(schedplug_kv);
+  pod.resource_size = sizeof(schedplug_resource);
+  pod.toleration_size = sizeof(schedplug_toleration);
+  pod.node_score_size = sizeof(schedplug_node_score);
+}
+inline void set_element_sizes(schedplug_node& node) {
+  node.kv_size = sizeof(schedplug_kv);
+  node.resource_size = sizeof(schedplug_resource);
+  node.taint_size = sizeof(schedplug_taint);
+}
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 using Resources = std::vector<std::pair<std::string, int64_t>>;

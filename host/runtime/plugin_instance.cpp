@@ -17,9 +17,13 @@ namespace {
 using runtime::ReasonBuffer;
 using runtime::threw_message;
 
+// The SDK's result types (schedplug/runtime.hpp) as the host's.
+Verdict host_verdict(runtime::Verdict v) {
+  return {v.code, std::move(v.reason)};
+}
+
 void host_log(void* context, schedplug_log_level level, schedplug_str msg) {
-  const auto* instance = static_cast<const PluginInstance*>(
-      static_cast<const runtime::ArgsContext*>(context));
+  const auto* instance = static_cast<const PluginInstance*>(context);
   const std::string text(msg.data == nullptr ? "" : msg.data, msg.len);
   spdlog::level::level_enum spd = spdlog::level::info;
   switch (level) {
@@ -44,7 +48,7 @@ void host_log(void* context, schedplug_log_level level, schedplug_str msg) {
 PluginInstance::PluginInstance(std::shared_ptr<const PluginLibrary> library)
     : library_(std::move(library)) {
   host_api_.struct_size = sizeof(schedplug_host);
-  host_api_.context = static_cast<runtime::ArgsContext*>(this);
+  host_api_.context = this;
   host_api_.log = &host_log;
   ArgsSession::install(host_api_, nullptr);
   settings_ = runtime::initial_settings(library_->descriptor());
@@ -192,7 +196,7 @@ Verdict PluginInstance::filter(const schedplug_pod& pod,
     return {SCHEDPLUG_ERROR,
             threw_message(name(), "filter", std::current_exception())};
   }
-  return runtime::filter_verdict(name(), code, reason.str());
+  return host_verdict(runtime::filter_verdict(name(), code, reason.str()));
 }
 
 ScoreResult PluginInstance::score(const schedplug_pod& pod,
@@ -211,7 +215,9 @@ ScoreResult PluginInstance::score(const schedplug_pod& pod,
     return {SCHEDPLUG_ERROR, 0,
             threw_message(name(), "score", std::current_exception())};
   }
-  return runtime::score_result(name(), node, code, value, reason.str());
+  runtime::ScoreResult r =
+      runtime::score_result(name(), node, code, value, reason.str());
+  return {r.code, r.score, std::move(r.reason)};
 }
 
 Verdict PluginInstance::normalize(

@@ -15,17 +15,23 @@
 
 #include "host/loader/plugin_library.hpp"
 #include "schedplug/plugin.h"
-#include "schedplug/runtime.hpp"
 
 namespace schedplug::host {
 
+class ArgsSession;
 class PluginInstance;
 
-// The rules for reading hook results (and their messages) are the SDK's,
-// shared with the test kit (schedplug/runtime.hpp).
-using runtime::ArgsSession;
-using runtime::ScoreResult;
-using runtime::Verdict;
+struct Verdict {
+  schedplug_code code = SCHEDPLUG_SUCCESS;
+  std::string reason;
+  bool ok() const { return code == SCHEDPLUG_SUCCESS; }
+};
+
+struct ScoreResult {
+  schedplug_code code = SCHEDPLUG_SUCCESS;
+  int64_t score = 0;
+  std::string reason;  // set when code is ERROR
+};
 
 // create() failed. what() names the plugin, its file and the plugin's own
 // message (e.g. "HwEncrypt (/plugins/hw.so) rejected its args: ...").
@@ -66,14 +72,14 @@ class PodScope {
   std::string error_;
 };
 
-class PluginInstance : public runtime::ArgsContext {
+class PluginInstance {
  public:
   // Calls the plugin's create() with `args_json` (the plugin's
   // pluginConfig args, already stripped of the host's own `schedplug` key).
   static std::unique_ptr<PluginInstance> create(
       std::shared_ptr<const PluginLibrary> library,
       const std::string& args_json);
-  virtual ~PluginInstance();  // calls destroy()
+  ~PluginInstance();  // calls destroy()
   PluginInstance(const PluginInstance&) = delete;
   PluginInstance& operator=(const PluginInstance&) = delete;
 
@@ -83,7 +89,7 @@ class PluginInstance : public runtime::ArgsContext {
   // (plugin.h v1.1), validated.
   const schedplug_settings& settings() const { return settings_; }
   // The typed-args session; non-NULL only while create() runs.
-  ArgsSession* args_session() const override { return args_session_.get(); }
+  ArgsSession* args_session() const { return args_session_.get(); }
 
   // The hooks below are safe to call concurrently (plugin.h's contract).
 

@@ -40,8 +40,12 @@ Cycle host_cycle(const host::PluginInstance& plugin, const Pod& pod,
   for (const Node& node : nodes) {
     NodeResult row;
     row.node = node.name();
-    row.filter = cycle.filter_skipped ? Verdict{SCHEDPLUG_SKIP, {}}
-                                      : plugin.filter(scope.pod(), node.view());
+    if (cycle.filter_skipped) {
+      row.filter = Verdict{SCHEDPLUG_SKIP, {}};
+    } else {
+      const host::Verdict v = plugin.filter(scope.pod(), node.view());
+      row.filter = Verdict{v.code, v.reason};
+    }
     if (row.filter.code == SCHEDPLUG_ERROR && cycle.error.empty()) {
       cycle.error = row.filter.reason;
     }
@@ -60,7 +64,7 @@ Cycle host_cycle(const host::PluginInstance& plugin, const Pod& pod,
     cycle.nodes.push_back(row);
   }
   if (cycle.error.empty() && !scores.empty()) {
-    const Verdict v = plugin.normalize(scope.pod(), scores);
+    const host::Verdict v = plugin.normalize(scope.pod(), scores);
     if (!v.ok()) cycle.error = v.reason;
     for (size_t i = 0; v.ok() && i < scores.size(); ++i) {
       cycle.nodes[rows[i]].score = scores[i].score;

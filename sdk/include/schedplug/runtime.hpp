@@ -403,18 +403,6 @@ inline int64_t weighted_sum(std::span<const int64_t> normalized,
 // v1.1), read with the C++ layer's own schedplug::Args, so both languages
 // follow the same rules and messages.
 
-class ArgsSession;
-
-// What schedplug_host::context points at while the arg functions may run:
-// they find the create() call's session through it.
-class ArgsContext {
- public:
-  virtual ArgsSession* args_session() const = 0;
-
- protected:
-  ~ArgsContext() = default;
-};
-
 // Owns everything the arg functions hand out during one create(): nested
 // objects and strings stay valid until this object is destroyed.
 class ArgsSession {
@@ -434,10 +422,15 @@ class ArgsSession {
     return reinterpret_cast<const schedplug_args*>(&objects_.front());
   }
 
+  // The function the arg functions find the create() call's session with:
+  // it gets schedplug_host::context and returns the session, or NULL
+  // outside create().
+  using Lookup = ArgsSession* (*)(void* context);
+
   // Sets the arg functions in `host`, and `host.args` to the session's
-  // root (NULL without a session). host.context must point at the
-  // ArgsContext whose args_session() is `session` during create().
-  static inline void install(schedplug_host& host, const ArgsSession* session);
+  // root (NULL without a session).
+  template <Lookup lookup>
+  static void install(schedplug_host& host, const ArgsSession* session);
 
   // Storage the getters hand out.
   const schedplug_args* keep(Args object) {
@@ -478,14 +471,11 @@ inline const Args* args_of(const schedplug_args* obj) {
 
 // Runs `body` (which returns the found value or nullopt) against the
 // session and object of a call, turning ArgsError into ERROR.
-template <class Body>
+template <ArgsSession::Lookup lookup, class Body>
 schedplug_code run(void* context, const schedplug_args* obj, const char* key,
                    schedplug_reason* error, Body&& body) noexcept {
   try {
-    ArgsSession* session =
-        context == nullptr
-            ? nullptr
-            : static_cast<const ArgsContext*>(context)->args_session();
+    ArgsSession* session = context == nullptr ? nullptr : lookup(context);
     if (session == nullptr) {
       set_error(error,
                 "args can only be read during create(); read them there and "
@@ -516,130 +506,136 @@ schedplug_code run(void* context, const schedplug_args* obj, const char* key,
   return SCHEDPLUG_ERROR;
 }
 
-inline schedplug_code args_allow_only(void* context, const schedplug_args* obj,
-                                      const char* const* known, uint64_t count,
-                                      schedplug_reason* error) {
-  return run(context, obj, "", error,
-             [&](ArgsSession&, const Args& args, std::string_view) {
-               std::vector<std::string_view> keys;
-               for (uint64_t i = 0; i < count; ++i) {
-                 if (known[i] != nullptr) keys.emplace_back(known[i]);
-               }
-               args.allow_only(std::span<const std::string_view>(keys));
-               return true;
-             }) == SCHEDPLUG_ERROR
+template <ArgsSession::Lookup lookup>
+schedplug_code args_allow_only(void* context, const schedplug_args* obj,
+                               const char* const* known, uint64_t count,
+                               schedplug_reason* error) {
+  return run<lookup>(context, obj, "", error,
+                     [&](ArgsSession&, const Args& args, std::string_view) {
+                       std::vector<std::string_view> keys;
+                       for (uint64_t i = 0; i < count; ++i) {
+                         if (known[i] != nullptr) keys.emplace_back(known[i]);
+                       }
+                       args.allow_only(std::span<const std::string_view>(keys));
+                       return true;
+                     }) == SCHEDPLUG_ERROR
              ? SCHEDPLUG_ERROR
              : SCHEDPLUG_SUCCESS;
 }
 
-inline schedplug_code arg_string(void* context, const schedplug_args* obj,
-                                 const char* key, schedplug_str* out,
-                                 schedplug_reason* error) {
-  return run(context, obj, key, error,
-             [&](ArgsSession& s, const Args& args, std::string_view k) {
-               auto v = args.find_string(k);
-               if (!v.has_value()) return false;
-               const std::string& kept = s.keep(*std::move(v));
-               *out = {kept.data(), kept.size()};
-               return true;
-             });
+template <ArgsSession::Lookup lookup>
+schedplug_code arg_string(void* context, const schedplug_args* obj,
+                          const char* key, schedplug_str* out,
+                          schedplug_reason* error) {
+  return run<lookup>(context, obj, key, error,
+                     [&](ArgsSession& s, const Args& args, std::string_view k) {
+                       auto v = args.find_string(k);
+                       if (!v.has_value()) return false;
+                       const std::string& kept = s.keep(*std::move(v));
+                       *out = {kept.data(), kept.size()};
+                       return true;
+                     });
 }
 
-inline schedplug_code arg_bool(void* context, const schedplug_args* obj,
-                               const char* key, int32_t* out,
-                               schedplug_reason* error) {
-  return run(context, obj, key, error,
-             [&](ArgsSession&, const Args& args, std::string_view k) {
-               auto v = args.find_boolean(k);
-               if (!v.has_value()) return false;
-               *out = *v ? 1 : 0;
-               return true;
-             });
+template <ArgsSession::Lookup lookup>
+schedplug_code arg_bool(void* context, const schedplug_args* obj,
+                        const char* key, int32_t* out,
+                        schedplug_reason* error) {
+  return run<lookup>(context, obj, key, error,
+                     [&](ArgsSession&, const Args& args, std::string_view k) {
+                       auto v = args.find_boolean(k);
+                       if (!v.has_value()) return false;
+                       *out = *v ? 1 : 0;
+                       return true;
+                     });
 }
 
-inline schedplug_code arg_int(void* context, const schedplug_args* obj,
-                              const char* key, int64_t min, int64_t max,
-                              int64_t* out, schedplug_reason* error) {
-  return run(context, obj, key, error,
-             [&](ArgsSession&, const Args& args, std::string_view k) {
-               auto v = args.find_integer(k, min, max);
-               if (!v.has_value()) return false;
-               *out = *v;
-               return true;
-             });
+template <ArgsSession::Lookup lookup>
+schedplug_code arg_int(void* context, const schedplug_args* obj,
+                       const char* key, int64_t min, int64_t max, int64_t* out,
+                       schedplug_reason* error) {
+  return run<lookup>(context, obj, key, error,
+                     [&](ArgsSession&, const Args& args, std::string_view k) {
+                       auto v = args.find_integer(k, min, max);
+                       if (!v.has_value()) return false;
+                       *out = *v;
+                       return true;
+                     });
 }
 
-inline schedplug_code arg_float(void* context, const schedplug_args* obj,
-                                const char* key, double min, double max,
-                                double* out, schedplug_reason* error) {
-  return run(context, obj, key, error,
-             [&](ArgsSession&, const Args& args, std::string_view k) {
-               auto v = args.find_number(k, min, max);
-               if (!v.has_value()) return false;
-               *out = *v;
-               return true;
-             });
+template <ArgsSession::Lookup lookup>
+schedplug_code arg_float(void* context, const schedplug_args* obj,
+                         const char* key, double min, double max, double* out,
+                         schedplug_reason* error) {
+  return run<lookup>(context, obj, key, error,
+                     [&](ArgsSession&, const Args& args, std::string_view k) {
+                       auto v = args.find_number(k, min, max);
+                       if (!v.has_value()) return false;
+                       *out = *v;
+                       return true;
+                     });
 }
 
-inline schedplug_code arg_duration(void* context, const schedplug_args* obj,
-                                   const char* key, int64_t* out_ns,
-                                   schedplug_reason* error) {
-  return run(context, obj, key, error,
-             [&](ArgsSession&, const Args& args, std::string_view k) {
-               auto v = args.find_duration(k);
-               if (!v.has_value()) return false;
-               *out_ns = v->count();
-               return true;
-             });
+template <ArgsSession::Lookup lookup>
+schedplug_code arg_duration(void* context, const schedplug_args* obj,
+                            const char* key, int64_t* out_ns,
+                            schedplug_reason* error) {
+  return run<lookup>(context, obj, key, error,
+                     [&](ArgsSession&, const Args& args, std::string_view k) {
+                       auto v = args.find_duration(k);
+                       if (!v.has_value()) return false;
+                       *out_ns = v->count();
+                       return true;
+                     });
 }
 
-inline schedplug_code arg_string_list(void* context, const schedplug_args* obj,
-                                      const char* key,
-                                      const schedplug_str** items,
-                                      uint64_t* count,
-                                      schedplug_reason* error) {
-  return run(context, obj, key, error,
-             [&](ArgsSession& s, const Args& args, std::string_view k) {
-               auto v = args.find_string_list(k);
-               if (!v.has_value()) return false;
-               std::vector<schedplug_str> views;
-               views.reserve(v->size());
-               for (std::string& item : *v) {
-                 const std::string& kept = s.keep(std::move(item));
-                 views.push_back({kept.data(), kept.size()});
-               }
-               const auto& list = s.keep(std::move(views));
-               *items = list.data();
-               *count = list.size();
-               return true;
-             });
+template <ArgsSession::Lookup lookup>
+schedplug_code arg_string_list(void* context, const schedplug_args* obj,
+                               const char* key, const schedplug_str** items,
+                               uint64_t* count, schedplug_reason* error) {
+  return run<lookup>(context, obj, key, error,
+                     [&](ArgsSession& s, const Args& args, std::string_view k) {
+                       auto v = args.find_string_list(k);
+                       if (!v.has_value()) return false;
+                       std::vector<schedplug_str> views;
+                       views.reserve(v->size());
+                       for (std::string& item : *v) {
+                         const std::string& kept = s.keep(std::move(item));
+                         views.push_back({kept.data(), kept.size()});
+                       }
+                       const auto& list = s.keep(std::move(views));
+                       *items = list.data();
+                       *count = list.size();
+                       return true;
+                     });
 }
 
-inline schedplug_code arg_object(void* context, const schedplug_args* obj,
-                                 const char* key, const schedplug_args** out,
-                                 schedplug_reason* error) {
-  return run(context, obj, key, error,
-             [&](ArgsSession& s, const Args& args, std::string_view k) {
-               auto v = args.find_object(k);
-               if (!v.has_value()) return false;
-               *out = s.keep(*std::move(v));
-               return true;
-             });
+template <ArgsSession::Lookup lookup>
+schedplug_code arg_object(void* context, const schedplug_args* obj,
+                          const char* key, const schedplug_args** out,
+                          schedplug_reason* error) {
+  return run<lookup>(context, obj, key, error,
+                     [&](ArgsSession& s, const Args& args, std::string_view k) {
+                       auto v = args.find_object(k);
+                       if (!v.has_value()) return false;
+                       *out = s.keep(*std::move(v));
+                       return true;
+                     });
 }
 
 }  // namespace args_detail
 
-inline void ArgsSession::install(schedplug_host& host,
-                                 const ArgsSession* session) {
+template <ArgsSession::Lookup lookup>
+void ArgsSession::install(schedplug_host& host, const ArgsSession* session) {
   host.args = session == nullptr ? nullptr : session->root();
-  host.args_allow_only = &args_detail::args_allow_only;
-  host.arg_string = &args_detail::arg_string;
-  host.arg_bool = &args_detail::arg_bool;
-  host.arg_int = &args_detail::arg_int;
-  host.arg_float = &args_detail::arg_float;
-  host.arg_duration = &args_detail::arg_duration;
-  host.arg_string_list = &args_detail::arg_string_list;
-  host.arg_object = &args_detail::arg_object;
+  host.args_allow_only = &args_detail::args_allow_only<lookup>;
+  host.arg_string = &args_detail::arg_string<lookup>;
+  host.arg_bool = &args_detail::arg_bool<lookup>;
+  host.arg_int = &args_detail::arg_int<lookup>;
+  host.arg_float = &args_detail::arg_float<lookup>;
+  host.arg_duration = &args_detail::arg_duration<lookup>;
+  host.arg_string_list = &args_detail::arg_string_list<lookup>;
+  host.arg_object = &args_detail::arg_object<lookup>;
 }
 
 // The messages of a failed create(): `where` is "Name (file)".

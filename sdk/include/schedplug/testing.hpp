@@ -290,10 +290,20 @@ struct Cycle {
   std::string table() const;
 };
 
-// An expected row for compare(): `score` empty means "not scored".
+// An expected row for compare(): {"node", code, "reason", score}, where a
+// missing score means "not scored" and a missing code means Success.
 struct Row {
+  Row(std::string node_name, schedplug_code filter_code = SCHEDPLUG_SUCCESS,
+      std::string filter_reason = {},
+      std::optional<int64_t> normalized = std::nullopt)
+      : node(std::move(node_name)),
+        filter(filter_code),
+        reason(std::move(filter_reason)),
+        score(normalized) {}
+  Row(const char* node_name) : Row(std::string(node_name)) {}
+
   std::string node;
-  schedplug_code filter = SCHEDPLUG_SUCCESS;
+  schedplug_code filter;
   std::string reason;
   std::optional<int64_t> score;
 };
@@ -353,12 +363,12 @@ inline std::string compare(const Cycle& cycle, std::span<const Row> expected) {
            << " \"" << want.reason << "\", got " << code_name(got.filter.code)
            << " \"" << got.filter.reason << "\"\n";
     }
-    const std::optional<int64_t> got_score =
-        got.scored ? std::optional<int64_t>(got.score) : std::nullopt;
-    if (got_score != want.score) {
-      diff << want.node << ": expected score "
-           << (want.score ? std::to_string(*want.score) : "-") << ", got "
-           << (got_score ? std::to_string(*got_score) : "-") << "\n";
+    const std::string want_score =
+        want.score.has_value() ? std::to_string(*want.score) : "-";
+    const std::string got_score = got.scored ? std::to_string(got.score) : "-";
+    if (got_score != want_score) {
+      diff << want.node << ": expected score " << want_score << ", got "
+           << got_score << "\n";
     }
   }
   if (diff.tellp() == 0) return {};
@@ -415,7 +425,7 @@ class PodScope {
 
 // A loaded and created plugin. Not copyable; the .so stays loaded while it
 // lives.
-class Plugin : private runtime::ArgsContext {
+class Plugin {
  public:
   // Loads `file` as the host does (dlopen RTLD_NOW | RTLD_LOCAL, the
   // descriptor checks) and creates an instance with `args_json` (its
@@ -626,13 +636,12 @@ class Plugin : private runtime::ArgsContext {
  private:
   Plugin() = default;
 
-  runtime::ArgsSession* args_session() const override {
-    return args_session_.get();
+  static runtime::ArgsSession* session_of(void* context) {
+    return static_cast<Plugin*>(context)->args_session_.get();
   }
 
   static void log(void* context, schedplug_log_level level, schedplug_str msg) {
-    auto* self =
-        static_cast<Plugin*>(static_cast<runtime::ArgsContext*>(context));
+    auto* self = static_cast<Plugin*>(context);
     static constexpr const char* kLevels[] = {"error", "warning", "info",
                                               "debug"};
     const char* name = level >= 0 && level < 4 ? kLevels[level] : "log";
@@ -641,11 +650,12 @@ class Plugin : private runtime::ArgsContext {
 
   void create(const std::string& args_json) {
     host_.struct_size = sizeof(schedplug_host);
-    host_.context = static_cast<runtime::ArgsContext*>(this);
+    host_.context = this;
     host_.log = &Plugin::log;
     settings_ = runtime::initial_settings(d_);
     args_session_ = std::make_unique<runtime::ArgsSession>(args_json);
-    runtime::ArgsSession::install(host_, args_session_.get());
+    runtime::ArgsSession::install<&Plugin::session_of>(host_,
+                                                       args_session_.get());
     host_.settings = &settings_;
     const std::string where = name_ + " (" + file_.string() + ")";
     runtime::ReasonBuffer error;
@@ -672,7 +682,7 @@ class Plugin : private runtime::ArgsContext {
   }
   void end_create() {
     host_.settings = nullptr;
-    runtime::ArgsSession::install(host_, nullptr);
+    runtime::ArgsSession::install<&Plugin::session_of>(host_, nullptr);
     args_session_.reset();
   }
 

@@ -1,0 +1,18 @@
+#include "host/runtime/args_services.hpp"
+
+#include "host/runtime/plugin_instance.hpp"
+
+namespace schedplug::host {
+namespace {
+
+runtime::ArgsSession* session_of(void* context) {
+  return static_cast<PluginInstance*>(context)->args_session();
+}
+
+}  // namespace
+
+void ArgsSession::install(schedplug_host& host, const ArgsSession* session) {
+  runtime::ArgsSession::install<&session_of>(host, session);
+}
+
+}  // namespace schedplug::host
