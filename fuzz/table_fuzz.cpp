@@ -62,10 +62,17 @@ Outcome model_apply(Model& m, const TableDelta& d) {
   }
   std::set<uint32_t> seen_slots;
   std::set<std::string> seen_names;
+  // Indices stay below the slots in use (one past the highest occupied
+  // one; none for a full delta) plus the upserts plus the headroom.
+  const size_t in_use =
+      d.full || m.slots.empty() ? 0 : m.slots.rbegin()->first + size_t{1};
+  const size_t slot_limit =
+      in_use + d.upserts.size() + NodeTable::kSlotHeadroom;
   for (const auto& u : d.upserts) {
     const std::string name(u.record->name());
     if (name.empty() || u.slot >= NodeTable::kMaxSlots ||
-        !seen_slots.insert(u.slot).second || !seen_names.insert(name).second)
+        u.slot >= slot_limit || !seen_slots.insert(u.slot).second ||
+        !seen_names.insert(name).second)
       return Outcome::kInvalid;
     if (d.full) continue;
     auto at = next.find(u.slot);

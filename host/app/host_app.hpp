@@ -13,8 +13,8 @@
 #include <string>
 
 #include "host/check/name_check.hpp"
-#include "host/security/security_options.hpp"
 #include "host/runtime/hook_watchdog.hpp"
+#include "host/security/security_options.hpp"
 #include "host/service/host_service.hpp"
 
 namespace prometheus {
@@ -84,6 +84,8 @@ class HostApp {
   const std::string& target() const { return target_; }
   HostMetrics& metrics() { return *metrics_; }
   const HostService& service() const { return *service_; }
+  // For tests that call the service in-process, without gRPC's transport.
+  HostService& service() { return *service_; }
 
  private:
   HostApp() = default;

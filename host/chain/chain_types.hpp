@@ -44,6 +44,9 @@ struct ChainLimits {
   // Per plugin: the cycle's applies() answer (1: applies, 0: does not),
   // when the shim sent it back. Empty: ask the plugin.
   std::span<const uint8_t> applies;
+  // run_scores also keeps each plugin's raw scores (before normalizing),
+  // for `schedplug simulate --explain`.
+  bool keep_raw_scores = false;
 };
 
 // "plugin "X" did not finish <hook> within 80.0 ms (3 of 200 nodes done)",

@@ -114,6 +114,10 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
         result.error = std::move(first_error[c].second);
       }
     }
+    if (limits.keep_raw_scores) {
+      result.raw.reserve(scores.size());
+      for (const auto& s : scores) result.raw.push_back(s.score);
+    }
     if (result.error.empty()) {
       if (plugin_deadline.expired()) {
         run.duration = Clock::now() - start;

@@ -18,7 +18,11 @@ namespace schedplug::host {
 struct PluginScoreOutcome {
   bool skipped = false;         // applies() said no; scores is empty
   std::vector<int64_t> scores;  // normalized, parallel to `nodes`
-  std::string error;            // set: scores is empty
+  // Before normalizing, parallel to `nodes`; only with
+  // ChainLimits::keep_raw_scores, and not when the plugin was skipped or
+  // did not finish.
+  std::vector<int64_t> raw;
+  std::string error;  // set: scores is empty
   // Set when the plugin did not finish before its deadline (scores is then
   // empty): says which plugin and why. Other plugins still run.
   std::string unfinished;

@@ -328,7 +328,15 @@ Profile parse_profile(const Reporter& r, const YAML::Node& node) {
           r.fail(args, in_profile + ": the args of \"" + entry.name +
                            "\" must be a mapping");
         } else {
-          entry.args_json = yaml_to_json(r, args).dump();
+          try {
+            entry.args_json = yaml_to_json(r, args).dump();
+          } catch (const nlohmann::json::type_error& e) {
+            // YAML must be UTF-8; yaml-cpp passes other bytes through and
+            // JSON cannot carry them (found by fuzz/config).
+            r.fail(args, in_profile + ": the args of \"" + entry.name +
+                             "\" contain bytes that are not valid UTF-8 (" +
+                             e.what() + "); save the file as UTF-8");
+          }
         }
         profile.plugin_config.push_back(std::move(entry));
       });

@@ -45,6 +45,9 @@ type stackOptions struct {
 	// with only these plugins (it refuses names it cannot serve, such as
 	// the Go twins); otherwise both read the scheduler's file.
 	HostPlugins []testenv.NativePlugin
+	// ConfigYAML, when set, is the whole scheduler configuration for
+	// both (given the apiserver's kubeconfig); Plugins etc. are unused.
+	ConfigYAML func(kubeconfig string) string
 }
 
 func startStackWith(t *testing.T, o stackOptions) *stack {
@@ -80,9 +83,15 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 	s := &stack{t: t, cp: cp, client: cp.Client, dir: dir, configFile: filepath.Join(dir, "scheduler-config.yaml")}
 	t.Cleanup(s.stop)
 
-	cfg := testenv.SchedulerConfig{Kubeconfig: cp.Kubeconfig, Plugins: o.Plugins, FilterFirst: o.FilterFirst, ClientQPS: o.ClientQPS}
-	if err := cfg.WriteFile(s.configFile); err != nil {
-		t.Fatal(err)
+	if o.ConfigYAML != nil {
+		if err := os.WriteFile(s.configFile, []byte(o.ConfigYAML(cp.Kubeconfig)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		cfg := testenv.SchedulerConfig{Kubeconfig: cp.Kubeconfig, Plugins: o.Plugins, FilterFirst: o.FilterFirst, ClientQPS: o.ClientQPS}
+		if err := cfg.WriteFile(s.configFile); err != nil {
+			t.Fatal(err)
+		}
 	}
 	hostConfig := s.configFile
 	if o.HostPlugins != nil {

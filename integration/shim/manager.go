@@ -45,6 +45,10 @@ type Config struct {
 	Profiles []Profile
 	// TLS, when set, connects with TLS (see tls.go); nil is plaintext.
 	TLS *TLSConfig
+	// DialOptions are added to the gRPC client's own options (the
+	// scheduler_perf suite in integration/perf counts RPCs and bytes with a
+	// stats handler).
+	DialOptions []grpc.DialOption
 }
 
 // Defaults, overridable through the environment (see docs/shim.md).
@@ -130,15 +134,17 @@ func NewManager(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(cfg.Target,
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
 		// gRPC's default reconnect backoff grows to 120s; a restarted host
 		// should be back in seconds.
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
 			MinConnectTimeout: 2 * time.Second,
-		}))
+		}),
+	}
+	conn, err := grpc.NewClient(cfg.Target, append(opts, cfg.DialOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("schedplug host address %q (SCHEDPLUG_HOST) is not a valid gRPC target: %w", cfg.Target, err)
 	}

@@ -9,6 +9,9 @@
 #
 #   bash tools/dev/demo.sh            # extra flags go to schedplug-demo:
 #   bash tools/dev/demo.sh -timeout 3m
+#   bash tools/dev/demo.sh --help     # every flag
+#   bash tools/dev/demo.sh --plugins DIR --config FILE --nodes FILE --pods FILE
+#                                     # your own plugins, nodes and pods (README)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$schedplug_root

@@ -43,6 +43,10 @@ step go-build-scheduler bash -c 'cd integration && go build -o "$SCHEDPLUG_SCHED
 # the differential test (docs/e2e.md).
 export SCHEDPLUG_TWIN_SCHEDULER_BIN="$root/build/go/kube-scheduler-twin"
 step go-build-scheduler-twin bash -c 'cd integration && go build -tags schedplug_twin -o "$SCHEDPLUG_TWIN_SCHEDULER_BIN" ./cmd/kube-scheduler'
+# etcd for the scheduler_perf suite (integration/perf, docs/performance.md),
+# built from the Go module proxy at the version integration/go.mod pins.
+export SCHEDPLUG_ETCD_BIN="$root/build/go/etcd"
+step go-build-etcd bash -c 'cd integration && go build -o "$SCHEDPLUG_ETCD_BIN" go.etcd.io/etcd/server/v3'
 
 # -v goes to the log only; the terminal gets go test's per-package lines,
 # every failed or skipped test, and the counts below.
@@ -63,16 +67,18 @@ say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed,
 # Kubernetes (docs/sanitizers.md).
 step --show "$go_summary" go-test-race bash -c 'cd integration && go test -race -count=1 -timeout 30m ./shim/...'
 
-# The C++ suites under AddressSanitizer+UndefinedBehaviorSanitizer and
-# ThreadSanitizer, and the bounded libFuzzer runs, are not in this command
-# yet: their first full run on a fresh machine has not been judged (TSan
-# reports races inside Debian's uninstrumented gRPC and abseil that need
-# narrowly scoped suppressions first; docs/sanitizers.md). The fuzz seed
-# corpora and every crash found so far are replayed by ctest above. Run them
-# by hand meanwhile:
-#   bash tools/dev/sanitize.sh build asan && bash tools/dev/sanitize.sh test asan
-#   bash tools/dev/sanitize.sh build tsan && bash tools/dev/sanitize.sh test tsan
-#   bash tools/dev/sanitize.sh build fuzz && bash tools/dev/sanitize.sh fuzz 20
+# The C++ suites again under AddressSanitizer+UndefinedBehaviorSanitizer
+# and under ThreadSanitizer (the threaded suites), each in its own build
+# directory, then a bounded libFuzzer run of every fuzz target (a fixed
+# number of inputs from a fixed seed, so a CI run is reproducible). What
+# runs where, the suppressions and their reasons: docs/sanitizers.md and
+# docs/fuzzing.md.
+step asan-build bash tools/dev/sanitize.sh build asan
+step --show "$ctest_summary" asan-test bash tools/dev/sanitize.sh test asan
+step tsan-build bash tools/dev/sanitize.sh build tsan
+step --show "$ctest_summary" tsan-test bash tools/dev/sanitize.sh test tsan
+step fuzz-build bash tools/dev/sanitize.sh build fuzz
+step --show '^== |found a crash|stat::number_of_executed_units' fuzz-run bash tools/dev/sanitize.sh fuzz-ci
 
 steps_finish
 say "all tests passed"

@@ -97,7 +97,9 @@ int run_check(const CheckOptions& options, std::ostream& out,
     }
     j["errors"] = errors;
     j["warnings"] = warnings;
-    out << j.dump(2) << "\n";
+    // replace: a message may quote bytes of a file that are not UTF-8.
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
   } else {
     for (const auto& d : diagnostics) {
       out << (d.severity == Severity::kError ? "error: " : "warning: ")

@@ -27,7 +27,7 @@ int64_t ms_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int run_in_child(const std::function<int()>& body, std::chrono::seconds timeout,
-                 std::ostream& err) {
+                 std::ostream& err, const std::string& activity) {
   std::cout.flush();
   std::cerr.flush();
   int progress[2];
@@ -106,8 +106,8 @@ int run_in_child(const std::function<int()>& body, std::chrono::seconds timeout,
           : "; the last plugin file it began to load was " + last_file +
                 " (its constructors, entry function or create() ran last)";
   if (timed_out) {
-    err << "error: loading the plugins did not finish within "
-        << timeout.count() << " s and was stopped" << which
+    err << "error: " << activity << " did not finish within " << timeout.count()
+        << " s and was stopped" << which
         << "; a plugin that hangs while loading would hang schedplug-host "
            "the same way: fix or remove it\n";
     return 1;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <ostream>
+#include <string>
 
 namespace schedplug::tools {
 
@@ -14,7 +15,9 @@ namespace schedplug::tools {
 // returns its exit status. When the child dies of a signal or runs longer
 // than `timeout` (then it is killed), prints an error to `err` naming the
 // last plugin file it began to load and returns 1.
+// `activity` names what the child does, for the timeout message.
 int run_in_child(const std::function<int()>& body, std::chrono::seconds timeout,
-                 std::ostream& err);
+                 std::ostream& err,
+                 const std::string& activity = "loading the plugins");
 
 }  // namespace schedplug::tools

@@ -67,7 +67,7 @@ int run_inspect(const std::filesystem::path& file, bool json, std::ostream& out,
   } catch (const host::LoadError& e) {
     if (json) {
       out << nlohmann::json{{"file", file.string()}, {"error", e.what()}}.dump(
-                 2)
+                 2, ' ', false, nlohmann::json::error_handler_t::replace)
           << "\n";
     } else {
       err << "error: " << e.what() << "\n";
@@ -101,7 +101,9 @@ int run_inspect(const std::filesystem::path& file, bool json, std::ostream& out,
     j["events_mask"] = d.events;
     j["events"] = events;
     j["in_tree_name_clash"] = host::is_in_tree_plugin(lib->name());
-    out << j.dump(2) << "\n";
+    // replace: a message may quote bytes of a file that are not UTF-8.
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
     return 0;
   }
 

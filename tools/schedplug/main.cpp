@@ -1,6 +1,8 @@
 // schedplug: the command-line tool for plugin authors and cluster admins.
 //   schedplug inspect FILE.so [--json]
 //   schedplug check --config FILE --plugins DIR [--json] [--no-create]
+//   schedplug simulate --config FILE --plugins DIR --nodes NODES.yaml
+//                      --pods PODS.yaml [--explain POD]... [--json]
 #include <iostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -10,16 +12,21 @@
 #include "tools/schedplug/check_command.hpp"
 #include "tools/schedplug/child_process.hpp"
 #include "tools/schedplug/inspect_command.hpp"
+#include "tools/schedplug/simulate_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "schedplug: inspect schedplug scheduler plugins (.so) and check a "
-      "KubeSchedulerConfiguration against them before a roll-out."};
+      "KubeSchedulerConfiguration against them before a roll-out, and "
+      "simulate where they would place the pods of a cluster dump."};
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
       "  schedplug inspect plugins.d/hw_encrypt.so\n"
       "  schedplug check --config scheduler-config.yaml --plugins plugins.d\n"
+      "  schedplug simulate --config scheduler-config.yaml --plugins "
+      "plugins.d \\\n"
+      "      --nodes nodes.yaml --pods pods.yaml --explain default/web-1\n"
       "Run `schedplug <command> --help` for a command's options.");
 
   std::string inspect_file;
@@ -65,6 +72,50 @@ int main(int argc, char** argv) {
                    "stopped (exit 1)")
       ->capture_default_str();
 
+  schedplug::tools::SimulateOptions simulate_options;
+  int simulate_timeout = 600;
+  auto* simulate = app.add_subcommand(
+      "simulate",
+      "Schedule the pending pods of a `kubectl get pods -o yaml` dump onto "
+      "the nodes of a `kubectl get nodes -o yaml` dump with the profile's "
+      "native plugins, run by the same plugin runtime, Filter and Score "
+      "chains, normalization and weights as schedplug-host and "
+      "kube-scheduler. Prints each pod's node (ties as ties); --explain "
+      "shows every node's verdict and scores. Pods bound in the dump are "
+      "load on their nodes; placed pods count for the pods after them. "
+      "Exit status: 0 every pod placed, 1 some unschedulable (or a plugin "
+      "error), 2 bad input (dumps, config, plugins).");
+  simulate
+      ->add_option("--config", simulate_options.config,
+                   "the KubeSchedulerConfiguration YAML")
+      ->required();
+  simulate
+      ->add_option("--plugins", simulate_options.plugins,
+                   "the directory holding the plugin .so files")
+      ->required();
+  simulate
+      ->add_option("--nodes", simulate_options.nodes,
+                   "nodes: `kubectl get nodes -o yaml` output (a List, or "
+                   "one or more YAML documents)")
+      ->required();
+  simulate
+      ->add_option("--pods", simulate_options.pods,
+                   "pods: `kubectl get pods -A -o yaml` output; pods "
+                   "without spec.nodeName are scheduled")
+      ->required();
+  simulate->add_option("--explain", simulate_options.explain,
+                       "POD (NAMESPACE/NAME or NAME; repeatable; '*' for "
+                       "every pod): show every node's Filter verdict per "
+                       "native plugin with its reason, and every raw and "
+                       "normalized score");
+  simulate->add_flag("--json", simulate_options.json,
+                     "print JSON instead of text");
+  simulate
+      ->add_option("--timeout", simulate_timeout,
+                   "seconds loading the plugins and simulating may take "
+                   "before they are stopped (exit 1)")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -77,6 +128,21 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
 
   // Plugins are loaded (their constructors run) in a child process.
+  if (*simulate) {
+    const auto timeout =
+        std::chrono::seconds(simulate_timeout > 0 ? simulate_timeout : 600);
+    return schedplug::tools::run_in_child(
+        [&] {
+          try {
+            return schedplug::tools::run_simulate(simulate_options, std::cout,
+                                                  std::cerr);
+          } catch (const std::exception& e) {
+            std::cerr << "error: " << e.what() << "\n";
+            return 2;
+          }
+        },
+        timeout, std::cerr, "loading the plugins and simulating");
+  }
   const auto timeout =
       std::chrono::seconds(load_timeout > 0 ? load_timeout : 60);
   return schedplug::tools::run_in_child(

@@ -20,14 +20,38 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
 
 	"schedplug.dev/integration/internal/testenv"
 )
 
+// options are the demo's flags.
+type options struct {
+	configDir string // holds the default scheduler-config.yaml and latency.txt
+	config    string // scheduler configuration template; "" for configDir's
+	plugins   string // plugin directory; "" for the sample plugins' build
+	nodes     string // nodes YAML; "" for the six demo nodes
+	pods      string // pods YAML; "" for the demo pods
+	keepLogs  string
+	timeout   time.Duration
+}
+
 func main() {
-	configDir := flag.String("config-dir", "", "directory with scheduler-config.yaml and latency.txt (default: <repo>/config/demo)")
-	keepLogs := flag.String("keep-logs", "", "copy the logs of every component into this directory before exiting")
-	timeout := flag.Duration("timeout", 90*time.Second, "how long to wait for the demo pods to settle")
+	var o options
+	flag.StringVar(&o.configDir, "config-dir", "", "`DIR` with the default scheduler-config.yaml and the sample latency.txt (default: <repo>/config/demo)")
+	flag.StringVar(&o.config, "config", "", "a KubeSchedulerConfiguration `FILE` for both kube-scheduler and schedplug-host; ${KUBECONFIG} becomes the demo apiserver's kubeconfig (without it, clientConnection.kubeconfig is set to it), ${LATENCY_FILE} a copy of the sample latency.txt (default: <config-dir>/scheduler-config.yaml)")
+	flag.StringVar(&o.plugins, "plugins", "", "`DIR` of plugin .so files for schedplug-host (default: $SCHEDPLUG_PLUGIN_DIR or build/plugins.d, with the three sample plugins)")
+	flag.StringVar(&o.nodes, "nodes", "", "`FILE` of nodes to create: YAML Node objects, a List of them, or 'kubectl get nodes -o yaml' output; they need status.allocatable (default: the six demo nodes)")
+	flag.StringVar(&o.pods, "pods", "", "`FILE` of pods to create, in the same forms; pods with spec.nodeName start bound, the others are scheduled (default: the demo pods)")
+	flag.StringVar(&o.keepLogs, "keep-logs", "", "copy the logs of every component into `DIR` before exiting")
+	flag.DurationVar(&o.timeout, "timeout", 90*time.Second, "how long to wait for the pods to settle")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: schedplug-demo [flags]\n\n"+
+			"Runs etcd and kube-apiserver in this process, schedplug-host and kube-scheduler (with the shim) as\n"+
+			"child processes, creates nodes and pods, and prints where each pod went or why it is Pending.\n"+
+			"With no flags: the sample plugins, six demo nodes and six demo pods. Flags (one or two dashes):\n\n")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 
 	// Our own messages go to the terminal's stderr (term); whatever else
@@ -42,7 +66,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	result, err := run(ctx, term, *configDir, *keepLogs, *timeout)
+	result, err := run(ctx, term, o)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(term, "schedplug-demo: interrupted; everything it started was shut down")
@@ -57,7 +81,8 @@ func main() {
 
 // run starts everything, schedules the demo pods, shuts everything down and
 // returns the result tables; term is the terminal for error messages.
-func run(ctx context.Context, term *os.File, configDir, keepLogs string, timeout time.Duration) (result []byte, err error) {
+func run(ctx context.Context, term *os.File, o options) (result []byte, err error) {
+	configDir, keepLogs, timeout := o.configDir, o.keepLogs, o.timeout
 	if configDir == "" {
 		root, err := testenv.RepoRoot()
 		if err != nil {
@@ -65,12 +90,26 @@ func run(ctx context.Context, term *os.File, configDir, keepLogs string, timeout
 		}
 		configDir = filepath.Join(root, "config", "demo")
 	}
+	configTemplate := o.config
+	if configTemplate == "" {
+		configTemplate = filepath.Join(configDir, "scheduler-config.yaml")
+	}
+	cluster, err := loadCluster(o.nodes, o.pods)
+	if err != nil {
+		return nil, err
+	}
 	hostBin, err := testenv.HostBinary()
 	if err != nil {
 		return nil, err
 	}
-	pluginDir, err := testenv.PluginDir()
-	if err != nil {
+	pluginDir := o.plugins
+	if pluginDir == "" {
+		if pluginDir, err = testenv.PluginDir(); err != nil {
+			return nil, err
+		}
+	} else if info, err := os.Stat(pluginDir); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("-plugins %s: not a directory of plugin .so files; build your plugins into one and pass its path", pluginDir)
+	} else if pluginDir, err = filepath.Abs(pluginDir); err != nil {
 		return nil, err
 	}
 	work, err := os.MkdirTemp("", "schedplug-demo-")
@@ -122,7 +161,7 @@ func run(ctx context.Context, term *os.File, configDir, keepLogs string, timeout
 		return nil, ctx.Err()
 	}
 
-	configFile, latencyFile, err := writeDemoConfig(configDir, work, cp.Kubeconfig)
+	configFile, latencyFile, err := writeDemoConfig(configTemplate, configDir, work, cp.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -151,16 +190,18 @@ func run(ctx context.Context, term *os.File, configDir, keepLogs string, timeout
 		sched.Stop(10 * time.Second)
 	}()
 
-	latencies, err := readLatencies(latencyFile)
-	if err != nil {
-		return nil, err
+	var latencies map[string]string
+	if latencyFile != "" {
+		if latencies, err = readLatencies(latencyFile); err != nil {
+			return nil, err
+		}
 	}
-	step(fmt.Sprintf("creating %d nodes and %d pods", len(demoNodes), len(demoPods)))
-	if err := createCluster(ctx, cp); err != nil {
+	step(fmt.Sprintf("creating %d nodes and %d pods", len(cluster.nodes), len(cluster.pods)))
+	if err := createCluster(ctx, cp, cluster); err != nil {
 		return nil, err
 	}
 	step("waiting for the scheduler (pods that cannot fit stay Pending)")
-	rows, err := settle(ctx, cp, timeout)
+	rows, err := settle(ctx, cp, cluster, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +210,7 @@ func run(ctx context.Context, term *os.File, configDir, keepLogs string, timeout
 	}
 	var out bytes.Buffer
 	fmt.Fprintln(&out)
-	printNodes(&out, latencies)
+	printNodes(&out, cluster, latencies)
 	fmt.Fprintln(&out)
 	printTable(&out, rows)
 	return out.Bytes(), nil
@@ -201,20 +242,24 @@ func stepPrinter(start time.Time) func(string) {
 	}
 }
 
-// writeDemoConfig copies latency.txt into work and writes the scheduler
-// configuration with ${KUBECONFIG} and ${LATENCY_FILE} filled in.
-func writeDemoConfig(configDir, work, kubeconfig string) (configFile, latencyFile string, err error) {
-	latency, err := os.ReadFile(filepath.Join(configDir, "latency.txt"))
+// writeDemoConfig writes the scheduler configuration `template` with
+// ${KUBECONFIG} and ${LATENCY_FILE} filled in. Only a configuration that
+// uses ${LATENCY_FILE} (NetworkLatency with the sample figures) gets a copy
+// of configDir's latency.txt; latencyFile is "" otherwise.
+func writeDemoConfig(template, configDir, work, kubeconfig string) (configFile, latencyFile string, err error) {
+	tmpl, err := os.ReadFile(template)
 	if err != nil {
-		return "", "", fmt.Errorf("reading the demo latency figures: %w", err)
+		return "", "", fmt.Errorf("reading the scheduler configuration: %w", err)
 	}
-	latencyFile = filepath.Join(work, "latency.txt")
-	if err := os.WriteFile(latencyFile, latency, 0o644); err != nil {
-		return "", "", err
-	}
-	tmpl, err := os.ReadFile(filepath.Join(configDir, "scheduler-config.yaml"))
-	if err != nil {
-		return "", "", fmt.Errorf("reading the demo scheduler configuration: %w", err)
+	if strings.Contains(string(tmpl), "${LATENCY_FILE}") {
+		latency, err := os.ReadFile(filepath.Join(configDir, "latency.txt"))
+		if err != nil {
+			return "", "", fmt.Errorf("reading the sample latency figures for ${LATENCY_FILE} in %s: %w", template, err)
+		}
+		latencyFile = filepath.Join(work, "latency.txt")
+		if err := os.WriteFile(latencyFile, latency, 0o644); err != nil {
+			return "", "", err
+		}
 	}
 	vars := map[string]string{"KUBECONFIG": kubeconfig, "LATENCY_FILE": latencyFile}
 	var missing []string
@@ -226,7 +271,27 @@ func writeDemoConfig(configDir, work, kubeconfig string) (configFile, latencyFil
 		return ""
 	})
 	if len(missing) > 0 {
-		return "", "", fmt.Errorf("%s uses unknown variables %s (only ${KUBECONFIG} and ${LATENCY_FILE} exist)", filepath.Join(configDir, "scheduler-config.yaml"), strings.Join(missing, ", "))
+		return "", "", fmt.Errorf("%s uses unknown variables %s (only ${KUBECONFIG} and ${LATENCY_FILE} exist)", template, strings.Join(missing, ", "))
+	}
+	if !strings.Contains(string(tmpl), "${KUBECONFIG}") {
+		// A configuration written for a real cluster: point it at the demo
+		// apiserver, the only scheduler there (no leader election).
+		var doc map[string]any
+		if err := yaml.Unmarshal([]byte(text), &doc); err != nil || doc == nil {
+			return "", "", fmt.Errorf("%s is not a KubeSchedulerConfiguration in YAML: %v", template, err)
+		}
+		conn, _ := doc["clientConnection"].(map[string]any)
+		if conn == nil {
+			conn = map[string]any{}
+		}
+		conn["kubeconfig"] = kubeconfig
+		doc["clientConnection"] = conn
+		doc["leaderElection"] = map[string]any{"leaderElect": false}
+		out, err := yaml.Marshal(doc)
+		if err != nil {
+			return "", "", err
+		}
+		text = string(out)
 	}
 	configFile = filepath.Join(work, "scheduler-config.yaml")
 	return configFile, latencyFile, os.WriteFile(configFile, []byte(text), 0o644)

@@ -1,0 +1,770 @@
+#include "tools/schedplug/simulate_command.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "host/chain/filter_chain.hpp"
+#include "host/chain/score_chain.hpp"
+#include "host/chain/thread_pool.hpp"
+#include "host/check/name_check.hpp"
+#include "host/config/resolve.hpp"
+#include "host/model/records.hpp"
+#include "host/service/profile_runtime.hpp"
+#include "tools/schedplug/kube_dump.hpp"
+
+namespace schedplug::tools {
+namespace {
+
+using host::Deadline;
+using host::PluginInstance;
+using host::ProfileRuntime;
+using Json = nlohmann::ordered_json;
+
+const char* code_name(schedplug_code code) {
+  switch (code) {
+    case SCHEDPLUG_SUCCESS:
+      return "Success";
+    case SCHEDPLUG_ERROR:
+      return "Error";
+    case SCHEDPLUG_UNSCHEDULABLE:
+      return "Unschedulable";
+    case SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE:
+      return "UnschedulableAndUnresolvable";
+    case SCHEDPLUG_SKIP:
+      return "Skip";
+    default:
+      return "Unknown";
+  }
+}
+
+// A node with the load of the pods bound to it so far.
+struct NodeState {
+  const KubeNode* node = nullptr;
+  std::map<std::string, int64_t> requested;  // cpu, memory, ... scalars
+  uint32_t pods = 0;
+  std::unique_ptr<host::NodeRecord> record;
+
+  void add(const KubePod& pod) {
+    for (const auto& [name, v] : pod.node_requests) requested[name] += v;
+    ++pods;
+  }
+  // NodeInfo's requested as the shim sends it: cpu, memory,
+  // ephemeral-storage, pods, then the scalar resources.
+  void rebuild() {
+    host::NodeData d = node->data;
+    auto get = [&](const char* name) {
+      auto it = requested.find(name);
+      return it == requested.end() ? int64_t{0} : it->second;
+    };
+    d.requested = {{"cpu", get("cpu")},
+                   {"memory", get("memory")},
+                   {"ephemeral-storage", get("ephemeral-storage")},
+                   {"pods", static_cast<int64_t>(pods)}};
+    for (const auto& [name, v] : requested) {
+      if (is_scalar_resource(name)) d.requested.emplace_back(name, v);
+    }
+    d.pod_count = pods;
+    record = std::make_unique<host::NodeRecord>(std::move(d));
+  }
+};
+
+struct FilterCell {
+  std::string verdict;  // Success, Unschedulable, ..., Skipped, NotRun
+  std::string reason;
+};
+
+struct ScoreCell {
+  bool skipped = false;
+  int64_t raw = 0;
+  int64_t normalized = 0;
+};
+
+struct NodeExplain {
+  size_t node = 0;  // index into the node states
+  bool feasible = false;
+  std::string rejected_by;
+  std::vector<FilterCell> filters;  // per profile filter
+  bool scored = false;
+  std::vector<ScoreCell> scores;  // per profile scorer
+  int64_t total = 0;
+};
+
+struct PodResult {
+  const KubePod* pod = nullptr;
+  const ProfileRuntime* profile = nullptr;
+  size_t profile_index = 0;
+  std::string status;       // placed, unschedulable, error, skipped
+  std::vector<size_t> top;  // nodes with the highest total; [0] is taken
+  int64_t score = 0;
+  bool scored = false;  // false: one feasible node, kube-scheduler skips Score
+  size_t feasible = 0;
+  std::string reason;
+  std::optional<std::vector<NodeExplain>> explain;
+};
+
+// kube-scheduler's FitError message: "0/N nodes are available: 3 <reason>,
+// 1 <reason>." with the "count reason" strings sorted.
+std::string fit_error(size_t nodes, const host::FilterOutcome& outcome) {
+  std::map<std::string, size_t> counts;
+  for (const auto& r : outcome.rejections) ++counts[outcome.reasons[r.reason]];
+  std::vector<std::string> parts;
+  for (const auto& [reason, n] : counts) {
+    parts.push_back(std::to_string(n) + " " + reason);
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out = "0/" + std::to_string(nodes) + " nodes are available" +
+                    (parts.empty() ? std::string() : ": ");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out += (i ? ", " : "") + parts[i];
+  }
+  return out + ".";
+}
+
+class Simulation {
+ public:
+  Simulation(const host::PluginRuntime& runtime,
+             std::vector<std::vector<int>> weights,
+             const std::vector<KubeNode>& nodes, host::ThreadPool& pool)
+      : runtime_(runtime), weights_(std::move(weights)), pool_(pool) {
+    states_.resize(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      states_[i].node = &nodes[i];
+      by_name_[nodes[i].data.name] = i;
+    }
+  }
+
+  // Bound pods: load on their nodes. Returns the ones on unknown nodes.
+  std::vector<const KubePod*> bind_existing(const std::vector<KubePod>& pods) {
+    std::vector<const KubePod*> lost;
+    for (const KubePod& p : pods) {
+      if (p.node_name.empty() || p.terminal()) continue;
+      auto it = by_name_.find(p.node_name);
+      if (it == by_name_.end()) {
+        lost.push_back(&p);
+        continue;
+      }
+      states_[it->second].add(p);
+    }
+    views_.resize(states_.size());
+    for (size_t i = 0; i < states_.size(); ++i) {
+      states_[i].rebuild();
+      views_[i] = &states_[i].record->view();
+    }
+    return lost;
+  }
+
+  PodResult schedule(const KubePod& pod, bool explain) {
+    PodResult result;
+    result.pod = &pod;
+    const auto& profiles = runtime_.profiles();
+    for (size_t i = 0; i < profiles.size(); ++i) {
+      if (profiles[i].scheduler_name == pod.scheduler_name) {
+        result.profile = &profiles[i];
+        result.profile_index = i;
+      }
+    }
+    if (result.profile == nullptr) {
+      result.status = "skipped";
+      result.reason = "spec.schedulerName \"" + pod.scheduler_name +
+                      "\" is not a profile of the configuration; another "
+                      "scheduler places this pod";
+      return result;
+    }
+    const ProfileRuntime& profile = *result.profile;
+    const std::vector<int>& weights = weights_[result.profile_index];
+    const host::PodRecord record(pod.data);
+
+    // As the host's PreFilter: applies() once per plugin for the cycle,
+    // the answers reused by Filter and Score.
+    std::unordered_map<const PluginInstance*, uint8_t> applies;
+    for (const PluginInstance* plugin : profile.plugins) {
+      applies[plugin] = plugin->applies(record.view()) ? 1 : 0;
+    }
+    std::vector<uint8_t> filter_applies, score_applies;
+    for (const PluginInstance* f : profile.filters) {
+      filter_applies.push_back(applies.count(f) ? applies[f] : 1);
+    }
+    for (const PluginInstance* s : profile.scorers) {
+      score_applies.push_back(applies.count(s) ? applies[s] : 1);
+    }
+
+    const host::FilterOutcome filtered = host::run_filters(
+        profile.filters, record.view(), views_, pool_, Deadline::never(),
+        {.plugin_deadlines = {},
+         .applies = filter_applies,
+         .keep_raw_scores = false});
+    std::vector<const host::FilterRejection*> rejection(states_.size());
+    for (const auto& r : filtered.rejections) rejection[r.node] = &r;
+    std::vector<size_t> feasible;
+    for (size_t i = 0; i < states_.size(); ++i) {
+      if (rejection[i] == nullptr) feasible.push_back(i);
+    }
+    result.feasible = feasible.size();
+
+    std::vector<NodeExplain> details;
+    if (explain) {
+      details.resize(states_.size());
+      for (size_t i = 0; i < states_.size(); ++i) {
+        NodeExplain& d = details[i];
+        d.node = i;
+        d.feasible = rejection[i] == nullptr;
+        const size_t stop =
+            rejection[i] ? rejection[i]->plugin : profile.filters.size();
+        for (size_t p = 0; p < profile.filters.size(); ++p) {
+          FilterCell cell;
+          if (p < stop) {
+            cell.verdict = filter_applies[p] ? "Success" : "Skipped";
+          } else if (p == stop) {
+            cell.verdict = code_name(rejection[i]->code);
+            cell.reason = filtered.reasons[rejection[i]->reason];
+            d.rejected_by = profile.filters[p]->name();
+          } else {
+            cell.verdict = "NotRun";
+          }
+          d.filters.push_back(std::move(cell));
+        }
+      }
+    }
+
+    // A Filter Error aborts the cycle in kube-scheduler.
+    for (const auto& r : filtered.rejections) {
+      if (r.code != SCHEDPLUG_ERROR) continue;
+      result.status = "error";
+      result.reason = "plugin \"" + profile.filters[r.plugin]->name() +
+                      "\" returned Error on node \"" +
+                      states_[r.node].node->data.name +
+                      "\": " + filtered.reasons[r.reason] +
+                      "; kube-scheduler aborts the pod's scheduling cycle "
+                      "and retries it later";
+      if (explain) result.explain = std::move(details);
+      return result;
+    }
+    if (feasible.empty()) {
+      result.status = "unschedulable";
+      result.reason = fit_error(states_.size(), filtered);
+      if (explain) result.explain = std::move(details);
+      return result;
+    }
+
+    std::vector<int64_t> totals(feasible.size(), 0);
+    if (feasible.size() > 1) {
+      // kube-scheduler scores only when more than one node is feasible.
+      result.scored = true;
+      std::vector<const schedplug_node*> nodes;
+      nodes.reserve(feasible.size());
+      for (size_t i : feasible) nodes.push_back(views_[i]);
+      const host::ScoreOutcome scored = host::run_scores(
+          profile.scorers, record.view(), nodes, pool_, Deadline::never(),
+          {.plugin_deadlines = {},
+           .applies = score_applies,
+           .keep_raw_scores = true});
+      for (size_t p = 0; p < profile.scorers.size(); ++p) {
+        const host::PluginScoreOutcome& o = scored.plugins[p];
+        if (!o.error.empty()) {
+          result.status = "error";
+          result.reason = "plugin \"" + profile.scorers[p]->name() +
+                          "\" failed to score: " + o.error +
+                          "; kube-scheduler fails the pod's scheduling "
+                          "cycle and retries it later";
+          if (explain) result.explain = std::move(details);
+          return result;
+        }
+        if (o.skipped) continue;
+        for (size_t k = 0; k < feasible.size(); ++k) {
+          totals[k] += static_cast<int64_t>(weights[p]) * o.scores[k];
+        }
+      }
+      if (explain) {
+        for (size_t k = 0; k < feasible.size(); ++k) {
+          NodeExplain& d = details[feasible[k]];
+          d.scored = true;
+          d.total = totals[k];
+          for (size_t p = 0; p < profile.scorers.size(); ++p) {
+            const host::PluginScoreOutcome& o = scored.plugins[p];
+            ScoreCell cell;
+            cell.skipped = o.skipped;
+            if (!o.skipped) {
+              cell.raw = k < o.raw.size() ? o.raw[k] : 0;
+              cell.normalized = o.scores[k];
+            }
+            d.scores.push_back(cell);
+          }
+        }
+      }
+    }
+    const int64_t best = *std::max_element(totals.begin(), totals.end());
+    for (size_t k = 0; k < feasible.size(); ++k) {
+      if (totals[k] == best) result.top.push_back(feasible[k]);
+    }
+    result.score = best;
+    result.status = "placed";
+    // The first of a tie (in the dump's node order) takes the pod, so the
+    // pods after it see its load.
+    NodeState& chosen = states_[result.top.front()];
+    chosen.add(pod);
+    chosen.rebuild();
+    views_[result.top.front()] = &chosen.record->view();
+    if (explain) result.explain = std::move(details);
+    return result;
+  }
+
+  const std::string& node_name(size_t i) const {
+    return states_[i].node->data.name;
+  }
+  const std::vector<int>& weights(size_t profile) const {
+    return weights_[profile];
+  }
+
+ private:
+  const host::PluginRuntime& runtime_;
+  std::vector<std::vector<int>> weights_;
+  host::ThreadPool& pool_;
+  std::vector<NodeState> states_;
+  std::vector<const schedplug_node*> views_;
+  std::unordered_map<std::string, size_t> by_name_;
+};
+
+// Resolves --explain arguments to pods of the dump; problems are input
+// errors.
+std::set<const KubePod*> explained_pods(const SimulateOptions& options,
+                                        const std::vector<KubePod>& pods,
+                                        std::vector<std::string>& problems) {
+  std::set<const KubePod*> out;
+  for (const std::string& want : options.explain) {
+    if (want == "*") {  // every pod simulate schedules
+      for (const KubePod& p : pods) {
+        if (p.node_name.empty() && !p.terminal()) out.insert(&p);
+      }
+      continue;
+    }
+    std::vector<const KubePod*> matches;
+    for (const KubePod& p : pods) {
+      if (p.key() == want ||
+          (want.find('/') == std::string::npos && p.data.name == want)) {
+        matches.push_back(&p);
+      }
+    }
+    if (matches.empty()) {
+      problems.push_back("--explain " + want + ": no pod of that name in " +
+                         options.pods.string() +
+                         "; give it as NAMESPACE/NAME or NAME");
+      continue;
+    }
+    if (matches.size() > 1) {
+      std::string which;
+      for (const KubePod* p : matches) {
+        which += (which.empty() ? "" : ", ") + p->key();
+      }
+      problems.push_back("--explain " + want +
+                         ": several pods have that "
+                         "name (" +
+                         which + "); give NAMESPACE/NAME");
+      continue;
+    }
+    const KubePod* p = matches.front();
+    if (!p->node_name.empty()) {
+      problems.push_back("--explain " + want +
+                         ": the pod is already bound "
+                         "to node \"" +
+                         p->node_name + "\" in " + options.pods.string() +
+                         "; simulate places only pods without spec.nodeName");
+      continue;
+    }
+    if (p->terminal()) {
+      problems.push_back("--explain " + want +
+                         ": the pod has finished "
+                         "(phase " +
+                         p->phase + "); kube-scheduler ignores it");
+      continue;
+    }
+    out.insert(p);
+  }
+  return out;
+}
+
+std::string plural(size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string profile_summary(const ProfileRuntime& profile,
+                            const std::vector<int>& weights) {
+  std::string filters, scores;
+  for (const PluginInstance* f : profile.filters) {
+    filters += (filters.empty() ? "" : ", ") + f->name();
+  }
+  for (size_t i = 0; i < profile.scorers.size(); ++i) {
+    scores += (scores.empty() ? "" : ", ") + profile.scorers[i]->name() +
+              " (weight " + std::to_string(weights[i]) + ")";
+  }
+  return "profile \"" + profile.scheduler_name + "\": native filters " +
+         (filters.empty() ? "none" : filters) + "; native scores " +
+         (scores.empty() ? "none" : scores);
+}
+
+void print_explain_text(const PodResult& r, const Simulation& sim,
+                        std::ostream& out) {
+  const ProfileRuntime& profile = *r.profile;
+  const std::vector<int>& weights = sim.weights(r.profile_index);
+  size_t width = 0;
+  for (const PluginInstance* p : profile.filters)
+    width = std::max(width, p->name().size());
+  for (const PluginInstance* p : profile.scorers)
+    width = std::max(width, p->name().size());
+  out << "  explain " << r.pod->key() << " (profile \""
+      << profile.scheduler_name << "\", " << r.feasible << " of "
+      << r.explain->size() << " nodes feasible"
+      << (r.status == "placed" && !r.scored
+              ? "; one feasible node, so kube-scheduler does not score"
+              : "")
+      << "):\n";
+  for (const NodeExplain& d : *r.explain) {
+    out << "    " << sim.node_name(d.node);
+    if (!d.feasible) {
+      out << "  rejected by " << d.rejected_by;
+    } else if (d.scored) {
+      out << "  total " << d.total;
+    } else {
+      out << "  feasible";
+    }
+    if (!r.top.empty() && r.top.front() == d.node) {
+      out << "  <- chosen";
+    } else if (std::find(r.top.begin(), r.top.end(), d.node) != r.top.end()) {
+      out << "  <- tied";
+    }
+    out << "\n";
+    for (size_t p = 0; p < profile.filters.size(); ++p) {
+      const FilterCell& c = d.filters[p];
+      out << "      " << std::left << std::setw(static_cast<int>(width))
+          << profile.filters[p]->name() << "  filter  ";
+      if (c.verdict == "Skipped") {
+        out << "skipped (applies() said no for this pod)";
+      } else if (c.verdict == "NotRun") {
+        out << "not run (an earlier filter rejected the node)";
+      } else {
+        out << c.verdict << (c.reason.empty() ? "" : ": " + c.reason);
+      }
+      out << "\n";
+    }
+    if (!d.scored) continue;
+    for (size_t p = 0; p < profile.scorers.size(); ++p) {
+      const ScoreCell& c = d.scores[p];
+      out << "      " << std::left << std::setw(static_cast<int>(width))
+          << profile.scorers[p]->name() << "  score   ";
+      if (c.skipped) {
+        out << "skipped (applies() said no for this pod)\n";
+      } else {
+        out << "raw " << c.raw << ", normalized " << c.normalized << ", weight "
+            << weights[p] << " -> " << c.normalized * weights[p] << "\n";
+      }
+    }
+  }
+}
+
+Json explain_json(const PodResult& r, const Simulation& sim) {
+  const ProfileRuntime& profile = *r.profile;
+  const std::vector<int>& weights = sim.weights(r.profile_index);
+  Json nodes = Json::array();
+  for (const NodeExplain& d : *r.explain) {
+    Json n;
+    n["node"] = sim.node_name(d.node);
+    n["feasible"] = d.feasible;
+    Json filters = Json::array();
+    for (size_t p = 0; p < profile.filters.size(); ++p) {
+      filters.push_back({{"plugin", profile.filters[p]->name()},
+                         {"verdict", d.filters[p].verdict},
+                         {"reason", d.filters[p].reason}});
+    }
+    n["filters"] = filters;
+    if (d.scored) {
+      Json scores = Json::array();
+      for (size_t p = 0; p < profile.scorers.size(); ++p) {
+        const ScoreCell& c = d.scores[p];
+        Json s{{"plugin", profile.scorers[p]->name()}, {"skipped", c.skipped}};
+        if (!c.skipped) {
+          s["raw"] = c.raw;
+          s["normalized"] = c.normalized;
+          s["weight"] = weights[p];
+          s["weighted"] = c.normalized * weights[p];
+        }
+        scores.push_back(s);
+      }
+      n["scores"] = scores;
+      n["total"] = d.total;
+    }
+    nodes.push_back(n);
+  }
+  return nodes;
+}
+
+int bad_input(std::ostream& err, const std::vector<std::string>& problems) {
+  for (const auto& p : problems) err << "error: " << p << "\n";
+  return kSimulateBadInput;
+}
+
+}  // namespace
+
+int run_simulate(const SimulateOptions& options, std::ostream& out,
+                 std::ostream& err) {
+  // The dumps first: a bad dump is reported before any plugin code runs.
+  std::vector<KubeNode> nodes;
+  std::vector<KubePod> pods;
+  std::vector<std::string> problems;
+  try {
+    nodes = read_node_dump(options.nodes);
+  } catch (const DumpError& e) {
+    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+  }
+  try {
+    pods = read_pod_dump(options.pods);
+  } catch (const DumpError& e) {
+    problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+  }
+  if (!problems.empty()) return bad_input(err, problems);
+  if (nodes.empty()) {
+    return bad_input(err, {options.nodes.string() +
+                           ": holds no Node objects; make it with `kubectl "
+                           "get nodes -o yaml`"});
+  }
+  const std::set<const KubePod*> explain =
+      explained_pods(options, pods, problems);
+  if (!problems.empty()) return bad_input(err, problems);
+
+  // The configuration and plugins exactly as schedplug-host takes them.
+  if (!std::ifstream(options.config)) {
+    return bad_input(err, {options.config.string() +
+                           ": cannot read the scheduler configuration; "
+                           "check the path"});
+  }
+  std::vector<std::string> config_problems;
+  std::optional<host::SchedulerConfig> config;
+  try {
+    config = host::load_scheduler_config(options.config, config_problems);
+  } catch (const host::ConfigError& e) {
+    return bad_input(err, e.problems());
+  }
+  host::LoadResult loaded;
+  try {
+    loaded = host::load_plugin_directory(options.plugins);
+  } catch (const host::LoadError& e) {
+    return bad_input(err, {e.what()});
+  }
+  std::vector<host::Diagnostic> findings;
+  for (auto& p : config_problems) {
+    findings.push_back({host::Severity::kError, std::move(p)});
+  }
+  const auto names =
+      host::check_names(*config, loaded.plugins, loaded.problems);
+  findings.insert(findings.end(), names.begin(), names.end());
+  std::vector<std::string> resolve_problems;
+  const std::vector<host::ResolvedProfile> profiles =
+      host::resolve_profiles(*config, loaded.plugins, resolve_problems);
+  for (auto& p : resolve_problems) {
+    findings.push_back({host::Severity::kError, std::move(p)});
+  }
+  if (host::has_errors(findings)) {
+    for (const auto& d : findings) {
+      if (d.severity == host::Severity::kError)
+        err << "error: " << d.message << "\n";
+    }
+    err << "error: schedplug-host would refuse to start with "
+        << options.config.string() << " and the plugins in "
+        << options.plugins.string()
+        << "; fix the problems above (`schedplug check` reports the same)\n";
+    return kSimulateBadInput;
+  }
+  std::unique_ptr<host::PluginRuntime> runtime;
+  try {
+    runtime = host::PluginRuntime::create(profiles);
+  } catch (const host::CreateError& e) {
+    return bad_input(err, {e.what()});
+  }
+  // The host calls every refresh hook once at start-up, before it serves.
+  for (const ProfileRuntime& p : runtime->profiles()) {
+    for (PluginInstance* instance : p.plugins) {
+      const host::Verdict v = instance->refresh();
+      if (!v.ok()) {
+        err << "warning: profile \"" << p.scheduler_name << "\": plugin \""
+            << instance->name() << "\" failed its first refresh: " << v.reason
+            << "\n";
+      }
+    }
+  }
+  std::vector<std::vector<int>> weights;
+  for (const host::ResolvedProfile& p : profiles) {
+    std::vector<int> w;
+    for (const host::ResolvedPlugin& s : p.scorers) w.push_back(s.weight);
+    weights.push_back(std::move(w));
+  }
+
+  host::ThreadPool pool(host::ThreadPool::default_workers());
+  Simulation sim(*runtime, weights, nodes, pool);
+  const std::vector<const KubePod*> lost = sim.bind_existing(pods);
+  if (!lost.empty()) {
+    err << "warning: " << plural(lost.size(), "bound pod") << " in "
+        << options.pods.string() << " run on nodes missing from "
+        << options.nodes.string() << " (e.g. " << lost.front()->key()
+        << " on \"" << lost.front()->node_name
+        << "\"); they add no load to any node\n";
+  }
+
+  // kube-scheduler's queue order: higher priority first, then older.
+  std::vector<const KubePod*> pending;
+  size_t bound = 0, finished = 0;
+  for (const KubePod& p : pods) {
+    if (p.terminal()) {
+      ++finished;
+    } else if (!p.node_name.empty()) {
+      ++bound;
+    } else {
+      pending.push_back(&p);
+    }
+  }
+  std::stable_sort(pending.begin(), pending.end(),
+                   [](const KubePod* a, const KubePod* b) {
+                     if (a->data.priority != b->data.priority)
+                       return a->data.priority > b->data.priority;
+                     return a->created < b->created;
+                   });
+
+  std::vector<PodResult> results;
+  results.reserve(pending.size());
+  for (const KubePod* p : pending) {
+    results.push_back(sim.schedule(*p, explain.count(p) > 0));
+  }
+  size_t placed = 0, unschedulable = 0, errors = 0, skipped = 0, ties = 0;
+  for (const PodResult& r : results) {
+    if (r.status == "placed") {
+      ++placed;
+      if (r.top.size() > 1) ++ties;
+    } else if (r.status == "unschedulable") {
+      ++unschedulable;
+    } else if (r.status == "error") {
+      ++errors;
+    } else {
+      ++skipped;
+    }
+  }
+  const int code =
+      unschedulable + errors > 0 ? kSimulateSomeNotPlaced : kSimulateAllPlaced;
+
+  if (options.json) {
+    Json j;
+    j["config"] = options.config.string();
+    j["plugins_dir"] = options.plugins.string();
+    j["nodes_file"] = options.nodes.string();
+    j["pods_file"] = options.pods.string();
+    j["nodes"] = nodes.size();
+    j["bound_pods"] = bound;
+    j["finished_pods"] = finished;
+    Json profiles_json = Json::array();
+    for (size_t i = 0; i < runtime->profiles().size(); ++i) {
+      const ProfileRuntime& p = runtime->profiles()[i];
+      Json filters = Json::array(), scores = Json::array();
+      for (const PluginInstance* f : p.filters) filters.push_back(f->name());
+      for (size_t s = 0; s < p.scorers.size(); ++s) {
+        scores.push_back(
+            {{"plugin", p.scorers[s]->name()}, {"weight", weights[i][s]}});
+      }
+      profiles_json.push_back({{"name", p.scheduler_name},
+                               {"filters", filters},
+                               {"scores", scores}});
+    }
+    j["profiles"] = profiles_json;
+    Json pods_json = Json::array();
+    for (const PodResult& r : results) {
+      Json pj;
+      pj["pod"] = r.pod->key();
+      pj["profile"] = r.pod->scheduler_name;
+      pj["status"] = r.status;
+      if (r.status == "placed") {
+        pj["node"] = sim.node_name(r.top.front());
+        Json tie = Json::array();
+        if (r.top.size() > 1) {
+          for (size_t i : r.top) tie.push_back(sim.node_name(i));
+        }
+        pj["tie"] = tie;
+        pj["score"] = r.score;
+        pj["scored"] = r.scored;
+      }
+      if (r.profile != nullptr) pj["feasible_nodes"] = r.feasible;
+      if (!r.reason.empty()) pj["reason"] = r.reason;
+      if (r.explain) pj["explain"] = explain_json(r, sim);
+      pods_json.push_back(pj);
+    }
+    j["pods"] = pods_json;
+    j["summary"] = {{"pending", results.size()},
+                    {"placed", placed},
+                    {"ties", ties},
+                    {"unschedulable", unschedulable},
+                    {"errors", errors},
+                    {"skipped", skipped}};
+    j["exit_code"] = code;
+    out << j.dump(2) << "\n";
+    return code;
+  }
+
+  for (size_t i = 0; i < runtime->profiles().size(); ++i) {
+    out << profile_summary(runtime->profiles()[i], weights[i]) << "\n";
+  }
+  out << plural(nodes.size(), "node") << "; " << plural(pods.size(), "pod")
+      << ": " << bound << " bound (load on their nodes), " << pending.size()
+      << " to schedule"
+      << (finished ? ", " + std::to_string(finished) +
+                         " finished (ignored, as kube-scheduler does)"
+                   : std::string())
+      << "\n";
+  size_t width = 0;
+  for (const PodResult& r : results)
+    width = std::max(width, r.pod->key().size());
+  for (const PodResult& r : results) {
+    out << std::left << std::setw(static_cast<int>(width)) << r.pod->key()
+        << "  ";
+    if (r.status == "placed") {
+      const std::string& first = sim.node_name(r.top.front());
+      if (r.top.size() == 1) {
+        out << first;
+      } else {
+        out << "tie: ";
+        for (size_t i = 0; i < r.top.size(); ++i) {
+          if (i == 8 && r.top.size() > 9) {
+            out << ", ... (" << r.top.size() - 8 << " more)";
+            break;
+          }
+          out << (i ? ", " : "") << sim.node_name(r.top[i]);
+        }
+      }
+      if (r.scored) {
+        out << "  (score " << r.score;
+      } else {
+        out << "  (the only feasible node";
+      }
+      if (r.top.size() > 1) {
+        out << "; " << r.top.size() << " nodes tie, simulation goes on with "
+            << first;
+      }
+      out << ")\n";
+    } else {
+      out << r.status << ": " << r.reason << "\n";
+    }
+    if (r.explain) print_explain_text(r, sim, out);
+  }
+  out << plural(results.size(), "pod") << " to schedule: " << placed
+      << " placed (" << plural(ties, "tie") << "), " << unschedulable
+      << " unschedulable, " << plural(errors, "error");
+  if (skipped) out << ", " << skipped << " for other schedulers";
+  out << "\n";
+  out << "note: only the native plugins ran; kube-scheduler's in-tree "
+         "plugins (resources, taints, affinity, spreading, ...) filter and "
+         "score in a real cluster too\n";
+  return code;
+}
+
+}  // namespace schedplug::tools
