@@ -21,6 +21,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/chain/chain_types.cpp
   ${CMAKE_CURRENT_LIST_DIR}/chain/filter_chain.cpp
   ${CMAKE_CURRENT_LIST_DIR}/chain/score_chain.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/chain/pod_cycle.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics/host_metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refresh/refresh_scheduler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/convert.cpp

@@ -4,7 +4,41 @@
 
 #include <fmt/format.h>
 
+#include "host/chain/pod_cycle.hpp"
+
 namespace schedplug::host {
+
+ChainPod::ChainPod(const PluginInstance& plugin, size_t p,
+                   const schedplug_pod& pod, const ChainLimits& limits,
+                   bool for_filter)
+    : pod_(&pod) {
+  if (limits.cycle != nullptr) scope_ = limits.cycle->scope_for(&plugin);
+  if (scope_ == nullptr && p < limits.applies.size() &&
+      (limits.applies[p] == 0 ||
+       plugin.library().descriptor().pod_begin == nullptr)) {
+    // The shim's copy of the cycle's answer (applies, or both gates shut).
+    runs_ = limits.applies[p] != 0;
+    return;
+  }
+  if (scope_ == nullptr) {
+    local_.emplace(plugin.begin_pod(pod));
+    scope_ = &*local_;
+    pod_ = &scope_->pod();
+  } else {
+    // The call's own pod (the same pod as the cycle's), with the state the
+    // cycle's pod_begin made for it.
+    with_state_ = pod;
+    with_state_.state = scope_->pod().state;
+    pod_ = &with_state_;
+  }
+  runs_ = scope_->error().empty() &&
+          (for_filter ? scope_->runs_filter() : scope_->runs_score());
+}
+
+const std::string& ChainPod::error() const {
+  static const std::string kNone;
+  return scope_ == nullptr ? kNone : scope_->error();
+}
 
 size_t chunk_size_for(size_t count, unsigned pool_threads) {
   // Eight chunks per thread balance uneven nodes and bound how long the

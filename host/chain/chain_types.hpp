@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,13 +15,15 @@
 
 namespace schedplug::host {
 
+class PodCycle;
+
 // One plugin's share of one chain run.
 struct PluginRun {
   const PluginInstance* plugin = nullptr;
   std::chrono::nanoseconds duration{0};
   uint64_t calls = 0;    // hook calls (nodes evaluated)
   uint64_t errors = 0;   // ERROR verdicts
-  bool skipped = false;  // applies() said no
+  bool skipped = false;  // its gate (pod_begin or applies) said no
 };
 
 using ChainRuns = std::vector<PluginRun>;
@@ -47,6 +50,40 @@ struct ChainLimits {
   // run_scores also keeps each plugin's raw scores (before normalizing),
   // for `schedplug simulate --explain`.
   bool keep_raw_scores = false;
+  // The pod's scheduling cycle (PreFilter began it): a plugin it has a
+  // scope for runs with that scope's state and gates, and `applies` is
+  // not consulted for it. nullptr, or a plugin it lacks: the chain begins
+  // the pod itself for that plugin and ends it before the next plugin.
+  const PodCycle* cycle = nullptr;
+};
+
+// How one plugin meets the pod in one chain run: through the cycle's
+// PodScope when there is one, else through the shim's applies answer (a
+// plugin without pod_begin), else through a scope begun here and ended
+// when this object goes away.
+class ChainPod {
+ public:
+  // `p`: the plugin's index in the chain's list (for limits.applies);
+  // `for_filter`: which gate counts (filter's or score's).
+  ChainPod(const PluginInstance& plugin, size_t p, const schedplug_pod& pod,
+           const ChainLimits& limits, bool for_filter);
+  ChainPod(const ChainPod&) = delete;
+  ChainPod& operator=(const ChainPod&) = delete;
+
+  // The pod view to pass to this plugin's hooks: the chain's pod with the
+  // plugin's state set.
+  const schedplug_pod& pod() const { return *pod_; }
+  // Whether the hook runs for the pod (false also when error() is set).
+  bool runs() const { return runs_; }
+  // Non-empty when pod_begin failed: the pod fails with it, as an Error.
+  const std::string& error() const;
+
+ private:
+  std::optional<PodScope> local_;
+  const PodScope* scope_ = nullptr;
+  schedplug_pod with_state_{};
+  const schedplug_pod* pod_;
+  bool runs_ = true;
 };
 
 // "plugin "X" did not finish <hook> within 80.0 ms (3 of 200 nodes done)",

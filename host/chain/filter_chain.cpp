@@ -21,12 +21,6 @@ const Deadline& deadline_of(size_t p, const Deadline& call,
   return p < limits.plugin_deadlines.size() ? limits.plugin_deadlines[p] : call;
 }
 
-bool applies_to(size_t p, const PluginInstance& plugin,
-                const schedplug_pod& pod, const ChainLimits& limits) {
-  if (p < limits.applies.size()) return limits.applies[p] != 0;
-  return plugin.applies(pod);
-}
-
 // filter(), with SKIP turned into an ERROR (upstream's RunFilterPlugins
 // turns every Filter status that is not Success or a rejection into an
 // error that aborts the cycle).
@@ -85,12 +79,39 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
       continue;
     }
     const auto start = Clock::now();
-    if (!applies_to(p, plugin, pod, limits)) {
+    const ChainPod gate(plugin, p, pod, limits, /*for_filter=*/true);
+    if (!gate.error().empty()) {
+      // pod_begin failed: the pod fails on every node still in the race,
+      // as a filter ERROR would.
+      auto [it, added] = reason_index.try_emplace(
+          gate.error(), static_cast<uint32_t>(out.reasons.size()));
+      if (added) out.reasons.push_back(it->first);
+      const size_t before = out.rejections.size();
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i] == nullptr || rejected[i]) continue;
+        rejected[i] = 1;
+        ++run.errors;
+        out.rejections.push_back({static_cast<uint32_t>(i),
+                                  static_cast<uint32_t>(p), SCHEDPLUG_ERROR,
+                                  it->second});
+      }
+      std::inplace_merge(
+          out.rejections.begin(),
+          out.rejections.begin() + static_cast<std::ptrdiff_t>(before),
+          out.rejections.end(),
+          [](const FilterRejection& a, const FilterRejection& b) {
+            return a.node < b.node;
+          });
+      run.duration = Clock::now() - start;
+      continue;
+    }
+    if (!gate.runs()) {
       out.skipped[p] = true;
       run.skipped = true;
       run.duration = Clock::now() - start;
       continue;
     }
+    const schedplug_pod& plugin_pod = gate.pod();
     std::fill(calls.begin(), calls.end(), 0);
     std::atomic<bool> cut{false};
     const std::function<bool()> stop = [&plugin_deadline] {
@@ -107,7 +128,7 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
           break;
         }
         ++n;
-        Verdict v = checked_filter(plugin, pod, *nodes[i]);
+        Verdict v = checked_filter(plugin, plugin_pod, *nodes[i]);
         if (!v.ok()) {
           found[c].push_back(
               {static_cast<uint32_t>(i), v.code, std::move(v.reason)});
@@ -172,12 +193,18 @@ SingleFilterResult run_filters_on_node(
       continue;
     }
     const auto start = Clock::now();
-    if (!applies_to(p, *plugin, pod, limits)) {
+    const ChainPod gate(*plugin, p, pod, limits, /*for_filter=*/true);
+    Verdict v;
+    if (!gate.error().empty()) {
+      v.code = SCHEDPLUG_ERROR;
+      v.reason = gate.error();
+    } else if (!gate.runs()) {
       run.skipped = true;
       run.duration = Clock::now() - start;
       continue;
+    } else {
+      v = checked_filter(*plugin, gate.pod(), node);
     }
-    Verdict v = checked_filter(*plugin, pod, node);
     run.duration = Clock::now() - start;
     run.calls = 1;
     if (v.code == SCHEDPLUG_ERROR) run.errors = 1;

@@ -23,7 +23,7 @@ struct FilterRejection {
 };
 
 struct FilterOutcome {
-  std::vector<bool> skipped;                // per filter: applies() said no
+  std::vector<bool> skipped;                // per filter: its gate said no
   std::vector<FilterRejection> rejections;  // sorted by node
   std::vector<std::string> reasons;         // deduplicated
   ChainRuns runs;                           // per filter
@@ -35,7 +35,9 @@ struct FilterOutcome {
 
 // `nodes` may contain nullptr (empty table slots), which are skipped.
 // A SKIP from filter() is an ERROR verdict naming the plugin, as upstream
-// kube-scheduler treats a Skip returned from Filter.
+// kube-scheduler treats a Skip returned from Filter. Each plugin meets the
+// pod as ChainPod says (the cycle's per-pod state, or one begun and ended
+// in this run); a failed pod_begin is an ERROR on every node it would see.
 FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
                           const schedplug_pod& pod,
                           std::span<const schedplug_node* const> nodes,

@@ -65,9 +65,14 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
       continue;
     }
     const auto start = Clock::now();
-    const bool applies = p < limits.applies.size() ? limits.applies[p] != 0
-                                                   : plugin.applies(pod);
-    if (!applies) {
+    const ChainPod gate(plugin, p, pod, limits, /*for_filter=*/false);
+    if (!gate.error().empty()) {
+      result.error = gate.error();
+      ++run.errors;
+      run.duration = Clock::now() - start;
+      continue;
+    }
+    if (!gate.runs()) {
       result.skipped = true;
       run.skipped = true;
       run.duration = Clock::now() - start;
@@ -89,7 +94,7 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
         }
         const schedplug_node& node = *nodes[i];
         scores[i].node_name = node.name;
-        ScoreResult r = plugin.score(pod, node);
+        ScoreResult r = plugin.score(gate.pod(), node);
         scores[i].score = r.score;
         if (r.code != SCHEDPLUG_SUCCESS) {
           ++errors[c];
@@ -126,7 +131,7 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
                               nodes.size(), plugin_deadline, chain_start, true);
         continue;
       }
-      Verdict normalized = plugin.normalize(pod, scores);
+      Verdict normalized = plugin.normalize(gate.pod(), scores);
       if (!normalized.ok()) {
         result.error = std::move(normalized.reason);
       } else {

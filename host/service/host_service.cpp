@@ -302,7 +302,7 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
   if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
     return finish(call, s);
   }
-  const PodRecord pod(pod_from_proto(request->pod()));
+  auto pod = std::make_unique<const PodRecord>(pod_from_proto(request->pod()));
   const TableDelta delta = delta_from_proto(request->delta());
 
   const SessionCall lock(*session, call.deadline, "PreFilter " + call.what);
@@ -345,26 +345,33 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
                                std::to_string(table.version()));
   response->set_table_version(table.version());
 
-  // applies() once per cycle for every native plugin of the profile; the
-  // shim sends the answers back with PreScore and single-node Filter.
-  std::vector<uint8_t> filter_applies;
-  filter_applies.reserve(profile->filters.size());
+  // A new pod cycle: the previous one (a pod that never reached PreScore)
+  // ends first, then every native plugin of the profile begins this pod
+  // once (pod_begin, or applies() for a plugin without it). The single-node
+  // Filter and PreScore calls of this cycle use the same per-pod states;
+  // the shim also gets the gates (not_applying) in case the host loses the
+  // cycle.
+  session->end_cycle();
+  const std::string key = cycle_key(request->scheduler_name(), pod->data());
+  const auto cycle =
+      std::make_shared<const PodCycle>(key, std::move(pod), profile->plugins);
   response->set_applies_reported(true);
   for (const PluginInstance* plugin : profile->plugins) {
-    const bool applies = plugin->applies(pod.view());
-    if (!applies) response->add_not_applying(plugin->name());
-    for (const PluginInstance* f : profile->filters) {
-      if (f == plugin) filter_applies.push_back(applies ? 1 : 0);
-    }
+    const PodScope& scope = *cycle->scope_for(plugin);
+    if (scope.error().empty() && !scope.runs_filter() && !scope.runs_score())
+      response->add_not_applying(plugin->name());
   }
-  if (filter_applies.size() != profile->filters.size()) filter_applies.clear();
+  session->begin_cycle(cycle);
   const auto chain_start = Clock::now();
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->filter_timeout_ms, chain_start);
   FilterOutcome outcome =
-      run_filters(profile->filters, pod.view(), table.views(), *context_.pool,
-                  call.deadline,
-                  {.plugin_deadlines = deadlines, .applies = filter_applies});
+      run_filters(profile->filters, cycle->pod().view(), table.views(),
+                  *context_.pool, call.deadline,
+                  {.plugin_deadlines = deadlines,
+                   .applies = {},
+                   .keep_raw_scores = false,
+                   .cycle = cycle.get()});
   record_runs(outcome.runs, "filter");
 
   for (size_t i = 0; i < profile->filters.size(); ++i) {
@@ -454,9 +461,15 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, timeouts, Clock::now());
   const std::vector<uint8_t> applies = known_applies(*request, filters);
+  // The cycle's per-pod states, when PreFilter began this pod's cycle.
+  const auto cycle =
+      session->cycle(cycle_key(request->scheduler_name(), pod.data()));
   SingleFilterResult result =
       run_filters_on_node(filters, pod.view(), node.view(), call.deadline,
-                          {.plugin_deadlines = deadlines, .applies = applies});
+                          {.plugin_deadlines = deadlines,
+                           .applies = applies,
+                           .keep_raw_scores = false,
+                           .cycle = cycle.get()});
   record_runs(result.runs, "filter");
   {
     std::vector<std::string> reasons, names;
@@ -524,9 +537,16 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
       known_applies(*request, profile->scorers);
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
-  ScoreOutcome outcome = run_scores(
-      profile->scorers, pod.view(), nodes, *context_.pool, call.deadline,
-      {.plugin_deadlines = deadlines, .applies = applies});
+  const auto cycle =
+      session->cycle(cycle_key(request->scheduler_name(), pod.data()));
+  ScoreOutcome outcome = run_scores(profile->scorers, pod.view(), nodes,
+                                    *context_.pool, call.deadline,
+                                    {.plugin_deadlines = deadlines,
+                                     .applies = applies,
+                                     .keep_raw_scores = false,
+                                     .cycle = cycle.get()});
+  // PreScore is the cycle's last call: its per-pod states end now.
+  if (cycle) session->end_cycle(cycle.get());
   record_runs(outcome.runs, "score");
   size_t failed = 0;
   std::vector<std::string> reasons, names;

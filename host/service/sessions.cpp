@@ -1,6 +1,7 @@
 #include "host/service/sessions.hpp"
 
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,12 +36,44 @@ int64_t Session::count_nodes(size_t nodes) {
 }
 
 int64_t Session::evict() {
-  std::lock_guard lock(state_mutex_);
-  if (evicted_) return 0;
-  evicted_ = true;
-  const auto nodes = static_cast<int64_t>(counted_nodes_);
-  counted_nodes_ = 0;
+  int64_t nodes = 0;
+  {
+    std::lock_guard lock(state_mutex_);
+    if (evicted_) return 0;
+    evicted_ = true;
+    nodes = static_cast<int64_t>(counted_nodes_);
+    counted_nodes_ = 0;
+  }
+  end_cycle();
   return nodes;
+}
+
+std::shared_ptr<const PodCycle> Session::cycle(const std::string& key) const {
+  std::lock_guard lock(state_mutex_);
+  if (cycle_ == nullptr || cycle_->key() != key) return nullptr;
+  return cycle_;
+}
+
+void Session::begin_cycle(std::shared_ptr<const PodCycle> cycle) {
+  std::shared_ptr<const PodCycle> previous;
+  {
+    std::lock_guard lock(state_mutex_);
+    if (evicted_) return;  // `cycle` ends with the caller's reference
+    previous = std::exchange(cycle_, std::move(cycle));
+  }
+  // `previous` (if any) ends here, outside the lock.
+}
+
+void Session::end_cycle(const PodCycle* which) {
+  std::shared_ptr<const PodCycle> ending;
+  {
+    std::lock_guard lock(state_mutex_);
+    if (which != nullptr && cycle_.get() != which) return;
+    ending = std::move(cycle_);
+    cycle_ = nullptr;
+  }
+  // Plugin code (pod_end) runs here, outside the lock, when this was the
+  // last reference.
 }
 
 uint64_t Session::last_table_version() const {

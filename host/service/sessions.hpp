@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "host/chain/deadline.hpp"
+#include "host/chain/pod_cycle.hpp"
 #include "host/table/node_table.hpp"
 
 namespace schedplug::host {
@@ -39,13 +40,27 @@ class Session {
   // Under `mutex`, after the table changed: records its size and returns
   // the change for the table-size gauge (0 once the session is evicted).
   int64_t count_nodes(size_t nodes);
-  // Marks the session evicted; returns how many nodes to take off the
-  // gauge. Never waits for a call in progress.
+  // Marks the session evicted and ends its pod cycle (end_cycle); returns
+  // how many nodes to take off the gauge. Never waits for a call in
+  // progress.
   int64_t evict();
   // The table version after the last call that held `mutex`; readable
   // without it (for answers to calls that could not get the session).
   uint64_t last_table_version() const;
   void set_last_table_version(uint64_t version);
+
+  // The pod cycle PreFilter began (per-pod states, pod_cycle.hpp), shared
+  // with the single-node Filter and PreScore calls of the same cycle:
+  // nullptr when `key` is not the current cycle's.
+  std::shared_ptr<const PodCycle> cycle(const std::string& key) const;
+  // Makes `cycle` the current one. Once the session is evicted it keeps
+  // nothing (the caller's reference then ends the cycle).
+  void begin_cycle(std::shared_ptr<const PodCycle> cycle);
+  // Drops the session's reference to the current cycle (when `which` is
+  // set: only if the current one is `which`). The cycle ends (pod_end)
+  // here, outside every session lock, unless a call still holds it; then
+  // it ends when that call returns.
+  void end_cycle(const PodCycle* which = nullptr);
 
  private:
   friend class SessionCall;
@@ -57,6 +72,7 @@ class Session {
   uint64_t table_version_ = 0;
   std::string holder_;  // the call holding `mutex`, for busy messages
   Clock::time_point holder_since_{};
+  std::shared_ptr<const PodCycle> cycle_;  // ends with the session at last
 };
 
 // Holds a session's call lock for one RPC. Waits at most until the call's

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "host/chain/filter_chain.hpp"
+#include "host/chain/pod_cycle.hpp"
 #include "host/chain/score_chain.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/model/records.hpp"
@@ -270,6 +271,169 @@ TEST_F(ChainTest, SingleNodeFilterStopsAtTheFirstNonSuccess) {
   EXPECT_EQ(r.plugin->name(), "ResourceFit");
   EXPECT_EQ(r.verdict.reason, "Insufficient cpu");
   EXPECT_EQ(r.runs.size(), 2u);
+}
+
+// Per-pod state (plugin.h v1.1 pod_begin / pod_end) through the chains:
+// abi.d/pod_state.so (host/tests/core/abi/pod_state.c). Without a cycle (a
+// call the host cannot tie to its PreFilter) each chain run begins the pod
+// once and ends it; with a PodCycle (what PreFilter begins) every chain run
+// of the cycle shares one state, ended once when the cycle goes.
+class PodStateChainTest : public ChainTest {
+ protected:
+  const PluginInstance* pod_state() {
+    instances_.push_back(PluginInstance::create(
+        load_plugin_file(std::filesystem::path(SCHEDPLUG_ABI_DIR) /
+                         "pod_state.so"),
+        "{}"));
+    return instances_.back().get();
+  }
+  // The plugin's counters, which it reports as its refresh() error text.
+  static std::pair<long, long> counters(const PluginInstance* p) {
+    const std::string text = const_cast<PluginInstance*>(p)->refresh().reason;
+    long begun = -1, ended = -1;
+    const size_t at = text.find("begun=");
+    if (at == std::string::npos ||
+        std::sscanf(text.c_str() + at, "begun=%ld ended=%ld", &begun, &ended) !=
+            2) {
+      ADD_FAILURE() << "no counters in the refresh error: " << text;
+    }
+    return {begun, ended};
+  }
+};
+
+TEST_F(PodStateChainTest, FilterAndScoreSeeOneStatePerPodAndReleaseIt) {
+  const PluginInstance* plugin = pod_state();
+  const std::vector<const PluginInstance*> list{plugin};
+  std::vector<std::unique_ptr<NodeRecord>> records;
+  std::vector<const schedplug_node*> nodes;
+  for (int i = 0; i < 200; ++i) {
+    KeyValues labels;
+    if (i % 10 == 0) labels.push_back({"reject", ""});
+    records.push_back(node("n" + std::to_string(i), 5000, labels,
+                           static_cast<uint32_t>(i % 5)));
+    nodes.push_back(&records.back()->view());
+  }
+  const auto before = counters(plugin);
+  const PodRecord p = pod(100, {}, {{"weight", "3"}});
+  FilterOutcome f =
+      run_filters(list, p.view(), nodes, pool_, Deadline::never());
+  ASSERT_EQ(f.rejections.size(), 20u);
+  EXPECT_EQ(f.reasons[f.rejections[0].reason], "node(s) reject p");
+  EXPECT_EQ(f.runs[0].calls, 200u);
+  ScoreOutcome s = run_scores(list, p.view(), nodes, pool_, Deadline::never());
+  ASSERT_TRUE(s.plugins[0].error.empty()) << s.plugins[0].error;
+  // weight 3 x pods (0..4), LINEAR: 4 pods -> 100, 2 pods -> 50.
+  EXPECT_EQ(s.plugins[0].scores[4], 100);
+  EXPECT_EQ(s.plugins[0].scores[2], 50);
+  SingleFilterResult one =
+      run_filters_on_node(list, p.view(), *nodes[10], Deadline::never());
+  EXPECT_EQ(one.verdict.reason, "node(s) reject p");
+  const auto after = counters(plugin);
+  EXPECT_EQ(after.first - before.first, 3) << "one pod_begin per chain run";
+  EXPECT_EQ(after.second - before.second, 3) << "each state released";
+}
+
+TEST_F(PodStateChainTest, GatesAndErrorsFromPodBegin) {
+  const PluginInstance* plugin = pod_state();
+  const std::vector<const PluginInstance*> list{plugin};
+  auto a = node("a", 5000, {}, 1);
+  auto b = node("b", 5000, {}, 2);
+  std::vector<const schedplug_node*> nodes{&a->view(), nullptr, &b->view()};
+  std::vector<const schedplug_node*> scored{&a->view(), &b->view()};
+
+  const PodRecord no_filter = pod(100, {}, {{"gate", "no-filter"}});
+  FilterOutcome f =
+      run_filters(list, no_filter.view(), nodes, pool_, Deadline::never());
+  EXPECT_TRUE(f.skipped[0]);
+  EXPECT_FALSE(
+      run_scores(list, no_filter.view(), scored, pool_, Deadline::never())
+          .plugins[0]
+          .skipped);
+
+  const PodRecord no_score = pod(100, {}, {{"gate", "no-score"}});
+  EXPECT_FALSE(
+      run_filters(list, no_score.view(), nodes, pool_, Deadline::never())
+          .skipped[0]);
+  EXPECT_TRUE(
+      run_scores(list, no_score.view(), scored, pool_, Deadline::never())
+          .plugins[0]
+          .skipped);
+
+  // A failing pod_begin fails the pod on every node, naming the plugin.
+  const PodRecord failing = pod(100, {}, {{"gate", "fail"}});
+  f = run_filters(list, failing.view(), nodes, pool_, Deadline::never());
+  ASSERT_EQ(f.rejections.size(), 2u);
+  EXPECT_EQ(f.rejections[0].code, SCHEDPLUG_ERROR);
+  EXPECT_EQ(f.rejections[1].node, 2u);
+  EXPECT_EQ(f.reasons[f.rejections[0].reason],
+            "plugin PodState failed to prepare the pod (pod_begin): label "
+            "gate=fail");
+  ScoreOutcome s =
+      run_scores(list, failing.view(), scored, pool_, Deadline::never());
+  EXPECT_EQ(s.plugins[0].error,
+            "plugin PodState failed to prepare the pod (pod_begin): label "
+            "gate=fail");
+  const auto c = counters(plugin);
+  EXPECT_EQ(c.first, c.second);
+}
+
+TEST_F(PodStateChainTest, OneCycleSharesOneStateAcrossChainRuns) {
+  const PluginInstance* plugin = pod_state();
+  const std::vector<const PluginInstance*> list{plugin};
+  auto a = node("a", 5000, {{"reject", ""}}, 1);
+  auto b = node("b", 5000, {}, 2);
+  std::vector<const schedplug_node*> nodes{&a->view(), &b->view()};
+  const auto before = counters(plugin);
+  PodData d;
+  d.namespace_name = "ns";
+  d.name = "p";
+  d.labels = {{"weight", "2"}};
+  auto cycle = std::make_unique<PodCycle>(
+      "key", std::make_unique<const PodRecord>(std::move(d)), list);
+  EXPECT_EQ(counters(plugin).first - before.first, 1);
+  ASSERT_NE(cycle->scope_for(plugin), nullptr);
+  EXPECT_EQ(cycle->scope_for(make("FreeCpu")), nullptr);
+
+  const schedplug_pod& pod = cycle->pod().view();
+  ChainLimits in_cycle;
+  in_cycle.cycle = cycle.get();
+  FilterOutcome f =
+      run_filters(list, pod, nodes, pool_, Deadline::never(), in_cycle);
+  ASSERT_EQ(f.rejections.size(), 1u);
+  EXPECT_EQ(f.reasons[f.rejections[0].reason], "node(s) reject p");
+  SingleFilterResult one =
+      run_filters_on_node(list, pod, *nodes[0], Deadline::never(), in_cycle);
+  EXPECT_EQ(one.verdict.reason, "node(s) reject p");
+  // The shim's applies answer is not consulted for a plugin of the cycle.
+  const std::vector<uint8_t> says_no{0};
+  ChainLimits shim_says_no = in_cycle;
+  shim_says_no.applies = says_no;
+  ScoreOutcome s =
+      run_scores(list, pod, nodes, pool_, Deadline::never(), shim_says_no);
+  ASSERT_FALSE(s.plugins[0].skipped);
+  ASSERT_TRUE(s.plugins[0].error.empty()) << s.plugins[0].error;
+  // weight 2 x 1 pod and 2 x 2 pods, LINEAR (min-max).
+  EXPECT_EQ(s.plugins[0].scores[0], 0);
+  EXPECT_EQ(s.plugins[0].scores[1], 100);
+  auto during = counters(plugin);
+  EXPECT_EQ(during.first - before.first, 1) << "one pod_begin per cycle";
+  EXPECT_EQ(during.second - before.second, 0) << "ended before the cycle";
+  cycle.reset();
+  const auto after = counters(plugin);
+  EXPECT_EQ(after.first - before.first, 1);
+  EXPECT_EQ(after.second - before.second, 1) << "ended once with the cycle";
+
+  // A cycle whose pod_begin failed has nothing to end.
+  PodData failing;
+  failing.name = "f";
+  failing.labels = {{"gate", "fail"}};
+  cycle = std::make_unique<PodCycle>(
+      "key", std::make_unique<const PodRecord>(std::move(failing)), list);
+  EXPECT_EQ(cycle->scope_for(plugin)->error(),
+            "plugin PodState failed to prepare the pod (pod_begin): label "
+            "gate=fail");
+  cycle.reset();
+  EXPECT_EQ(counters(plugin), after);
 }
 
 }  // namespace

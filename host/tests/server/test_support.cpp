@@ -107,7 +107,20 @@ profiles:
         args:
           mode: hang
           hang_ms: )"
-      << options.hang_ms << "\n";
+      << options.hang_ms << R"(
+  - schedulerName: podcycle-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+          - name: PodCycle
+    pluginConfig:
+      - name: PodCycle
+        args:
+          log_file: ")"
+      << (options.pod_cycle_log.empty() ? dir / "pod_cycle.log"
+                                        : options.pod_cycle_log)
+             .string()
+      << "\"\n";
   return file;
 }
 
@@ -124,6 +137,7 @@ v1::HandshakeRequest test_handshake_request() {
       {"timeout-scheduler", {"SleepyFilter", "FreeCpu"}},
       {"refresh-fail", {"RefreshProbe"}},
       {"refresh-hang", {"RefreshProbe"}},
+      {"podcycle-scheduler", {"PodCycle"}},
   };
   for (const auto& [name, plugins] : profiles) {
     v1::ProfilePlugins* p = request.add_profiles();

@@ -50,11 +50,16 @@ class TempDir {
 //                      FreeCpu
 //   refresh-fail       RefreshProbe whose refresh always fails
 //   refresh-hang       RefreshProbe whose first refresh hangs hang_ms
+//   podcycle-scheduler PodCycle (pod_begin / pod_end, logged to
+//                      pod_cycle_log)
 struct TestConfigOptions {
   int sleep_ms = 5;
   int hang_ms = 50;
   // SleepyFilter returns early once this file exists (empty: never).
   std::filesystem::path release_file = {};
+  // Where PodCycle logs its pod_begin / pod_end calls (empty:
+  // pod_cycle.log in the config's directory).
+  std::filesystem::path pod_cycle_log = {};
 };
 std::filesystem::path write_test_config(const std::filesystem::path& dir,
                                         const TestConfigOptions& options = {});

@@ -199,10 +199,10 @@ typedef struct schedplug_pod {
   uint32_t toleration_size;
   uint32_t node_score_size;
   /* This plugin's per-pod state: what its pod_begin() returned for this pod
-   * in `out->state`. NULL when the plugin has no pod_begin, or when the host
-   * did not call pod_begin for this call (a host that predates it, and
-   * today's schedplug-host, whose Filter and Score chains do not call it
-   * yet): then compute what you need in the hook itself. */
+   * in `out->state` (borrowed: released by pod_end, never by the plugin's
+   * filter/score). NULL when the plugin has no pod_begin (or its pod_begin
+   * set none), and on a host that predates v1.1, which never calls
+   * pod_begin: then compute what you need in the hook itself. */
   void* state;
 } schedplug_pod;
 
@@ -532,18 +532,26 @@ typedef struct schedplug_plugin {
    *     `out->skip` to skip filter and/or score for this pod (Skip);
    *   - fail: return ERROR with a reason; the pod's Filter (or Score) then
    *     fails with an Error naming the plugin, as a filter ERROR does.
+   * Ownership: `pod` and its arrays are borrowed for the call (copy what
+   * the state keeps); the state is the plugin's, the host only passes it
+   * on and hands it back to pod_end.
    * Threading: pod_begin and pod_end for different pods may run
-   * concurrently, like filter. The state is read by filter/score calls on
-   * several threads at once: treat it as immutable after pod_begin returns.
+   * concurrently, like filter, and pod_end may run on another host thread
+   * than its pod_begin. The state is read by filter/score calls on several
+   * threads at once: treat it as immutable after pod_begin returns.
    * pod_end runs exactly once per successful pod_begin, after every call
    * that received the state has returned; it is not called when pod_begin
-   * fails (free what you allocated before returning ERROR). The host may
-   * begin a pod more than once per scheduling cycle (e.g. once for its
-   * filters and once for its scores); each state has its own pod_end.
-   * Status: the ABI and the host's plugin runtime support this hook, but
-   * schedplug-host's Filter and Score chains do not call it yet; until they
-   * do, filter/score see pod->state == NULL and the gates come from
-   * `applies` (a plugin without `applies` runs for every pod). */
+   * fails (free what you allocated before returning ERROR).
+   * When: schedplug-host calls pod_begin once per pod per scheduling cycle
+   * (in PreFilter, for every plugin of the profile, Filter and Score
+   * alike) and passes the state to the cycle's filter calls, its
+   * single-node filter calls and its score and normalize_score calls. The
+   * cycle ends, and pod_end runs, after the cycle's scoring, or when the
+   * scheduler's next pod begins (a cycle without scoring), when the
+   * scheduler's session ends, or at shutdown. A call the host cannot tie to
+   * the cycle (e.g. one that comes after the cycle ended) begins the pod
+   * again for that call alone, with its own pod_end; so a plugin must not
+   * assume one state per pod per cycle. */
   schedplug_code (*pod_begin)(void* instance, const schedplug_pod* pod,
                               schedplug_pod_begin_result* out,
                               schedplug_reason* reason);

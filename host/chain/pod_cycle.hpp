@@ -1,0 +1,53 @@
+// One pod's scheduling cycle as the native plugins see it: the pod, and
+// for every plugin of the profile its PodScope (plugin.h's pod_begin: the
+// per-pod state and the filter / score gates).
+//
+// PreFilter begins the cycle (pod_begin once per plugin), the session keeps
+// it, and the same cycle's single-node Filter and PreScore calls hand each
+// plugin's state to every filter / score call. Whoever holds the last
+// reference ends it: destroying the cycle calls pod_end once per successful
+// pod_begin. The session drops its reference when PreScore (the cycle's
+// last call) is done, when the next PreFilter begins another cycle, and
+// when the session is evicted or the host shuts down; a call still using
+// the cycle keeps it alive until it returns.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/model/records.hpp"
+#include "host/runtime/plugin_instance.hpp"
+
+namespace schedplug::host {
+
+class PodCycle {
+ public:
+  // Calls begin_pod on every plugin of `plugins` (in order) for `pod`.
+  // `key` identifies the cycle's pod and profile (see cycle_key()).
+  PodCycle(std::string key, std::unique_ptr<const PodRecord> pod,
+           std::span<const PluginInstance* const> plugins);
+  // Ends every scope (pod_end), in reverse order of beginning.
+  ~PodCycle();
+  PodCycle(const PodCycle&) = delete;
+  PodCycle& operator=(const PodCycle&) = delete;
+
+  const std::string& key() const { return key_; }
+  const PodRecord& pod() const { return *pod_; }
+  // The plugin's scope, or nullptr when the plugin is not in the cycle.
+  const PodScope* scope_for(const PluginInstance* plugin) const;
+
+ private:
+  std::string key_;
+  std::unique_ptr<const PodRecord> pod_;
+  std::vector<std::pair<const PluginInstance*, PodScope>> scopes_;
+};
+
+// What ties the calls of one cycle together: the profile and the pod's
+// namespace, name and uid (the same in a cycle's PreFilter, Filter and
+// PreScore requests).
+std::string cycle_key(const std::string& scheduler_name, const PodData& pod);
+
+}  // namespace schedplug::host
