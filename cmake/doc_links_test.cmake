@@ -6,8 +6,9 @@
 #   - repository paths named in source files (C, C++, Go, CMake, shell,
 #     YAML, proto, text), such as docs/check.md or sdk/include/schedplug/plugin.h:
 #     each must exist relative to the repository root (or, as CMake files
-#     name their own files, to the file's directory); and no file cites a
-#     DESIGN.md the repository does not have.
+#     name their own files, to the file's directory); a bare upper-case
+#     document name (NAME.md) must exist at the root or beside the file, so
+#     no file cites a document the repository does not have.
 # Run by CTest as: cmake -DROOT=<repository> -P doc_links_test.cmake
 # Prints every broken reference as FILE:LINE: TARGET and fails if any.
 
@@ -98,10 +99,14 @@ foreach(src ${sources})
         report(${src} ${n} "${path}" "no such file in the repository")
       endif()
     endforeach()
-    # Documents that only ever existed outside the repository.
-    if(line MATCHES "DESIGN\\.md" AND NOT EXISTS ${ROOT}/DESIGN.md)
-      report(${src} ${n} "DESIGN.md" "not in the repository")
-    endif()
+    # Bare document names (README.md, ...): at the root or beside the file.
+    string(REGEX MATCHALL "(^|[^A-Za-z0-9_./-])[A-Z][A-Z_]*\\.md" docs "${line}")
+    foreach(doc ${docs})
+      string(REGEX REPLACE "^[^A-Z]" "" doc "${doc}")
+      if(NOT EXISTS "${ROOT}/${doc}" AND NOT EXISTS "${dir}/${doc}")
+        report(${src} ${n} "${doc}" "not in the repository")
+      endif()
+    endforeach()
   endforeach()
 endforeach()
 
