@@ -3,7 +3,7 @@
 #   cmake --build build && (cd build && cpack -G DEB)
 #
 #   schedplug-sdk-dev  install component "sdk": the plugin headers, the CMake
-#                      package (find_package(schedplug));
+#                      package (find_package(schedplug)) and the test kit;
 #                      architecture-independent (headers and CMake files only).
 #   schedplug          install component "runtime": schedplug-host and the
 #                      schedplug CLI; Depends computed by dpkg-shlibdeps.
@@ -30,8 +30,8 @@ set(CPACK_DEBIAN_SDK_PACKAGE_SECTION libdevel)
 # C plugins need only a compiler and CMake; C++ plugins also nlohmann/json.
 set(CPACK_DEBIAN_SDK_PACKAGE_RECOMMENDS "cmake (>= 3.20), nlohmann-json3-dev (>= 3)")
 set(CPACK_DEBIAN_SDK_DESCRIPTION "schedplug plugin SDK: write kube-scheduler plugins in C or C++
-The C ABI header, the header-only C++ layer and the CMake package
-(find_package(schedplug) and schedplug_add_plugin).")
+The C ABI header, the header-only C++ layer, the CMake package
+(find_package(schedplug) and schedplug_add_plugin) and the test kit.")
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME schedplug)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION admin)

@@ -1,7 +1,8 @@
 # The Debian packages as a user gets them: build them with CPack from the
 # build tree, install them with dpkg into a scratch root (its own admin
-# directory; never the system), build sdk/examples against the SDK there and
-# inspect the result with the schedplug CLI from there. Run by CTest as
+# directory; never the system), build sdk/examples and their kit tests
+# against the SDK there, run the tests, and inspect the result with the
+# schedplug CLI from there. Run by CTest as
 #   cmake -DBUILD_DIR=... -DCPACK=... -DEXAMPLES_DIR=... -DWORK_DIR=...
 #         -DGENERATOR=... -DC_COMPILER=... -DCXX_COMPILER=...
 #         -P packaging_test.cmake
@@ -43,7 +44,8 @@ if(NOT last_output MATCHES "Package: schedplug\n" OR NOT last_output MATCHES "De
 endif()
 run("listing ${sdk_deb}" ${dpkg-deb_path} -c ${sdk_deb})
 foreach(f include/schedplug/plugin.h include/schedplug/plugin.hpp
-          cmake/schedplug/schedplugConfig.cmake cmake/schedplug/SchedplugPlugin.cmake)
+          include/schedplug/testing.hpp include/schedplug/testing.h
+          /schedplug/schedplugConfig.cmake /schedplug/SchedplugPlugin.cmake)
   if(NOT last_output MATCHES "/usr/[^\n]*${f}")
     message(FATAL_ERROR "schedplug-sdk-dev lacks ${f}:\n${last_output}")
   endif()
@@ -77,6 +79,9 @@ if(NOT found MATCHES "${root}/usr/")
   message(FATAL_ERROR "find_package(schedplug) did not use the unpacked SDK: ${found}")
 endif()
 run("building sdk/examples against ${root}/usr" ${CMAKE_COMMAND} --build ${WORK_DIR}/build -j 2)
+get_filename_component(cmake_bin ${CMAKE_COMMAND} DIRECTORY)
+run("the examples' kit tests against ${root}/usr" ${cmake_bin}/ctest
+    --test-dir ${WORK_DIR}/build --output-on-failure)
 run("schedplug inspect from ${root}" ${root}/usr/bin/schedplug inspect
     ${WORK_DIR}/build/spare_cpu.so)
 if(NOT last_output MATCHES "SpareCpu")

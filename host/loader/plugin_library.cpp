@@ -10,15 +10,10 @@
 #include <boost/dll/shared_library.hpp>
 
 #include "host/loader/plugin_file_check.hpp"
+#include "schedplug/runtime.hpp"
 
 namespace schedplug::host {
 namespace {
-
-// The size of the descriptor as ABI version 1 first defined it. Later v1
-// headers may append fields (the host then reads only what it knows), but a
-// descriptor smaller than this lacks fields every v1 host relies on.
-constexpr std::size_t kV1DescriptorSize =
-    offsetof(schedplug_plugin, events) + sizeof(uint64_t);
 
 std::string quoted(const std::filesystem::path& p) { return p.string(); }
 
@@ -42,81 +37,9 @@ std::string dlerror_text(const std::filesystem::path& file,
   return text;
 }
 
-// A likely intended UpperCamelCase spelling of a bad name, e.g.
-// "hw_encrypt" and "hwEncrypt" -> "HwEncrypt". Empty when none is obvious.
-std::string upper_camel_case_of(const std::string& name) {
-  std::string out;
-  bool upper_next = true;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0) {
-      upper_next = true;
-      continue;
-    }
-    if (upper_next && std::isalpha(static_cast<unsigned char>(c)) != 0) {
-      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    }
-    upper_next = false;
-    out.push_back(c);
-  }
-  return is_upper_camel_case(out) ? out : std::string();
-}
-
 [[noreturn]] void fail(const std::filesystem::path& file,
                        const std::string& what) {
   throw LoadError(quoted(file) + ": " + what);
-}
-
-// The ABI checks (sdk/include/schedplug/plugin.h) on a descriptor already
-// copied into a host-sized struct. The order matters only for which message a
-// plugin with several problems sees first.
-void validate_descriptor(const std::filesystem::path& file,
-                         const schedplug_plugin& d) {
-  if (d.name == nullptr || d.name[0] == '\0') {
-    fail(file,
-         "the plugin reports an empty name; set the descriptor's `name` to "
-         "the UpperCamelCase name profiles enable, e.g. \"HwEncrypt\"");
-  }
-  const std::string name = d.name;
-  if (!is_upper_camel_case(name)) {
-    std::string hint = upper_camel_case_of(name);
-    fail(file, "the plugin name \"" + name +
-                   "\" is not UpperCamelCase ([A-Z][A-Za-z0-9]*, as "
-                   "kube-scheduler plugin names are); rename it" +
-                   (hint.empty() ? std::string() : " (e.g. \"" + hint + "\")") +
-                   " and enable it under that name");
-  }
-  if (d.version == nullptr || d.version[0] == '\0') {
-    fail(file, "plugin \"" + name +
-                   "\" reports no version string; set the descriptor's "
-                   "`version`, e.g. \"1.0.0\"");
-  }
-  if (d.create == nullptr) {
-    fail(file, "plugin \"" + name +
-                   "\" has no create() hook; every plugin must set `create`");
-  }
-  if (d.normalize_score != nullptr && d.score == nullptr) {
-    fail(file, "plugin \"" + name +
-                   "\" implements NormalizeScore but not Score; set `score` "
-                   "too, or remove `normalize_score`");
-  }
-  const auto policy = static_cast<uint32_t>(d.normalize_policy);
-  if (policy > SCHEDPLUG_NORMALIZE_REVERSE) {
-    fail(file, "plugin \"" + name + "\" declares normalize_policy " +
-                   std::to_string(policy) +
-                   ", which is not one of NONE (0), LINEAR (1), REVERSE (2)");
-  }
-  if (d.normalize_score != nullptr &&
-      d.normalize_policy != SCHEDPLUG_NORMALIZE_NONE) {
-    fail(file, "plugin \"" + name +
-                   "\" sets both normalize_score and a normalize_policy; "
-                   "use one: drop normalize_score or set the policy to "
-                   "SCHEDPLUG_NORMALIZE_NONE");
-  }
-  if (d.refresh != nullptr && d.refresh_period_ms == 0) {
-    fail(file, "plugin \"" + name +
-                   "\" has a refresh() hook but refresh_period_ms is 0; set "
-                   "how often the host should call it");
-  }
 }
 
 }  // namespace
@@ -128,11 +51,7 @@ struct PluginLibrary::Handle {
 PluginLibrary::~PluginLibrary() = default;
 
 bool is_upper_camel_case(const std::string& name) {
-  if (name.empty() || name[0] < 'A' || name[0] > 'Z') return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-           (c >= '0' && c <= '9');
-  });
+  return runtime::is_upper_camel_case(name);
 }
 
 std::shared_ptr<PluginLibrary> load_plugin_file(
@@ -187,36 +106,14 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
                    "()` threw an exception; it must only return its static "
                    "descriptor");
   }
-  if (raw == nullptr) {
-    fail(file, std::string("`") + SCHEDPLUG_ENTRY_SYMBOL +
-                   "()` returned NULL; it must return a pointer to the "
-                   "plugin's static descriptor");
-  }
-
-  // Version first: nothing else in the descriptor is trusted before this.
-  if (raw->abi_version != SCHEDPLUG_ABI_VERSION) {
-    fail(file, "built for schedplug ABI version " +
-                   std::to_string(raw->abi_version) +
-                   ", this host speaks version " +
-                   std::to_string(SCHEDPLUG_ABI_VERSION) +
-                   "; rebuild the plugin against this host's SDK");
-  }
-  if (raw->struct_size < kV1DescriptorSize) {
-    fail(file, "the descriptor is " + std::to_string(raw->struct_size) +
-                   " bytes, smaller than the " +
-                   std::to_string(kV1DescriptorSize) +
-                   " bytes of ABI version 1's schedplug_plugin; set "
-                   "struct_size to sizeof(schedplug_plugin) and rebuild "
-                   "against this host's SDK");
-  }
-
+  // The ABI checks (sdk/include/schedplug/runtime.hpp, shared with the
+  // test kit): version first, then size, name and capabilities.
   auto library = std::shared_ptr<PluginLibrary>(new PluginLibrary());
-  // Only the fields both sides know: a newer v1 plugin may have appended
-  // fields this host ignores; an older one leaves ours zero.
-  std::memcpy(
-      &library->descriptor_, raw,
-      std::min<std::size_t>(raw->struct_size, sizeof(schedplug_plugin)));
-  validate_descriptor(file, library->descriptor_);
+  if (std::string problem =
+          runtime::accept_descriptor(raw, library->descriptor_);
+      !problem.empty()) {
+    fail(file, problem);
+  }
 
   library->handle_ = std::move(handle);
   library->file_ = file;

@@ -221,9 +221,11 @@ void UnixListener::accept_loop() {
       continue;
     }
     if (!allowed(peer.uid)) {
-      ::close(fd);
+      // Counted before the close: by the time the peer sees its connection
+      // closed, the metric already shows the refusal.
       refused_.fetch_add(1);
       if (refused_counter_ != nullptr) refused_counter_->Increment();
+      ::close(fd);
       bool first = false;
       {
         std::lock_guard lock(logged_mutex_);

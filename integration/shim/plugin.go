@@ -80,9 +80,9 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	defer p.recoverStatus(ctx, "PreFilter", &st)
 	fs := p.cycleFilterState(ctx, state, pod, nodes)
 	if fs.err != nil {
-		if ctx.Err() != nil {
+		if callerGaveUp(ctx) {
 			// kube-scheduler gave up on the cycle; not the host's fault.
-			return nil, fwk.AsStatus(fmt.Errorf("plugin %s: PreFilter cancelled by kube-scheduler: %w", p.name, ctx.Err()))
+			return nil, fwk.AsStatus(fmt.Errorf("plugin %s: PreFilter cancelled by kube-scheduler: %w", p.name, callerEnd(ctx)))
 		}
 		p.notePolicyApplied(ctx, pod, fs.err)
 		if p.policy.FailurePolicy == FailurePolicyIgnore {
@@ -177,7 +177,7 @@ func (p *Plugin) lazyFilterStateLocked(ctx context.Context, state fwk.CycleState
 	}
 	lazyCalls.WithLabelValues("PreFilter").Inc()
 	fs := p.cycleFilterState(ctx, state, pod, nodes)
-	if fs.err != nil && ctx.Err() == nil {
+	if fs.err != nil && !callerGaveUp(ctx) {
 		p.notePolicyApplied(ctx, pod, fs.err)
 		p.mgr.rememberRejected(pod)
 		p.mgr.watchRecovery()
@@ -207,7 +207,7 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		fs = p.lazyFilterState(ctx, state, pod, nil)
 	}
 	if fs != nil && fs.err != nil {
-		if ctx.Err() != nil {
+		if callerGaveUp(ctx) {
 			return p.cancelledFilter(ctx)
 		}
 		// PreFilter already counted and logged the failure for this cycle.
@@ -246,7 +246,7 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	}
 	resp, err := p.mgr.filterOne(ctx, p.profile, p.name, wire, ni, applies)
 	if err != nil {
-		if ctx.Err() != nil {
+		if callerGaveUp(ctx) {
 			return p.cancelledFilter(ctx)
 		}
 		return p.hostFailureFilter(ctx, pod, err)
@@ -257,6 +257,25 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		}
 	}
 	return filterStatus(resp.GetCode(), resp.GetReason(), p.name, node.Name)
+}
+
+// callerGaveUp says whether kube-scheduler no longer wants the answer: its
+// context is cancelled, or its deadline has passed. The second matters
+// because the host's cancellation of an expired stream can reach the
+// client before the client's own timer marks the context done, and such a
+// call must not count as a host failure.
+func callerGaveUp(ctx context.Context) bool { return callerEnd(ctx) != nil }
+
+// callerEnd is ctx.Err(), or context.DeadlineExceeded once the deadline
+// has passed although the context's timer has not fired yet.
+func callerEnd(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // cancelledFilter answers a Filter whose context kube-scheduler cancelled
@@ -361,8 +380,8 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 	defer p.recoverStatus(ctx, "PreScore", &st)
 	ss := p.cycleScoreState(ctx, state, pod, nodes)
 	if ss.err != nil {
-		if ctx.Err() != nil {
-			return fwk.AsStatus(fmt.Errorf("plugin %s: PreScore cancelled by kube-scheduler: %w", p.name, ctx.Err()))
+		if callerGaveUp(ctx) {
+			return fwk.AsStatus(fmt.Errorf("plugin %s: PreScore cancelled by kube-scheduler: %w", p.name, callerEnd(ctx)))
 		}
 		policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
 		if p.policy.FailurePolicy == FailurePolicyIgnore {
@@ -470,8 +489,8 @@ func (p *Plugin) NormalizeScore(ctx context.Context, state fwk.CycleState, pod *
 		}
 	}
 	if ss.err != nil {
-		if ctx.Err() != nil {
-			return fwk.AsStatus(fmt.Errorf("plugin %s: scoring cancelled by kube-scheduler: %w", p.name, ctx.Err()))
+		if callerGaveUp(ctx) {
+			return fwk.AsStatus(fmt.Errorf("plugin %s: scoring cancelled by kube-scheduler: %w", p.name, callerEnd(ctx)))
 		}
 		policyApplied.WithLabelValues(p.name, string(p.policy.FailurePolicy)).Inc()
 		if p.policy.FailurePolicy == FailurePolicyIgnore {

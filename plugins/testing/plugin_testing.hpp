@@ -1,42 +1,42 @@
-// Helpers for the sample plugins' tests: load the BUILT .so through the
-// host's own loader and runtime (exactly as schedplug-host does), and make
-// pods and nodes in one line.
+// Helpers for the sample plugins' tests, on top of the SDK's test kit
+// (schedplug/testing.hpp, installed with the SDK): load the BUILT .so with
+// the host's own rules, and make pods and nodes in one line. Nothing here
+// needs the host's internals, so these tests read like an out-of-tree
+// author's.
 #pragma once
 
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "host/loader/plugin_library.hpp"
-#include "host/model/records.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "schedplug/testing.hpp"
 
 namespace schedplug::testing {
 
-// Loads `file` and creates an instance with `args_json`. Throws LoadError or
-// CreateError with the host's message.
-inline std::unique_ptr<host::PluginInstance> create_plugin(
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// Loads `file` and creates an instance with `args_json`. Throws Error with
+// the host's message.
+inline std::unique_ptr<Plugin> create_plugin(
     const std::filesystem::path& file, const std::string& args_json = "{}") {
-  return host::PluginInstance::create(host::load_plugin_file(file), args_json);
+  return Plugin::load(file, args_json);
 }
 
-inline std::unique_ptr<host::PodRecord> make_pod(host::KeyValues annotations,
-                                                 host::KeyValues labels = {}) {
-  host::PodData d;
-  d.namespace_name = "default";
-  d.name = "pod";
-  d.uid = "uid-1";
-  d.annotations = std::move(annotations);
-  d.labels = std::move(labels);
-  return std::make_unique<host::PodRecord>(std::move(d));
+inline std::unique_ptr<Pod> make_pod(const KeyValues& annotations,
+                                     const KeyValues& labels = {}) {
+  auto pod = std::make_unique<Pod>("pod");
+  for (const auto& [k, v] : annotations) pod->annotation(k, v);
+  for (const auto& [k, v] : labels) pod->label(k, v);
+  return pod;
 }
 
-inline std::unique_ptr<host::NodeRecord> make_node(
-    std::string name, host::KeyValues labels = {}) {
-  host::NodeData d;
-  d.name = std::move(name);
-  d.labels = std::move(labels);
-  return std::make_unique<host::NodeRecord>(std::move(d));
+inline std::unique_ptr<Node> make_node(std::string name,
+                                       const KeyValues& labels = {}) {
+  auto node = std::make_unique<Node>(std::move(name));
+  for (const auto& [k, v] : labels) node->label(k, v);
+  return node;
 }
 
 }  // namespace schedplug::testing

@@ -84,3 +84,51 @@ function(schedplug_add_plugin name)
     set_target_properties(${name} PROPERTIES OUTPUT_NAME ${arg_OUTPUT_NAME})
   endif()
 endfunction()
+
+# schedplug_add_plugin_test(<name> <source>... [PLUGINS <plugin-target>...])
+#
+# Builds a test program that uses the test kit (schedplug/testing.hpp, or
+# schedplug/testing.h from C) and registers it with CTest (call
+# enable_testing() first). For each plugin target T in PLUGINS, the test is
+# built after T and gets the path of T's .so as the macro <T in upper
+# case>_SO, e.g. SPARE_CPU_SO. The kit's C functions are compiled in, so C
+# tests work too; the project must enable CXX, and the kit needs
+# nlohmann/json 3 like the C++ layer.
+function(schedplug_add_plugin_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "PLUGINS")
+  if(NOT arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR
+      "schedplug_add_plugin_test(${name}): no source files; "
+      "write schedplug_add_plugin_test(${name} my_test.cpp PLUGINS my_plugin)")
+  endif()
+  if(NOT TARGET nlohmann_json::nlohmann_json)
+    message(FATAL_ERROR
+      "schedplug_add_plugin_test(${name}): the test kit needs nlohmann/json 3 "
+      "(Debian/Ubuntu: apt-get install nlohmann-json3-dev), which was not "
+      "found; install it, then configure again.")
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "CXX" IN_LIST languages)
+    message(FATAL_ERROR
+      "schedplug_add_plugin_test(${name}): the test kit is compiled as C++; "
+      "add CXX to your project()'s LANGUAGES")
+  endif()
+  set(c_api ${CMAKE_CURRENT_BINARY_DIR}/${name}_schedplug_testing.cpp)
+  file(CONFIGURE OUTPUT ${c_api} CONTENT
+       "// The test kit's C functions (schedplug/testing.h).\n#define SCHEDPLUG_TESTING_DEFINE_C_API\n#include <schedplug/testing.hpp>\n")
+  add_executable(${name} ${arg_UNPARSED_ARGUMENTS} ${c_api})
+  target_link_libraries(${name} PRIVATE schedplug::sdk ${CMAKE_DL_LIBS})
+  if(NOT DEFINED CMAKE_CXX_STANDARD OR CMAKE_CXX_STANDARD LESS 20)
+    set_target_properties(${name} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON)
+  endif()
+  if(NOT DEFINED CMAKE_C_STANDARD OR CMAKE_C_STANDARD LESS 11)
+    set_target_properties(${name} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
+  endif()
+  foreach(plugin ${arg_PLUGINS})
+    string(TOUPPER ${plugin} macro)
+    string(MAKE_C_IDENTIFIER ${macro} macro)
+    target_compile_definitions(${name} PRIVATE "${macro}_SO=\"$<TARGET_FILE:${plugin}>\"")
+    add_dependencies(${name} ${plugin})
+  endforeach()
+  add_test(NAME ${name} COMMAND ${name})
+endfunction()

@@ -128,6 +128,15 @@ foreach(plugin spare_cpu:SpareCpu zone_required:ZoneRequired node_number:NodeNum
   set(smoke_${stem} "${last_output}")
 endforeach()
 
+# The examples' own tests (the test kit, from C++ and from C) pass against
+# the installed SDK.
+get_filename_component(cmake_bin ${CMAKE_COMMAND} DIRECTORY)
+run("the examples' tests (ctest)" ${cmake_bin}/ctest --test-dir ${WORK_DIR}/build
+    --output-on-failure)
+if(NOT last_output MATCHES "100% tests passed, 0 tests failed out of 2")
+  message(FATAL_ERROR "the examples' kit tests did not all run and pass:\n${last_output}")
+endif()
+
 # The hooks behave: SpareCpu rejects the full node (300m spare < 500m) and
 # its linear normalization puts the roomy node first; ZoneRequired rejects
 # the node without a zone label.
@@ -193,7 +202,7 @@ endif()
 
 # 4. The README's examples are these files, verbatim.
 file(READ ${README} readme)
-foreach(f spare_cpu.cpp zone_required.c CMakeLists.txt)
+foreach(f spare_cpu.cpp zone_required.c spare_cpu_test.cpp CMakeLists.txt)
   file(READ ${EXAMPLES_DIR}/${f} text)
   string(FIND "${readme}" "${text}" at)
   if(at EQUAL -1)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The sanitizer and fuzzing parts of the test command (tools/dev/test.sh
-# runs them as steps); also handy alone:
+# The sanitizer builds and fuzzing, run by hand (not steps of
+# tools/dev/test.sh: from a cold compiler cache they do not fit the CI
+# budget on 2 cores; docs/sanitizers.md):
 #
 #   bash tools/dev/sanitize.sh build asan|tsan|fuzz   # configure + build
 #   bash tools/dev/sanitize.sh test asan|tsan         # run its ctest subset
 #   bash tools/dev/sanitize.sh fuzz SECONDS [TARGET...]  # bounded libFuzzer runs
-#   bash tools/dev/sanitize.sh fuzz-ci                # the test command's run
+#   bash tools/dev/sanitize.sh fuzz-ci                # fixed seed and counts
 #
 # asan  build-asan/  GCC, -DSCHEDPLUG_SANITIZE=address,undefined
 # tsan  build-tsan/  GCC, -DSCHEDPLUG_SANITIZE=thread
@@ -59,7 +60,7 @@ asan_exclude='^(sdk_out_of_tree_plugin_build|sdk_compile_errors|packaging_debian
 tsan_targets=(schedplug_host_server_tests hw_encrypt_test network_latency_test sdk_cpp_layer_test)
 tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|InProcessConcurrency|HwEncrypt|NetworkLatencyTest|Published)\.'
 
-# Inputs per target in the test command's fuzz run (fuzz-ci): about 20 s
+# Inputs per target in the bounded, reproducible fuzz run (fuzz-ci): about 20 s
 # each on a 2-core machine (docs/fuzzing.md has the measured rates).
 declare -A fuzz_ci_runs=([config]=5000 [args]=20000 [table]=20000 [request]=80000)
 
@@ -113,7 +114,7 @@ fuzz)
   exit $status
   ;;
 fuzz-ci)
-  # The test command's run: from the seed corpus and regressions only, a
+  # A reproducible run: from the seed corpus and regressions only, a
   # fixed seed and a fixed number of inputs per target, so two CI runs of
   # one commit try the same inputs (a time bound would not); about 20 s
   # per target on a 2-core machine. Scratch corpora go to a temporary

@@ -1,5 +1,5 @@
-// DedicatedNodes (plain C), loaded from its built .so through the host's
-// loader.
+// DedicatedNodes (plain C), loaded from its built .so with the SDK's test
+// kit (the host's rules).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,8 +8,6 @@
 
 namespace schedplug::testing {
 namespace {
-
-using host::KeyValues;
 
 constexpr const char* kLabel = "schedplug.io/dedicated";
 constexpr const char* kAnnotation = "schedplug.io/dedicated-ok";
@@ -31,7 +29,7 @@ TEST_P(DedicatedNodesTable, Filter) {
   auto pod = make_pod(c.pod_annotations);
   auto node = make_node("node-1", c.node_labels);
   EXPECT_TRUE(plugin->applies(pod->view()));  // no applies hook: every pod
-  const host::Verdict v = plugin->filter(pod->view(), node->view());
+  const Verdict v = plugin->filter(pod->view(), node->view());
   EXPECT_EQ(v.code, c.code) << v.reason;
   if (c.code != SCHEDPLUG_SUCCESS) {
     EXPECT_EQ(v.reason,
@@ -87,7 +85,7 @@ TEST(DedicatedNodes, KeysComeFromArgs) {
       plugin
           ->filter(make_pod({{"acme.io/gpu-ok", "true"}})->view(), node->view())
           .ok());
-  const host::Verdict v =
+  const Verdict v =
       plugin->filter(make_pod({{kAnnotation, "true"}})->view(), node->view());
   EXPECT_EQ(v.code, kReject);
   EXPECT_EQ(v.reason,
@@ -123,7 +121,7 @@ TEST(DedicatedNodes, BadArgsFailCreateWithAClearMessage) {
     try {
       create_plugin(DEDICATED_NODES_SO, c.args);
       ADD_FAILURE() << "create accepted " << c.args;
-    } catch (const host::CreateError& e) {
+    } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos)
           << c.args << " -> " << e.what();
     }
@@ -131,7 +129,7 @@ TEST(DedicatedNodes, BadArgsFailCreateWithAClearMessage) {
 }
 
 TEST(DedicatedNodes, DescriptorOffersOnlyFilter) {
-  auto lib = host::load_plugin_file(DEDICATED_NODES_SO);
+  auto lib = Plugin::load(DEDICATED_NODES_SO);
   EXPECT_EQ(lib->name(), "DedicatedNodes");
   EXPECT_TRUE(lib->has_filter());
   EXPECT_FALSE(lib->has_score());

@@ -1,4 +1,5 @@
-// HwEncrypt, loaded from its built .so through the host's loader.
+// HwEncrypt, loaded from its built .so with the SDK's test kit (the host's
+// rules).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,8 +11,6 @@
 
 namespace schedplug::testing {
 namespace {
-
-using host::KeyValues;
 
 constexpr const char* kAnnotation = "myorg.io/require-hw-encrypt";
 constexpr const char* kLabel = "node.kubernetes.io/hw-encrypt";
@@ -38,18 +37,18 @@ TEST_P(HwEncryptTable, AppliesAndFilter) {
   // As a host older than ABI v1.1 runs it: applies(), then filter() on a
   // pod without state (BeginPod runs inside Filter).
   EXPECT_EQ(plugin->applies(pod->view()), c.applies);
-  const host::Verdict v = plugin->filter(pod->view(), node->view());
+  const Verdict v = plugin->filter(pod->view(), node->view());
   EXPECT_EQ(v.code, c.code) << v.reason;
   if (v.code == SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE) {
     EXPECT_FALSE(v.reason.empty());
   }
   // As this host runs it: pod_begin once, then filter() with the state.
-  const host::PodScope scope = plugin->begin_pod(pod->view());
+  const PodScope scope = plugin->begin_pod(pod->view());
   EXPECT_TRUE(scope.error().empty()) << scope.error();
   EXPECT_EQ(scope.runs_filter(), c.applies);
   if (scope.runs_filter()) {
     EXPECT_NE(scope.pod().state, nullptr);
-    const host::Verdict with_state = plugin->filter(scope.pod(), node->view());
+    const Verdict with_state = plugin->filter(scope.pod(), node->view());
     EXPECT_EQ(with_state.code, c.code);
     EXPECT_EQ(with_state.reason, v.reason);
   }
@@ -113,7 +112,7 @@ TEST(HwEncrypt, ReasonReadsWellInTheSchedulersMessage) {
   auto plugin = create_plugin(HW_ENCRYPT_SO);
   auto pod = make_pod(kWants);
   auto node = make_node("node-1");
-  const host::Verdict v = plugin->filter(pod->view(), node->view());
+  const Verdict v = plugin->filter(pod->view(), node->view());
   // kube-scheduler prints "0/5 nodes are available: 3 <reason>."
   EXPECT_EQ("0/5 nodes are available: 3 " + v.reason + ".",
             "0/5 nodes are available: 3 node(s) didn't have hardware "
@@ -132,7 +131,7 @@ TEST(HwEncrypt, KeysComeFromArgs) {
                   ->filter(pod->view(),
                            make_node("a", {{"acme.io/tpm", "true"}})->view())
                   .ok());
-  const host::Verdict v =
+  const Verdict v =
       plugin->filter(pod->view(), make_node("b", kEncrypted)->view());
   EXPECT_EQ(v.code, SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE);
   EXPECT_NE(v.reason.find("acme.io/tpm=true"), std::string::npos) << v.reason;
@@ -154,7 +153,7 @@ TEST(HwEncrypt, BadArgsFailCreateWithTheArgsName) {
     try {
       create_plugin(HW_ENCRYPT_SO, c.args);
       ADD_FAILURE() << "create accepted " << c.args;
-    } catch (const host::CreateError& e) {
+    } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos)
           << c.args << " -> " << e.what();
     }
@@ -162,7 +161,7 @@ TEST(HwEncrypt, BadArgsFailCreateWithTheArgsName) {
 }
 
 TEST(HwEncrypt, DescriptorOffersOnlyFilter) {
-  auto lib = host::load_plugin_file(HW_ENCRYPT_SO);
+  auto lib = Plugin::load(HW_ENCRYPT_SO);
   EXPECT_EQ(lib->name(), "HwEncrypt");
   EXPECT_TRUE(lib->has_filter());
   EXPECT_FALSE(lib->has_score());
@@ -177,7 +176,7 @@ TEST(HwEncrypt, DescriptorOffersOnlyFilter) {
 TEST(HwEncrypt, ConcurrentFilterOnOneInstance) {
   auto plugin = create_plugin(HW_ENCRYPT_SO);
   auto pod = make_pod(kWants);
-  std::vector<std::unique_ptr<host::NodeRecord>> nodes;
+  std::vector<std::unique_ptr<Node>> nodes;
   for (int i = 0; i < 200; ++i) {
     nodes.push_back(make_node("n" + std::to_string(i),
                               {{kLabel, i % 3 == 0 ? "true" : "false"}}));
@@ -188,7 +187,7 @@ TEST(HwEncrypt, ConcurrentFilterOnOneInstance) {
     threads.emplace_back([&] {
       for (int round = 0; round < 50; ++round) {
         for (size_t i = 0; i < nodes.size(); ++i) {
-          const host::Verdict v = plugin->filter(pod->view(), nodes[i]->view());
+          const Verdict v = plugin->filter(pod->view(), nodes[i]->view());
           if (v.ok() != (i % 3 == 0)) wrong.fetch_add(1);
         }
       }

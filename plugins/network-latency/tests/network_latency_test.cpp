@@ -1,5 +1,5 @@
-// NetworkLatency, loaded from its built .so through the host's loader and
-// runtime: refresh from a file, scores, reversed normalization.
+// NetworkLatency, loaded from its built .so with the SDK's test kit (the
+// host's rules): refresh from a file, scores, reversed normalization.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -35,23 +35,24 @@ class NetworkLatencyTest : public ::testing::Test {
     std::ofstream(tmp) << text;
     fs::rename(tmp, file_);
   }
-  std::unique_ptr<host::PluginInstance> create(const std::string& extra = "") {
+  std::unique_ptr<Plugin> create(const std::string& extra = "") {
     return create_plugin(
         NETWORK_LATENCY_SO,
         R"({"latencyFile": ")" + file_.string() + "\"" + extra + "}");
   }
-  int64_t raw(const host::PluginInstance& p, const std::string& node) {
-    const host::ScoreResult r = p.score(pod_->view(), make_node(node)->view());
+  int64_t raw(const Plugin& p, const std::string& node) {
+    const ScoreResult r = p.score(pod_->view(), make_node(node)->view());
     EXPECT_EQ(r.code, SCHEDPLUG_SUCCESS) << r.reason;
     return r.score;
   }
 
   fs::path dir_, file_;
-  std::unique_ptr<host::PodRecord> pod_ = make_pod({});
+  std::unique_ptr<Pod> pod_ = make_pod({});
 };
 
 TEST_F(NetworkLatencyTest, DescriptorDeclaresScoreRefreshAndReversePolicy) {
-  auto lib = host::load_plugin_file(NETWORK_LATENCY_SO);
+  write("a 1\n");
+  auto lib = create();  // the kit creates what it loads; the args are needed
   EXPECT_EQ(lib->name(), "NetworkLatency");
   EXPECT_TRUE(lib->has_score());
   EXPECT_FALSE(lib->has_filter());
@@ -92,7 +93,7 @@ TEST_F(NetworkLatencyTest, GarbledFileKeepsTheOldDataAndNamesTheLine) {
   auto p = create();
   ASSERT_TRUE(p->refresh().ok());
   write("a 5\nb twenty\n");
-  const host::Verdict v = p->refresh();
+  const Verdict v = p->refresh();
   EXPECT_EQ(v.code, SCHEDPLUG_ERROR);
   EXPECT_NE(v.reason.find(file_.string() + ":2:"), std::string::npos)
       << v.reason;
@@ -105,7 +106,7 @@ TEST_F(NetworkLatencyTest, MissingFileIsARefreshErrorAndKeepsOldData) {
   auto p = create();
   ASSERT_TRUE(p->refresh().ok());
   fs::remove(file_);
-  const host::Verdict v = p->refresh();
+  const Verdict v = p->refresh();
   EXPECT_EQ(v.code, SCHEDPLUG_ERROR);
   EXPECT_NE(v.reason.find("cannot read latency file"), std::string::npos)
       << v.reason;
@@ -121,7 +122,7 @@ TEST_F(NetworkLatencyTest, ReverseNormalizationMakesTheLowestLatencyWin) {
   for (const std::string& n : names) {
     scores.push_back({schedplug_str{n.data(), n.size()}, raw(*p, n)});
   }
-  const host::Verdict v = p->normalize(pod_->view(), scores);
+  const Verdict v = p->normalize(pod_->view(), scores);
   ASSERT_TRUE(v.ok()) << v.reason;
   EXPECT_EQ(scores[0].score, 100);
   EXPECT_EQ(scores[1].score, 50);
@@ -144,7 +145,7 @@ TEST_F(NetworkLatencyTest, OnePodStateServesEveryNode) {
   write("a 10\nb 20\n");
   auto p = create();
   ASSERT_TRUE(p->refresh().ok());
-  const host::PodScope scope = p->begin_pod(pod_->view());
+  const PodScope scope = p->begin_pod(pod_->view());
   ASSERT_TRUE(scope.error().empty()) << scope.error();
   EXPECT_TRUE(scope.runs_score());
   ASSERT_NE(scope.pod().state, nullptr);
@@ -182,7 +183,7 @@ TEST_F(NetworkLatencyTest, BadArgsFailCreate) {
     try {
       create_plugin(NETWORK_LATENCY_SO, c.args);
       ADD_FAILURE() << "create accepted " << c.args;
-    } catch (const host::CreateError& e) {
+    } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos)
           << c.args << " -> " << e.what();
     }
@@ -203,7 +204,7 @@ TEST_F(NetworkLatencyTest, ConcurrentScoreAndRefresh) {
     readers.emplace_back([&] {
       auto node = make_node("a");
       while (!stop.load(std::memory_order_relaxed)) {
-        const host::ScoreResult r = p->score(pod_->view(), node->view());
+        const ScoreResult r = p->score(pod_->view(), node->view());
         if (r.code != SCHEDPLUG_SUCCESS ||
             (r.score != 10000 && r.score != 20000)) {
           bad.fetch_add(1);

@@ -1,0 +1,185 @@
+// The SDK's test kit (schedplug/testing.hpp) gives the answers and messages
+// schedplug-host's runtime gives, on the sample plugins: the kit is what
+// authors test with, so it must not drift from the host.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "host/loader/plugin_library.hpp"
+#include "host/runtime/plugin_instance.hpp"
+#include "schedplug/testing.hpp"
+
+namespace schedplug::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<host::PluginInstance> host_plugin(const char* file,
+                                                  const std::string& args) {
+  return host::PluginInstance::create(host::load_plugin_file(file), args);
+}
+
+// One cycle through the host's runtime, in the kit's shape.
+Cycle host_cycle(const host::PluginInstance& plugin, const Pod& pod,
+                 const std::vector<Node>& nodes) {
+  Cycle cycle;
+  const host::PodScope scope = plugin.begin_pod(pod.view());
+  if (!scope.error().empty()) {
+    cycle.error = scope.error();
+    return cycle;
+  }
+  const auto& d = plugin.library().descriptor();
+  cycle.filter_skipped = !scope.runs_filter() || d.filter == nullptr;
+  cycle.score_skipped = !scope.runs_score() || d.score == nullptr;
+  std::vector<schedplug_node_score> scores;
+  std::vector<size_t> rows;
+  for (const Node& node : nodes) {
+    NodeResult row;
+    row.node = node.name();
+    if (cycle.filter_skipped) {
+      row.filter = Verdict{SCHEDPLUG_SKIP, {}};
+    } else {
+      const host::Verdict v = plugin.filter(scope.pod(), node.view());
+      row.filter = Verdict{v.code, v.reason};
+    }
+    if (row.filter.code == SCHEDPLUG_ERROR && cycle.error.empty()) {
+      cycle.error = row.filter.reason;
+    }
+    if ((row.filter.ok() || row.filter.code == SCHEDPLUG_SKIP) &&
+        !cycle.score_skipped) {
+      const host::ScoreResult s = plugin.score(scope.pod(), node.view());
+      if (s.code != SCHEDPLUG_SUCCESS) {
+        if (cycle.error.empty()) cycle.error = s.reason;
+      } else {
+        row.scored = true;
+        row.raw = s.score;
+        scores.push_back({node.view().name, s.score});
+        rows.push_back(cycle.nodes.size());
+      }
+    }
+    cycle.nodes.push_back(row);
+  }
+  if (cycle.error.empty() && !scores.empty()) {
+    const host::Verdict v = plugin.normalize(scope.pod(), scores);
+    if (!v.ok()) cycle.error = v.reason;
+    for (size_t i = 0; v.ok() && i < scores.size(); ++i) {
+      cycle.nodes[rows[i]].score = scores[i].score;
+    }
+  }
+  return cycle;
+}
+
+void expect_same(const Cycle& kit, const Cycle& host) {
+  EXPECT_EQ(kit.error, host.error);
+  EXPECT_EQ(kit.filter_skipped, host.filter_skipped);
+  EXPECT_EQ(kit.score_skipped, host.score_skipped);
+  EXPECT_EQ(kit.table(), host.table());
+}
+
+TEST(KitMatchesHost, HwEncryptFilterTable) {
+  const char* args = R"({"nodeLabel": "acme.io/tpm"})";
+  auto kit = Plugin::load(HW_ENCRYPT_SO, args);
+  auto host = host_plugin(HW_ENCRYPT_SO, args);
+  const std::vector<Node> nodes = {Node("tpm").label("acme.io/tpm", "true"),
+                                   Node("no-tpm").label("acme.io/tpm", "false"),
+                                   Node("bare")};
+  for (const Pod& pod :
+       {Pod("wants").annotation("myorg.io/require-hw-encrypt", "true"),
+        Pod("typo").annotation("myorg.io/require-hw-encrypt", "yes"),
+        Pod("plain")}) {
+    SCOPED_TRACE(pod.name());
+    const Cycle cycle = kit->run(pod, nodes);
+    expect_same(cycle, host_cycle(*host, pod, nodes));
+  }
+  const Cycle wants = kit->run(
+      Pod("wants").annotation("myorg.io/require-hw-encrypt", "true"), nodes);
+  EXPECT_EQ(wants.feasible(), std::vector<std::string>{"tpm"});
+}
+
+TEST(KitMatchesHost, NetworkLatencyScoresAndReverseNormalization) {
+  const fs::path file = fs::temp_directory_path() /
+                        ("kit_matches_host." + std::to_string(::getpid()));
+  std::ofstream(file) << "near 2\nmid 11\nfar 20\nsame 11\n";
+  const std::string args =
+      R"({"latencyFile": ")" + file.string() + R"(", "defaultLatencyMs": 20})";
+  auto kit = Plugin::load(NETWORK_LATENCY_SO, args);
+  auto host = host_plugin(NETWORK_LATENCY_SO, args);
+  ASSERT_TRUE(kit->refresh().ok());
+  ASSERT_TRUE(host->refresh().ok());
+  const std::vector<Node> nodes = {Node("near"), Node("mid"), Node("far"),
+                                   Node("same"), Node("unknown")};
+  const Pod pod("web");
+  const Cycle cycle = kit->run(pod, nodes);
+  expect_same(cycle, host_cycle(*host, pod, nodes));
+  EXPECT_EQ(compare(cycle, {{"near", SCHEDPLUG_SKIP, "", 100},
+                            {"mid", SCHEDPLUG_SKIP, "", 50},
+                            {"far", SCHEDPLUG_SKIP, "", 0},
+                            {"same", SCHEDPLUG_SKIP, "", 50},
+                            {"unknown", SCHEDPLUG_SKIP, "", 0}}),
+            "");
+  fs::remove(file);
+}
+
+TEST(KitMatchesHost, CreateErrorsAreTheHostsMessages) {
+  for (const char* args :
+       {R"({"nodeLabl": "x"})", R"({"nodeLabel": 1})", R"([1])", "{"}) {
+    std::string kit_error, host_error;
+    try {
+      Plugin::load(DEDICATED_NODES_SO, args);
+    } catch (const Error& e) {
+      kit_error = e.what();
+    }
+    try {
+      host_plugin(DEDICATED_NODES_SO, args);
+    } catch (const host::CreateError& e) {
+      host_error = e.what();
+    }
+    EXPECT_FALSE(kit_error.empty()) << args;
+    EXPECT_EQ(kit_error, host_error) << args;
+  }
+}
+
+TEST(KitMatchesHost, LoadErrorsNameTheFileAndTheProblem) {
+  try {
+    Plugin::load("/nonexistent/plugin.so");
+    ADD_FAILURE() << "loaded a missing file";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/plugin.so"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Kit, CompareReportsEveryDifferenceWithTheTable) {
+  auto kit = Plugin::load(DEDICATED_NODES_SO);
+  const Cycle cycle = kit->run(
+      Pod("web"), {Node("open"),
+                   Node("dedicated").label("schedplug.io/dedicated", "true")});
+  EXPECT_EQ(
+      compare(cycle, {{"open"},
+                      {"dedicated", SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                       "node(s) were dedicated (schedplug.io/dedicated=true) "
+                       "and the pod lacks annotation "
+                       "schedplug.io/dedicated-ok=true"}}),
+      "");
+  const std::string diff =
+      compare(cycle, {{"open", SCHEDPLUG_SUCCESS, "", 100}, {"dedicated"}});
+  EXPECT_NE(diff.find("open: expected score 100, got -"), std::string::npos)
+      << diff;
+  EXPECT_NE(diff.find("dedicated: expected filter Success \"\", got "
+                      "UnschedulableAndUnresolvable"),
+            std::string::npos)
+      << diff;
+  EXPECT_NE(diff.find("the cycle:\nopen  Success  score=-"), std::string::npos)
+      << diff;
+  EXPECT_NE(
+      compare(cycle, {{"open"}}).find("expected 1 nodes, the cycle has 2"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedplug::testing

@@ -1,0 +1,91 @@
+/* schedplug test kit for tests written in C: load a built plugin .so the way
+ * schedplug-host does, build pods and nodes, run one scheduling cycle
+ * (filter, score, normalize) and read each node's row.
+ *
+ *   schedplug_test_plugin* p = schedplug_test_load("zone_required.so", "{}",
+ *                                                  err, sizeof err);
+ *   schedplug_test_pod* pod = schedplug_test_pod_new("web");
+ *   schedplug_test_node* n = schedplug_test_node_new("n1");
+ *   schedplug_test_node_label(n, "topology.kubernetes.io/zone", "a");
+ *   schedplug_test_result r;
+ *   schedplug_test_run(p, pod, &n, 1, &r, err, sizeof err);
+ *   // r.filter == SCHEDPLUG_SUCCESS, r.score == 100 when it scores ...
+ *
+ * The functions are the C++ kit's (schedplug/testing.hpp), so the rules are
+ * the host's. Their definitions are compiled from C++: link the test with
+ * schedplug_add_plugin_test() (CMake), which adds them, or compile one C++
+ * file that says
+ *   #define SCHEDPLUG_TESTING_DEFINE_C_API
+ *   #include <schedplug/testing.hpp>
+ * and link with -ldl. */
+#ifndef SCHEDPLUG_TESTING_H
+#define SCHEDPLUG_TESTING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedplug/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct schedplug_test_plugin schedplug_test_plugin;
+typedef struct schedplug_test_pod schedplug_test_pod;
+typedef struct schedplug_test_node schedplug_test_node;
+
+/* Loads and creates the plugin with `args_json` (NULL: "{}"). NULL on
+ * failure, with the host's message in `error`. */
+schedplug_test_plugin* schedplug_test_load(const char* file,
+                                           const char* args_json, char* error,
+                                           size_t error_size);
+void schedplug_test_unload(schedplug_test_plugin* plugin);
+
+/* Pods and nodes. Resources in canonical units (millicores, bytes, counts). */
+schedplug_test_pod* schedplug_test_pod_new(const char* name);
+void schedplug_test_pod_label(schedplug_test_pod* pod, const char* key,
+                              const char* value);
+void schedplug_test_pod_annotation(schedplug_test_pod* pod, const char* key,
+                                   const char* value);
+void schedplug_test_pod_request(schedplug_test_pod* pod, const char* resource,
+                                int64_t value);
+void schedplug_test_pod_free(schedplug_test_pod* pod);
+
+schedplug_test_node* schedplug_test_node_new(const char* name);
+void schedplug_test_node_label(schedplug_test_node* node, const char* key,
+                               const char* value);
+void schedplug_test_node_annotation(schedplug_test_node* node, const char* key,
+                                    const char* value);
+void schedplug_test_node_taint(schedplug_test_node* node, const char* key,
+                               const char* value, const char* effect);
+void schedplug_test_node_allocatable(schedplug_test_node* node,
+                                     const char* resource, int64_t value);
+void schedplug_test_node_requested(schedplug_test_node* node,
+                                   const char* resource, int64_t value);
+void schedplug_test_node_free(schedplug_test_node* node);
+
+/* One node's row of a cycle. */
+typedef struct schedplug_test_result {
+  schedplug_code filter; /* SKIP when the plugin skipped Filter for the pod */
+  char reason[SCHEDPLUG_REASON_MAX]; /* the filter's reason */
+  int32_t scored;                    /* 0: filtered out or Score skipped */
+  int64_t raw;                       /* score() as returned */
+  int64_t score;                     /* normalized, in [0, 100] */
+} schedplug_test_result;
+
+/* One scheduling cycle of `pod` over `nodes[0..count)`, rows into
+ * `results[0..count)`. Returns SCHEDPLUG_SUCCESS, or SCHEDPLUG_ERROR with
+ * the host's message in `error` when the cycle failed (a hook's ERROR,
+ * pod_begin, normalization). */
+schedplug_code schedplug_test_run(const schedplug_test_plugin* plugin,
+                                  const schedplug_test_pod* pod,
+                                  schedplug_test_node* const* nodes,
+                                  uint64_t count,
+                                  schedplug_test_result* results, char* error,
+                                  size_t error_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCHEDPLUG_TESTING_H */

@@ -1,0 +1,705 @@
+// schedplug test kit: test a built plugin .so the way schedplug-host runs it.
+//
+//   #include <schedplug/testing.hpp>
+//   namespace st = schedplug::testing;
+//
+//   auto plugin = st::Plugin::load("build/spare_cpu.so",
+//   R"({"headroomMillicores": 500})"); st::Pod pod =
+//   st::Pod("web").request("cpu", 250); std::vector<st::Node> nodes = {
+//       st::Node("roomy").allocatable("cpu", 4000).requested("cpu", 1000),
+//       st::Node("full").allocatable("cpu", 1000).requested("cpu", 700)};
+//   st::Cycle cycle = plugin->run(pod, nodes);   // filter, score, normalize
+//   std::string diff = st::compare(cycle, {
+//       {"roomy", SCHEDPLUG_SUCCESS, "", 100},
+//       {"full", SCHEDPLUG_UNSCHEDULABLE, "node(s) would keep less than 500m
+//       CPU spare"}});
+//   // diff is empty when the table matches; else it says which cells differ.
+//
+// Loading (dlopen RTLD_NOW | RTLD_LOCAL), the descriptor checks, create()
+// with the host's typed-args services, the status codes and reasons, the
+// per-pod begin/end and the normalization are the host's own rules
+// (schedplug/runtime.hpp, which schedplug-host compiles too), so a plugin
+// passes here exactly when the host would accept its answers. What the kit
+// does not do: the host's file checks (owner, mode, digest), deadlines,
+// refresh threads and parallel calls.
+//
+// C-callable functions for tests written in C: schedplug/testing.h.
+// Header-only, C++20; needs nlohmann/json (like the C++ layer) and -ldl.
+#pragma once
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "schedplug/plugin.h"
+#include "schedplug/runtime.hpp"
+
+namespace schedplug::testing {
+
+using runtime::ScoreResult;
+using runtime::Verdict;
+
+// Load or create failed; what() is the message schedplug-host would give.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect = "NoSchedule";
+};
+
+struct Toleration {
+  std::string key;
+  std::string op = "Equal";  // or "Exists"
+  std::string value;
+  std::string effect;  // empty: every effect
+  std::optional<int64_t> seconds;
+};
+
+namespace detail {
+
+inline schedplug_str str(const std::string& s) { return {s.data(), s.size()}; }
+
+// Sorted by key in byte order, keys unique (plugin.h): std::map gives both.
+inline void fill(const std::map<std::string, std::string>& in,
+                 std::vector<schedplug_kv>& out, schedplug_kv_list& list) {
+  out.clear();
+  for (const auto& [k, v] : in) out.push_back({str(k), str(v)});
+  list = {out.data(), out.size()};
+}
+inline void fill(const std::map<std::string, int64_t>& in,
+                 std::vector<schedplug_resource>& out,
+                 schedplug_resource_list& list) {
+  out.clear();
+  for (const auto& [k, v] : in) out.push_back({str(k), v});
+  list = {out.data(), out.size()};
+}
+
+}  // namespace detail
+
+// A pod, built in a line: Pod("web").label("app", "web").request("cpu", 250).
+// Resources are in canonical units (plugin.h): cpu in millicores, memory
+// and ephemeral-storage in bytes, others as counts. view() is valid until
+// the Pod changes or is destroyed, and safe to read from several threads.
+class Pod {
+ public:
+  explicit Pod(std::string name = "pod",
+               std::string namespace_name = "default") {
+    d_.name = std::move(name);
+    d_.namespace_name = std::move(namespace_name);
+    rebuild();
+  }
+  Pod(const Pod& other) : d_(other.d_) { rebuild(); }
+  Pod& operator=(const Pod& other) {
+    d_ = other.d_;
+    rebuild();
+    return *this;
+  }
+
+  Pod& uid(std::string v) {
+    return change([&] { d_.uid = std::move(v); });
+  }
+  Pod& label(std::string k, std::string v) {
+    return change([&] { d_.labels[std::move(k)] = std::move(v); });
+  }
+  Pod& annotation(std::string k, std::string v) {
+    return change([&] { d_.annotations[std::move(k)] = std::move(v); });
+  }
+  Pod& node_selector(std::string k, std::string v) {
+    return change([&] { d_.selector[std::move(k)] = std::move(v); });
+  }
+  Pod& request(std::string resource, int64_t value) {
+    return change([&] { d_.requests[std::move(resource)] = value; });
+  }
+  Pod& toleration(Toleration t) {
+    return change([&] { d_.tolerations.push_back(std::move(t)); });
+  }
+  Pod& priority(int32_t p) {
+    return change([&] { d_.priority = p; });
+  }
+
+  const std::string& name() const { return d_.name; }
+  const schedplug_pod& view() const { return view_; }
+
+ private:
+  struct Data {
+    std::string name, namespace_name, uid = "uid-1";
+    std::map<std::string, std::string> labels, annotations, selector;
+    std::map<std::string, int64_t> requests;
+    std::vector<Toleration> tolerations;
+    int32_t priority = 0;
+  };
+  template <class F>
+  Pod& change(F&& f) {
+    f();
+    rebuild();
+    return *this;
+  }
+  void rebuild() {
+    view_ = schedplug_pod{};
+    view_.struct_size = sizeof(schedplug_pod);
+    runtime::set_element_sizes(view_);
+    view_.namespace_name = detail::str(d_.namespace_name);
+    view_.name = detail::str(d_.name);
+    view_.uid = detail::str(d_.uid);
+    view_.priority = d_.priority;
+    detail::fill(d_.labels, kv_[0], view_.labels);
+    detail::fill(d_.annotations, kv_[1], view_.annotations);
+    detail::fill(d_.selector, kv_[2], view_.node_selector);
+    detail::fill(d_.requests, resources_, view_.requests);
+    tolerations_.clear();
+    for (const auto& t : d_.tolerations) {
+      tolerations_.push_back({detail::str(t.key), detail::str(t.op),
+                              detail::str(t.value), detail::str(t.effect),
+                              t.seconds.has_value() ? 1 : 0,
+                              t.seconds.value_or(0)});
+    }
+    view_.tolerations = tolerations_.data();
+    view_.toleration_count = tolerations_.size();
+  }
+
+  Data d_;
+  schedplug_pod view_{};
+  std::vector<schedplug_kv> kv_[3];
+  std::vector<schedplug_resource> resources_;
+  std::vector<schedplug_toleration> tolerations_;
+};
+
+// A node, built in a line: Node("n1").label("zone", "a")
+// .allocatable("cpu", 4000).requested("cpu", 1000).
+class Node {
+ public:
+  explicit Node(std::string name) {
+    d_.name = std::move(name);
+    rebuild();
+  }
+  Node(const Node& other) : d_(other.d_) { rebuild(); }
+  Node& operator=(const Node& other) {
+    d_ = other.d_;
+    rebuild();
+    return *this;
+  }
+
+  Node& label(std::string k, std::string v) {
+    return change([&] { d_.labels[std::move(k)] = std::move(v); });
+  }
+  Node& annotation(std::string k, std::string v) {
+    return change([&] { d_.annotations[std::move(k)] = std::move(v); });
+  }
+  Node& taint(Taint t) {
+    return change([&] { d_.taints.push_back(std::move(t)); });
+  }
+  Node& allocatable(std::string resource, int64_t value) {
+    return change([&] { d_.allocatable[std::move(resource)] = value; });
+  }
+  // Sum of the requests of the pods already on the node.
+  Node& requested(std::string resource, int64_t value) {
+    return change([&] { d_.requested[std::move(resource)] = value; });
+  }
+  Node& pod_count(uint32_t n) {
+    return change([&] { d_.pod_count = n; });
+  }
+
+  const std::string& name() const { return d_.name; }
+  const schedplug_node& view() const { return view_; }
+
+ private:
+  struct Data {
+    std::string name;
+    std::map<std::string, std::string> labels, annotations;
+    std::map<std::string, int64_t> allocatable, requested;
+    std::vector<Taint> taints;
+    uint32_t pod_count = 0;
+  };
+  template <class F>
+  Node& change(F&& f) {
+    f();
+    rebuild();
+    return *this;
+  }
+  void rebuild() {
+    view_ = schedplug_node{};
+    view_.struct_size = sizeof(schedplug_node);
+    runtime::set_element_sizes(view_);
+    view_.name = detail::str(d_.name);
+    view_.pod_count = d_.pod_count;
+    detail::fill(d_.labels, kv_[0], view_.labels);
+    detail::fill(d_.annotations, kv_[1], view_.annotations);
+    detail::fill(d_.allocatable, res_[0], view_.allocatable);
+    detail::fill(d_.requested, res_[1], view_.requested);
+    taints_.clear();
+    for (const auto& t : d_.taints) {
+      taints_.push_back(
+          {detail::str(t.key), detail::str(t.value), detail::str(t.effect)});
+    }
+    view_.taints = taints_.data();
+    view_.taint_count = taints_.size();
+  }
+
+  Data d_;
+  schedplug_node view_{};
+  std::vector<schedplug_kv> kv_[2];
+  std::vector<schedplug_resource> res_[2];
+  std::vector<schedplug_taint> taints_;
+};
+
+// One node's row of a scheduling cycle.
+struct NodeResult {
+  std::string node;
+  Verdict filter;       // SKIP: the plugin has no filter, or skipped it
+  bool scored = false;  // false: filtered out, or Score skipped
+  int64_t raw = 0;      // score() as returned
+  int64_t score = 0;    // after normalization, in [0, 100]
+};
+
+// One pod through one plugin, as schedplug-host runs it in a cycle.
+struct Cycle {
+  // Set when the cycle failed as a whole: pod_begin failed, a filter or
+  // score returned ERROR, or normalization did (the host's message).
+  std::string error;
+  bool filter_skipped = false;  // the plugin's gates skipped the hook
+  bool score_skipped = false;
+  std::vector<NodeResult> nodes;  // in the order given
+
+  // The nodes that passed Filter.
+  std::vector<std::string> feasible() const {
+    std::vector<std::string> out;
+    for (const auto& n : nodes) {
+      if (n.filter.code == SCHEDPLUG_SUCCESS || n.filter.code == SCHEDPLUG_SKIP)
+        out.push_back(n.node);
+    }
+    return out;
+  }
+  // A printable table: node, filter verdict and reason, raw and normalized
+  // score ("-" when not scored).
+  std::string table() const;
+};
+
+// An expected row for compare(): {"node", code, "reason", score}, where a
+// missing score means "not scored" and a missing code means Success.
+struct Row {
+  Row(std::string node_name, schedplug_code filter_code = SCHEDPLUG_SUCCESS,
+      std::string filter_reason = {},
+      std::optional<int64_t> normalized = std::nullopt)
+      : node(std::move(node_name)),
+        filter(filter_code),
+        reason(std::move(filter_reason)),
+        score(normalized) {}
+  Row(const char* node_name) : Row(std::string(node_name)) {}
+
+  std::string node;
+  schedplug_code filter;
+  std::string reason;
+  std::optional<int64_t> score;
+};
+
+inline const char* code_name(schedplug_code code) {
+  switch (code) {
+    case SCHEDPLUG_SUCCESS:
+      return "Success";
+    case SCHEDPLUG_ERROR:
+      return "Error";
+    case SCHEDPLUG_UNSCHEDULABLE:
+      return "Unschedulable";
+    case SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE:
+      return "UnschedulableAndUnresolvable";
+    case SCHEDPLUG_SKIP:
+      return "Skip";
+    default:
+      return "Unknown";
+  }
+}
+
+inline std::string Cycle::table() const {
+  std::ostringstream out;
+  if (!error.empty()) out << "error: " << error << "\n";
+  for (const auto& n : nodes) {
+    out << n.node << "  " << code_name(n.filter.code);
+    if (!n.filter.reason.empty()) out << " (" << n.filter.reason << ")";
+    if (n.scored) {
+      out << "  raw=" << n.raw << " score=" << n.score;
+    } else {
+      out << "  score=-";
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+// Compares a cycle with the expected rows (same nodes, same order). Returns
+// "" when they match, else one line per difference and the whole table.
+inline std::string compare(const Cycle& cycle, std::span<const Row> expected) {
+  std::ostringstream diff;
+  if (!cycle.error.empty()) diff << "the cycle failed: " << cycle.error << "\n";
+  if (cycle.nodes.size() != expected.size()) {
+    diff << "expected " << expected.size() << " nodes, the cycle has "
+         << cycle.nodes.size() << "\n";
+  }
+  for (size_t i = 0; i < std::min(cycle.nodes.size(), expected.size()); ++i) {
+    const NodeResult& got = cycle.nodes[i];
+    const Row& want = expected[i];
+    if (got.node != want.node) {
+      diff << "row " << i << ": expected node " << want.node << ", got "
+           << got.node << "\n";
+      continue;
+    }
+    if (got.filter.code != want.filter || got.filter.reason != want.reason) {
+      diff << want.node << ": expected filter " << code_name(want.filter)
+           << " \"" << want.reason << "\", got " << code_name(got.filter.code)
+           << " \"" << got.filter.reason << "\"\n";
+    }
+    const std::string want_score =
+        want.score.has_value() ? std::to_string(*want.score) : "-";
+    const std::string got_score = got.scored ? std::to_string(got.score) : "-";
+    if (got_score != want_score) {
+      diff << want.node << ": expected score " << want_score << ", got "
+           << got_score << "\n";
+    }
+  }
+  if (diff.tellp() == 0) return {};
+  return diff.str() + "the cycle:\n" + cycle.table();
+}
+inline std::string compare(const Cycle& cycle,
+                           std::initializer_list<Row> expected) {
+  return compare(cycle,
+                 std::span<const Row>(expected.begin(), expected.size()));
+}
+
+class Plugin;
+
+// One pod as one plugin sees it during a cycle (plugin.h's pod_begin):
+// whether its filter and score run, the pod view carrying the plugin's
+// state, and the error when pod_begin failed. Destroying it calls pod_end.
+// The Pod it was begun from must outlive it.
+class PodScope {
+ public:
+  PodScope(PodScope&& other) noexcept
+      : d_(other.d_),
+        instance_(other.instance_),
+        pod_(other.pod_),
+        runs_filter_(other.runs_filter_),
+        runs_score_(other.runs_score_),
+        ended_(other.ended_),
+        error_(std::move(other.error_)) {
+    other.ended_ = true;
+  }
+  PodScope& operator=(PodScope&&) = delete;
+  ~PodScope() {
+    if (!ended_ && d_->pod_end != nullptr) d_->pod_end(instance_, pod_.state);
+  }
+
+  // The pod view to pass to this plugin's filter/score (state set).
+  const schedplug_pod& pod() const { return pod_; }
+  bool runs_filter() const { return runs_filter_; }
+  bool runs_score() const { return runs_score_; }
+  // Non-empty when pod_begin failed: the host's message.
+  const std::string& error() const { return error_; }
+
+ private:
+  friend class Plugin;
+  PodScope(const schedplug_plugin* d, void* instance, const schedplug_pod& pod)
+      : d_(d), instance_(instance), pod_(pod) {}
+  const schedplug_plugin* d_;
+  void* instance_;
+  schedplug_pod pod_;
+  bool runs_filter_ = true;
+  bool runs_score_ = true;
+  bool ended_ = true;
+  std::string error_;
+};
+
+// A loaded and created plugin. Not copyable; the .so stays loaded while it
+// lives.
+class Plugin {
+ public:
+  // Loads `file` as the host does (dlopen RTLD_NOW | RTLD_LOCAL, the
+  // descriptor checks) and creates an instance with `args_json` (its
+  // pluginConfig args). Throws Error with the host's message.
+  static std::unique_ptr<Plugin> load(const std::filesystem::path& file,
+                                      const std::string& args_json = "{}") {
+    std::unique_ptr<Plugin> self(new Plugin());
+    self->file_ = file;
+    self->handle_ = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (self->handle_ == nullptr) {
+      const char* why = dlerror();
+      throw Error(file.string() +
+                  ": not a shared object the host can load (dlopen says: " +
+                  (why == nullptr ? "unknown error" : why) +
+                  "); build the plugin as a shared library (add_library(... "
+                  "MODULE) or -shared -fPIC) for this platform, with every "
+                  "symbol it needs available");
+    }
+    void* sym = dlsym(self->handle_, SCHEDPLUG_ENTRY_SYMBOL);
+    if (sym == nullptr) {
+      throw Error(file.string() + ": exports no `" +
+                  std::string(SCHEDPLUG_ENTRY_SYMBOL) +
+                  "` function, so it is not a schedplug plugin");
+    }
+    using Entry = const schedplug_plugin* (*)();
+    const schedplug_plugin* entry = reinterpret_cast<Entry>(sym)();
+    if (std::string problem = runtime::accept_descriptor(entry, self->d_);
+        !problem.empty()) {
+      throw Error(file.string() + ": " + problem);
+    }
+    self->name_ = self->d_.name;
+    self->version_ = self->d_.version;
+    self->create(args_json);
+    return self;
+  }
+
+  ~Plugin() {
+    if (created_ && d_.destroy != nullptr) d_.destroy(instance_);
+    if (handle_ != nullptr) dlclose(handle_);
+  }
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const schedplug_plugin& descriptor() const { return d_; }
+  // The settings after create() (descriptor values as create() changed them).
+  const schedplug_settings& settings() const { return settings_; }
+  // What the plugin logged through the host, one "<level>: <text>" a line.
+  const std::vector<std::string>& logs() const { return logs_; }
+
+  bool has_filter() const { return d_.filter != nullptr; }
+  bool has_score() const { return d_.score != nullptr; }
+  bool has_refresh() const { return d_.refresh != nullptr; }
+
+  // Begins `pod` for this plugin as the host does once per cycle:
+  // pod_begin() when the plugin has one, else applies() for both gates.
+  PodScope begin_pod(const Pod& pod) const { return begin_pod(pod.view()); }
+  PodScope begin_pod(const schedplug_pod& pod) const {
+    PodScope scope(&d_, instance_, pod);
+    scope.pod_.state = nullptr;
+    if (d_.pod_begin == nullptr) {
+      scope.runs_filter_ = scope.runs_score_ = applies(pod);
+      return scope;
+    }
+    schedplug_pod_begin_result result{};
+    result.struct_size = sizeof(result);
+    runtime::ReasonBuffer reason;
+    const schedplug_code code =
+        d_.pod_begin(instance_, &pod, &result, reason.get());
+    if (code != SCHEDPLUG_SUCCESS) {
+      scope.error_ = runtime::pod_begin_error(name_, code, reason.str());
+      scope.runs_filter_ = scope.runs_score_ = false;
+      return scope;
+    }
+    scope.pod_.state = result.state;
+    scope.ended_ = false;
+    scope.runs_filter_ = (result.skip & SCHEDPLUG_SKIP_FILTER) == 0;
+    scope.runs_score_ = (result.skip & SCHEDPLUG_SKIP_SCORE) == 0;
+    return scope;
+  }
+
+  // The hooks one at a time, with no per-pod state (the state a plugin's
+  // pod_begin makes is passed by run()). applies() is true without the
+  // hook; filter() is SUCCESS without it.
+  bool applies(const Pod& pod) const { return applies(pod.view()); }
+  Verdict filter(const Pod& pod, const Node& node) const {
+    return filter(pod.view(), node.view());
+  }
+  ScoreResult score(const Pod& pod, const Node& node) const {
+    return score(pod.view(), node.view());
+  }
+  // Normalizes raw scores in place, with the plugin's normalize_score or its
+  // declared policy, and the host's [0, 100] check.
+  Verdict normalize(const Pod& pod,
+                    std::span<schedplug_node_score> scores) const {
+    return normalize(pod.view(), scores);
+  }
+  Verdict refresh() {
+    if (d_.refresh == nullptr) return {};
+    runtime::ReasonBuffer reason;
+    const schedplug_code code = d_.refresh(instance_, reason.get());
+    if (code == SCHEDPLUG_SUCCESS) return {};
+    return {SCHEDPLUG_ERROR, runtime::refresh_failed(name_, reason.str())};
+  }
+
+  // The same on views, for harnesses that build their own.
+  bool applies(const schedplug_pod& pod) const {
+    return d_.applies == nullptr || d_.applies(instance_, &pod) != 0;
+  }
+  Verdict filter(const schedplug_pod& pod, const schedplug_node& node) const {
+    if (d_.filter == nullptr) return {};
+    runtime::ReasonBuffer reason;
+    const schedplug_code code = d_.filter(instance_, &pod, &node, reason.get());
+    return runtime::filter_verdict(name_, code, reason.str());
+  }
+  ScoreResult score(const schedplug_pod& pod,
+                    const schedplug_node& node) const {
+    if (d_.score == nullptr) {
+      return {SCHEDPLUG_ERROR, 0, runtime::no_score_hook(name_)};
+    }
+    runtime::ReasonBuffer reason;
+    int64_t value = 0;
+    const schedplug_code code =
+        d_.score(instance_, &pod, &node, &value, reason.get());
+    return runtime::score_result(name_, node, code, value, reason.str());
+  }
+  Verdict normalize(const schedplug_pod& pod,
+                    std::span<schedplug_node_score> scores) const {
+    if (scores.empty()) return {};
+    if (d_.normalize_score != nullptr) {
+      runtime::ReasonBuffer reason;
+      const schedplug_code code = d_.normalize_score(
+          instance_, &pod, scores.data(), scores.size(), reason.get());
+      if (code != SCHEDPLUG_SUCCESS) {
+        return {SCHEDPLUG_ERROR,
+                runtime::normalize_failed(name_, reason.str())};
+      }
+    } else {
+      runtime::apply_policy(settings_.normalize_policy, scores);
+    }
+    if (std::string problem =
+            runtime::out_of_range(name_, d_.normalize_score != nullptr, scores);
+        !problem.empty()) {
+      return {SCHEDPLUG_ERROR, std::move(problem)};
+    }
+    return {};
+  }
+
+  // One scheduling cycle of `pod` over `nodes`, as schedplug-host runs it:
+  // pod_begin once (or applies() for both gates), filter on every node,
+  // score on the nodes that passed, normalization of those scores, then
+  // pod_end. A filter or score ERROR fails the cycle (Cycle::error), as it
+  // fails the pod in kube-scheduler.
+  Cycle run(const Pod& pod, std::span<const Node> nodes) const {
+    Cycle cycle;
+    const PodScope scope = begin_pod(pod);
+    if (!scope.error().empty()) {
+      cycle.error = scope.error();
+      return cycle;
+    }
+    const schedplug_pod& view = scope.pod();
+    cycle.filter_skipped = !scope.runs_filter() || d_.filter == nullptr;
+    cycle.score_skipped = !scope.runs_score() || d_.score == nullptr;
+
+    std::vector<schedplug_node_score> scores;
+    std::vector<size_t> scored_rows;
+    for (const Node& node : nodes) {
+      NodeResult row;
+      row.node = node.name();
+      const schedplug_node& nv = node.view();
+      row.filter =
+          cycle.filter_skipped ? Verdict{SCHEDPLUG_SKIP, {}} : filter(view, nv);
+      if (row.filter.code == SCHEDPLUG_ERROR && cycle.error.empty()) {
+        cycle.error = row.filter.reason;
+      }
+      const bool feasible = row.filter.code == SCHEDPLUG_SUCCESS ||
+                            row.filter.code == SCHEDPLUG_SKIP;
+      if (feasible && !cycle.score_skipped) {
+        ScoreResult s = score(view, nv);
+        if (s.code != SCHEDPLUG_SUCCESS) {
+          if (cycle.error.empty()) cycle.error = s.reason;
+        } else {
+          row.scored = true;
+          row.raw = s.score;
+          scores.push_back({detail::str(node.name()), s.score});
+          scored_rows.push_back(cycle.nodes.size());
+        }
+      }
+      cycle.nodes.push_back(std::move(row));
+    }
+    if (cycle.error.empty() && !scores.empty()) {
+      Verdict normalized = normalize(view, scores);
+      if (!normalized.ok()) {
+        cycle.error = normalized.reason;
+      } else {
+        for (size_t i = 0; i < scores.size(); ++i) {
+          cycle.nodes[scored_rows[i]].score = scores[i].score;
+        }
+      }
+    }
+    return cycle;  // ~PodScope calls pod_end
+  }
+  Cycle run(const Pod& pod, std::initializer_list<Node> nodes) const {
+    return run(pod, std::span<const Node>(nodes.begin(), nodes.size()));
+  }
+
+ private:
+  Plugin() = default;
+
+  static runtime::ArgsSession* session_of(void* context) {
+    return static_cast<Plugin*>(context)->args_session_.get();
+  }
+
+  static void log(void* context, schedplug_log_level level, schedplug_str msg) {
+    auto* self = static_cast<Plugin*>(context);
+    static constexpr const char* kLevels[] = {"error", "warning", "info",
+                                              "debug"};
+    const char* name = level >= 0 && level < 4 ? kLevels[level] : "log";
+    self->logs_.push_back(std::string(name) + ": " + runtime::str_of(msg));
+  }
+
+  void create(const std::string& args_json) {
+    host_.struct_size = sizeof(schedplug_host);
+    host_.context = this;
+    host_.log = &Plugin::log;
+    settings_ = runtime::initial_settings(d_);
+    args_session_ = std::make_unique<runtime::ArgsSession>(args_json);
+    runtime::ArgsSession::install<&Plugin::session_of>(host_,
+                                                       args_session_.get());
+    host_.settings = &settings_;
+    const std::string where = name_ + " (" + file_.string() + ")";
+    runtime::ReasonBuffer error;
+    schedplug_code code = SCHEDPLUG_ERROR;
+    try {
+      code = d_.create(args_json.c_str(), args_json.size(), &host_, &instance_,
+                       error.get());
+    } catch (...) {
+      end_create();
+      throw Error(
+          runtime::create_threw(where, name_, std::current_exception()));
+    }
+    end_create();
+    if (code != SCHEDPLUG_SUCCESS) {
+      throw Error(runtime::create_rejected(where, error.str(), args_json));
+    }
+    created_ = true;
+    settings_.struct_size = sizeof(schedplug_settings);
+    settings_.reserved = 0;
+    if (std::string problem = runtime::settings_problem(d_, settings_);
+        !problem.empty()) {
+      throw Error(runtime::create_broken_settings(where, problem, args_json));
+    }
+  }
+  void end_create() {
+    host_.settings = nullptr;
+    runtime::ArgsSession::install<&Plugin::session_of>(host_, nullptr);
+    args_session_.reset();
+  }
+
+  std::filesystem::path file_;
+  void* handle_ = nullptr;
+  schedplug_plugin d_{};
+  std::string name_, version_;
+  void* instance_ = nullptr;
+  bool created_ = false;
+  schedplug_host host_{};
+  schedplug_settings settings_{};
+  std::unique_ptr<runtime::ArgsSession> args_session_;
+  std::vector<std::string> logs_;
+};
+
+}  // namespace schedplug::testing
+
+#ifdef SCHEDPLUG_TESTING_DEFINE_C_API
+#include "schedplug/testing_c_api.inc"
+#endif
