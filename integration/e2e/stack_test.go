@@ -48,6 +48,9 @@ type stackOptions struct {
 	// ConfigYAML, when set, is the whole scheduler configuration for
 	// both (given the apiserver's kubeconfig); Plugins etc. are unused.
 	ConfigYAML func(kubeconfig string) string
+	// PluginDir, when set, is schedplug-host's plugin directory instead of
+	// the sample plugins' (testenv.PluginDirOf).
+	PluginDir string
 }
 
 func startStackWith(t *testing.T, o stackOptions) *stack {
@@ -56,9 +59,11 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pluginDir, err := testenv.PluginDir()
-	if err != nil {
-		t.Fatal(err)
+	pluginDir := o.PluginDir
+	if pluginDir == "" {
+		if pluginDir, err = testenv.PluginDir(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	schedulerBinary := testenv.SchedulerBinary
 	if o.Twin {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 )
 
@@ -61,6 +62,57 @@ func PluginDir() (string, error) {
 		}
 	}
 	return filepath.Abs(dir)
+}
+
+// DataTestPlugin is the path of one test plugin of ABI v1.2's pod and node
+// data: "pods_on_node.so" (PodsOnNode scores a node by the pods already on
+// it) and "pod_data_probe.so" (PodDataProbe reports the data it saw) from
+// $SCHEDPLUG_DATA_PLUGIN_DIR or build/host/tests/server/data-plugins.d, and
+// the SDK's NodeNumber example, "node_number.so" (C++) and
+// "node_number_c.so" (C), from $SCHEDPLUG_EXAMPLE_PLUGIN_DIR or
+// build/host/tests/core/examples.d.
+func DataTestPlugin(so string) (string, error) {
+	env, rel := "SCHEDPLUG_DATA_PLUGIN_DIR", filepath.Join("build", "host", "tests", "server", "data-plugins.d")
+	if strings.HasPrefix(so, "node_number") {
+		env, rel = "SCHEDPLUG_EXAMPLE_PLUGIN_DIR", filepath.Join("build", "host", "tests", "core", "examples.d")
+	}
+	dir := os.Getenv(env)
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, rel)
+	}
+	path := filepath.Join(dir, so)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("test plugin %s is missing from %s (%s): %s", so, dir, env, BuildHint)
+	}
+	return filepath.Abs(path)
+}
+
+// PluginDirOf makes a plugin directory under parent holding copies of the
+// given DataTestPlugin files (schedplug-host loads every .so of its
+// directory, and NodeNumber comes in two builds of the same name).
+func PluginDirOf(parent string, sos ...string) (string, error) {
+	dir := filepath.Join(parent, "plugins.d")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, so := range sos {
+		src, err := DataTestPlugin(so)
+		if err != nil {
+			return "", err
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, so), data, 0o755); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 func binaryFromEnv(env, rel, what string) (string, error) {

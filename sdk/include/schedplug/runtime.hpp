@@ -72,11 +72,16 @@ inline void set_element_sizes(schedplug_pod& pod) {
   pod.resource_size = sizeof(schedplug_resource);
   pod.toleration_size = sizeof(schedplug_toleration);
   pod.node_score_size = sizeof(schedplug_node_score);
+  pod.owner_size = sizeof(schedplug_owner);
+  pod.container_size = sizeof(schedplug_container);
+  pod.port_size = sizeof(schedplug_container_port);
 }
 inline void set_element_sizes(schedplug_node& node) {
   node.kv_size = sizeof(schedplug_kv);
   node.resource_size = sizeof(schedplug_resource);
   node.taint_size = sizeof(schedplug_taint);
+  node.condition_size = sizeof(schedplug_node_condition);
+  node.node_pod_size = sizeof(schedplug_node_pod);
 }
 
 // ---------------------------------------------------------------------------

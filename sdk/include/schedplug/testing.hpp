@@ -132,6 +132,18 @@ class Pod {
   Pod& priority(int32_t p) {
     return change([&] { d_.priority = p; });
   }
+  // Data a plugin declares (SCHEDPLUG_DATA_*, ABI v1.2). The kit fills
+  // them whether or not the plugin declared them; the host only when some
+  // plugin did.
+  Pod& node_name(std::string v) {
+    return change([&] { d_.node_name = std::move(v); });
+  }
+  Pod& nominated_node_name(std::string v) {
+    return change([&] { d_.nominated_node_name = std::move(v); });
+  }
+  Pod& priority_class_name(std::string v) {
+    return change([&] { d_.priority_class_name = std::move(v); });
+  }
 
   const std::string& name() const { return d_.name; }
   const schedplug_pod& view() const { return view_; }
@@ -143,6 +155,7 @@ class Pod {
     std::map<std::string, int64_t> requests;
     std::vector<Toleration> tolerations;
     int32_t priority = 0;
+    std::string node_name, nominated_node_name, priority_class_name;
   };
   template <class F>
   Pod& change(F&& f) {
@@ -158,6 +171,9 @@ class Pod {
     view_.name = detail::str(d_.name);
     view_.uid = detail::str(d_.uid);
     view_.priority = d_.priority;
+    view_.node_name = detail::str(d_.node_name);
+    view_.nominated_node_name = detail::str(d_.nominated_node_name);
+    view_.priority_class_name = detail::str(d_.priority_class_name);
     detail::fill(d_.labels, kv_[0], view_.labels);
     detail::fill(d_.annotations, kv_[1], view_.annotations);
     detail::fill(d_.selector, kv_[2], view_.node_selector);
@@ -214,6 +230,13 @@ class Node {
   Node& pod_count(uint32_t n) {
     return change([&] { d_.pod_count = n; });
   }
+  // Data a plugin declares (SCHEDPLUG_DATA_*, ABI v1.2), as for Pod.
+  Node& unschedulable(bool v = true) {
+    return change([&] { d_.unschedulable = v; });
+  }
+  Node& capacity(std::string resource, int64_t value) {
+    return change([&] { d_.capacity[std::move(resource)] = value; });
+  }
 
   const std::string& name() const { return d_.name; }
   const schedplug_node& view() const { return view_; }
@@ -222,9 +245,10 @@ class Node {
   struct Data {
     std::string name;
     std::map<std::string, std::string> labels, annotations;
-    std::map<std::string, int64_t> allocatable, requested;
+    std::map<std::string, int64_t> allocatable, requested, capacity;
     std::vector<Taint> taints;
     uint32_t pod_count = 0;
+    bool unschedulable = false;
   };
   template <class F>
   Node& change(F&& f) {
@@ -242,6 +266,8 @@ class Node {
     detail::fill(d_.annotations, kv_[1], view_.annotations);
     detail::fill(d_.allocatable, res_[0], view_.allocatable);
     detail::fill(d_.requested, res_[1], view_.requested);
+    detail::fill(d_.capacity, res_[2], view_.capacity);
+    view_.unschedulable = d_.unschedulable ? 1 : 0;
     taints_.clear();
     for (const auto& t : d_.taints) {
       taints_.push_back(
@@ -254,7 +280,7 @@ class Node {
   Data d_;
   schedplug_node view_{};
   std::vector<schedplug_kv> kv_[2];
-  std::vector<schedplug_resource> res_[2];
+  std::vector<schedplug_resource> res_[3];
   std::vector<schedplug_taint> taints_;
 };
 
