@@ -194,13 +194,15 @@ profiles:
 }
 
 // profileHandle is the part of kube-scheduler's framework handle the shim's
-// PreScore and Score use: the profile's name.
+// PreScore and Score use: the profile's name, and no snapshot (the shim
+// then uses the nodes PreScore is given).
 type profileHandle struct {
-	fwk.Handle
-	name string
+	fwk.Handle // nil: anything else panics the test
+	name       string
 }
 
-func (h profileHandle) ProfileName() string { return h.name }
+func (h profileHandle) ProfileName() string                    { return h.name }
+func (h profileHandle) SnapshotSharedLister() fwk.SharedLister { return nil }
 
 // TestNodeNumberReadsSpecNodeName runs the SDK's NodeNumber example (C and
 // C++ builds) on pods read back from a real kube-apiserver, through the

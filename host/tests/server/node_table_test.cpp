@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "host/model/records.hpp"
+#include "schedplug/cpp/views.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -94,6 +95,103 @@ TEST(CompactNode, CopiesEveryFieldOfTheView) {
   EXPECT_EQ(schedplug_resource_get(b.allocatable, "memory"), 1 << 30);
   EXPECT_EQ(schedplug_resource_get(b.requested, "cpu"), 250);
   EXPECT_LT(compact->block_bytes(), 1024u);
+}
+
+// ABI v1.2 data: the node table's compact copy keeps every declared field,
+// read here through the C helpers and the C++ layer's views.
+TEST(CompactNode, CopiesTheDeclaredData) {
+  NodeData data;
+  data.name = "n1";
+  data.unschedulable = true;
+  data.conditions = {{"MemoryPressure", "False"}, {"Ready", "True"}};
+  data.capacity = {{"memory", 8LL << 30}, {"cpu", 4000}};
+  data.pod_count = 2;
+  data.pods = {{"ns",
+                "web-2",
+                {{"app", "web"}, {"tier", "front"}},
+                5,
+                {{"cpu", 250}, {"pods", 1}},
+                "ReplicaSet"},
+               {"default", "db-0", {{"app", "db"}}, 0, {{"cpu", 100}}, ""}};
+  const NodeRecord record(std::move(data));
+  const auto compact = CompactNode::copy_of(record.view());
+  const schedplug_node& c = compact->view();
+  EXPECT_EQ(schedplug_node_unschedulable(&c), 1);
+  ASSERT_EQ(schedplug_node_condition_count(&c), 2u);
+  EXPECT_EQ(str(schedplug_node_condition_at(&c, 1)->status), "True");
+  EXPECT_EQ(schedplug_node_capacity(&c, "cpu"), 4000);
+  EXPECT_EQ(schedplug_node_capacity(&c, "memory"), 8LL << 30);
+  ASSERT_EQ(schedplug_node_pod_list_count(&c), 2u);
+  EXPECT_NE(schedplug_node_pod_at(&c, 0)->name.data,
+            record.view().pod_list[0].name.data);  // a copy
+
+  const schedplug::Node node(c);
+  EXPECT_TRUE(node.unschedulable());
+  EXPECT_EQ(node.condition_status("Ready"), "True");
+  EXPECT_EQ(node.condition_status("MemoryPressure"), "False");
+  EXPECT_FALSE(node.condition_status("DiskPressure").has_value());
+  EXPECT_EQ(node.capacity("cpu"), 4000);
+  ASSERT_EQ(node.pod_list_count(), 2u);
+  // Sorted by namespace, then name.
+  EXPECT_EQ(node.pod_list(0).namespace_name(), "default");
+  EXPECT_EQ(node.pod_list(0).name(), "db-0");
+  EXPECT_EQ(node.pod_list(0).owner_kind(), "");
+  const schedplug::NodePod web = node.pod_list(1);
+  EXPECT_EQ(web.name(), "web-2");
+  EXPECT_EQ(web.label("app"), "web");
+  EXPECT_EQ(web.label("tier"), "front");
+  EXPECT_EQ(web.priority(), 5);
+  EXPECT_EQ(web.requests().get("cpu"), 250);
+  EXPECT_EQ(web.requests().get("pods"), 1);
+  EXPECT_EQ(web.owner_kind(), "ReplicaSet");
+
+  // Nothing declared: the v1.2 fields stay empty.
+  NodeData bare;
+  bare.name = "n2";
+  const NodeRecord bare_record(std::move(bare));
+  const schedplug::Node empty(CompactNode::copy_of(bare_record.view())->view());
+  EXPECT_FALSE(empty.unschedulable());
+  EXPECT_EQ(empty.condition_count(), 0u);
+  EXPECT_EQ(empty.capacity("cpu"), 0);
+  EXPECT_EQ(empty.pod_list_count(), 0u);
+}
+
+// ABI v1.2 data of the pod being scheduled, through the C++ layer's views.
+TEST(PodRecord, ViewsTheDeclaredData) {
+  PodData data;
+  data.name = "p";
+  data.node_name = "n7";
+  data.nominated_node_name = "n2";
+  data.priority_class_name = "high";
+  data.owners = {{"ReplicaSet", "rs", true}, {"Other", "o", false}};
+  data.containers = {{"main",
+                      "img:1",
+                      {{"memory", 1 << 20}, {"cpu", 250}},
+                      {{"cpu", 500}},
+                      {{8080, 9090, "TCP", ""}, {53, 0, "UDP", "10.0.0.1"}}},
+                     {"sidecar", "img:2", {}, {}, {}}};
+  const PodRecord record(std::move(data));
+  const schedplug::Pod pod(record.view());
+  EXPECT_EQ(pod.node_name(), "n7");
+  EXPECT_EQ(pod.nominated_node_name(), "n2");
+  EXPECT_EQ(pod.priority_class_name(), "high");
+  ASSERT_EQ(pod.owner_count(), 2u);
+  EXPECT_EQ(pod.owner(0).kind, "ReplicaSet");
+  EXPECT_TRUE(pod.owner(0).controller);
+  EXPECT_FALSE(pod.owner(1).controller);
+  ASSERT_EQ(pod.container_count(), 2u);
+  const schedplug::Container app = pod.container(0);
+  EXPECT_EQ(app.image(), "img:1");
+  EXPECT_EQ(app.requests().get("cpu"), 250);
+  EXPECT_EQ(app.requests().get("memory"), 1 << 20);
+  EXPECT_EQ(app.limits().get("cpu"), 500);
+  ASSERT_EQ(app.port_count(), 2u);
+  EXPECT_EQ(app.port(0).container_port, 8080);
+  EXPECT_EQ(app.port(0).host_port, 9090);
+  EXPECT_EQ(app.port(1).protocol, "UDP");
+  EXPECT_EQ(app.port(1).host_ip, "10.0.0.1");
+  EXPECT_EQ(pod.container(1).name(), "sidecar");
+  EXPECT_EQ(pod.container(1).port_count(), 0u);
 }
 
 TEST(NodeTable, FullTableThenDeltas) {
