@@ -88,8 +88,10 @@ endfunction()
 # schedplug_add_plugin_test(<name> <source>... [PLUGINS <plugin-target>...])
 #
 # Builds a test program that uses the test kit (schedplug/testing.hpp, or
-# schedplug/testing.h from C) and registers it with CTest (call
-# enable_testing() first). For each plugin target T in PLUGINS, the test is
+# schedplug/testing.h from C) and registers it with CTest. It enables
+# testing in the calling directory (enable_testing(), deferred to the end of
+# that directory's CMakeLists.txt, since a function's own call would not
+# last), so `ctest --test-dir <build>` runs the tests. For each plugin target T in PLUGINS, the test is
 # built after T and gets the path of T's .so as the macro <T in upper
 # case>_SO, e.g. SPARE_CPU_SO. The kit's C functions are compiled in, so C
 # tests work too; the project must enable CXX, and the kit needs
@@ -130,5 +132,6 @@ function(schedplug_add_plugin_test name)
     target_compile_definitions(${name} PRIVATE "${macro}_SO=\"$<TARGET_FILE:${plugin}>\"")
     add_dependencies(${name} ${plugin})
   endforeach()
+  cmake_language(DEFER CALL enable_testing)
   add_test(NAME ${name} COMMAND ${name})
 endfunction()
