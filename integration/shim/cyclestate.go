@@ -43,7 +43,7 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 	for i, p := range resp.GetPlugins() {
 		s.pluginIndex[p] = i
 	}
-	s.rejection = make([]int32, len(res.gens))
+	s.rejection = make([]int32, res.states.size)
 	for i := range s.rejection {
 		s.rejection[i] = -1
 	}
@@ -85,7 +85,10 @@ type verdict struct {
 // evaluated exactly this state of it (see nodeState); ok=false means the
 // caller must ask the host about this NodeInfo explicitly.
 func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdict, ok bool) {
-	if s.res == nil || int(slot) >= len(s.res.gens) || s.res.gens[slot] != st || int(slot) >= len(s.rejection) {
+	if s.res == nil || int(slot) >= len(s.rejection) {
+		return verdict{}, false
+	}
+	if held, ok := s.res.states.at(slot); !ok || held != st {
 		return verdict{}, false
 	}
 	i := s.rejection[slot]

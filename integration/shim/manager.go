@@ -404,9 +404,9 @@ var errNoSession = status.Error(codes.Unavailable, "no session with schedplug-ho
 // prefilterResult is the outcome of the cycle's PreFilter call.
 type prefilterResult struct {
 	resp *pb.PreFilterResponse
-	// gens[slot] is the node state the host evaluated for that slot
-	// (freeSlot: no node).
-	gens []nodeState
+	// states: the node state the host evaluated for each slot (freeSlot:
+	// no node).
+	states *slotStates
 }
 
 // tableVersionTrailer is the trailing metadata key in which the host
@@ -492,7 +492,7 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 		m.table.commit(plan, resp.GetTableVersion())
 		m.needFull = false
 		m.pending = nil
-		return &prefilterResult{resp: resp, gens: plan.gens}, nil, nil
+		return &prefilterResult{resp: resp, states: plan.states}, nil, nil
 	}
 	hostVersion := trailerVersion(trailer)
 	switch code := status.Code(err); {

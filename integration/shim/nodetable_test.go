@@ -2,6 +2,7 @@ package shim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	fwk "k8s.io/kube-scheduler/framework"
@@ -30,8 +31,8 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	if len(p.msg.Removed) != 1 || p.msg.Removed[0] != slotB || len(p.msg.Upserts) != 0 {
 		t.Fatalf("remove plan: %v", p.msg)
 	}
-	if p.gens[slotB] != freeSlot {
-		t.Fatalf("removed slot state %v, want free", p.gens[slotB])
+	if st, _ := p.states.at(slotB); st != freeSlot {
+		t.Fatalf("removed slot state %v, want free", st)
 	}
 	tbl.commit(p, 0)
 	if _, ok := tbl.slotOf("b"); ok {
@@ -46,8 +47,9 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	tbl.commit(p, 0)
 	for _, ni := range []*framework.NodeInfo{a, c, d, e} {
 		s, ok := tbl.slotOf(ni.Node().Name)
-		if !ok || p.gens[s].gen != ni.GetGeneration() {
-			t.Fatalf("%s: slot %d ok=%v gen %d, want %d", ni.Node().Name, s, ok, p.gens[s].gen, ni.GetGeneration())
+		st, _ := p.states.at(s)
+		if !ok || st.gen != ni.GetGeneration() {
+			t.Fatalf("%s: slot %d ok=%v gen %d, want %d", ni.Node().Name, s, ok, st.gen, ni.GetGeneration())
 		}
 	}
 	if tbl.currentVersion() != 3 {
@@ -78,3 +80,60 @@ func BenchmarkPlanDelta5000(b *testing.B) {
 
 // basicNode converts a node without any declared data.
 func basicNode(ni fwk.NodeInfo, slot uint32) *pb.Node { return convertNode(ni, slot, 0) }
+
+// Every plan's slot states equal the table's states once it is committed,
+// across many cycles (more than maxChangedSlots, so bases are rebuilt), and
+// a plan's states never change afterwards: a cycle may hold them while the
+// next pods' cycles commit theirs.
+func TestSlotStatesFollowTheTableAndStayPut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var nodes []*framework.NodeInfo
+	for i := 0; i < 40; i++ {
+		nodes = append(nodes, testNode(fmt.Sprintf("n%d", i), nil, 0))
+	}
+	list := func() []fwk.NodeInfo {
+		out := make([]fwk.NodeInfo, len(nodes))
+		for i, n := range nodes {
+			out[i] = n
+		}
+		return out
+	}
+	type kept struct {
+		states *slotStates
+		want   []nodeState
+	}
+	var history []kept
+	tbl := newNodeTable()
+	next := 40
+	for cycle := 0; cycle < 300; cycle++ {
+		switch r := rng.IntN(10); {
+		case r < 6: // a pod lands on a node
+			nodes[rng.IntN(len(nodes))].AddPod(testPod(fmt.Sprintf("p%d", cycle), nil))
+		case r < 8 && len(nodes) > 1: // a node goes away
+			i := rng.IntN(len(nodes))
+			nodes = append(nodes[:i], nodes[i+1:]...)
+		default: // a node joins
+			nodes = append(nodes, testNode(fmt.Sprintf("n%d", next), nil, 0))
+			next++
+		}
+		p := tbl.planDelta(list(), cycle%97 == 0, basicNode)
+		tbl.commit(p, 0)
+		want := append([]nodeState(nil), tbl.gens...)
+		for slot := range want {
+			if got, ok := p.states.at(uint32(slot)); !ok || got != want[slot] {
+				t.Fatalf("cycle %d slot %d: plan says %v (ok=%v), table holds %v", cycle, slot, got, ok, want[slot])
+			}
+		}
+		if _, ok := p.states.at(uint32(len(want))); ok && len(want) >= p.states.size {
+			t.Fatalf("cycle %d: a slot past the table is reported", cycle)
+		}
+		history = append(history, kept{p.states, want})
+	}
+	for i, h := range history {
+		for slot, w := range h.want {
+			if got, _ := h.states.at(uint32(slot)); got != w {
+				t.Fatalf("the states of cycle %d changed later: slot %d is %v, was %v", i, slot, got, w)
+			}
+		}
+	}
+}

@@ -7,7 +7,8 @@
 #     schedplug_plugin_v1, so plugins cannot clash with each other or the host;
 #   - position-independent;
 #   - with -Wl,--no-undefined, so a missing symbol is a link error here
-#     instead of a load failure in the host;
+#     instead of a load failure in the host (except in clang sanitizer
+#     builds, see below);
 #   - against schedplug::sdk only (headers): it never links the host's
 #     libraries. Link your own dependencies with target_link_libraries(); link
 #     static ones where you can, since the host image may not have them.
@@ -61,9 +62,20 @@ function(schedplug_add_plugin name)
   if(NOT DEFINED CMAKE_C_STANDARD OR CMAKE_C_STANDARD LESS 11)
     set_target_properties(${name} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
   endif()
+  # clang links the sanitizer runtimes into executables only: a plugin
+  # compiled with clang's -fsanitize refers to __asan_*/__ubsan_* symbols
+  # that the (instrumented) host exports at load time, so --no-undefined
+  # cannot hold there. Such builds set SCHEDPLUG_PLUGIN_ALLOW_UNDEFINED, or
+  # are recognised by -fsanitize in CMAKE_<LANG>_FLAGS.
+  set(no_undefined LINKER:--no-undefined)
+  if(SCHEDPLUG_PLUGIN_ALLOW_UNDEFINED OR
+     (CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND
+      "${CMAKE_C_FLAGS} ${CMAKE_CXX_FLAGS}" MATCHES "-fsanitize="))
+    set(no_undefined)
+  endif()
   if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     target_link_options(${name} PRIVATE
-      LINKER:--no-undefined
+      ${no_undefined}
       LINKER:--exclude-libs,ALL
       LINKER:--version-script=${map})
   endif()
@@ -88,8 +100,10 @@ endfunction()
 # schedplug_add_plugin_test(<name> <source>... [PLUGINS <plugin-target>...])
 #
 # Builds a test program that uses the test kit (schedplug/testing.hpp, or
-# schedplug/testing.h from C) and registers it with CTest (call
-# enable_testing() first). For each plugin target T in PLUGINS, the test is
+# schedplug/testing.h from C) and registers it with CTest. It enables
+# testing in the calling directory (enable_testing(), deferred to the end of
+# that directory's CMakeLists.txt, since a function's own call would not
+# last), so `ctest --test-dir <build>` runs the tests. For each plugin target T in PLUGINS, the test is
 # built after T and gets the path of T's .so as the macro <T in upper
 # case>_SO, e.g. SPARE_CPU_SO. The kit's C functions are compiled in, so C
 # tests work too; the project must enable CXX, and the kit needs
@@ -130,5 +144,6 @@ function(schedplug_add_plugin_test name)
     target_compile_definitions(${name} PRIVATE "${macro}_SO=\"$<TARGET_FILE:${plugin}>\"")
     add_dependencies(${name} ${plugin})
   endforeach()
+  cmake_language(DEFER CALL enable_testing)
   add_test(NAME ${name} COMMAND ${name})
 endfunction()

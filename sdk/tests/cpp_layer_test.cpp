@@ -7,6 +7,7 @@
 #include <chrono>
 #include <mutex>
 #include <schedplug/plugin.hpp>
+#include <schedplug/runtime.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -741,3 +742,16 @@ TEST(ArgsGetters, DurationsListsAndNestedObjects) {
 }
 
 }  // namespace v1_1
+
+// kube-scheduler's node total, the one rule schedplug simulate and the test
+// kit use: the sum of weight x normalized score; a missing weight is 1.
+TEST(Runtime, WeightedSumIsTheSumOfWeightTimesNormalizedScore) {
+  const std::array<int64_t, 3> normalized = {100, 40, 0};
+  const std::array<int64_t, 3> weights = {3, 1, 7};
+  EXPECT_EQ(schedplug::runtime::weighted_sum(normalized, weights),
+            3 * 100 + 1 * 40 + 7 * 0);
+  EXPECT_EQ(schedplug::runtime::weighted_sum(
+                normalized, std::span<const int64_t>(weights).first(1)),
+            3 * 100 + 40 + 0);
+  EXPECT_EQ(schedplug::runtime::weighted_sum({}, weights), 0);
+}

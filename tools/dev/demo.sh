@@ -15,6 +15,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$schedplug_root
+# Relative paths in the flags (--plugins my-plugin/build) are the caller's.
+caller_dir=$PWD
 cd "$root"
 
 bash tools/dev/install-deps.sh
@@ -24,7 +26,7 @@ jobs=${SCHEDPLUG_JOBS:-2}
 if [[ ! -f build/build.ninja ]]; then
   step --fatal cxx-configure cxx_configure
 fi
-step --fatal cxx-build cmake --build build -j "$jobs" --target schedplug-host hw_encrypt dedicated_nodes network_latency
+step --fatal cxx-build cmake --build build -j "$jobs" --target schedplug-host schedplug hw_encrypt dedicated_nodes network_latency
 
 bin="$root/build/go"
 mkdir -p "$bin"
@@ -36,4 +38,5 @@ step --fatal go-build bash -c "cd integration && go build -o '$bin/kube-schedule
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"
 export SCHEDPLUG_SCHEDULER_BIN="$bin/kube-scheduler"
+cd "$caller_dir"
 exec "$bin/schedplug-demo" -config-dir "$root/config/demo" -keep-logs "$SCHEDPLUG_LOG_DIR/demo" "$@"

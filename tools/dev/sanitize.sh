@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The sanitizer builds and fuzzing, run by hand (not steps of
-# tools/dev/test.sh: from a cold compiler cache they do not fit the CI
-# budget on 2 cores; docs/sanitizers.md):
+# The sanitizer builds and the bounded fuzz run, steps of tools/dev/test.sh
+# (docs/sanitizers.md, docs/fuzzing.md), or by hand:
 #
-#   bash tools/dev/sanitize.sh build asan|tsan|fuzz   # configure + build
-#   bash tools/dev/sanitize.sh test asan|tsan         # run its ctest subset
-#   bash tools/dev/sanitize.sh fuzz SECONDS [TARGET...]  # bounded libFuzzer runs
-#   bash tools/dev/sanitize.sh fuzz-ci                # fixed seed and counts
+#   bash tools/dev/sanitize.sh build asan|tsan          # configure + build
+#   bash tools/dev/sanitize.sh test asan|tsan           # run its ctest subset
+#   bash tools/dev/sanitize.sh fuzz-ci                  # fixed seed and counts
+#   bash tools/dev/sanitize.sh fuzz SECONDS [TARGET...] # longer libFuzzer runs
 #
-# asan  build-asan/  GCC, -DSCHEDPLUG_SANITIZE=address,undefined
-# tsan  build-tsan/  GCC, -DSCHEDPLUG_SANITIZE=thread
-# fuzz  build-fuzz/  clang, -DSCHEDPLUG_FUZZ=ON (libFuzzer + ASan + UBSan)
-# Each is its own build directory, compiled through ccache, at -O1 -g1 (fast
-# enough to compile, optimised enough to run the suites in reasonable time).
+# asan  build-asan/  clang, -DSCHEDPLUG_FUZZ=ON: AddressSanitizer and
+#                    UndefinedBehaviorSanitizer on every target, the test
+#                    suites and the libFuzzer targets in one tree (one
+#                    compile of the code serves both)
+# tsan  build-tsan/  GCC, -DSCHEDPLUG_SANITIZE=thread, only the threaded
+#                    suites' targets
+# Both compile through ccache at -O1 with line tables only: fast enough to
+# compile on 2 cores, optimised enough to run the suites quickly.
 # What runs under which sanitizer, and why: docs/sanitizers.md.
 set -euo pipefail
 
@@ -37,9 +39,13 @@ configure() { # DIR EXTRA_CMAKE_ARGS...
   local dir=$1
   shift
   if [[ -f $dir/build.ninja ]]; then return 0; fi
+  # -gline-tables-only (GCC: -g1): file:line in every report, without the
+  # full debug info that would double compile and link time.
+  local debug=-g1
+  if [[ " $* " == *" -DCMAKE_CXX_COMPILER=clang++ "* ]]; then debug=-gline-tables-only; fi
   cmake -G Ninja -S . -B "$dir" "${launcher[@]}" \
-    -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" \
-    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DSCHEDPLUG_BUILD_BENCHMARKS=OFF "$@"
+    -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 $debug" \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 $debug" -DSCHEDPLUG_BUILD_BENCHMARKS=OFF "$@"
 }
 
 # The ctest tests each sanitizer runs (regexes over test names).
@@ -64,23 +70,30 @@ tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|InProce
 # each on a 2-core machine (docs/fuzzing.md has the measured rates).
 declare -A fuzz_ci_runs=([config]=5000 [args]=20000 [table]=20000 [request]=80000)
 
+need_fuzzers() {
+  local t
+  for t in config args table request; do
+    if [[ ! -x build-asan/fuzz/fuzz_$t ]]; then
+      echo "build-asan/fuzz/fuzz_$t is missing: build the fuzzers first with" \
+        "\`bash tools/dev/sanitize.sh build asan\`" >&2
+      exit 2
+    fi
+  done
+}
+
 case ${1:-} in
 build)
   case ${2:-} in
   asan)
-    configure build-asan -DSCHEDPLUG_SANITIZE=address,undefined
+    configure build-asan -DSCHEDPLUG_FUZZ=ON \
+      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
     cmake --build build-asan -j "$jobs"
     ;;
   tsan)
     configure build-tsan -DSCHEDPLUG_SANITIZE=thread
     cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}"
     ;;
-  fuzz)
-    configure build-fuzz -DSCHEDPLUG_FUZZ=ON \
-      -DSCHEDPLUG_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-    cmake --build build-fuzz -j "$jobs" --target schedplug_fuzzers
-    ;;
-  *) echo "usage: $0 build asan|tsan|fuzz" >&2; exit 2 ;;
+  *) echo "usage: $0 build asan|tsan" >&2; exit 2 ;;
   esac
   ;;
 test)
@@ -91,23 +104,24 @@ test)
   esac
   ;;
 fuzz)
+  need_fuzzers
   seconds=${2:?usage: $0 fuzz SECONDS [TARGET...]}
   shift 2
   targets=("$@")
   if ((${#targets[@]} == 0)); then targets=(config args table request); fi
   status=0
   for t in "${targets[@]}"; do
-    # New inputs go to a scratch corpus under build-fuzz/, never into the
-    # seed corpus in the repository; a crash lands in build-fuzz/crashes/.
-    work="build-fuzz/corpus/$t"
-    mkdir -p "$work" build-fuzz/crashes
+    # New inputs go to a scratch corpus under build-asan/, never into the
+    # seed corpus in the repository; a crash lands in build-asan/crashes/.
+    work="build-asan/corpus/$t"
+    mkdir -p "$work" build-asan/crashes
     seeds=("fuzz/$t/corpus")
     if [[ -d fuzz/$t/regressions ]]; then seeds+=("fuzz/$t/regressions"); fi
     echo "== fuzz_$t for ${seconds}s"
-    if ! "build-fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+    if ! "build-asan/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="build-fuzz/crashes/$t-" "$work" "${seeds[@]}"; then
-      echo "fuzz_$t found a crash: see build-fuzz/crashes/ and docs/fuzzing.md" >&2
+      -artifact_prefix="build-asan/crashes/$t-" "$work" "${seeds[@]}"; then
+      echo "fuzz_$t found a crash: see build-asan/crashes/ and docs/fuzzing.md" >&2
       status=1
     fi
   done
@@ -118,27 +132,28 @@ fuzz-ci)
   # fixed seed and a fixed number of inputs per target, so two CI runs of
   # one commit try the same inputs (a time bound would not); about 20 s
   # per target on a 2-core machine. Scratch corpora go to a temporary
-  # directory, never into build-fuzz/corpus/ or the repository.
+  # directory, never into build-asan/corpus/ or the repository.
+  need_fuzzers
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' EXIT
-  mkdir -p build-fuzz/crashes
+  mkdir -p build-asan/crashes
   status=0
   for t in config args table request; do
     mkdir -p "$scratch/$t"
     seeds=("fuzz/$t/corpus")
     if [[ -d fuzz/$t/regressions ]]; then seeds+=("fuzz/$t/regressions"); fi
     echo "== fuzz_$t: ${fuzz_ci_runs[$t]} inputs, seed 1"
-    if ! "build-fuzz/fuzz/fuzz_$t" -seed=1 -runs="${fuzz_ci_runs[$t]}" \
+    if ! "build-asan/fuzz/fuzz_$t" -seed=1 -runs="${fuzz_ci_runs[$t]}" \
       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="build-fuzz/crashes/$t-" "$scratch/$t" "${seeds[@]}"; then
-      echo "fuzz_$t found a crash: see build-fuzz/crashes/ and docs/fuzzing.md" >&2
+      -artifact_prefix="build-asan/crashes/$t-" "$scratch/$t" "${seeds[@]}"; then
+      echo "fuzz_$t found a crash: see build-asan/crashes/ and docs/fuzzing.md" >&2
       status=1
     fi
   done
   exit $status
   ;;
 *)
-  sed -n '2,14p' "$0" >&2
+  sed -n '2,19p' "$0" >&2
   exit 2
   ;;
 esac

@@ -2,7 +2,9 @@
 # THE test command (README, CI): installs what is missing, builds the C++
 # tree into build/, runs its unit tests (ctest), then the Go tests in
 # integration/, whose end-to-end tests start etcd, kube-apiserver, the host
-# and kube-scheduler for real (docs/e2e.md). Exits non-zero on any failure.
+# and kube-scheduler for real (docs/e2e.md), the shim under Go's race
+# detector, and last the C++ suites under the sanitizers and a bounded fuzz
+# run (docs/sanitizers.md). Exits non-zero on any failure.
 #
 #   bash tools/dev/test.sh            # everything
 #   GO_TEST_FLAGS="-run HwEncrypt" bash tools/dev/test.sh
@@ -67,15 +69,18 @@ say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed,
 # Kubernetes (docs/sanitizers.md).
 step --show "$go_summary" go-test-race bash -c 'cd integration && go test -race -count=1 -timeout 30m ./shim/...'
 
-# The C++ suites under AddressSanitizer+UndefinedBehaviorSanitizer and
-# ThreadSanitizer, and the bounded libFuzzer run, are not steps of this
-# command: their builds from a cold compiler cache take longer than the CI
-# budget allows on 2 cores (the ASan tree alone about 35 minutes; measured
-# in docs/sanitizers.md). ctest above replays every fuzz corpus and every
-# past crash. Run them with:
-#   bash tools/dev/sanitize.sh build asan && bash tools/dev/sanitize.sh test asan
-#   bash tools/dev/sanitize.sh build tsan && bash tools/dev/sanitize.sh test tsan
-#   bash tools/dev/sanitize.sh build fuzz && bash tools/dev/sanitize.sh fuzz-ci
+# The C++ suites again under AddressSanitizer+UndefinedBehaviorSanitizer
+# (clang; the same tree holds the libFuzzer targets) and the threaded suites
+# under ThreadSanitizer (GCC), then a bounded, reproducible libFuzzer run
+# (fixed seed and input counts) over each fuzz target's seed corpus and past
+# crashes. Last, so the suites above report first; each its own directory
+# (build-asan/, build-tsan/) compiled through ccache. What runs where, and
+# the measured cost: docs/sanitizers.md, docs/fuzzing.md.
+step sanitize-asan-build bash tools/dev/sanitize.sh build asan
+step --show "$ctest_summary" sanitize-asan-test bash tools/dev/sanitize.sh test asan
+step --show '^== fuzz_|found a crash|Done [0-9]+ runs' fuzz-ci bash tools/dev/sanitize.sh fuzz-ci
+step sanitize-tsan-build bash tools/dev/sanitize.sh build tsan
+step --show "$ctest_summary" sanitize-tsan-test bash tools/dev/sanitize.sh test tsan
 
 steps_finish
 say "all tests passed"

@@ -18,6 +18,7 @@
 #include "host/config/resolve.hpp"
 #include "host/model/records.hpp"
 #include "host/service/profile_runtime.hpp"
+#include "schedplug/runtime.hpp"
 #include "tools/schedplug/kube_dump.hpp"
 
 namespace schedplug::tools {
@@ -277,10 +278,18 @@ class Simulation {
           if (explain) result.explain = std::move(details);
           return result;
         }
-        if (o.skipped) continue;
-        for (size_t k = 0; k < feasible.size(); ++k) {
-          totals[k] += static_cast<int64_t>(weights[p]) * o.scores[k];
+      }
+      // kube-scheduler's total, by the SDK's rule (the test kit's too):
+      // weight x normalized score summed over the Score plugins; a plugin
+      // that skipped the pod adds nothing.
+      const std::vector<int64_t> weights64(weights.begin(), weights.end());
+      std::vector<int64_t> normalized(profile.scorers.size(), 0);
+      for (size_t k = 0; k < feasible.size(); ++k) {
+        for (size_t p = 0; p < profile.scorers.size(); ++p) {
+          const host::PluginScoreOutcome& o = scored.plugins[p];
+          normalized[p] = o.skipped ? 0 : o.scores[k];
         }
+        totals[k] = schedplug::runtime::weighted_sum(normalized, weights64);
       }
       if (explain) {
         for (size_t k = 0; k < feasible.size(); ++k) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,8 +183,22 @@ func cleanObject(m *metav1.ObjectMeta) {
 // describePod says what a pod from a file asks for: its cpu and memory
 // requests and its annotations.
 func describePod(p *corev1.Pod) string {
+	// cpu and memory first, then the other resources (GPUs, ...) by name.
+	names := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
+	var others []string
+	for _, c := range p.Spec.Containers {
+		for r := range c.Resources.Requests {
+			if r != corev1.ResourceCPU && r != corev1.ResourceMemory && !slices.Contains(others, string(r)) {
+				others = append(others, string(r))
+			}
+		}
+	}
+	sort.Strings(others)
+	for _, r := range others {
+		names = append(names, corev1.ResourceName(r))
+	}
 	var parts []string
-	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+	for _, r := range names {
 		var sum resource.Quantity
 		for _, c := range p.Spec.Containers {
 			if q, ok := c.Resources.Requests[r]; ok {
