@@ -86,6 +86,9 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	s := startStackWith(t, stackOptions{ConfigYAML: dataConfig, PluginDir: pluginDir})
 	ctx := s.ctx()
 	ns := s.namespace("pod-data")
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "probe-high"}, Value: 100}
+	_, err = s.client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+	s.must(err)
 
 	cordoned := testenv.MakeNode("node-c", bigNode, nil)
 	cordoned.Spec.Unschedulable = true
@@ -126,9 +129,6 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	place("web-3", "web", "node-b")
 
 	// The probe: every pod field the data bits cover, from a real pod.
-	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "probe-high"}, Value: 100}
-	_, err = s.client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
-	s.must(err)
 	yes := true
 	probe := testenv.MakePod(ns, testenv.PodSpec{Name: "probe", Priority: "probe-high"})
 	probe.Labels = map[string]string{"probe": "yes"}
@@ -138,7 +138,16 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
 	c.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
 	c.Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 9090, Protocol: corev1.ProtocolTCP}}
-	s.must(testenv.CreatePods(ctx, s.client, probe))
+	// The Priority admission plugin reads PriorityClasses from its
+	// informer, which may not have the class yet: retry until it does.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := s.client.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{})
+		if err != nil && strings.Contains(err.Error(), "no PriorityClass") {
+			return false, nil
+		}
+		return true, err
+	})
+	s.must(err)
 	saw := func(unschedulable int) string {
 		return fmt.Sprintf("saw nodeName=- nominated=- class=probe-high owner=ReplicaSet/rs(controller) "+
 			"containers=1 image=registry.example/probe:1 cpu=250/500 port=8080/TCP/9090 "+
