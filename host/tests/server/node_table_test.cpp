@@ -149,7 +149,9 @@ TEST(CompactNode, CopiesTheDeclaredData) {
   NodeData bare;
   bare.name = "n2";
   const NodeRecord bare_record(std::move(bare));
-  const schedplug::Node empty(CompactNode::copy_of(bare_record.view())->view());
+  // The view borrows from the copy: keep the copy alive while it is read.
+  const auto bare_copy = CompactNode::copy_of(bare_record.view());
+  const schedplug::Node empty(bare_copy->view());
   EXPECT_FALSE(empty.unschedulable());
   EXPECT_EQ(empty.condition_count(), 0u);
   EXPECT_EQ(empty.capacity("cpu"), 0);
