@@ -119,10 +119,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)quiet;
   v1::PreFilterRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return 0;
-  check_pod(request.pod());
-  for (const v1::Node& node : request.delta().upserts()) check_node(node);
-
-  const host::TableDelta delta = host::delta_from_proto(request.delta());
+  host::TableDelta delta;
+  try {
+    check_pod(request.pod());
+    for (const v1::Node& node : request.delta().upserts()) check_node(node);
+    delta = host::delta_from_proto(request.delta());
+  } catch (const host::FieldLimitError& e) {
+    // A field over the host's bounds: refused with a message naming it.
+    SCHEDPLUG_FUZZ_CHECK(
+        std::string(e.what()).find("over the limit of") != std::string::npos,
+        "a FieldLimitError without its limit");
+    return 0;
+  }
   SCHEDPLUG_FUZZ_CHECK(delta.upserts.size() ==
                            static_cast<size_t>(request.delta().upserts_size()),
                        "upsert count");

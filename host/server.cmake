@@ -31,6 +31,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/service/host_service.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/listen_address.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security/unix_listener.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/security/peer_identity.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security/tcp_credentials.cpp
   ${CMAKE_CURRENT_LIST_DIR}/app/host_app.cpp
 )

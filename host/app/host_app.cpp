@@ -211,6 +211,8 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   context.startup_warnings = std::move(warnings);
   context.pool = app->pool_.get();
   context.metrics = app->metrics_.get();
+  app->peers_ = std::make_unique<PeerIdentities>();
+  context.peers = app->peers_.get();
   app->service_ =
       std::make_unique<HostService>(std::move(context), options.service);
 
@@ -222,9 +224,9 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     // connections whose peer uid is allowed (host/security/unix_listener).
     try {
       check_unix_security_flags(options.security);
-      app->unix_listener_ =
-          std::make_unique<UnixListener>(listen.socket_path, options.security,
-                                         app->metrics_->registry().get());
+      app->unix_listener_ = std::make_unique<UnixListener>(
+          listen.socket_path, options.security, app->metrics_->registry().get(),
+          app->peers_.get());
     } catch (const std::exception& e) {
       fail(diagnostics, e.what());
     }

@@ -90,6 +90,8 @@ class HostApp {
  private:
   HostApp() = default;
 
+  // First, so that it outlives the listener and the service that use it.
+  std::unique_ptr<PeerIdentities> peers_;
   std::string target_;
   std::filesystem::path socket_path_;
   std::unique_ptr<HostMetrics> metrics_;

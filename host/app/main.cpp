@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   int verbosity = 0;
   int drain_seconds = 10;
   size_t max_sessions = options.service.max_sessions;
+  size_t max_sessions_per_peer = options.service.max_sessions_per_peer;
+  uint64_t max_session_memory = options.service.max_session_memory;
+  uint64_t max_total_session_memory = options.service.max_total_session_memory;
 
   CLI::App cli{
       "schedplug-host: runs native kube-scheduler plugins for the schedplug "
@@ -117,6 +120,28 @@ int main(int argc, char** argv) {
          "used is dropped beyond it")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cli.add_option(
+         "--max-sessions-per-peer", max_sessions_per_peer,
+         "Sessions one peer (a uid on the unix socket, a TLS client "
+         "certificate or an address on TCP) may hold; its next one drops its "
+         "own least recently used, never another peer's")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cli.add_option(
+         "--max-session-memory", max_session_memory,
+         "Memory one session may hold (its node table and current pod, "
+         "estimated from their sizes; 5000 nodes with 110 pods each in their "
+         "pod lists take about 0.3 GiB); a node-table delta beyond it gets "
+         "RESOURCE_EXHAUSTED (0: no bound). Units: Ki, Mi, Gi (1024) or k, "
+         "M, G (1000)")
+      ->transform(CLI::AsSizeValue(true))
+      ->default_str("1Gi");
+  cli.add_option(
+         "--max-total-session-memory", max_total_session_memory,
+         "Memory all sessions together may hold, as --max-session-memory "
+         "counts it; a delta beyond it gets RESOURCE_EXHAUSTED (0: no bound)")
+      ->transform(CLI::AsSizeValue(true))
+      ->default_str("2Gi");
   cli.add_option(
          "--hook-hard-limit", hook_hard_limit_seconds,
          "Seconds one plugin hook call (applies, filter, score, "
@@ -156,6 +181,9 @@ int main(int argc, char** argv) {
                  "only plugin files listed there with that digest");
   CLI11_PARSE(cli, argc, argv);
   options.service.max_sessions = max_sessions;
+  options.service.max_sessions_per_peer = max_sessions_per_peer;
+  options.service.max_session_memory = max_session_memory;
+  options.service.max_total_session_memory = max_total_session_memory;
   options.hook_hard_limit = std::chrono::milliseconds(
       static_cast<int64_t>(hook_hard_limit_seconds * 1000));
   options.memory_trim_interval = std::chrono::milliseconds(

@@ -109,7 +109,20 @@ HostMetrics::HostMetrics()
                             .Name("schedplug_refresh_failures_total")
                             .Help("Background refresh calls that failed, by "
                                   "plugin.")
-                            .Register(*registry_)) {}
+                            .Register(*registry_)),
+      refused_requests_(prometheus::BuildCounter()
+                            .Name("schedplug_refused_requests_total")
+                            .Help("Requests refused by a limit, by reason "
+                                  "(field_length, list_length, "
+                                  "session_memory, total_session_memory).")
+                            .Register(*registry_)),
+      session_memory_(prometheus::BuildGauge()
+                          .Name("schedplug_session_memory_bytes")
+                          .Help("Memory all sessions hold (node tables and "
+                                "current pods), estimated from their sizes; "
+                                "what --max-total-session-memory bounds.")
+                          .Register(*registry_)
+                          .Add({})) {}
 
 HostMetrics::PluginSeries& HostMetrics::plugin_series(
     const std::string& plugin, std::string_view extension_point) {
@@ -160,6 +173,14 @@ void HostMetrics::refresh_failed(const std::string& plugin) {
 
 void HostMetrics::refresh_succeeded(const std::string& plugin) {
   refresh_total_.Add({{"plugin", plugin}}).Increment();
+}
+
+void HostMetrics::request_refused(std::string_view reason) {
+  refused_requests_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void HostMetrics::session_memory(size_t bytes) {
+  session_memory_.Set(static_cast<double>(bytes));
 }
 
 std::string HostMetrics::text() const {

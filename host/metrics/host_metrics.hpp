@@ -42,6 +42,11 @@ class HostMetrics {
   void deadline_exceeded(const std::string& plugin);
   void refresh_failed(const std::string& plugin);
   void refresh_succeeded(const std::string& plugin);
+  // A request refused by a limit (docs/security.md): "field_length",
+  // "list_length", "session_memory", "total_session_memory".
+  void request_refused(std::string_view reason);
+  // The bytes all sessions hold, as the sessions account them.
+  void session_memory(size_t bytes);
 
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
@@ -67,6 +72,8 @@ class HostMetrics {
   prometheus::Family<prometheus::Counter>& deadline_exceeded_;
   prometheus::Family<prometheus::Counter>& refresh_total_;
   prometheus::Family<prometheus::Counter>& refresh_failures_;
+  prometheus::Family<prometheus::Counter>& refused_requests_;
+  prometheus::Gauge& session_memory_;
 
   std::mutex mutex_;  // guards series_
   std::unordered_map<std::string, PluginSeries> series_;

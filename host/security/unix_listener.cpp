@@ -22,6 +22,7 @@
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
+#include "host/security/peer_identity.hpp"
 #include "host/service/listen_address.hpp"
 
 namespace schedplug::host {
@@ -108,8 +109,9 @@ void secure_socket_directory(const std::filesystem::path& dir,
 
 UnixListener::UnixListener(const std::filesystem::path& path,
                            const SecurityOptions& options,
-                           prometheus::Registry* registry)
-    : path_(path) {
+                           prometheus::Registry* registry,
+                           PeerIdentities* peers)
+    : path_(path), peers_(peers) {
   std::optional<gid_t> group;
   if (!options.socket_group.empty()) {
     group = resolve_group(options.socket_group);
@@ -250,6 +252,7 @@ void UnixListener::accept_loop() {
     }
     spdlog::debug("connection on {} from uid {} (pid {})", path_.string(),
                   peer.uid, peer.pid);
+    if (peers_ != nullptr) peers_->accepted(fd, peer.uid);
     grpc::AddInsecureChannelFromFd(server_, fd);
   }
 }

@@ -34,6 +34,8 @@ class Registry;
 
 namespace schedplug::host {
 
+class PeerIdentities;
+
 // "--socket-group": a group name or number. Throws std::invalid_argument
 // naming the flag when no such group exists.
 gid_t resolve_group(const std::string& group);
@@ -48,9 +50,11 @@ void secure_socket_directory(const std::filesystem::path& dir,
 class UnixListener {
  public:
   // Secures the directory, removes a stale socket, binds and listens.
-  // Throws std::runtime_error.
+  // Throws std::runtime_error. Each served connection's uid is told to
+  // `peers` (when set), which names the peers of calls.
   UnixListener(const std::filesystem::path& path,
-               const SecurityOptions& options, prometheus::Registry* registry);
+               const SecurityOptions& options, prometheus::Registry* registry,
+               PeerIdentities* peers = nullptr);
   ~UnixListener();
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;
@@ -72,6 +76,7 @@ class UnixListener {
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: stop() wakes the accept thread
   grpc::Server* server_ = nullptr;
+  PeerIdentities* peers_ = nullptr;
   std::thread thread_;
   std::atomic<uint64_t> refused_{0};
   prometheus::Counter* refused_counter_ = nullptr;

@@ -1,92 +1,317 @@
 #include "host/service/convert.hpp"
 
+#include <string_view>
+
+#include <fmt/format.h>
+
 namespace schedplug::host {
 namespace {
 
+using L = FieldLimits;
+
+// At most 64 bytes of `s` for a message (a refused string may be huge).
+std::string clip(std::string_view s) {
+  if (s.size() <= 64) return std::string(s);
+  return std::string(s.substr(0, 64)) + "...";
+}
+
+// The pod or node being converted, for messages; built only on a refusal.
+struct Subject {
+  const char* kind;  // "pod", "node"
+  std::string_view ns;
+  std::string_view name;
+  int64_t index = -1;               // a delta upsert's node index
+  const Subject* parent = nullptr;  // the node whose pod list holds it
+  int position = 0;                 // its position there
+
+  std::string describe() const {
+    if (parent != nullptr) {
+      return fmt::format("{}: pods[{}] (\"{}/{}\")", parent->describe(),
+                         position, clip(ns), clip(name));
+    }
+    std::string out = std::string(kind) + " \"" +
+                      (ns.empty() ? "" : clip(ns) + "/") + clip(name) + "\"";
+    if (index >= 0) out += fmt::format(" (index {})", index);
+    return out;
+  }
+};
+
+constexpr std::string_view kWhy =
+    "; the host bounds every field above Kubernetes' own limits "
+    "(docs/security.md, \"Limits\"), so an object as a Kubernetes API "
+    "server stores it always fits: send it unchanged";
+
+[[noreturn]] void string_too_long(const Subject& subject,
+                                  const std::string& field, size_t length,
+                                  size_t limit, size_t kubernetes) {
+  throw FieldLimitError(
+      FieldLimitError::Kind::kString,
+      fmt::format("{}: {} is {} bytes long, over the limit of {} bytes{}{}",
+                  subject.describe(), field, length, limit,
+                  kubernetes == 0
+                      ? std::string()
+                      : fmt::format(" (Kubernetes allows {})", kubernetes),
+                  kWhy));
+}
+
+[[noreturn]] void list_too_long(const Subject& subject,
+                                const std::string& field, size_t length,
+                                size_t limit) {
+  throw FieldLimitError(
+      FieldLimitError::Kind::kList,
+      fmt::format("{}: {} has {} entries, over the limit of {}{}",
+                  subject.describe(), field, length, limit, kWhy));
+}
+
+// `field()` names the field; called only when the string is too long.
+template <typename Field>
+void check_string(const Subject& subject, const std::string& s, size_t limit,
+                  size_t kubernetes, Field&& field) {
+  if (s.size() > limit) [[unlikely]] {
+    string_too_long(subject, field(), s.size(), limit, kubernetes);
+  }
+}
+
+void check_list(const Subject& subject, int size, size_t limit,
+                const char* field) {
+  if (static_cast<size_t>(size) > limit) [[unlikely]] {
+    list_too_long(subject, field, static_cast<size_t>(size), limit);
+  }
+}
+
+void check_name(const Subject& subject, const std::string& s, const char* field,
+                size_t kubernetes = 253) {
+  check_string(subject, s, L::kNameBytes, kubernetes,
+               [&] { return std::string(field); });
+}
+
+// Labels and node selectors: bounded keys and values.
 template <typename Repeated>
-KeyValues key_values(const Repeated& list) {
+KeyValues key_values(const Subject& subject, const Repeated& list,
+                     const char* field) {
+  check_list(subject, list.size(), L::kMapEntries, field);
   KeyValues out;
   out.reserve(static_cast<size_t>(list.size()));
-  for (const v1::KeyValue& kv : list) out.emplace_back(kv.key(), kv.value());
+  int i = 0;
+  for (const v1::KeyValue& kv : list) {
+    check_string(subject, kv.key(), L::kKeyBytes, 317,
+                 [&] { return fmt::format("{}[{}] key", field, i); });
+    check_string(subject, kv.value(), L::kValueBytes, 63, [&] {
+      return fmt::format("{}[\"{}\"] value", field, clip(kv.key()));
+    });
+    out.emplace_back(kv.key(), kv.value());
+    ++i;
+  }
+  return out;
+}
+
+// Annotations: bounded keys, and keys and values bounded together.
+template <typename Repeated>
+KeyValues annotations(const Subject& subject, const Repeated& list) {
+  check_list(subject, list.size(), L::kMapEntries, "annotations");
+  KeyValues out;
+  out.reserve(static_cast<size_t>(list.size()));
+  size_t total = 0;
+  int i = 0;
+  for (const v1::KeyValue& kv : list) {
+    check_string(subject, kv.key(), L::kKeyBytes, 317,
+                 [&] { return fmt::format("annotations[{}] key", i); });
+    total += kv.key().size() + kv.value().size();
+    out.emplace_back(kv.key(), kv.value());
+    ++i;
+  }
+  if (total > L::kAnnotationsTotalBytes) [[unlikely]] {
+    string_too_long(subject, "annotations (keys and values together)", total,
+                    L::kAnnotationsTotalBytes, 256 * 1024);
+  }
   return out;
 }
 
 template <typename Repeated>
-Resources resources(const Repeated& list) {
+Resources resources(const Subject& subject, const Repeated& list,
+                    const char* field) {
+  check_list(subject, list.size(), L::kListEntries, field);
   Resources out;
   out.reserve(static_cast<size_t>(list.size()));
-  for (const v1::Resource& r : list) out.emplace_back(r.name(), r.value());
+  int i = 0;
+  for (const v1::Resource& r : list) {
+    check_string(subject, r.name(), L::kKeyBytes, 317,
+                 [&] { return fmt::format("{}[{}] name", field, i); });
+    out.emplace_back(r.name(), r.value());
+    ++i;
+  }
+  return out;
+}
+
+void check_other(const Subject& subject, const std::string& s, const char* list,
+                 int i, const char* member) {
+  check_string(subject, s, L::kOtherBytes, 0,
+               [&] { return fmt::format("{}[{}].{}", list, i, member); });
+}
+
+NodePodData node_pod(const Subject& node, const v1::NodePod& p, int position) {
+  const Subject subject{"pod", p.namespace_(), p.name(), -1, &node, position};
+  check_name(subject, p.namespace_(), "namespace", 63);
+  check_name(subject, p.name(), "name");
+  check_string(subject, p.owner_kind(), L::kOtherBytes, 0,
+               [] { return std::string("owner_kind"); });
+  return {p.namespace_(),
+          p.name(),
+          key_values(subject, p.labels(), "labels"),
+          p.priority(),
+          resources(subject, p.requests(), "requests"),
+          p.owner_kind()};
+}
+
+NodeData node_data(const v1::Node& node, int64_t index) {
+  const Subject subject{"node", {}, node.name(), index};
+  check_name(subject, node.name(), "name");
+  NodeData out;
+  out.name = node.name();
+  out.labels = key_values(subject, node.labels(), "labels");
+  out.annotations = annotations(subject, node.annotations());
+  check_list(subject, node.taints_size(), L::kListEntries, "taints");
+  out.taints.reserve(static_cast<size_t>(node.taints_size()));
+  int i = 0;
+  for (const v1::Taint& t : node.taints()) {
+    check_string(subject, t.key(), L::kKeyBytes, 317,
+                 [&] { return fmt::format("taints[{}].key", i); });
+    check_string(subject, t.value(), L::kValueBytes, 63,
+                 [&] { return fmt::format("taints[{}].value", i); });
+    check_other(subject, t.effect(), "taints", i, "effect");
+    out.taints.push_back({t.key(), t.value(), t.effect()});
+    ++i;
+  }
+  out.allocatable = resources(subject, node.allocatable(), "allocatable");
+  out.requested = resources(subject, node.requested(), "requested");
+  out.pod_count = node.pod_count();
+  out.unschedulable = node.unschedulable();
+  check_list(subject, node.conditions_size(), L::kListEntries, "conditions");
+  out.conditions.reserve(static_cast<size_t>(node.conditions_size()));
+  i = 0;
+  for (const v1::NodeCondition& c : node.conditions()) {
+    check_string(subject, c.type(), L::kKeyBytes, 317,
+                 [&] { return fmt::format("conditions[{}].type", i); });
+    check_other(subject, c.status(), "conditions", i, "status");
+    out.conditions.emplace_back(c.type(), c.status());
+    ++i;
+  }
+  out.capacity = resources(subject, node.capacity(), "capacity");
+  check_list(subject, node.pods_size(), L::kPodsOnNode, "pods");
+  out.pods.reserve(static_cast<size_t>(node.pods_size()));
+  i = 0;
+  for (const v1::NodePod& p : node.pods()) {
+    out.pods.push_back(node_pod(subject, p, i++));
+  }
+  return out;
+}
+
+template <typename T>
+size_t vector_bytes(const std::vector<T>& v) {
+  return v.size() * sizeof(T);
+}
+
+size_t string_bytes(const std::string& s) {
+  // Short strings live inside the std::string itself.
+  return s.size() > 15 ? s.size() + 1 : 0;
+}
+
+size_t kv_bytes(const KeyValues& list) {
+  size_t out = vector_bytes(list) + list.size() * sizeof(schedplug_kv);
+  for (const auto& [k, v] : list) out += string_bytes(k) + string_bytes(v);
+  return out;
+}
+
+size_t resource_bytes(const Resources& list) {
+  size_t out = vector_bytes(list) + list.size() * sizeof(schedplug_resource);
+  for (const auto& r : list) out += string_bytes(r.first);
   return out;
 }
 
 }  // namespace
 
 PodData pod_from_proto(const v1::Pod& pod) {
+  const Subject subject{"pod", pod.namespace_(), pod.name()};
+  check_name(subject, pod.namespace_(), "namespace", 63);
+  check_name(subject, pod.name(), "name");
+  check_name(subject, pod.uid(), "uid", 0);
+  check_name(subject, pod.node_name(), "node_name");
+  check_name(subject, pod.nominated_node_name(), "nominated_node_name");
+  check_name(subject, pod.priority_class_name(), "priority_class_name");
   PodData out;
   out.namespace_name = pod.namespace_();
   out.name = pod.name();
   out.uid = pod.uid();
-  out.labels = key_values(pod.labels());
-  out.annotations = key_values(pod.annotations());
+  out.labels = key_values(subject, pod.labels(), "labels");
+  out.annotations = annotations(subject, pod.annotations());
   out.priority = pod.priority();
-  out.requests = resources(pod.requests());
-  out.node_selector = key_values(pod.node_selector());
+  out.requests = resources(subject, pod.requests(), "requests");
+  out.node_selector = key_values(subject, pod.node_selector(), "node_selector");
+  check_list(subject, pod.tolerations_size(), L::kListEntries, "tolerations");
   out.tolerations.reserve(static_cast<size_t>(pod.tolerations_size()));
+  int i = 0;
   for (const v1::Toleration& t : pod.tolerations()) {
+    check_string(subject, t.key(), L::kKeyBytes, 317,
+                 [&] { return fmt::format("tolerations[{}].key", i); });
+    check_string(subject, t.value(), L::kValueBytes, 63,
+                 [&] { return fmt::format("tolerations[{}].value", i); });
+    check_other(subject, t.operator_(), "tolerations", i, "operator");
+    check_other(subject, t.effect(), "tolerations", i, "effect");
     TolerationData d{t.key(), t.operator_(), t.value(), t.effect(), {}};
     if (t.has_toleration_seconds())
       d.toleration_seconds = t.toleration_seconds();
     out.tolerations.push_back(std::move(d));
+    ++i;
   }
   out.node_name = pod.node_name();
   out.nominated_node_name = pod.nominated_node_name();
   out.priority_class_name = pod.priority_class_name();
+  check_list(subject, pod.owners_size(), L::kListEntries, "owners");
   out.owners.reserve(static_cast<size_t>(pod.owners_size()));
+  i = 0;
   for (const v1::OwnerRef& o : pod.owners()) {
+    check_other(subject, o.kind(), "owners", i, "kind");
+    check_string(subject, o.name(), L::kNameBytes, 253,
+                 [&] { return fmt::format("owners[{}].name", i); });
     out.owners.push_back({o.kind(), o.name(), o.controller()});
+    ++i;
   }
+  check_list(subject, pod.containers_size(), L::kListEntries, "containers");
   out.containers.reserve(static_cast<size_t>(pod.containers_size()));
+  i = 0;
   for (const v1::Container& c : pod.containers()) {
-    ContainerData d{c.name(),
-                    c.image(),
-                    resources(c.requests()),
-                    resources(c.limits()),
-                    {}};
+    check_string(subject, c.name(), L::kNameBytes, 63,
+                 [&] { return fmt::format("containers[{}].name", i); });
+    check_string(subject, c.image(), L::kImageBytes, 0,
+                 [&] { return fmt::format("containers[{}].image", i); });
+    const std::string where = fmt::format("containers[{}]", i);
+    ContainerData d{
+        c.name(),
+        c.image(),
+        resources(subject, c.requests(), (where + ".requests").c_str()),
+        resources(subject, c.limits(), (where + ".limits").c_str()),
+        {}};
+    check_list(subject, c.ports_size(), L::kPorts, (where + ".ports").c_str());
     d.ports.reserve(static_cast<size_t>(c.ports_size()));
+    int j = 0;
     for (const v1::ContainerPort& p : c.ports()) {
+      check_string(subject, p.protocol(), L::kOtherBytes, 0, [&] {
+        return fmt::format("{}.ports[{}].protocol", where, j);
+      });
+      check_string(subject, p.host_ip(), L::kOtherBytes, 0, [&] {
+        return fmt::format("{}.ports[{}].host_ip", where, j);
+      });
       d.ports.push_back(
           {p.container_port(), p.host_port(), p.protocol(), p.host_ip()});
+      ++j;
     }
     out.containers.push_back(std::move(d));
+    ++i;
   }
   return out;
 }
 
-NodeData node_from_proto(const v1::Node& node) {
-  NodeData out;
-  out.name = node.name();
-  out.labels = key_values(node.labels());
-  out.annotations = key_values(node.annotations());
-  out.taints.reserve(static_cast<size_t>(node.taints_size()));
-  for (const v1::Taint& t : node.taints()) {
-    out.taints.push_back({t.key(), t.value(), t.effect()});
-  }
-  out.allocatable = resources(node.allocatable());
-  out.requested = resources(node.requested());
-  out.pod_count = node.pod_count();
-  out.unschedulable = node.unschedulable();
-  out.conditions.reserve(static_cast<size_t>(node.conditions_size()));
-  for (const v1::NodeCondition& c : node.conditions()) {
-    out.conditions.emplace_back(c.type(), c.status());
-  }
-  out.capacity = resources(node.capacity());
-  out.pods.reserve(static_cast<size_t>(node.pods_size()));
-  for (const v1::NodePod& p : node.pods()) {
-    out.pods.push_back({p.namespace_(), p.name(), key_values(p.labels()),
-                        p.priority(), resources(p.requests()), p.owner_kind()});
-  }
-  return out;
-}
+NodeData node_from_proto(const v1::Node& node) { return node_data(node, -1); }
 
 TableDelta delta_from_proto(const v1::NodeTableDelta& delta) {
   TableDelta out;
@@ -96,11 +321,45 @@ TableDelta delta_from_proto(const v1::NodeTableDelta& delta) {
   out.upserts.reserve(static_cast<size_t>(delta.upserts_size()));
   for (const v1::Node& node : delta.upserts()) {
     // NodeRecord sorts and deduplicates; the table keeps a compact copy.
-    const NodeRecord record(node_from_proto(node));
+    const NodeRecord record(node_data(node, node.index()));
     out.upserts.push_back(
         {node.index(), node.generation(), CompactNode::copy_of(record.view())});
   }
   out.removed.assign(delta.removed().begin(), delta.removed().end());
+  return out;
+}
+
+size_t estimated_bytes(const PodData& pod) {
+  // The record: PodData, its view and the view's arrays (PodRecord).
+  size_t out = sizeof(PodRecord) + 256;
+  for (const std::string* s :
+       {&pod.namespace_name, &pod.name, &pod.uid, &pod.node_name,
+        &pod.nominated_node_name, &pod.priority_class_name}) {
+    out += string_bytes(*s);
+  }
+  out += kv_bytes(pod.labels) + kv_bytes(pod.annotations) +
+         kv_bytes(pod.node_selector) + resource_bytes(pod.requests);
+  out += vector_bytes(pod.tolerations) +
+         pod.tolerations.size() * sizeof(schedplug_toleration);
+  for (const TolerationData& t : pod.tolerations) {
+    out += string_bytes(t.key) + string_bytes(t.op) + string_bytes(t.value) +
+           string_bytes(t.effect);
+  }
+  out += vector_bytes(pod.owners) + pod.owners.size() * sizeof(schedplug_owner);
+  for (const OwnerData& o : pod.owners) {
+    out += string_bytes(o.kind) + string_bytes(o.name);
+  }
+  out += vector_bytes(pod.containers) +
+         pod.containers.size() * (sizeof(schedplug_container) + 2 * 24 + 24);
+  for (const ContainerData& c : pod.containers) {
+    out += string_bytes(c.name) + string_bytes(c.image) +
+           resource_bytes(c.requests) + resource_bytes(c.limits) +
+           vector_bytes(c.ports) +
+           c.ports.size() * sizeof(schedplug_container_port);
+    for (const PortData& p : c.ports) {
+      out += string_bytes(p.protocol) + string_bytes(p.host_ip);
+    }
+  }
   return out;
 }
 

@@ -1,13 +1,13 @@
 #include "host/service/host_service.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "host/chain/filter_chain.hpp"
 #include "host/chain/score_chain.hpp"
-#include "host/service/convert.hpp"
 #include "host/service/handshake_check.hpp"
 
 namespace schedplug::host {
@@ -38,8 +38,14 @@ const char* code_name(grpc::StatusCode code) {
 
 double ms(Clock::duration d) { return duration<double, std::milli>(d).count(); }
 
+// At most 128 bytes of `s` (a name over FieldLimits may be huge; calls
+// are described before their fields are checked).
+std::string clipped(const std::string& s) {
+  return s.size() <= 128 ? s : s.substr(0, 128) + "...";
+}
+
 std::string pod_label(const v1::Pod& pod) {
-  return pod.namespace_() + "/" + pod.name();
+  return clipped(pod.namespace_()) + "/" + clipped(pod.name());
 }
 
 // "A 0.12 ms (500 nodes), B skipped, ..." for slow-call logs.
@@ -74,6 +80,19 @@ std::vector<uint8_t> known_applies(
   return out;
 }
 
+// "1.50 GiB" for messages.
+std::string human_bytes(size_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} bytes", bytes)
+                   : fmt::format("{:.2f} {}", value, units[unit]);
+}
+
 std::string unknown_session(const std::string& id) {
   return "unknown session \"" + id +
          "\": the host restarted or the session expired; handshake again "
@@ -97,10 +116,92 @@ struct HostService::Call {
 HostService::HostService(ServiceContext context, ServiceOptions options)
     : context_(std::move(context)),
       options_(options),
-      sessions_(options.max_sessions, options.session_idle_timeout,
-                [metrics = context_.metrics](Session&, int64_t nodes) {
-                  if (metrics) metrics->node_table_changed(-nodes);
+      sessions_({.max_sessions = options.max_sessions,
+                 .max_sessions_per_peer = options.max_sessions_per_peer,
+                 .idle_timeout = options.session_idle_timeout},
+                [this](Session&, const Session::Released& released) {
+                  if (context_.metrics == nullptr) return;
+                  context_.metrics->node_table_changed(-released.nodes);
+                  context_.metrics->session_memory(sessions_.total_memory());
                 }) {}
+
+grpc::Status HostService::field_limit_status(const FieldLimitError& e) {
+  if (context_.metrics) {
+    context_.metrics->request_refused(e.kind() == FieldLimitError::Kind::kString
+                                          ? "field_length"
+                                          : "list_length");
+  }
+  return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
+}
+
+HostService::MemoryLimit HostService::memory_limit(
+    const Session& session) const {
+  MemoryLimit limit;
+  if (options_.max_session_memory > 0) {
+    limit.bytes = options_.max_session_memory;
+  }
+  if (options_.max_total_session_memory > 0) {
+    const size_t mine = session.memory();
+    const size_t all = sessions_.total_memory();
+    const size_t others = all > mine ? all - mine : 0;
+    const size_t left = options_.max_total_session_memory > others
+                            ? options_.max_total_session_memory - others
+                            : 0;
+    if (left < limit.bytes) limit = {left, true};
+  }
+  return limit;
+}
+
+grpc::Status HostService::memory_status(const Call& call,
+                                        const Session& session,
+                                        const NodeTable& table,
+                                        const TableDelta& delta,
+                                        size_t bytes_after, size_t pod_bytes,
+                                        const MemoryLimit& limit) {
+  const size_t after = bytes_after + pod_bytes;
+  const std::string what = fmt::format(
+      "{} for {} refused: session {} would hold about {} after this "
+      "node-table delta ({}{} upserts on a table of {} nodes, {}; the pod "
+      "{}), ",
+      call.method, call.what, session.id, human_bytes(after),
+      delta.full ? "full table, " : "", delta.upserts.size(), table.size(),
+      human_bytes(table.bytes()), human_bytes(pod_bytes));
+  std::string message;
+  if (limit.total) {
+    if (context_.metrics)
+      context_.metrics->request_refused("total_session_memory");
+    const size_t others = sessions_.total_memory() > session.memory()
+                              ? sessions_.total_memory() - session.memory()
+                              : 0;
+    message =
+        what +
+        fmt::format(
+            "and all {} sessions together about {}, over "
+            "--max-total-session-memory ({}); the table is unchanged at "
+            "version "
+            "{}. Raise --max-total-session-memory (and the host's memory "
+            "limit), "
+            "or keep fewer sessions (--max-sessions, --max-sessions-per-peer): "
+            "the others hold {}",
+            sessions_.size(), human_bytes(others + after),
+            human_bytes(options_.max_total_session_memory), table.version(),
+            human_bytes(others));
+  } else {
+    if (context_.metrics) context_.metrics->request_refused("session_memory");
+    message =
+        what +
+        fmt::format(
+            "over --max-session-memory ({}); the table is unchanged at version "
+            "{}. If the cluster really is this large, raise "
+            "--max-session-memory "
+            "(and the host's memory limit); otherwise find what makes its "
+            "nodes "
+            "this big (labels, annotations, pod lists)",
+            human_bytes(options_.max_session_memory), table.version());
+  }
+  spdlog::warn("{}", message);
+  return {grpc::StatusCode::RESOURCE_EXHAUSTED, message};
+}
 
 Deadline HostService::deadline_for(const grpc::ServerContext& context,
                                    Clock::time_point start) const {
@@ -250,7 +351,10 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     for (const std::string& e : findings.errors) message += "\n  error: " + e;
     return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
   }
-  auto session = sessions_.create(request->client_id());
+  const std::string peer = context_.peers != nullptr
+                               ? context_.peers->identify(*context)
+                               : std::string();
+  auto session = sessions_.create(request->client_id(), peer);
   response->set_protocol_version(v1::PROTOCOL_VERSION_1);
   response->set_session_id(session->id);
   for (const auto& lib : context_.libraries) {
@@ -293,8 +397,9 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     spdlog::warn("handshake of {}: {}", request->client_id(), w);
     response->add_warnings(w);
   }
-  spdlog::info("session {} started for client \"{}\" ({} profiles)",
-               session->id, request->client_id(), request->profiles_size());
+  spdlog::info("session {} started for client \"{}\" ({}, {} profiles)",
+               session->id, request->client_id(),
+               peer.empty() ? "in-process" : peer, request->profiles_size());
   call.summary = "session " + session->id;
   return finish(call, grpc::Status::OK);
 }
@@ -311,8 +416,18 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
   if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
     return finish(call, s);
   }
-  auto pod = std::make_unique<const PodRecord>(pod_from_proto(request->pod()));
-  const TableDelta delta = delta_from_proto(request->delta());
+  PodData pod_data;
+  TableDelta delta;
+  try {
+    pod_data = pod_from_proto(request->pod());
+    // Refused before the table is reached, so without the table-version
+    // trailer: a resync would send the same node again.
+    delta = delta_from_proto(request->delta());
+  } catch (const FieldLimitError& e) {
+    return finish(call, field_limit_status(e));
+  }
+  const size_t pod_bytes = estimated_bytes(pod_data);
+  auto pod = std::make_unique<const PodRecord>(std::move(pod_data));
 
   const SessionCall lock(*session, call.deadline, "PreFilter " + call.what);
   if (!lock.owns()) {
@@ -326,18 +441,31 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
                          unknown_session(request->session_id())});
   }
   NodeTable& table = session->table;
+  const MemoryLimit limit = memory_limit(*session);
   try {
-    table.apply(delta);
+    table.apply(delta, limit.bytes == SIZE_MAX   ? SIZE_MAX
+                       : limit.bytes > pod_bytes ? limit.bytes - pod_bytes
+                                                 : 0);
   } catch (const DeltaError& e) {
+    // The table did not change; its version tells the shim whether a delta
+    // of an earlier call whose answer it lost was applied, and marks the
+    // refusal as one about the table (the shim then resyncs after
+    // INVALID_ARGUMENT; after RESOURCE_EXHAUSTED it keeps its delta and
+    // sends it again with the next pod).
+    context->AddTrailingMetadata("schedplug-table-version",
+                                 std::to_string(table.version()));
+    if (e.kind() == DeltaError::Kind::kTooLarge) {
+      return finish(call, memory_status(call, *session, table, delta,
+                                        e.bytes_after(), pod_bytes, limit));
+    }
     const auto code = e.kind() == DeltaError::Kind::kVersionMismatch
                           ? grpc::StatusCode::FAILED_PRECONDITION
                           : grpc::StatusCode::INVALID_ARGUMENT;
-    // The table did not change; its version tells the shim whether a delta
-    // of an earlier call whose answer it lost was applied, and marks the
-    // refusal as one about the table (the shim then resyncs).
-    context->AddTrailingMetadata("schedplug-table-version",
-                                 std::to_string(table.version()));
     return finish(call, {code, e.what()});
+  }
+  sessions_.add_memory(session->set_memory(table.bytes() + pod_bytes));
+  if (context_.metrics) {
+    context_.metrics->session_memory(sessions_.total_memory());
   }
   session->set_last_table_version(table.version());
   const int64_t nodes_added = session->count_nodes(table.size());
@@ -424,7 +552,7 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
   Call call("Filter", context);
   call.deadline = deadline_for(*context, call.start);
   call.what = "pod " + pod_label(request->pod()) + " on node \"" +
-              request->node().name() + "\" (profile \"" +
+              clipped(request->node().name()) + "\" (profile \"" +
               request->scheduler_name() + "\")";
   std::shared_ptr<Session> session;
   const ProfileRuntime* profile = nullptr;
@@ -456,8 +584,16 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
     return finish(call, {grpc::StatusCode::INVALID_ARGUMENT,
                          "Filter: the node has no name"});
   }
-  const PodRecord pod(pod_from_proto(request->pod()));
-  const NodeRecord node(node_from_proto(request->node()));
+  PodData pod_data;
+  NodeData node_data;
+  try {
+    pod_data = pod_from_proto(request->pod());
+    node_data = node_from_proto(request->node());
+  } catch (const FieldLimitError& e) {
+    return finish(call, field_limit_status(e));
+  }
+  const PodRecord pod(std::move(pod_data));
+  const NodeRecord node(std::move(node_data));
   std::vector<int> timeouts;
   for (const PluginInstance* f : filters) {
     int t = 0;
@@ -512,7 +648,13 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
   if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
     return finish(call, s);
   }
-  const PodRecord pod(pod_from_proto(request->pod()));
+  PodData pod_data;
+  try {
+    pod_data = pod_from_proto(request->pod());
+  } catch (const FieldLimitError& e) {
+    return finish(call, field_limit_status(e));
+  }
+  const PodRecord pod(std::move(pod_data));
 
   const SessionCall lock(*session, call.deadline, "PreScore " + call.what);
   if (!lock.owns()) return finish(call, busy_status(call, lock));

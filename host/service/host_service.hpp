@@ -15,6 +15,8 @@
 #include "host/chain/thread_pool.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
+#include "host/security/peer_identity.hpp"
+#include "host/service/convert.hpp"
 #include "host/service/profile_runtime.hpp"
 #include "host/service/sessions.hpp"
 #include "schedplug/v1/schedplug.grpc.pb.h"
@@ -23,7 +25,19 @@ namespace schedplug::host {
 
 struct ServiceOptions {
   size_t max_sessions = 16;
+  // A peer (peer_identity.hpp) holding this many sessions loses its own
+  // least recently used one when it opens another.
+  size_t max_sessions_per_peer = 8;
   std::chrono::seconds session_idle_timeout{3600};
+  // What one session, and all sessions together, may hold (node tables
+  // and current pods, as NodeTable::bytes() and estimated_bytes() account
+  // them); a PreFilter whose delta would pass either is refused with
+  // RESOURCE_EXHAUSTED. 0: no bound. docs/security.md gives the figures
+  // behind the defaults.
+  static constexpr size_t kDefaultMaxSessionMemory = size_t{1} << 30;
+  static constexpr size_t kDefaultMaxTotalSessionMemory = size_t{2} << 30;
+  size_t max_session_memory = kDefaultMaxSessionMemory;
+  size_t max_total_session_memory = kDefaultMaxTotalSessionMemory;
   // The host stops this share of a call's remaining time (at most
   // deadline_margin_max) before the caller's deadline, so that its answer
   // naming the slow plugin arrives before the caller gives up.
@@ -39,6 +53,8 @@ struct ServiceContext {
   std::vector<std::string> startup_warnings;  // from the name checks
   ThreadPool* pool = nullptr;
   HostMetrics* metrics = nullptr;
+  // Names the peer of a Handshake (nullptr: every caller is one peer).
+  const PeerIdentities* peers = nullptr;
 };
 
 class HostService final : public v1::Host::Service {
@@ -90,6 +106,21 @@ class HostService final : public v1::Host::Service {
   grpc::Status busy_status(Call& call, const SessionCall& lock);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);
   grpc::Status finish(Call& call, grpc::Status status);
+  // A pod or node over FieldLimits: INVALID_ARGUMENT, counted.
+  grpc::Status field_limit_status(const FieldLimitError& e);
+  // The most `session` may hold after a call, and whether
+  // --max-total-session-memory (rather than --max-session-memory) is what
+  // bounds it.
+  struct MemoryLimit {
+    size_t bytes = SIZE_MAX;
+    bool total = false;
+  };
+  MemoryLimit memory_limit(const Session& session) const;
+  // A delta that would take the session past `limit`: RESOURCE_EXHAUSTED.
+  grpc::Status memory_status(const Call& call, const Session& session,
+                             const NodeTable& table, const TableDelta& delta,
+                             size_t bytes_after, size_t pod_bytes,
+                             const MemoryLimit& limit);
 
   ServiceContext context_;
   ServiceOptions options_;

@@ -1,5 +1,6 @@
 #include "host/service/sessions.hpp"
 
+#include <algorithm>
 #include <random>
 #include <utility>
 #include <vector>
@@ -35,17 +36,33 @@ int64_t Session::count_nodes(size_t nodes) {
   return change;
 }
 
-int64_t Session::evict() {
-  int64_t nodes = 0;
+int64_t Session::set_memory(size_t bytes) {
+  std::lock_guard lock(state_mutex_);
+  if (evicted_) return 0;
+  const int64_t change =
+      static_cast<int64_t>(bytes) - static_cast<int64_t>(memory_);
+  memory_ = bytes;
+  return change;
+}
+
+size_t Session::memory() const {
+  std::lock_guard lock(state_mutex_);
+  return memory_;
+}
+
+Session::Released Session::evict() {
+  Released released;
   {
     std::lock_guard lock(state_mutex_);
-    if (evicted_) return 0;
+    if (evicted_) return released;
     evicted_ = true;
-    nodes = static_cast<int64_t>(counted_nodes_);
+    released.nodes = static_cast<int64_t>(counted_nodes_);
+    released.bytes = static_cast<int64_t>(memory_);
     counted_nodes_ = 0;
+    memory_ = 0;
   }
   end_cycle();
-  return nodes;
+  return released;
 }
 
 std::shared_ptr<const PodCycle> Session::cycle(const std::string& key) const {
@@ -124,57 +141,105 @@ SessionCall::~SessionCall() {
 }
 
 SessionRegistry::SessionRegistry(
-    size_t max_sessions, std::chrono::seconds idle_timeout,
-    std::function<void(Session&, int64_t)> on_evict)
-    : max_sessions_(max_sessions < 1 ? 1 : max_sessions),
-      idle_timeout_(idle_timeout),
+    const SessionBounds& bounds,
+    std::function<void(Session&, const Session::Released&)> on_evict)
+    : max_sessions_(std::max<size_t>(1, bounds.max_sessions)),
+      max_per_peer_(std::max<size_t>(1, bounds.max_sessions_per_peer)),
+      idle_timeout_(bounds.idle_timeout),
       on_evict_(std::move(on_evict)) {}
 
 std::vector<std::shared_ptr<Session>> SessionRegistry::take_evicted_locked(
-    Clock::time_point now) {
+    Clock::time_point now, const std::string& peer) {
   std::vector<std::shared_ptr<Session>> out;
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     if (now - it->second.last_used > idle_timeout_) {
-      spdlog::info("session {} of {} expired after {} s idle", it->first,
-                   it->second.session->client_id, idle_timeout_.count());
+      spdlog::info("session {} of {} ({}) expired after {} s idle", it->first,
+                   it->second.session->client_id, it->second.session->peer,
+                   idle_timeout_.count());
       out.push_back(std::move(it->second.session));
       it = sessions_.erase(it);
     } else {
       ++it;
     }
   }
-  while (sessions_.size() >= max_sessions_) {
-    auto oldest = sessions_.begin();
+  // The least recently used session of `of`.
+  auto oldest_of = [this](const std::string& of) {
+    auto oldest = sessions_.end();
     for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-      if (it->second.last_used < oldest->second.last_used) oldest = it;
+      if (it->second.session->peer != of) continue;
+      if (oldest == sessions_.end() ||
+          it->second.last_used < oldest->second.last_used) {
+        oldest = it;
+      }
     }
+    return oldest;
+  };
+  // Over the per-peer bound, a peer loses its own sessions, never another
+  // peer's. Refusing the new session instead would lock out a scheduler
+  // that restarted a few times within the idle timeout (its stale
+  // sessions still count), while evicting its own oldest costs a peer
+  // that floods the host only the sessions it opened itself.
+  std::unordered_map<std::string, size_t> per_peer;
+  for (const auto& [id, entry] : sessions_) ++per_peer[entry.session->peer];
+  while (per_peer[peer] >= max_per_peer_) {
+    const auto oldest = oldest_of(peer);
     spdlog::info(
-        "session {} of {} evicted: more than {} sessions; it must handshake "
-        "again",
-        oldest->first, oldest->second.session->client_id, max_sessions_);
+        "session {} of {} evicted: {} opened more than {} sessions "
+        "(--max-sessions-per-peer); it must handshake again",
+        oldest->first, oldest->second.session->client_id, peer, max_per_peer_);
     out.push_back(std::move(oldest->second.session));
     sessions_.erase(oldest);
+    --per_peer[peer];
+  }
+  // Over the total bound: the least recently used session of the peer
+  // holding the most sessions (the longest idle one among equals), so a
+  // peer with few sessions, like the scheduler with its one, keeps them.
+  while (sessions_.size() >= max_sessions_) {
+    auto victim = sessions_.end();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+      if (victim == sessions_.end()) {
+        victim = it;
+        continue;
+      }
+      const size_t mine = per_peer[it->second.session->peer];
+      const size_t theirs = per_peer[victim->second.session->peer];
+      if (mine > theirs ||
+          (mine == theirs && it->second.last_used < victim->second.last_used)) {
+        victim = it;
+      }
+    }
+    spdlog::info(
+        "session {} of {} ({}) evicted: more than {} sessions "
+        "(--max-sessions); it must handshake again",
+        victim->first, victim->second.session->client_id,
+        victim->second.session->peer, max_sessions_);
+    --per_peer[victim->second.session->peer];
+    out.push_back(std::move(victim->second.session));
+    sessions_.erase(victim);
   }
   return out;
 }
 
-std::shared_ptr<Session> SessionRegistry::create(const std::string& client_id) {
+std::shared_ptr<Session> SessionRegistry::create(const std::string& client_id,
+                                                 const std::string& peer) {
   auto session = std::make_shared<Session>();
   session->id = random_id();
   session->client_id = client_id;
+  session->peer = peer;
   const auto now = Clock::now();
   std::vector<std::shared_ptr<Session>> dropped;
   {
     std::lock_guard lock(mutex_);
-    dropped = take_evicted_locked(now);
+    dropped = take_evicted_locked(now, peer);
     sessions_[session->id] = {session, now};
   }
   // Outside the registry's lock, and without the sessions' call locks: a
   // session busy in a stuck plugin is dropped at once. Its memory goes
   // when the last call holding it returns.
   for (auto& s : dropped) {
-    const int64_t nodes = s->evict();
-    if (on_evict_) on_evict_(*s, nodes);
+    const Session::Released released = s->evict();
+    add_memory(-released.bytes);
+    if (on_evict_) on_evict_(*s, released);
   }
   return session;
 }
@@ -190,6 +255,21 @@ std::shared_ptr<Session> SessionRegistry::find(const std::string& id) {
 size_t SessionRegistry::size() const {
   std::lock_guard lock(mutex_);
   return sessions_.size();
+}
+
+size_t SessionRegistry::sessions_of(const std::string& peer) const {
+  std::lock_guard lock(mutex_);
+  size_t n = 0;
+  for (const auto& [id, entry] : sessions_) n += entry.session->peer == peer;
+  return n;
+}
+
+size_t SessionRegistry::total_memory() const {
+  return static_cast<size_t>(std::max<int64_t>(0, total_memory_.load()));
+}
+
+void SessionRegistry::add_memory(int64_t change) {
+  total_memory_.fetch_add(change);
 }
 
 }  // namespace schedplug::host

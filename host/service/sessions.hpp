@@ -2,14 +2,18 @@
 //
 // A session id is random, so a restarted host (or one that evicted the
 // session) does not know it, and the shim learns it must handshake again
-// and send the full table. The number of sessions is bounded: creating one
-// beyond the bound evicts the least recently used.
+// and send the full table. The number of sessions is bounded, in all and
+// per peer (the caller's uid or address, peer_identity.hpp): creating one
+// beyond a bound evicts a least recently used one (SessionRegistry says
+// which). Each session accounts the memory it holds (set_memory), and the
+// registry keeps the total.
 //
 // Nothing here ever waits for a call in progress: a call takes its
 // session's lock with the call's deadline (SessionCall), and eviction only
 // flips a flag under a lock that is never held across plugin code.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -17,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "host/chain/deadline.hpp"
 #include "host/chain/pod_cycle.hpp"
@@ -30,6 +35,7 @@ class Session {
 
   std::string id;
   std::string client_id;
+  std::string peer;  // who opened it (PeerIdentities::identify)
   // Held for a whole call (SessionCall): one scheduler runs one cycle at a
   // time, so this only orders the rare overlapping calls of one session,
   // e.g. a call the shim gave up on that is still running here.
@@ -40,10 +46,21 @@ class Session {
   // Under `mutex`, after the table changed: records its size and returns
   // the change for the table-size gauge (0 once the session is evicted).
   int64_t count_nodes(size_t nodes);
+  // Under `mutex`: records the bytes the session holds (its table and its
+  // cycle's pod, estimated) and returns the change for the registry's
+  // total (0 once the session is evicted).
+  int64_t set_memory(size_t bytes);
+  size_t memory() const;
+
+  // What an evicted session stops counting.
+  struct Released {
+    int64_t nodes = 0;
+    int64_t bytes = 0;
+  };
   // Marks the session evicted and ends its pod cycle (end_cycle); returns
-  // how many nodes to take off the gauge. Never waits for a call in
-  // progress.
-  int64_t evict();
+  // the nodes to take off the gauge and the bytes off the registry's
+  // total. Never waits for a call in progress.
+  Released evict();
   // The table version after the last call that held `mutex`; readable
   // without it (for answers to calls that could not get the session).
   uint64_t last_table_version() const;
@@ -69,6 +86,7 @@ class Session {
   mutable std::mutex state_mutex_;
   bool evicted_ = false;
   size_t counted_nodes_ = 0;
+  size_t memory_ = 0;
   uint64_t table_version_ = 0;
   std::string holder_;  // the call holding `mutex`, for busy messages
   Clock::time_point holder_since_{};
@@ -97,19 +115,42 @@ class SessionCall {
   std::string busy_;
 };
 
+struct SessionBounds {
+  size_t max_sessions = 16;
+  // At most this many sessions of one peer; its next one evicts its own
+  // least recently used.
+  size_t max_sessions_per_peer = 8;
+  std::chrono::seconds idle_timeout{3600};
+};
+
 class SessionRegistry {
  public:
   using Clock = std::chrono::steady_clock;
-  // `on_evict` is told about every session dropped by the bound or the
-  // idle timeout (e.g. to take its nodes off the table-size gauge). It is
-  // called outside the registry's lock, after Session::evict().
-  SessionRegistry(size_t max_sessions, std::chrono::seconds idle_timeout,
-                  std::function<void(Session&, int64_t nodes)> on_evict = {});
+  // `on_evict` is told about every session dropped by a bound or the idle
+  // timeout (e.g. to take its nodes off the table-size gauge), after the
+  // registry took its bytes off total_memory(). It is called outside the
+  // registry's lock, after Session::evict().
+  SessionRegistry(
+      const SessionBounds& bounds,
+      std::function<void(Session&, const Session::Released&)> on_evict = {});
 
-  std::shared_ptr<Session> create(const std::string& client_id);
+  // A new session of `peer`. First drops the sessions idle too long; then,
+  // when `peer` already holds max_sessions_per_peer, its own least recently
+  // used ones; then, while max_sessions are open, the least recently used
+  // session of the peer holding the most (so another peer's sessions go
+  // before those of a peer with fewer, e.g. the scheduler's one).
+  std::shared_ptr<Session> create(const std::string& client_id,
+                                  const std::string& peer = "");
   // nullptr when unknown (never created, evicted, or the host restarted).
   std::shared_ptr<Session> find(const std::string& id);
   size_t size() const;
+  // The sessions `peer` holds.
+  size_t sessions_of(const std::string& peer) const;
+
+  // The bytes all sessions hold (the sum of their set_memory figures).
+  size_t total_memory() const;
+  // Adds Session::set_memory's change to the total.
+  void add_memory(int64_t change);
 
  private:
   struct Entry {
@@ -119,13 +160,15 @@ class SessionRegistry {
   // Takes the sessions to drop out of the map; the caller evicts them
   // after releasing mutex_.
   std::vector<std::shared_ptr<Session>> take_evicted_locked(
-      Clock::time_point now);
+      Clock::time_point now, const std::string& peer);
 
   const size_t max_sessions_;
+  const size_t max_per_peer_;
   const std::chrono::seconds idle_timeout_;
-  std::function<void(Session&, int64_t)> on_evict_;
+  std::function<void(Session&, const Session::Released&)> on_evict_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Entry> sessions_;
+  std::atomic<int64_t> total_memory_{0};
 };
 
 }  // namespace schedplug::host

@@ -121,15 +121,41 @@ void NodeTable::validate(const TableDelta& delta) const {
   }
 }
 
+size_t NodeTable::bytes_after(const TableDelta& delta) const {
+  size_t nodes = delta.full ? 0 : node_bytes_;
+  size_t slots = delta.full ? 0 : slots_.size();
+  if (!delta.full) {
+    for (uint32_t slot : delta.removed) nodes -= node_bytes(*at(slot));
+  }
+  std::unordered_set<uint32_t> removed;
+  if (!delta.full && !delta.removed.empty()) {
+    removed.insert(delta.removed.begin(), delta.removed.end());
+  }
+  for (const NodeUpsert& u : delta.upserts) {
+    nodes += node_bytes(*u.record);
+    slots = std::max<size_t>(slots, size_t{u.slot} + 1);
+    // An upsert replacing the node in its slot frees the old one.
+    if (const CompactNode* old = delta.full ? nullptr : at(u.slot);
+        old != nullptr && !removed.contains(u.slot)) {
+      nodes -= node_bytes(*old);
+    }
+  }
+  // Trailing empty slots are dropped after apply; counting them anyway
+  // only makes the figure a little high.
+  return nodes + slots * kSlotBytes;
+}
+
 void NodeTable::clear() {
   slots_.clear();
   views_.clear();
   by_name_.clear();
   size_ = 0;
+  node_bytes_ = 0;
 }
 
 void NodeTable::remove_slot(uint32_t slot) {
   Slot& s = slots_[slot];
+  node_bytes_ -= node_bytes(*s.record);
   by_name_.erase(s.record->name());
   s.record.reset();
   s.generation = 0;
@@ -146,20 +172,33 @@ void NodeTable::put(const NodeUpsert& u) {
   if (s.record != nullptr) {
     // Same name (validated): the old key views the old record's name.
     by_name_.erase(s.record->name());
+    node_bytes_ -= node_bytes(*s.record);
   } else {
     ++size_;
   }
+  node_bytes_ += node_bytes(*u.record);
   s.record = u.record;
   s.generation = u.generation;
   views_[u.slot] = &s.record->view();
   by_name_[s.record->name()] = u.slot;
 }
 
-void NodeTable::apply(const TableDelta& delta) {
+void NodeTable::apply(const TableDelta& delta, size_t max_bytes) {
   validate(delta);
   if (delta.empty()) {
     if (delta.new_version != 0) version_ = delta.new_version;
     return;
+  }
+  if (max_bytes != SIZE_MAX) {
+    const size_t after = bytes_after(delta);
+    if (after > max_bytes && after > bytes_) {
+      throw DeltaError(DeltaError::Kind::kTooLarge,
+                       "the node table would hold " + std::to_string(after) +
+                           " bytes after this delta (now " +
+                           std::to_string(bytes_) + "), over the " +
+                           std::to_string(max_bytes) + " it may use",
+                       after);
+    }
   }
   if (delta.full) {
     clear();
@@ -173,6 +212,7 @@ void NodeTable::apply(const TableDelta& delta) {
     slots_.pop_back();
     views_.pop_back();
   }
+  bytes_ = node_bytes_ + slots_.size() * kSlotBytes;
   version_ = delta.new_version;
 }
 

@@ -5,6 +5,7 @@
 // refused delta leaves the table exactly as it was.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -43,13 +44,17 @@ class DeltaError : public std::runtime_error {
   enum class Kind {
     kVersionMismatch,  // resync: the shim must send the full table
     kInvalid,          // the delta itself is malformed
+    kTooLarge,         // valid, but the table would pass apply's max_bytes
   };
-  DeltaError(Kind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
+  DeltaError(Kind kind, const std::string& message, size_t bytes_after = 0)
+      : std::runtime_error(message), kind_(kind), bytes_after_(bytes_after) {}
   Kind kind() const { return kind_; }
+  // kTooLarge: the table's bytes() had the delta been applied.
+  size_t bytes_after() const { return bytes_after_; }
 
  private:
   Kind kind_;
+  size_t bytes_after_;
 };
 
 class NodeTable {
@@ -63,7 +68,22 @@ class NodeTable {
   static constexpr uint32_t kSlotHeadroom = 1024;
 
   // Applies `delta` atomically. Throws DeltaError; on error nothing changes.
-  void apply(const TableDelta& delta);
+  // A valid delta that grows the table past `max_bytes` (bytes()) is
+  // refused with Kind::kTooLarge; one that does not grow it never is.
+  void apply(const TableDelta& delta, size_t max_bytes = SIZE_MAX);
+
+  // The memory the table holds, estimated from what it stores: every
+  // node's block (CompactNode::block_bytes) plus kNodeOverhead, plus
+  // kSlotBytes per slot. An estimate of the heap in use, not a
+  // measurement (malloc's own overhead and free lists are not in it).
+  size_t bytes() const { return bytes_; }
+  // Per node besides its block: the CompactNode, its shared_ptr control
+  // block, and the name index's hash node and bucket.
+  static constexpr size_t kNodeOverhead = sizeof(CompactNode) + 32 + 48;
+  static constexpr size_t kSlotBytes = 2 * sizeof(void*) + 16;
+  static size_t node_bytes(const CompactNode& node) {
+    return node.block_bytes() + kNodeOverhead;
+  }
 
   uint64_t version() const { return version_; }
   // Number of nodes in the table.
@@ -85,6 +105,8 @@ class NodeTable {
     int64_t generation = 0;
   };
   void validate(const TableDelta& delta) const;
+  // bytes() after `delta` (validated, not empty).
+  size_t bytes_after(const TableDelta& delta) const;
   void clear();
   void remove_slot(uint32_t slot);
   void put(const NodeUpsert& upsert);
@@ -95,6 +117,8 @@ class NodeTable {
   std::unordered_map<std::string_view, uint32_t> by_name_;
   uint64_t version_ = 0;
   size_t size_ = 0;
+  size_t node_bytes_ = 0;  // sum of node_bytes() of the stored nodes
+  size_t bytes_ = 0;       // node_bytes_ + kSlotBytes per slot
 };
 
 }  // namespace schedplug::host

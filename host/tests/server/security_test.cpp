@@ -196,7 +196,8 @@ struct TestPki {
         << "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
            "extendedKeyUsage=serverAuth\n";
     std::ofstream(dir / "client.ext") << "extendedKeyUsage=clientAuth\n";
-    for (const char* who : {"server", "client"}) {
+    std::ofstream(dir / "other-client.ext") << "extendedKeyUsage=clientAuth\n";
+    for (const char* who : {"server", "client", "other-client"}) {
       const std::string w = d + "/" + who;
       run("openssl req " + key + " -keyout " + w + ".key -out " + w +
           ".csr -subj /CN=schedplug-test-" + who);
@@ -253,6 +254,52 @@ TEST(Tcp, MutualTlsAcceptsTheClientCertificateOnly) {
   no_cert.pem_root_certs = read_file(pki.dir / "ca.crt");
   EXPECT_NE(handshake_over(target, grpc::SslCredentials(no_cert)), "ok");
   EXPECT_NE(handshake_over(target, grpc::InsecureChannelCredentials()), "ok");
+}
+
+// Sessions per peer over TCP: a TLS client certificate is a peer. Another
+// client opening many sessions loses its own, never the scheduler's.
+TEST(Tcp, SessionsPerPeerAreCountedPerClientCertificate) {
+  TempDir pki_dir;
+  TestPki pki(pki_dir.path());
+  RunningHost host([&](HostOptions& o) {
+    o.listen = "127.0.0.1:0";
+    o.security.tls_cert = pki.dir / "server.crt";
+    o.security.tls_key = pki.dir / "server.key";
+    o.security.tls_client_ca = pki.dir / "ca.crt";
+    o.service.max_sessions = 4;
+    o.service.max_sessions_per_peer = 2;
+  });
+  auto client = [&](const std::string& who) {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = read_file(pki.dir / "ca.crt");
+    tls.pem_private_key = read_file(pki.dir / (who + ".key"));
+    tls.pem_cert_chain = read_file(pki.dir / (who + ".crt"));
+    return v1::Host::NewStub(
+        grpc::CreateChannel(host.app().target(), grpc::SslCredentials(tls)));
+  };
+  auto handshake = [](v1::Host::Stub& stub) {
+    grpc::ClientContext context;
+    v1::HandshakeResponse response;
+    const grpc::Status s =
+        stub.Handshake(&context, test_handshake_request(), &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response.session_id();
+  };
+  const auto scheduler = client("client");
+  const auto other = client("other-client");
+  const std::string mine = handshake(*scheduler);
+  for (int i = 0; i < 6; ++i) handshake(*other);
+  const SessionRegistry& sessions = host.app().service().sessions();
+  EXPECT_EQ(sessions.sessions_of("TLS client schedplug-test-client"), 1u);
+  EXPECT_EQ(sessions.sessions_of("TLS client schedplug-test-other-client"), 2u);
+  v1::PreFilterRequest request;
+  request.set_session_id(mine);
+  request.set_scheduler_name("default-scheduler");
+  request.mutable_pod()->set_name("p");
+  grpc::ClientContext context;
+  v1::PreFilterResponse response;
+  const grpc::Status s = scheduler->PreFilter(&context, request, &response);
+  EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
 TEST(Tcp, FlagMistakesAreExplained) {

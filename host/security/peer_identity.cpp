@@ -1,0 +1,57 @@
+#include "host/security/peer_identity.hpp"
+
+#include <grpcpp/security/auth_context.h>
+#include <grpcpp/server_context.h>
+
+#include <charconv>
+#include <string_view>
+
+namespace schedplug::host {
+
+void PeerIdentities::accepted(int fd, uid_t uid) {
+  std::lock_guard lock(mutex_);
+  uids_[fd] = uid;
+}
+
+std::string PeerIdentities::identify(const std::string& peer,
+                                     const std::string& tls_identity) const {
+  if (!tls_identity.empty()) return "TLS client " + tls_identity;
+  const std::string_view p = peer;
+  if (p.starts_with("fd:")) {
+    int fd = -1;
+    const auto [end, ec] =
+        std::from_chars(p.data() + 3, p.data() + p.size(), fd);
+    if (ec == std::errc() && end == p.data() + p.size()) {
+      std::lock_guard lock(mutex_);
+      if (auto it = uids_.find(fd); it != uids_.end()) {
+        return "uid " + std::to_string(it->second);
+      }
+    }
+    return "unix socket peer " + peer;
+  }
+  if (p.starts_with("ipv4:") || p.starts_with("ipv6:")) {
+    // "ipv4:10.0.0.7:53124", "ipv6:[::1]:53124": the port changes with
+    // every connection, the address is the peer.
+    const auto colon = p.rfind(':');
+    if (colon != std::string_view::npos && colon > 5 &&
+        p.find_first_not_of("0123456789", colon + 1) ==
+            std::string_view::npos) {
+      return std::string(p.substr(0, colon));
+    }
+  }
+  return peer;
+}
+
+std::string PeerIdentities::identify(const grpc::ServerContext& context) const {
+  std::string tls;
+  if (const auto auth = context.auth_context();
+      auth != nullptr && auth->IsPeerAuthenticated()) {
+    for (const grpc::string_ref& name : auth->GetPeerIdentity()) {
+      if (!tls.empty()) tls += ",";
+      tls.append(name.data(), name.size());
+    }
+  }
+  return identify(context.peer(), tls);
+}
+
+}  // namespace schedplug::host
