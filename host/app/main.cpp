@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
          "--max-session-memory", max_session_memory,
          "Memory one session may hold (its node table and current pod, "
          "estimated from their sizes; 5000 nodes with 110 pods each in their "
-         "pod lists take about 0.3 GiB); a node-table delta beyond it gets "
+         "pod lists take about 341 MiB); a node-table delta beyond it gets "
          "RESOURCE_EXHAUSTED (0: no bound). Units: Ki, Mi, Gi (1024) or k, "
          "M, G (1000)")
       ->transform(CLI::AsSizeValue(true))
@@ -139,7 +139,8 @@ int main(int argc, char** argv) {
   cli.add_option(
          "--max-total-session-memory", max_total_session_memory,
          "Memory all sessions together may hold, as --max-session-memory "
-         "counts it; a delta beyond it gets RESOURCE_EXHAUSTED (0: no bound)")
+         "counts it; sessions of the same peer idle for 30 s make room first, "
+         "then a delta beyond it gets RESOURCE_EXHAUSTED (0: no bound)")
       ->transform(CLI::AsSizeValue(true))
       ->default_str("2Gi");
   cli.add_option(

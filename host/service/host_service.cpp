@@ -441,11 +441,28 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
                          unknown_session(request->session_id())});
   }
   NodeTable& table = session->table;
-  const MemoryLimit limit = memory_limit(*session);
+  MemoryLimit limit = memory_limit(*session);
+  auto table_limit = [pod_bytes](const MemoryLimit& l) {
+    return l.bytes == SIZE_MAX   ? SIZE_MAX
+           : l.bytes > pod_bytes ? l.bytes - pod_bytes
+                                 : 0;
+  };
   try {
-    table.apply(delta, limit.bytes == SIZE_MAX   ? SIZE_MAX
-                       : limit.bytes > pod_bytes ? limit.bytes - pod_bytes
-                                                 : 0);
+    try {
+      table.apply(delta, table_limit(limit));
+    } catch (const DeltaError& e) {
+      if (e.kind() != DeltaError::Kind::kTooLarge || !limit.total) throw;
+      // All sessions together are over: sessions of this peer idle for a
+      // while (e.g. the one a restarted scheduler left) make room first.
+      // Another peer's sessions are never dropped for this one.
+      const size_t need = e.bytes_after() + pod_bytes - limit.bytes;
+      if (sessions_.drop_idle_of_peer(*session, need,
+                                      options_.idle_before_memory_drop) == 0) {
+        throw;
+      }
+      limit = memory_limit(*session);
+      table.apply(delta, table_limit(limit));
+    }
   } catch (const DeltaError& e) {
     // The table did not change; its version tells the shim whether a delta
     // of an earlier call whose answer it lost was applied, and marks the

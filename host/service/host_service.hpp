@@ -38,6 +38,11 @@ struct ServiceOptions {
   static constexpr size_t kDefaultMaxTotalSessionMemory = size_t{2} << 30;
   size_t max_session_memory = kDefaultMaxSessionMemory;
   size_t max_total_session_memory = kDefaultMaxTotalSessionMemory;
+  // Over max_total_session_memory, sessions of the caller's own peer idle
+  // this long are dropped to make room (e.g. the one a restarted scheduler
+  // left behind). Sooner, two live schedulers sharing an identity would
+  // take turns evicting each other.
+  std::chrono::seconds idle_before_memory_drop{30};
   // The host stops this share of a call's remaining time (at most
   // deadline_margin_max) before the caller's deadline, so that its answer
   // naming the slow plugin arrives before the caller gives up.

@@ -233,15 +233,55 @@ std::shared_ptr<Session> SessionRegistry::create(const std::string& client_id,
     dropped = take_evicted_locked(now, peer);
     sessions_[session->id] = {session, now};
   }
+  evict_dropped(dropped);
+  return session;
+}
+
+size_t SessionRegistry::evict_dropped(
+    std::vector<std::shared_ptr<Session>>& dropped) {
   // Outside the registry's lock, and without the sessions' call locks: a
   // session busy in a stuck plugin is dropped at once. Its memory goes
   // when the last call holding it returns.
+  size_t released_bytes = 0;
   for (auto& s : dropped) {
     const Session::Released released = s->evict();
     add_memory(-released.bytes);
+    released_bytes += static_cast<size_t>(released.bytes);
     if (on_evict_) on_evict_(*s, released);
   }
-  return session;
+  return released_bytes;
+}
+
+size_t SessionRegistry::drop_idle_of_peer(const Session& keep, size_t bytes,
+                                          std::chrono::seconds min_idle) {
+  std::vector<std::shared_ptr<Session>> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    std::vector<std::pair<Clock::time_point, std::string>> idle;
+    for (const auto& [id, entry] : sessions_) {
+      if (entry.session.get() != &keep && entry.session->peer == keep.peer &&
+          now - entry.last_used >= min_idle) {
+        idle.emplace_back(entry.last_used, id);
+      }
+    }
+    std::sort(idle.begin(), idle.end());
+    size_t released = 0;
+    for (const auto& [last_used, id] : idle) {
+      if (released >= bytes) break;
+      auto it = sessions_.find(id);
+      released += it->second.session->memory();
+      spdlog::info(
+          "session {} of {} ({}) evicted after {:.0f} s idle: session {} of "
+          "the same peer needs its memory under --max-total-session-memory; "
+          "it must handshake again",
+          id, it->second.session->client_id, keep.peer,
+          std::chrono::duration<double>(now - last_used).count(), keep.id);
+      dropped.push_back(std::move(it->second.session));
+      sessions_.erase(it);
+    }
+  }
+  return evict_dropped(dropped);
 }
 
 std::shared_ptr<Session> SessionRegistry::find(const std::string& id) {

@@ -147,6 +147,13 @@ class SessionRegistry {
   // The sessions `peer` holds.
   size_t sessions_of(const std::string& peer) const;
 
+  // Makes room for `keep` under a bound on all sessions' memory: drops
+  // other sessions of keep's peer, idle at least `min_idle`, least
+  // recently used first, until they released `bytes` or none is left.
+  // Another peer's sessions are never touched. Returns the bytes released.
+  size_t drop_idle_of_peer(const Session& keep, size_t bytes,
+                           std::chrono::seconds min_idle);
+
   // The bytes all sessions hold (the sum of their set_memory figures).
   size_t total_memory() const;
   // Adds Session::set_memory's change to the total.
@@ -161,6 +168,9 @@ class SessionRegistry {
   // after releasing mutex_.
   std::vector<std::shared_ptr<Session>> take_evicted_locked(
       Clock::time_point now, const std::string& peer);
+  // Evicts `dropped` (taken out of sessions_) outside mutex_; returns the
+  // bytes they released.
+  size_t evict_dropped(std::vector<std::shared_ptr<Session>>& dropped);
 
   const size_t max_sessions_;
   const size_t max_per_peer_;

@@ -318,6 +318,41 @@ TEST(SessionMemory, AllSessionsTogetherAreBoundedToo) {
       << host.app().metrics().text();
 }
 
+// Over the total bound, the caller's own peer's idle sessions make room
+// (a restarted scheduler's stale session), but not recently used ones.
+TEST(SessionMemory, AStaleSessionOfTheSamePeerMakesRoom) {
+  for (const bool idle_long_enough : {false, true}) {
+    RunningHost host([&](HostOptions& o) {
+      o.service.max_session_memory = 0;
+      o.service.max_total_session_memory = 160 * 1024;
+      o.service.idle_before_memory_drop =
+          std::chrono::seconds(idle_long_enough ? 0 : 3600);
+    });
+    RandomCluster cluster(9);
+    cluster.inject_errors = false;
+    const std::string stale = host.handshake();
+    v1::PreFilterRequest r = request_for(stale, cluster.pod());
+    *r.mutable_delta() = full_table(cluster, 50, "a");
+    ASSERT_TRUE(call_prefilter(host, r).ok());
+
+    const std::string fresh = host.handshake();
+    r.set_session_id(fresh);
+    const grpc::Status s = call_prefilter(host, r);
+    r.set_session_id(stale);
+    const grpc::Status old = call_prefilter(host, r);
+    if (idle_long_enough) {
+      EXPECT_TRUE(s.ok()) << s.error_message();
+      EXPECT_EQ(old.error_code(), StatusCode::FAILED_PRECONDITION)
+          << old.error_message();
+      EXPECT_EQ(host.app().service().sessions().size(), 1u);
+    } else {
+      EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED)
+          << s.error_message();
+      EXPECT_TRUE(old.ok()) << old.error_message();
+    }
+  }
+}
+
 // The node table's byte count follows every kind of change, and a delta
 // that does not grow the table is never refused for size.
 TEST(SessionMemory, TableBytesFollowUpsertsRemovalsAndFullTables) {
