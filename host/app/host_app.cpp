@@ -208,6 +208,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   context.runtime = app->runtime_.get();
   context.libraries = app->libraries_;
   context.config_file = options.config;
+  context.resolved = profiles;
   context.startup_warnings = std::move(warnings);
   context.pool = app->pool_.get();
   context.metrics = app->metrics_.get();

@@ -124,6 +124,19 @@ double parse_duration_ms(const std::string& text) {
   return total;
 }
 
+// Upstream's getScoreWeights: the score list's entry wins over
+// multiPoint's; a weight of 0 or none means 1. 0 when neither enables it.
+int config_weight(const Profile& profile, const std::string& name) {
+  for (ExtensionPoint point :
+       {ExtensionPoint::kScore, ExtensionPoint::kMultiPoint}) {
+    for (const auto& ref : set_at(profile, point).enabled) {
+      if (ref.name == name)
+        return ref.weight.value_or(0) == 0 ? 1 : *ref.weight;
+    }
+  }
+  return 0;
+}
+
 struct ParsedArgs {
   std::string args_json;
   HostSettings settings;
@@ -241,6 +254,7 @@ std::vector<ResolvedProfile> resolve_profiles(
       p.library = natives.at(name);
       p.args_json = it->second.args_json;
       p.settings = it->second.settings;
+      p.config_weight = config_weight(profile, name);
       return p;
     };
 
