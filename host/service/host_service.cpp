@@ -257,12 +257,16 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
   }
   const SkewFindings skew =
       check_config_skew(*request, context_.resolved, context_.config_file);
-  for (const std::string& profile : skew.unchecked_profiles) {
+  if (!skew.unchecked_profiles.empty()) {
+    std::string profiles;
+    for (const std::string& p : skew.unchecked_profiles) {
+      profiles += (profiles.empty() ? "\"" : ", \"") + p + "\"";
+    }
     spdlog::info(
-        "Handshake {}: profile \"{}\": the scheduler sent no plugin settings "
-        "(a shim older than the config-skew check); its weights, policies "
-        "and args are not compared",
-        call.what, profile);
+        "Handshake {}: the scheduler sent no plugin settings for profile{} "
+        "{} (a shim older than the config-skew check); their weights, "
+        "policies and args are not compared",
+        call.what, skew.unchecked_profiles.size() == 1 ? "" : "s", profiles);
   }
   if (!skew.errors.empty()) {
     std::string message = fmt::format(

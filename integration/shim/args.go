@@ -109,8 +109,9 @@ func ParseArgs(plugin string, args runtime.Object) (Policy, error) {
 		return pol, fmt.Errorf("plugin %q: pluginConfig args.%s must be an object with failurePolicy and/or timeout: %v", plugin, ArgsKey, err)
 	}
 	for k := range keys {
-		if k != "failurePolicy" && k != "timeout" {
-			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s has unknown key %q (allowed keys: failurePolicy, timeout)", plugin, ArgsKey, k)
+		// sha256 pins the plugin's file; only schedplug-host reads it.
+		if k != "failurePolicy" && k != "timeout" && k != "sha256" {
+			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s has unknown key %q (allowed keys: failurePolicy, timeout, sha256)", plugin, ArgsKey, k)
 		}
 	}
 	var rp rawPolicy
