@@ -603,21 +603,26 @@ type appliesInfo struct {
 // goroutine may drop the session).
 var testHookBeforeRetry func()
 
-// filterOne evaluates one plugin on one node whose state is sent
-// explicitly; the node table is not involved.
-func (m *Manager) filterOne(ctx context.Context, profile, plugin string, pod *pb.Pod, ni fwk.NodeInfo, applies appliesInfo) (*pb.FilterResponse, error) {
+// filterOne evaluates `plugins`, in order, on one node whose state is sent
+// explicitly; the node table is not involved. The call may take the sum of
+// their timeouts: the host stops each plugin at its own deadline.
+func (m *Manager) filterOne(ctx context.Context, profile string, plugins []string, pod *pb.Pod, ni fwk.NodeInfo, applies appliesInfo) (*pb.FilterResponse, error) {
 	s := m.sess.Load()
 	if s == nil {
 		return nil, errNoSession
 	}
-	req := &pb.FilterRequest{SchedulerName: profile, Pod: pod, Node: convertNode(ni, 0, s.data), Plugins: []string{plugin},
+	req := &pb.FilterRequest{SchedulerName: profile, Pod: pod, Node: convertNode(ni, 0, s.data), Plugins: plugins,
 		AppliesKnown: applies.known, NotApplying: applies.notApplying}
+	var timeout time.Duration
+	for _, plugin := range plugins {
+		timeout += m.policy(profile, plugin).Timeout
+	}
 	call := func(s *session) (*pb.FilterResponse, error) {
 		if s == nil {
 			return nil, errNoSession
 		}
 		req.SessionId = s.id
-		cctx, cancel := context.WithTimeout(ctx, m.policy(profile, plugin).Timeout)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		resp, err := m.client.Filter(cctx, req)
 		countRPC("Filter", err)
