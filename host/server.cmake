@@ -16,6 +16,7 @@ find_package(Threads REQUIRED)
 # Everything but main(), so tests and benchmarks run the real server.
 add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/table/compact_node.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/table/string_pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/table/node_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/chain/thread_pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/chain/chain_types.cpp
@@ -27,6 +28,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/service/convert.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/profile_runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/sessions.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/config_skew.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/handshake_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/host_service.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/listen_address.cpp

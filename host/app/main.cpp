@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
          "--max-session-memory", max_session_memory,
          "Memory one session may hold (its node table and current pod, "
          "estimated from their sizes; 5000 nodes with 110 pods each in their "
-         "pod lists take about 341 MiB); a node-table delta beyond it gets "
+         "pod lists take about 221 MiB); a node-table delta beyond it gets "
          "RESOURCE_EXHAUSTED (0: no bound). Units: Ki, Mi, Gi (1024) or k, "
          "M, G (1000)")
       ->transform(CLI::AsSizeValue(true))

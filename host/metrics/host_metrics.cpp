@@ -122,7 +122,14 @@ HostMetrics::HostMetrics()
                                 "current pods), estimated from their sizes; "
                                 "what --max-total-session-memory bounds.")
                           .Register(*registry_)
-                          .Add({})) {}
+                          .Add({})),
+      handshake_refusals_(
+          prometheus::BuildCounter()
+              .Name("schedplug_handshake_refusals_total")
+              .Help("Handshakes refused, by reason: protocol_version, "
+                    "plugin_names, config_skew (the scheduler's and the "
+                    "host's KubeSchedulerConfiguration differ).")
+              .Register(*registry_)) {}
 
 HostMetrics::PluginSeries& HostMetrics::plugin_series(
     const std::string& plugin, std::string_view extension_point) {
@@ -181,6 +188,10 @@ void HostMetrics::request_refused(std::string_view reason) {
 
 void HostMetrics::session_memory(size_t bytes) {
   session_memory_.Set(static_cast<double>(bytes));
+}
+
+void HostMetrics::handshake_refused(std::string_view reason) {
+  handshake_refusals_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 std::string HostMetrics::text() const {

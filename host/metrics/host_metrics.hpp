@@ -47,6 +47,9 @@ class HostMetrics {
   void request_refused(std::string_view reason);
   // The bytes all sessions hold, as the sessions account them.
   void session_memory(size_t bytes);
+  // A refused Handshake: "protocol_version", "plugin_names" or
+  // "config_skew" (docs/protocol.md).
+  void handshake_refused(std::string_view reason);
 
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
@@ -74,6 +77,7 @@ class HostMetrics {
   prometheus::Family<prometheus::Counter>& refresh_failures_;
   prometheus::Family<prometheus::Counter>& refused_requests_;
   prometheus::Gauge& session_memory_;
+  prometheus::Family<prometheus::Counter>& handshake_refusals_;
 
   std::mutex mutex_;  // guards series_
   std::unordered_map<std::string, PluginSeries> series_;

@@ -199,6 +199,28 @@ Verdict PluginInstance::filter(const schedplug_pod& pod,
   return host_verdict(runtime::filter_verdict(name(), code, reason.str()));
 }
 
+schedplug_code PluginInstance::filter_into(const schedplug_pod& pod,
+                                           const schedplug_node& node,
+                                           FilterCall& call) const {
+  const auto& d = library_->descriptor();
+  schedplug_reason* reason = call.reset();
+  if (d.filter == nullptr) return SCHEDPLUG_SUCCESS;
+  schedplug_code code;
+  try {
+    const HookScope watched(this, Hook::kFilter);
+    code = d.filter(instance_, &pod, &node, reason);
+  } catch (...) {
+    call.error_ = threw_message(name(), "filter", std::current_exception());
+    return SCHEDPLUG_ERROR;
+  }
+  if (!runtime::is_known_code(code)) {
+    // The same message as filter() (the SDK's filter_verdict).
+    call.error_ = runtime::filter_verdict(name(), code, {}).reason;
+    return SCHEDPLUG_ERROR;
+  }
+  return code;
+}
+
 ScoreResult PluginInstance::score(const schedplug_pod& pod,
                                   const schedplug_node& node) const {
   const auto& d = library_->descriptor();

@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "host/loader/plugin_library.hpp"
 #include "schedplug/plugin.h"
@@ -25,6 +27,29 @@ struct Verdict {
   schedplug_code code = SCHEDPLUG_SUCCESS;
   std::string reason;
   bool ok() const { return code == SCHEDPLUG_SUCCESS; }
+};
+
+// A filter call's reason, reused across the calls of one PreFilter chunk.
+class FilterCall {
+ public:
+  // The reason of the last filter_into(): the plugin's text, or the host's
+  // message for a plugin that threw or returned an unknown code.
+  std::string_view reason() const {
+    if (!error_.empty()) return error_;
+    return {text_, strnlen(text_, sizeof(text_))};
+  }
+
+ private:
+  friend class PluginInstance;
+  schedplug_reason* reset() {
+    text_[0] = '\0';
+    error_.clear();
+    reason_ = {text_, sizeof(text_)};
+    return &reason_;
+  }
+  char text_[SCHEDPLUG_REASON_MAX];
+  schedplug_reason reason_{};
+  std::string error_;
 };
 
 struct ScoreResult {
@@ -101,6 +126,12 @@ class PluginInstance {
   PodScope begin_pod(const schedplug_pod& pod) const;
   // filter(); SUCCESS when the plugin has no filter.
   Verdict filter(const schedplug_pod& pod, const schedplug_node& node) const;
+  // The same for PreFilter's walk over every node, without allocating:
+  // the reason stays in `call` (valid until its next use), so thousands of
+  // rejections with the same reason cost no string each.
+  schedplug_code filter_into(const schedplug_pod& pod,
+                             const schedplug_node& node,
+                             FilterCall& call) const;
   // score(); raw value.
   ScoreResult score(const schedplug_pod& pod, const schedplug_node& node) const;
   // Normalizes raw scores in place into [0, 100] with the plugin's own

@@ -1,9 +1,12 @@
 #include "host/table/compact_node.hpp"
 
 #include "host/model/records.hpp"
+#include "host/table/string_pool.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 namespace schedplug::host {
 namespace {
@@ -11,10 +14,14 @@ namespace {
 size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
 
 // Sizes the block in a first pass and fills it in a second, with the same
-// code, so the two can never disagree.
+// code, so the two can never disagree. Shared strings are taken from the
+// pool in the sizing pass (which then knows how many bytes the block needs
+// for those it must keep itself) and handed out again, in the same order,
+// in the filling pass.
 class Packer {
  public:
-  explicit Packer(std::byte* block) : block_(block) {}
+  Packer(std::byte* block, std::vector<std::string_view>& pooled)
+      : block_(block), pooled_(pooled) {}
 
   template <typename T>
   T* array(const T* items, size_t count) {
@@ -30,6 +37,19 @@ class Packer {
     if (block_ != nullptr) std::memcpy(out, s.data, s.len);
     return {out, s.len};
   }
+  // A string many nodes are likely to share: from the pool when it has
+  // room, else in the block like any other.
+  schedplug_str shared(schedplug_str s) {
+    if (s.len == 0) return {nullptr, 0};
+    if (block_ == nullptr) {
+      const char* p = StringPool::shared().acquire({s.data, s.len});
+      pooled_.emplace_back(p, p == nullptr ? 0 : s.len);
+      if (p == nullptr) take(s.len);
+      return {};
+    }
+    const std::string_view p = pooled_.at(next_pooled_++);
+    return p.data() != nullptr ? schedplug_str{p.data(), p.size()} : str(s);
+  }
   size_t used() const { return used_; }
 
  private:
@@ -39,6 +59,8 @@ class Packer {
     return at;
   }
   std::byte* block_;
+  std::vector<std::string_view>& pooled_;
+  size_t next_pooled_ = 0;
   size_t used_ = 0;
 };
 
@@ -71,54 +93,55 @@ schedplug_node pack(const schedplug_node& in, Packer& p) {
   out.name = p.str(in.name);
   // Keys next to their values, labels first: what filters read most.
   for (size_t i = 0; i < in.labels.count; ++i) {
-    const schedplug_kv kv{p.str(in.labels.items[i].key),
-                          p.str(in.labels.items[i].value)};
+    const schedplug_kv kv{p.shared(in.labels.items[i].key),
+                          p.shared(in.labels.items[i].value)};
     if (labels) labels[i] = kv;
   }
   for (size_t i = 0; i < in.allocatable.count; ++i) {
-    const schedplug_str name = p.str(in.allocatable.items[i].name);
+    const schedplug_str name = p.shared(in.allocatable.items[i].name);
     if (allocatable) allocatable[i].name = name;
   }
   for (size_t i = 0; i < in.requested.count; ++i) {
-    const schedplug_str name = p.str(in.requested.items[i].name);
+    const schedplug_str name = p.shared(in.requested.items[i].name);
     if (requested) requested[i].name = name;
   }
   for (size_t i = 0; i < in.taint_count; ++i) {
-    const schedplug_taint t{p.str(in.taints[i].key), p.str(in.taints[i].value),
-                            p.str(in.taints[i].effect)};
+    const schedplug_taint t{p.shared(in.taints[i].key),
+                            p.shared(in.taints[i].value),
+                            p.shared(in.taints[i].effect)};
     if (taints) taints[i] = t;
   }
   for (size_t i = 0; i < in.annotations.count; ++i) {
-    const schedplug_kv kv{p.str(in.annotations.items[i].key),
+    const schedplug_kv kv{p.shared(in.annotations.items[i].key),
                           p.str(in.annotations.items[i].value)};
     if (annotations) annotations[i] = kv;
   }
   for (size_t i = 0; i < in.condition_count; ++i) {
-    const schedplug_node_condition c{p.str(in.conditions[i].type),
-                                     p.str(in.conditions[i].status)};
+    const schedplug_node_condition c{p.shared(in.conditions[i].type),
+                                     p.shared(in.conditions[i].status)};
     if (conditions) conditions[i] = c;
   }
   for (size_t i = 0; i < in.capacity.count; ++i) {
-    const schedplug_str name = p.str(in.capacity.items[i].name);
+    const schedplug_str name = p.shared(in.capacity.items[i].name);
     if (capacity) capacity[i].name = name;
   }
   for (size_t i = 0; i < in.pod_list_count; ++i) {
     const schedplug_node_pod& src = in.pod_list[i];
-    const schedplug_str ns = p.str(src.namespace_name);
+    const schedplug_str ns = p.shared(src.namespace_name);
     const schedplug_str name = p.str(src.name);
-    const schedplug_str owner_kind = p.str(src.owner_kind);
+    const schedplug_str owner_kind = p.shared(src.owner_kind);
     if (pods) {
       pods[i].namespace_name = ns;
       pods[i].name = name;
       pods[i].owner_kind = owner_kind;
     }
     for (size_t j = 0; j < src.labels.count; ++j) {
-      const schedplug_kv kv{p.str(src.labels.items[j].key),
-                            p.str(src.labels.items[j].value)};
+      const schedplug_kv kv{p.shared(src.labels.items[j].key),
+                            p.shared(src.labels.items[j].value)};
       if (pods) const_cast<schedplug_kv*>(pods[i].labels.items)[j] = kv;
     }
     for (size_t j = 0; j < src.requests.count; ++j) {
-      const schedplug_str r = p.str(src.requests.items[j].name);
+      const schedplug_str r = p.shared(src.requests.items[j].name);
       if (pods)
         const_cast<schedplug_resource*>(pods[i].requests.items)[j].name = r;
     }
@@ -136,17 +159,82 @@ schedplug_node pack(const schedplug_node& in, Packer& p) {
   return out;
 }
 
+// Every string of a node view, shared or not.
+template <typename F>
+void for_each_string(const schedplug_node& n, F&& f) {
+  f(n.name);
+  for (size_t i = 0; i < n.labels.count; ++i) {
+    f(n.labels.items[i].key);
+    f(n.labels.items[i].value);
+  }
+  for (size_t i = 0; i < n.annotations.count; ++i) {
+    f(n.annotations.items[i].key);
+    f(n.annotations.items[i].value);
+  }
+  for (size_t i = 0; i < n.taint_count; ++i) {
+    f(n.taints[i].key);
+    f(n.taints[i].value);
+    f(n.taints[i].effect);
+  }
+  for (size_t i = 0; i < n.allocatable.count; ++i)
+    f(n.allocatable.items[i].name);
+  for (size_t i = 0; i < n.requested.count; ++i) f(n.requested.items[i].name);
+  for (size_t i = 0; i < n.condition_count; ++i) {
+    f(n.conditions[i].type);
+    f(n.conditions[i].status);
+  }
+  for (size_t i = 0; i < n.capacity.count; ++i) f(n.capacity.items[i].name);
+  for (size_t i = 0; i < n.pod_list_count; ++i) {
+    const schedplug_node_pod& pod = n.pod_list[i];
+    f(pod.namespace_name);
+    f(pod.name);
+    f(pod.owner_kind);
+    for (size_t j = 0; j < pod.labels.count; ++j) {
+      f(pod.labels.items[j].key);
+      f(pod.labels.items[j].value);
+    }
+    for (size_t j = 0; j < pod.requests.count; ++j) {
+      f(pod.requests.items[j].name);
+    }
+  }
+}
+
+// After a failed copy, whose view was never filled.
+void release_pooled(const std::vector<std::string_view>& pooled) {
+  for (const std::string_view p : pooled) {
+    if (p.data() != nullptr) StringPool::shared().release(p.data(), p.size());
+  }
+}
+
 }  // namespace
+
+CompactNode::~CompactNode() {
+  // Every non-empty string outside the block came from the pool.
+  const std::byte* begin = block_.get();
+  const std::byte* end = begin + block_bytes_;
+  for_each_string(view_, [&](const schedplug_str& s) {
+    if (s.len == 0) return;
+    const auto* at = reinterpret_cast<const std::byte*>(s.data);
+    if (at < begin || at >= end) StringPool::shared().release(s.data, s.len);
+  });
+}
 
 std::shared_ptr<const CompactNode> CompactNode::copy_of(
     const schedplug_node& view) {
-  Packer sizing(nullptr);
-  pack(view, sizing);
-  std::shared_ptr<CompactNode> node(new CompactNode());
-  node->block_bytes_ = sizing.used();
-  node->block_ = std::make_unique_for_overwrite<std::byte[]>(
-      std::max<size_t>(1, sizing.used()));
-  Packer filling(node->block_.get());
+  std::vector<std::string_view> pooled;
+  Packer sizing(nullptr, pooled);
+  std::shared_ptr<CompactNode> node;
+  try {
+    pack(view, sizing);
+    node.reset(new CompactNode());
+    node->block_bytes_ = sizing.used();
+    node->block_ = std::make_unique_for_overwrite<std::byte[]>(
+        std::max<size_t>(1, sizing.used()));
+  } catch (...) {
+    release_pooled(pooled);
+    throw;
+  }
+  Packer filling(node->block_.get(), pooled);
   node->view_ = pack(view, filling);
   return node;
 }

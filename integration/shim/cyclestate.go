@@ -29,6 +29,9 @@ type filterState struct {
 	// unfinished: plugin index -> the host's sentence saying why that
 	// plugin has no verdict for the nodes it did not reject.
 	unfinished map[int]string
+	// dryRuns: the host's answers for NodeInfos that are not the
+	// snapshot's (dryrun.go).
+	dryRuns dryRunCache
 }
 
 func (s *filterState) Clone() fwk.StateData { return s }

@@ -13,7 +13,7 @@ var (
 	filterFallbacks = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "filter_fallbacks_total",
-		Help:           "Filter calls that could not use the PreFilter verdicts (the NodeInfo was not the snapshot's, e.g. in preemption dry runs) and asked the host about one node.",
+		Help:           "Filter calls that could not use the PreFilter verdicts (the NodeInfo was not the snapshot's, e.g. in preemption dry runs) and were answered by a single-node Filter call for every native plugin of the profile, or by such a call's answer kept in the cycle.",
 		StabilityLevel: metrics.ALPHA,
 	})
 	resyncs = metrics.NewCounter(&metrics.CounterOpts{

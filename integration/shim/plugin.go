@@ -241,10 +241,34 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	if fs != nil {
 		wire = fs.pod
 		applies.known, applies.notApplying = fs.appliesAnswer()
+		// One RPC for every native Filter plugin on this NodeInfo (dryrun.go).
+		order := fs.res.resp.GetPlugins()
+		key := dryRunKey{node: node.Name, state: stateOf(ni)}
+		resp, hit := fs.dryRuns.get(key)
+		if !hit {
+			var err error
+			if resp, err = p.mgr.filterOne(ctx, p.profile, order, wire, ni, applies); err != nil {
+				if callerGaveUp(ctx) {
+					return p.cancelledFilter(ctx)
+				}
+				return p.hostFailureFilter(ctx, pod, err)
+			}
+			fs.dryRuns.put(key, resp)
+		}
+		if v, ok := verdictOf(resp, order, p.name); ok {
+			if v.unfinished != "" {
+				return p.unfinishedFilter(ctx, pod, v.unfinished)
+			}
+			return filterStatus(v.code, v.reason, p.name, node.Name)
+		}
+		// An earlier native plugin rejected this NodeInfo, so the host did
+		// not run this one. kube-scheduler stops at the first rejection and
+		// does not get here; a caller that runs plugins on its own does,
+		// and gets this plugin's own verdict below.
 	} else {
 		wire = convertPod(pod, p.mgr.podData())
 	}
-	resp, err := p.mgr.filterOne(ctx, p.profile, p.name, wire, ni, applies)
+	resp, err := p.mgr.filterOne(ctx, p.profile, []string{p.name}, wire, ni, applies)
 	if err != nil {
 		if callerGaveUp(ctx) {
 			return p.cancelledFilter(ctx)

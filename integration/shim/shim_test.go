@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -276,6 +277,71 @@ func TestFilterFallsBackForNonSnapshotNodeInfo(t *testing.T) {
 	if got := e.host.count("Filter"); got != 1 {
 		t.Fatalf("Filter RPCs after a lookup on a cloned state = %d, want 1", got)
 	}
+}
+
+// A preemption dry run's NodeInfo costs one Filter RPC for every native
+// plugin of the profile, not one per plugin, and the answer serves the
+// plugins that ask after the first.
+func TestDryRunAsksTheHostOncePerNodeInfoForAllPlugins(t *testing.T) {
+	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("HwEncrypt"), filterScorePlugin("PodCap")}, nil)
+	order := []string{"HwEncrypt", "PodCap"}
+	hw, pc := e.plugins["HwEncrypt"], e.plugins["PodCap"]
+	pod := testPod("p", nil)
+	ok := testNode("ok", map[string]string{"maxpods-PodCap": "2"}, 2)
+	second := testNode("second", map[string]string{"maxpods-PodCap": "1", "reject-PodCap": ""}, 1)
+	first := testNode("first", map[string]string{"reject-HwEncrypt": ""}, 1)
+	state := framework.NewCycleState()
+	e.runPreFilter(t, order, state, pod, asList(ok, second, first))
+
+	whatIf := func(ni *framework.NodeInfo) *framework.NodeInfo {
+		c := ni.SnapshotConcrete()
+		if err := c.RemovePod(klog.Background(), ni.GetPods()[0].GetPod()); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	check := func(pl *Plugin, st fwk.CycleState, ni fwk.NodeInfo, want fwk.Code, reason string) {
+		t.Helper()
+		got := pl.Filter(context.Background(), st, pod, ni)
+		if got.Code() != want || (reason != "" && got.Message() != reason) {
+			t.Fatalf("%s.Filter(%s) = %v %q, want %v %q", pl.Name(), ni.Node().Name, got.Code(), got.Message(), want, reason)
+		}
+	}
+	rpcs := func(want int) {
+		t.Helper()
+		if got := e.host.count("Filter"); got != want {
+			t.Fatalf("Filter RPCs = %d, want %d", got, want)
+		}
+	}
+
+	// "ok" with a victim removed (1 pod < 2): both pass, one RPC.
+	okIf := whatIf(ok)
+	check(hw, state, okIf, fwk.Success, "")
+	check(pc, state, okIf, fwk.Success, "")
+	rpcs(1)
+	if req := e.host.lastFilter; !slices.Equal(req.Plugins, order) {
+		t.Fatalf("batched Filter asked for %v, want %v", req.Plugins, order)
+	}
+	// The second plugin rejects: the first passes, the second gets the
+	// host's reason, from one RPC; a clone of the state (parallel dry runs)
+	// shares the answer.
+	secondIf := whatIf(second)
+	check(hw, state, secondIf, fwk.Success, "")
+	check(pc, state.Clone(), secondIf, fwk.Unschedulable, "node(s) are marked reject-PodCap")
+	rpcs(2)
+	// The first plugin rejects: the host stopped there, so a later plugin
+	// that is asked anyway gets its own RPC and its own verdict.
+	firstIf := whatIf(first)
+	check(hw, state, firstIf, fwk.Unschedulable, "node(s) are marked reject-HwEncrypt")
+	rpcs(3)
+	check(pc, state, firstIf, fwk.Success, "")
+	rpcs(4)
+	if req := e.host.lastFilter; !slices.Equal(req.Plugins, []string{"PodCap"}) {
+		t.Fatalf("single-plugin Filter asked for %v, want [PodCap]", req.Plugins)
+	}
+	// The same NodeInfo state again: answered from the cycle, no RPC.
+	check(pc, state, okIf, fwk.Success, "")
+	rpcs(4)
 }
 
 func TestDeltaSendsOnlyChangesAndReusesSlots(t *testing.T) {

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "host/chain/filter_chain.hpp"
 #include "host/chain/pod_cycle.hpp"
@@ -95,6 +96,8 @@ TEST_F(ChainTest, AppliesHookSkipsAPluginForPodsItIgnores) {
   EXPECT_EQ(out.runs[0].calls, 0u);
 }
 
+// Also checks each rejection's reason: the chunks keep their reasons
+// interned, and three of them alternate from node to node here.
 TEST_F(ChainTest, ManyNodesInParallelMatchSequential) {
   std::vector<const PluginInstance*> filters{make("ResourceFit"),
                                              make("FreeCpu")};
@@ -103,21 +106,37 @@ TEST_F(ChainTest, ManyNodesInParallelMatchSequential) {
   for (int i = 0; i < 3000; ++i) {
     KeyValues labels;
     if (i % 7 == 0) labels.push_back({"test/cordon", "true"});
-    records.push_back(node("n" + std::to_string(i), (i * 37) % 4000, labels));
+    const uint32_t pods = i % 5 == 0 ? 110 : 0;  // "Too many pods"
+    records.push_back(
+        node("n" + std::to_string(i), (i * 37) % 4000, labels, pods));
     nodes.push_back(&records.back()->view());
   }
   const PodRecord p = pod(2000);
   FilterOutcome out =
       run_filters(filters, p.view(), nodes, pool_, Deadline::never());
-  size_t expected = 0;
+  std::vector<FilterRejection> expected;
+  std::vector<std::string> expected_reasons;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const bool rejected = !filters[0]->filter(p.view(), *nodes[i]).ok() ||
-                          !filters[1]->filter(p.view(), *nodes[i]).ok();
-    expected += rejected;
+    for (uint32_t f = 0; f < filters.size(); ++f) {
+      const Verdict v = filters[f]->filter(p.view(), *nodes[i]);
+      if (v.ok()) continue;
+      expected.push_back({static_cast<uint32_t>(i), f, v.code, 0});
+      expected_reasons.push_back(v.reason);
+      break;
+    }
   }
-  EXPECT_EQ(out.rejections.size(), expected);
-  for (size_t i = 1; i < out.rejections.size(); ++i) {
-    EXPECT_LT(out.rejections[i - 1].node, out.rejections[i].node);
+  ASSERT_EQ(out.rejections.size(), expected.size());
+  std::set<std::string> distinct(expected_reasons.begin(),
+                                 expected_reasons.end());
+  EXPECT_EQ(distinct.size(), 3u);
+  EXPECT_EQ(out.reasons.size(), distinct.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const FilterRejection& r = out.rejections[i];
+    EXPECT_EQ(r.node, expected[i].node);
+    EXPECT_EQ(r.plugin, expected[i].plugin);
+    EXPECT_EQ(r.code, expected[i].code);
+    ASSERT_LT(r.reason, out.reasons.size());
+    EXPECT_EQ(out.reasons[r.reason], expected_reasons[i]) << "node " << r.node;
   }
 }
 

@@ -269,7 +269,7 @@ TEST(SessionMemory, ADeltaPastTheSessionBoundIsRefusedAndASmallOneWorks) {
   EXPECT_GT(held, 10u * 1000);
   EXPECT_LT(held, 64u * 1024);
 
-  // 100 more nodes of about 2 KB each do not fit in 64 KiB.
+  // 100 more nodes of about 1 KB each do not fit in 64 KiB.
   v1::NodeTableDelta* d = r.mutable_delta();
   d->Clear();
   d->set_base_version(1);
@@ -310,18 +310,18 @@ TEST(SessionMemory, AllSessionsTogetherAreBoundedToo) {
   cluster.inject_errors = false;
   const std::string a = host.handshake();
   v1::PreFilterRequest ra = request_for(a, cluster.pod());
-  *ra.mutable_delta() = full_table(cluster, 50, "a");
+  *ra.mutable_delta() = full_table(cluster, 100, "a");
   ASSERT_TRUE(call_prefilter(host, ra).ok());
   const size_t held_by_a = host.app().service().sessions().total_memory();
   ASSERT_GT(held_by_a, 80u * 1024);  // so that another 50 nodes cannot fit
 
   const std::string b = host.handshake();
   v1::PreFilterRequest rb = request_for(b, cluster.pod());
-  *rb.mutable_delta() = full_table(cluster, 50, "b");
+  *rb.mutable_delta() = full_table(cluster, 100, "b");
   const grpc::Status s = call_prefilter(host, rb);
   EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED);
   const std::string& m = s.error_message();
-  EXPECT_TRUE(contains(m, "full table, 50 upserts")) << m;
+  EXPECT_TRUE(contains(m, "full table, 100 upserts")) << m;
   EXPECT_TRUE(contains(m, "over --max-total-session-memory (160.00 KiB)")) << m;
   EXPECT_TRUE(contains(m, "Raise --max-total-session-memory")) << m;
   EXPECT_TRUE(contains(
@@ -358,7 +358,7 @@ TEST(SessionMemory, AStaleSessionOfTheSamePeerMakesRoom) {
     cluster.inject_errors = false;
     const std::string stale = host.handshake();
     v1::PreFilterRequest r = request_for(stale, cluster.pod());
-    *r.mutable_delta() = full_table(cluster, 50, "a");
+    *r.mutable_delta() = full_table(cluster, 100, "a");
     ASSERT_TRUE(call_prefilter(host, r).ok());
 
     const std::string fresh = host.handshake();
