@@ -118,6 +118,8 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
                        options.config.string() + " (see above)");
   }
   // Checked before each dlopen (host/loader/plugin_file_check.hpp).
+  plugin_file_policy().name_pins = config_plugin_pins(config, config_problems);
+  plugin_file_policy().name_pins_source = options.config;
   plugin_file_policy().pins.reset();
   if (!options.security.plugin_sha256.empty()) {
     try {
@@ -208,6 +210,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   context.runtime = app->runtime_.get();
   context.libraries = app->libraries_;
   context.config_file = options.config;
+  context.resolved = profiles;
   context.startup_warnings = std::move(warnings);
   context.pool = app->pool_.get();
   context.metrics = app->metrics_.get();

@@ -1,6 +1,7 @@
 #include "host/config/resolve.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -124,6 +125,19 @@ double parse_duration_ms(const std::string& text) {
   return total;
 }
 
+// Upstream's getScoreWeights: the score list's entry wins over
+// multiPoint's; a weight of 0 or none means 1. 0 when neither enables it.
+int config_weight(const Profile& profile, const std::string& name) {
+  for (ExtensionPoint point :
+       {ExtensionPoint::kScore, ExtensionPoint::kMultiPoint}) {
+    for (const auto& ref : set_at(profile, point).enabled) {
+      if (ref.name == name)
+        return ref.weight.value_or(0) == 0 ? 1 : *ref.weight;
+    }
+  }
+  return 0;
+}
+
 struct ParsedArgs {
   std::string args_json;
   HostSettings settings;
@@ -173,11 +187,13 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
             continue;
           }
           out.settings.timeout_ms = static_cast<int>(ms);
+        } else if (key == "sha256") {
+          // A pin: config_plugin_pins reads and checks it before loading.
         } else {
           problems.push_back(where + "args.schedplug has the unknown key \"" +
                              key +
-                             "\"; the host understands failurePolicy and "
-                             "timeout");
+                             "\"; the host understands failurePolicy, "
+                             "timeout and sha256");
         }
       }
     }
@@ -188,6 +204,54 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
 }
 
 }  // namespace
+
+std::map<std::string, std::string> config_plugin_pins(
+    const SchedulerConfig& config, std::vector<std::string>& problems) {
+  std::map<std::string, std::string> pins;
+  std::map<std::string, std::string> pinned_by;  // name -> "profile \"p\""
+  const std::string file =
+      config.file.empty() ? std::string("<config>") : config.file.string();
+  for (const Profile& profile : config.profiles) {
+    for (const PluginConfigEntry& entry : profile.plugin_config) {
+      const nlohmann::json args = nlohmann::json::parse(entry.args_json);
+      if (!args.is_object() || !args.contains("schedplug") ||
+          !args["schedplug"].is_object() ||
+          !args["schedplug"].contains("sha256")) {
+        continue;
+      }
+      const std::string where =
+          file + (entry.line > 0 ? ":" + std::to_string(entry.line) : "") +
+          ": profile \"" + profile.scheduler_name + "\", pluginConfig \"" +
+          entry.name + "\": ";
+      const nlohmann::json& value = args["schedplug"]["sha256"];
+      std::string digest = value.is_string() ? value.get<std::string>() : "";
+      std::transform(digest.begin(), digest.end(), digest.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      const bool hex =
+          digest.size() == 64 &&
+          std::all_of(digest.begin(), digest.end(),
+                      [](unsigned char c) { return std::isxdigit(c) != 0; });
+      if (!hex) {
+        problems.push_back(where + "args.schedplug.sha256 is " + value.dump() +
+                           "; write the plugin file's SHA-256 as 64 hex "
+                           "digits, as `sha256sum` or `schedplug inspect` "
+                           "prints it");
+        continue;
+      }
+      const std::string here = "profile \"" + profile.scheduler_name + "\"";
+      auto [it, inserted] = pins.emplace(entry.name, digest);
+      if (!inserted && it->second != digest) {
+        problems.push_back(where + "args.schedplug.sha256 pins " + digest +
+                           " but " + pinned_by[entry.name] + " pins " +
+                           it->second + " for the same plugin; one file " +
+                           "serves every profile, so pin the same digest");
+        continue;
+      }
+      pinned_by.emplace(entry.name, here);
+    }
+  }
+  return pins;
+}
 
 std::vector<std::string> native_plugins_at(
     const Profile& profile, ExtensionPoint point,
@@ -241,6 +305,7 @@ std::vector<ResolvedProfile> resolve_profiles(
       p.library = natives.at(name);
       p.args_json = it->second.args_json;
       p.settings = it->second.settings;
+      p.config_weight = config_weight(profile, name);
       return p;
     };
 

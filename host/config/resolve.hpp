@@ -1,6 +1,7 @@
 // Which native plugins each profile runs, in which order, with which args.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@ namespace schedplug::host {
 struct HostSettings {
   std::string failure_policy = "Fail";  // "Fail" or "Ignore"
   int timeout_ms = 0;                   // 0: the shim's default
+  // `sha256` (a pin, see config_plugin_pins) is read before loading and
+  // not kept here.
 };
 
 struct ResolvedPlugin {
@@ -24,6 +27,11 @@ struct ResolvedPlugin {
   std::string args_json;  // without the `schedplug` key
   HostSettings settings;
   int weight = 1;  // score weight (kube-scheduler applies it; informational)
+  // The weight kube-scheduler records for the plugin (upstream's
+  // getScoreWeights): its entry in the score list, else in multiPoint's,
+  // 0 or none meaning 1; 0 when neither list enables it. Compared with the
+  // shim's in the Handshake's config-skew check.
+  int config_weight = 0;
 };
 
 struct ResolvedProfile {
@@ -51,6 +59,14 @@ std::vector<ResolvedProfile> resolve_profiles(
     const SchedulerConfig& config,
     const std::vector<std::shared_ptr<PluginLibrary>>& plugins,
     std::vector<std::string>& problems);
+
+// The plugins the configuration pins by SHA-256: `schedplug.sha256` in
+// their pluginConfig args, plugin name -> lowercase hex digest. Read before
+// any plugin is loaded (host/loader/plugin_file_check.hpp). A pin that is
+// not 64 hex digits, or two profiles pinning one plugin differently, is
+// appended to `problems` and left out.
+std::map<std::string, std::string> config_plugin_pins(
+    const SchedulerConfig& config, std::vector<std::string>& problems);
 
 // The native plugins (loaded, not in-tree, implementing the point) that
 // kube-scheduler runs at `point` of `profile`, in its order, with

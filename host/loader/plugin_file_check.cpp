@@ -188,6 +188,11 @@ std::string check_plugin_file(const std::filesystem::path& file) {
     std::string problem = permission_problems(file);
     if (!problem.empty()) return "refused before loading: " + problem;
   }
+  std::string actual;  // the file's digest, once computed
+  auto digest = [&]() -> const std::string& {
+    if (actual.empty()) actual = file_sha256(file);
+    return actual;
+  };
   if (policy.pins) {
     const std::string name = file.filename().string();
     const auto it = policy.pins->sha256.find(name);
@@ -197,9 +202,8 @@ std::string check_plugin_file(const std::filesystem::path& file) {
              " (--plugin-sha256); add its `sha256sum` line from the trusted "
              "build, or remove the file";
     }
-    std::string actual;
     try {
-      actual = file_sha256(file);
+      digest();
     } catch (const std::exception& e) {
       return std::string("refused before loading: ") + e.what();
     }
@@ -211,7 +215,54 @@ std::string check_plugin_file(const std::filesystem::path& file) {
              "trusted build, or regenerate the list from it";
     }
   }
+  if (!policy.name_pins.empty()) {
+    try {
+      digest();
+    } catch (const std::exception& e) {
+      return std::string("refused before loading: ") + e.what();
+    }
+    std::string pinned_names;
+    bool matches = false;
+    for (const auto& [name, pin] : policy.name_pins) {
+      matches = matches || pin == actual;
+      pinned_names += (pinned_names.empty() ? "" : ", ") + name;
+    }
+    // A file the --plugin-sha256 list pins (checked above) may hold an
+    // unpinned plugin; its name is checked after loading.
+    const bool listed =
+        policy.pins && policy.pins->sha256.contains(file.filename().string());
+    if (!matches && !listed) {
+      return "refused before loading: its SHA-256 is " + actual +
+             ", which matches none of the args.schedplug.sha256 pins in " +
+             policy.name_pins_source.string() + " (pinned: " + pinned_names +
+             "); the host learns which plugin a file holds only by loading "
+             "it, so once the configuration pins a plugin, every .so in "
+             "--plugins must match one of its pins or be listed in "
+             "--plugin-sha256: restore the trusted build, correct the pin, "
+             "or pin the other plugins too";
+    }
+  }
   return {};
+}
+
+std::string check_plugin_name_pin(const std::filesystem::path& file,
+                                  const std::string& name) {
+  const PluginFilePolicy& policy = plugin_file_policy();
+  const auto it = policy.name_pins.find(name);
+  if (it == policy.name_pins.end()) return {};
+  std::string actual;
+  try {
+    actual = file_sha256(file);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  if (actual == it->second) return {};
+  return "refused: it holds plugin \"" + name + "\" and its SHA-256 is " +
+         actual + ", but args.schedplug.sha256 of \"" + name + "\" in " +
+         policy.name_pins_source.string() + " pins " + it->second +
+         " (the file was opened because --plugin-sha256 or another "
+         "plugin's pin allows its digest); restore the trusted build of \"" +
+         name + "\" or correct the pin";
 }
 
 }  // namespace schedplug::host

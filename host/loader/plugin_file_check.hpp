@@ -5,7 +5,11 @@
 //    user, and no one else can write them (unless they sit on a read-only
 //    mount, as a Kubernetes ConfigMap volume does);
 //  - when a pin list is set (--plugin-sha256), the file's SHA-256 is the
-//    one listed for its name.
+//    one listed for its name;
+//  - when the configuration pins plugins by name (args.schedplug.sha256),
+//    the file's SHA-256 is one of those pins (the host learns which plugin
+//    a file holds only by loading it), and once loaded, the plugin's name
+//    is the one its digest is pinned for.
 // docs/security.md explains the rules and how to make the pin list.
 #pragma once
 
@@ -38,6 +42,11 @@ struct PluginFilePolicy {
   bool check_permissions = true;
   // When set, every plugin file must be listed with its digest.
   std::optional<PluginPins> pins;
+  // Pins by plugin name from the configuration's args.schedplug.sha256:
+  // plugin name -> lowercase hex SHA-256. When not empty, a file must
+  // match one of these digests (or be listed in `pins`) to be opened.
+  std::map<std::string, std::string> name_pins;
+  std::filesystem::path name_pins_source;  // the config file, for messages
   // Told the file about to be dlopen()ed (the CLI's child process reports
   // it to its parent, so a crash names the file).
   std::function<void(const std::filesystem::path&)> before_dlopen;
@@ -50,5 +59,10 @@ PluginFilePolicy& plugin_file_policy();
 // opened, else the reason as a sentence (without the file name prefix):
 // who owns what with which mode and what to change.
 std::string check_plugin_file(const std::filesystem::path& file);
+
+// After dlopen, once the plugin's name is known: "" when the name is not
+// pinned in name_pins or `file` has its digest, else the reason.
+std::string check_plugin_name_pin(const std::filesystem::path& file,
+                                  const std::string& name);
 
 }  // namespace schedplug::host

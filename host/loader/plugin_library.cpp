@@ -118,6 +118,10 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
   library->handle_ = std::move(handle);
   library->file_ = file;
   library->name_ = library->descriptor_.name;
+  if (std::string problem = check_plugin_name_pin(file, library->name_);
+      !problem.empty()) {
+    fail(file, problem);
+  }
   library->version_ = library->descriptor_.version;
   return library;
 }

@@ -109,7 +109,14 @@ HostMetrics::HostMetrics()
                             .Name("schedplug_refresh_failures_total")
                             .Help("Background refresh calls that failed, by "
                                   "plugin.")
-                            .Register(*registry_)) {}
+                            .Register(*registry_)),
+      handshake_refusals_(
+          prometheus::BuildCounter()
+              .Name("schedplug_handshake_refusals_total")
+              .Help("Handshakes refused, by reason: protocol_version, "
+                    "plugin_names, config_skew (the scheduler's and the "
+                    "host's KubeSchedulerConfiguration differ).")
+              .Register(*registry_)) {}
 
 HostMetrics::PluginSeries& HostMetrics::plugin_series(
     const std::string& plugin, std::string_view extension_point) {
@@ -160,6 +167,10 @@ void HostMetrics::refresh_failed(const std::string& plugin) {
 
 void HostMetrics::refresh_succeeded(const std::string& plugin) {
   refresh_total_.Add({{"plugin", plugin}}).Increment();
+}
+
+void HostMetrics::handshake_refused(std::string_view reason) {
+  handshake_refusals_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 std::string HostMetrics::text() const {

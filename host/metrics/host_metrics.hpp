@@ -42,6 +42,9 @@ class HostMetrics {
   void deadline_exceeded(const std::string& plugin);
   void refresh_failed(const std::string& plugin);
   void refresh_succeeded(const std::string& plugin);
+  // A refused Handshake: "protocol_version", "plugin_names" or
+  // "config_skew" (docs/protocol.md).
+  void handshake_refused(std::string_view reason);
 
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
@@ -67,6 +70,7 @@ class HostMetrics {
   prometheus::Family<prometheus::Counter>& deadline_exceeded_;
   prometheus::Family<prometheus::Counter>& refresh_total_;
   prometheus::Family<prometheus::Counter>& refresh_failures_;
+  prometheus::Family<prometheus::Counter>& handshake_refusals_;
 
   std::mutex mutex_;  // guards series_
   std::unordered_map<std::string, PluginSeries> series_;

@@ -7,6 +7,7 @@
 
 #include "host/chain/filter_chain.hpp"
 #include "host/chain/score_chain.hpp"
+#include "host/service/config_skew.hpp"
 #include "host/service/convert.hpp"
 #include "host/service/handshake_check.hpp"
 
@@ -232,6 +233,9 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
   Call call("Handshake", context);
   call.what = "client \"" + request->client_id() + "\"";
   if (request->protocol_version() != v1::PROTOCOL_VERSION_1) {
+    if (context_.metrics) {
+      context_.metrics->handshake_refused("protocol_version");
+    }
     return finish(call,
                   {grpc::StatusCode::INVALID_ARGUMENT,
                    fmt::format("unsupported protocol version {}: this "
@@ -248,6 +252,29 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
         "({} problem{}):",
         findings.errors.size(), findings.errors.size() == 1 ? "" : "s");
     for (const std::string& e : findings.errors) message += "\n  error: " + e;
+    if (context_.metrics) context_.metrics->handshake_refused("plugin_names");
+    return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
+  }
+  const SkewFindings skew =
+      check_config_skew(*request, context_.resolved, context_.config_file);
+  if (!skew.unchecked_profiles.empty()) {
+    std::string profiles;
+    for (const std::string& p : skew.unchecked_profiles) {
+      profiles += (profiles.empty() ? "\"" : ", \"") + p + "\"";
+    }
+    spdlog::info(
+        "Handshake {}: the scheduler sent no plugin settings for profile{} "
+        "{} (a shim older than the config-skew check); their weights, "
+        "policies and args are not compared",
+        call.what, skew.unchecked_profiles.size() == 1 ? "" : "s", profiles);
+  }
+  if (!skew.errors.empty()) {
+    std::string message = fmt::format(
+        "handshake refused: kube-scheduler and schedplug-host read different "
+        "KubeSchedulerConfigurations ({} difference{}):",
+        skew.errors.size(), skew.errors.size() == 1 ? "" : "s");
+    for (const std::string& e : skew.errors) message += "\n  error: " + e;
+    if (context_.metrics) context_.metrics->handshake_refused("config_skew");
     return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
   }
   auto session = sessions_.create(request->client_id());

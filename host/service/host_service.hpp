@@ -36,6 +36,9 @@ struct ServiceContext {
   const PluginRuntime* runtime = nullptr;
   std::vector<std::shared_ptr<PluginLibrary>> libraries;
   std::filesystem::path config_file;
+  // The host's reading of config_file: the Handshake's config-skew check
+  // compares the scheduler's settings with it.
+  std::vector<ResolvedProfile> resolved;
   std::vector<std::string> startup_warnings;  // from the name checks
   ThreadPool* pool = nullptr;
   HostMetrics* metrics = nullptr;

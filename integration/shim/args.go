@@ -57,6 +57,29 @@ func DefaultPolicy() Policy {
 	return Policy{FailurePolicy: DefaultFailurePolicy, Timeout: DefaultTimeout}
 }
 
+// rawArgs is the args' JSON text; nil when there are none (no
+// pluginConfig, or null).
+func rawArgs(plugin string, args runtime.Object) ([]byte, error) {
+	if args == nil {
+		return nil, nil
+	}
+	var raw []byte
+	switch a := args.(type) {
+	case *runtime.Unknown:
+		raw = a.Raw
+	default:
+		data, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: cannot read pluginConfig args of type %T: %w", plugin, args, err)
+		}
+		raw = data
+	}
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	return raw, nil
+}
+
 type rawPolicy struct {
 	FailurePolicy *string `json:"failurePolicy"`
 	Timeout       *string `json:"timeout"`
@@ -67,22 +90,9 @@ type rawPolicy struct {
 // profile has no pluginConfig for the plugin).
 func ParseArgs(plugin string, args runtime.Object) (Policy, error) {
 	pol := DefaultPolicy()
-	if args == nil {
-		return pol, nil
-	}
-	var raw []byte
-	switch a := args.(type) {
-	case *runtime.Unknown:
-		raw = a.Raw
-	default:
-		data, err := json.Marshal(a)
-		if err != nil {
-			return pol, fmt.Errorf("plugin %q: cannot read pluginConfig args of type %T: %w", plugin, args, err)
-		}
-		raw = data
-	}
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return pol, nil
+	raw, err := rawArgs(plugin, args)
+	if err != nil || raw == nil {
+		return pol, err
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
@@ -99,8 +109,9 @@ func ParseArgs(plugin string, args runtime.Object) (Policy, error) {
 		return pol, fmt.Errorf("plugin %q: pluginConfig args.%s must be an object with failurePolicy and/or timeout: %v", plugin, ArgsKey, err)
 	}
 	for k := range keys {
-		if k != "failurePolicy" && k != "timeout" {
-			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s has unknown key %q (allowed keys: failurePolicy, timeout)", plugin, ArgsKey, k)
+		// sha256 pins the plugin's file; only schedplug-host reads it.
+		if k != "failurePolicy" && k != "timeout" && k != "sha256" {
+			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s has unknown key %q (allowed keys: failurePolicy, timeout, sha256)", plugin, ArgsKey, k)
 		}
 	}
 	var rp rawPolicy

@@ -42,14 +42,16 @@ type fakeHost struct {
 	mu           sync.Mutex
 	plugins      []*pb.PluginInfo
 	handshakeErr error
-	delay        time.Duration
-	sessions     map[string]bool
-	sessionSeq   int
-	profiles     map[string][]string
-	table        map[uint32]*pb.Node
-	version      uint64
-	calls        map[string]int
-	deltas       []*pb.NodeTableDelta
+	// lastHandshake is the last HandshakeRequest received.
+	lastHandshake *pb.HandshakeRequest
+	delay         time.Duration
+	sessions      map[string]bool
+	sessionSeq    int
+	profiles      map[string][]string
+	table         map[uint32]*pb.Node
+	version       uint64
+	calls         map[string]int
+	deltas        []*pb.NodeTableDelta
 	// failAfterApply: PreFilter applies the delta, then answers this error
 	// (as the real host does when its chain runs out of time).
 	failAfterApply error
@@ -153,6 +155,7 @@ func (h *fakeHost) info(name string) *pb.PluginInfo {
 
 func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.HandshakeResponse, error) {
 	defer h.begin("Handshake")()
+	h.lastHandshake = req
 	if h.handshakeErr != nil {
 		return nil, h.handshakeErr
 	}

@@ -28,6 +28,10 @@ import (
 type Profile struct {
 	SchedulerName string
 	Plugins       []string
+	// Configs are what kube-scheduler read for each of Plugins (weights,
+	// args, policies); the Handshake sends them for the host's config-skew
+	// check. Empty: not sent, the host does not compare this profile.
+	Configs []PluginConfig
 }
 
 // Config configures the connection to schedplug-host.
@@ -170,7 +174,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		rejected: map[string]*v1.Pod{},
 	}
 	for _, p := range cfg.Profiles {
-		m.profiles = append(m.profiles, Profile{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...)})
+		m.profiles = append(m.profiles, Profile{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...), Configs: append([]PluginConfig(nil), p.Configs...)})
 	}
 	return m, nil
 }
@@ -206,6 +210,9 @@ func (m *Manager) register(profile, plugin string, pol Policy, activator fwk.Pod
 			}
 		}
 		m.profiles[i].Plugins = append(m.profiles[i].Plugins, plugin)
+		// Its settings are unknown here: the profile's are incomplete and
+		// no longer sent (the host then skips its config-skew check).
+		m.profiles[i].Configs = nil
 		return
 	}
 	m.profiles = append(m.profiles, Profile{SchedulerName: profile, Plugins: []string{plugin}})
@@ -310,7 +317,19 @@ func (m *Manager) handshake(ctx context.Context) error {
 	m.regMu.RLock()
 	req := &pb.HandshakeRequest{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, ClientId: m.cfg.ClientID}
 	for _, p := range m.profiles {
-		req.Profiles = append(req.Profiles, &pb.ProfilePlugins{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...)})
+		pp := &pb.ProfilePlugins{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...)}
+		for _, c := range p.Configs {
+			s, err := c.settings()
+			if err != nil {
+				// The plugin's factory reports the same error; without
+				// every plugin's settings the host cannot compare.
+				klog.FromContext(ctx).V(2).Info("schedplug: not sending the profile's plugin settings", "profile", p.SchedulerName, "err", err)
+				pp.Settings = nil
+				break
+			}
+			pp.Settings = append(pp.Settings, s)
+		}
+		req.Profiles = append(req.Profiles, pp)
 	}
 	m.regMu.RUnlock()
 

@@ -85,6 +85,14 @@ func TestAgainstRealHost(t *testing.T) {
 // returns the address the shim dials. The host stops when the test ends.
 func startRealHost(t *testing.T) string {
 	t.Helper()
+	target, _ := startRealHostWithConfig(t)
+	return target
+}
+
+// startRealHostWithConfig is startRealHost that also returns the
+// configuration file the host read.
+func startRealHostWithConfig(t *testing.T) (target, configFile string) {
+	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +124,7 @@ func startRealHost(t *testing.T) string {
 	if !strings.Contains(string(cfg), shipped) {
 		t.Fatalf("config/scheduler-config.yaml no longer contains %q; update this test", shipped)
 	}
-	configFile := filepath.Join(dir, "scheduler-config.yaml")
+	configFile = filepath.Join(dir, "scheduler-config.yaml")
 	if err := os.WriteFile(configFile, []byte(strings.Replace(string(cfg), shipped, "latencyFile: "+latency, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +137,7 @@ func startRealHost(t *testing.T) string {
 			t.Errorf("schedplug-host did not exit within 10s of SIGTERM; its log:\n%s", host.LogTail(30))
 		}
 	})
-	return host.Address
+	return host.Address, configFile
 }
 
 type realHandle struct{ fakeHandle }

@@ -8,6 +8,7 @@
 #include "host/check/create_check.hpp"
 #include "host/check/name_check.hpp"
 #include "host/config/resolve.hpp"
+#include "host/loader/plugin_file_check.hpp"
 
 namespace schedplug::tools {
 namespace {
@@ -29,6 +30,19 @@ int run_check(const CheckOptions& options, std::ostream& out,
         << ": cannot read the scheduler configuration; check the path\n";
     return 2;
   }
+  // The config first: its args.schedplug.sha256 pins are checked before
+  // each plugin file is opened, as schedplug-host does.
+  std::vector<std::string> config_problems;
+  std::optional<host::SchedulerConfig> config;
+  std::vector<std::string> config_errors;
+  try {
+    config = host::load_scheduler_config(options.config, config_problems);
+    host::plugin_file_policy().name_pins =
+        host::config_plugin_pins(*config, config_problems);
+    host::plugin_file_policy().name_pins_source = options.config;
+  } catch (const host::ConfigError& e) {
+    config_errors = e.problems();
+  }
   host::LoadResult loaded;
   try {
     loaded = host::load_plugin_directory(options.plugins);
@@ -40,16 +54,12 @@ int run_check(const CheckOptions& options, std::ostream& out,
   // Every problem at once: the parser and the resolver step over what
   // they can and report it, so a bad weight does not hide a bad name.
   std::vector<Diagnostic> diagnostics;
-  std::vector<std::string> config_problems;
-  std::optional<host::SchedulerConfig> config;
-  try {
-    config = host::load_scheduler_config(options.config, config_problems);
-  } catch (const host::ConfigError& e) {
+  if (!config) {
     // The config cannot be checked further, but the plugins still can.
     for (const auto& p : loaded.problems) {
       diagnostics.push_back({Severity::kError, p.message});
     }
-    for (const auto& p : e.problems()) {
+    for (const auto& p : config_errors) {
       diagnostics.push_back({Severity::kError, p});
     }
   }

@@ -242,5 +242,49 @@ TEST_F(PluginFileCheck, PinMismatchIsRefusedBeforeTheConstructorRuns) {
   ::unsetenv("SCHEDPLUG_TEST_MARKER");
 }
 
+// args.schedplug.sha256 in the config pins a plugin by name. The host
+// learns a file's plugin name only by loading it, so before dlopen a file
+// must match one of the pinned digests.
+TEST_F(PluginFileCheck, ConfigPinMismatchIsRefusedBeforeTheConstructorRuns) {
+  TempDir dir;
+  const auto file = install(security_file("ctor_marker"), dir.path(), 0644);
+  const auto marker = dir.path() / "constructor-ran";
+  ::setenv("SCHEDPLUG_TEST_MARKER", marker.c_str(), 1);
+
+  plugin_file_policy().name_pins["CtorMarker"] = std::string(64, '0');
+  plugin_file_policy().name_pins_source = "/etc/schedplug/config.yaml";
+  EXPECT_THAT(
+      load_error(file),
+      AllOf(HasSubstr("refused before loading: its SHA-256 is " +
+                      file_sha256(file)),
+            HasSubstr("matches none of the args.schedplug.sha256 pins in "
+                      "/etc/schedplug/config.yaml (pinned: CtorMarker)")));
+  EXPECT_FALSE(fs::exists(marker));
+
+  // The right digest loads it, and the constructor leaves its marker.
+  plugin_file_policy().name_pins["CtorMarker"] = file_sha256(file);
+  EXPECT_EQ(load_error(file), "(loaded)");
+  EXPECT_TRUE(fs::exists(marker));
+  ::unsetenv("SCHEDPLUG_TEST_MARKER");
+}
+
+// A file another pin lets through (here the --plugin-sha256 list) is
+// opened, and refused once its name shows the config pins another digest.
+TEST_F(PluginFileCheck, ConfigPinIsCheckedAgainstTheLoadedName) {
+  TempDir dir;
+  const auto file = install(security_file("ctor_marker"), dir.path(), 0644);
+  PluginPins pins;
+  pins.source = dir.path() / "plugins.sha256";
+  pins.sha256["ctor_marker.so"] = file_sha256(file);
+  plugin_file_policy().pins = pins;
+  plugin_file_policy().name_pins["CtorMarker"] = std::string(64, 'b');
+  plugin_file_policy().name_pins_source = "config.yaml";
+  EXPECT_THAT(load_error(file),
+              AllOf(HasSubstr("it holds plugin \"CtorMarker\""),
+                    HasSubstr("args.schedplug.sha256 of \"CtorMarker\" in "
+                              "config.yaml pins " +
+                              std::string(64, 'b'))));
+}
+
 }  // namespace
 }  // namespace schedplug::host

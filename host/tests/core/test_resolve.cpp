@@ -9,6 +9,7 @@
 namespace schedplug::host {
 namespace {
 
+using ::testing::AllOf;
 using testing::corpus_file;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -214,6 +215,43 @@ TEST(Resolve, CollectsEveryBadSettingAndResolvesAnyway) {
   ASSERT_EQ(r[0].plugins.size(), 2u);
   EXPECT_EQ(r[0].plugins[0].settings.failure_policy, "Fail");
   EXPECT_EQ(r[0].plugins[0].args_json, "{}");
+}
+
+TEST(Resolve, ConfigPinsAreReadCheckedAndNotPassedToThePlugin) {
+  const SchedulerConfig config = parse_scheduler_config(
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n"
+      "profiles:\n"
+      "- schedulerName: a\n"
+      "  plugins: {filter: {enabled: [{name: HwEncrypt}]}}\n"
+      "  pluginConfig:\n"
+      "  - name: HwEncrypt\n"
+      "    args: {x: 1, schedplug: {sha256: \"" +
+          std::string(64, 'A') +
+          "\"}}\n"
+          "  - name: GoodFilter\n"
+          "    args: {schedplug: {sha256: 12}}\n"
+          "- schedulerName: b\n"
+          "  pluginConfig:\n"
+          "  - name: HwEncrypt\n"
+          "    args: {schedplug: {sha256: \"" +
+          std::string(64, 'c') + "\"}}\n",
+      "sched.yaml");
+  std::vector<std::string> problems;
+  const auto pins = config_plugin_pins(config, problems);
+  ASSERT_EQ(pins.size(), 1u);
+  EXPECT_EQ(pins.at("HwEncrypt"), std::string(64, 'a'));  // lowercased
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_THAT(problems[0], AllOf(HasSubstr("pluginConfig \"GoodFilter\""),
+                                 HasSubstr("args.schedplug.sha256 is 12")));
+  EXPECT_THAT(problems[1], AllOf(HasSubstr("profile \"b\""),
+                                 HasSubstr("but profile \"a\" pins")));
+  // The key is the host's: accepted, and stripped from the plugin's args.
+  std::vector<std::string> resolve_problems;
+  const auto r = resolve_profiles(config, corpus_plugins(), resolve_problems);
+  EXPECT_TRUE(resolve_problems.empty()) << resolve_problems.front();
+  ASSERT_EQ(r[0].filters.size(), 1u);
+  EXPECT_EQ(r[0].filters[0].args_json, R"({"x":1})");
 }
 
 }  // namespace

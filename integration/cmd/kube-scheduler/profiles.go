@@ -66,6 +66,9 @@ func nativeProfiles(cfg *config.KubeSchedulerConfiguration, inTree map[string]bo
 				}
 			}
 		}
+		// What kube-scheduler read for them, for the host's config-skew
+		// check in the Handshake.
+		p.Configs = shim.PluginConfigs(prof, p.Plugins)
 		out = append(out, p)
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 
@@ -63,8 +64,36 @@ profiles:
 		{SchedulerName: "default-scheduler", Plugins: []string{"HwEncrypt", "NetworkLatency", "DedicatedNodes"}},
 		{SchedulerName: "plain"},
 	}
-	if !reflect.DeepEqual(got, want) {
+	if len(got) != len(want) {
 		t.Fatalf("nativeProfiles = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].SchedulerName != want[i].SchedulerName || !reflect.DeepEqual(got[i].Plugins, want[i].Plugins) {
+			t.Fatalf("nativeProfiles[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// What kube-scheduler read for each native plugin, for the host's
+	// config-skew check: the weight (multiPoint without one: 1; enabled
+	// only at filter: 0) and the args as decoded.
+	configs := got[0].Configs
+	if len(configs) != 3 || len(got[1].Configs) != 0 {
+		t.Fatalf("Configs = %+v / %+v, want 3 / none", configs, got[1].Configs)
+	}
+	for i, w := range []struct {
+		name   string
+		weight int32
+		args   string
+	}{{"HwEncrypt", 1, `{"schedplug":{"failurePolicy":"Ignore"}}`}, {"NetworkLatency", 3, ""}, {"DedicatedNodes", 0, ""}} {
+		c := configs[i]
+		args := ""
+		if u, ok := c.Args.(*runtime.Unknown); ok {
+			args = string(u.Raw)
+		} else if c.Args != nil {
+			t.Fatalf("Configs[%d].Args is a %T, want *runtime.Unknown", i, c.Args)
+		}
+		if c.Name != w.name || c.Weight != w.weight || args != w.args {
+			t.Errorf("Configs[%d] = {%s %d %s}, want {%s %d %s}", i, c.Name, c.Weight, args, w.name, w.weight, w.args)
+		}
 	}
 	if names := uniqueNames(got); !reflect.DeepEqual(names, []string{"HwEncrypt", "NetworkLatency", "DedicatedNodes"}) {
 		t.Fatalf("uniqueNames = %v", names)

@@ -223,7 +223,15 @@ type ProfilePlugins struct {
 	// The profile's schedulerName.
 	SchedulerName string `protobuf:"bytes,1,opt,name=scheduler_name,json=schedulerName,proto3" json:"scheduler_name,omitempty"`
 	// Native plugin names, in the order the profile runs them.
-	Plugins       []string `protobuf:"bytes,2,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	Plugins []string `protobuf:"bytes,2,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	// What kube-scheduler read for each native plugin of the profile (the
+	// config-skew check, docs/protocol.md). The host compares every entry
+	// with its own reading of the same KubeSchedulerConfiguration and answers
+	// INVALID_ARGUMENT naming the profile, the plugin and the field that
+	// differ. Empty: not sent (a shim older than this field, or one that
+	// could not read the config); the host then skips the comparison for
+	// the profile and logs that it did.
+	Settings      []*PluginSettings `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -272,6 +280,102 @@ func (x *ProfilePlugins) GetPlugins() []string {
 	return nil
 }
 
+func (x *ProfilePlugins) GetSettings() []*PluginSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+// One native plugin's settings as kube-scheduler read them.
+type PluginSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The Score weight kube-scheduler records for the plugin: its entry in
+	// the profile's score list, else its multiPoint entry; a weight of 0 or
+	// none there means 1. 0 here: neither list enables it. The host compares
+	// it only for plugins that implement Score.
+	Weight int32 `protobuf:"varint,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	// The plugin's pluginConfig args as kube-scheduler decoded them, as JSON
+	// text ("" or "null": no args), including the `schedplug` key. The host
+	// compares them with its own as JSON values (numbers as doubles, key
+	// order irrelevant), leaving out the `schedplug` key, whose settings are
+	// compared below as both sides parsed them.
+	ArgsJson string `protobuf:"bytes,3,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
+	// args.schedplug.failurePolicy as the shim applies it: "Fail" (also when
+	// not set) or "Ignore".
+	FailurePolicy string `protobuf:"bytes,4,opt,name=failure_policy,json=failurePolicy,proto3" json:"failure_policy,omitempty"`
+	// args.schedplug.timeout in milliseconds; 0 when not set.
+	TimeoutMs     int64 `protobuf:"varint,5,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginSettings) Reset() {
+	*x = PluginSettings{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginSettings) ProtoMessage() {}
+
+func (x *PluginSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginSettings.ProtoReflect.Descriptor instead.
+func (*PluginSettings) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PluginSettings) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PluginSettings) GetWeight() int32 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *PluginSettings) GetArgsJson() string {
+	if x != nil {
+		return x.ArgsJson
+	}
+	return ""
+}
+
+func (x *PluginSettings) GetFailurePolicy() string {
+	if x != nil {
+		return x.FailurePolicy
+	}
+	return ""
+}
+
+func (x *PluginSettings) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
 type HandshakeResponse struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	ProtocolVersion ProtocolVersion        `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3,enum=schedplug.v1.ProtocolVersion" json:"protocol_version,omitempty"`
@@ -293,7 +397,7 @@ type HandshakeResponse struct {
 
 func (x *HandshakeResponse) Reset() {
 	*x = HandshakeResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[2]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -305,7 +409,7 @@ func (x *HandshakeResponse) String() string {
 func (*HandshakeResponse) ProtoMessage() {}
 
 func (x *HandshakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[2]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -318,7 +422,7 @@ func (x *HandshakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandshakeResponse.ProtoReflect.Descriptor instead.
 func (*HandshakeResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{2}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *HandshakeResponse) GetProtocolVersion() ProtocolVersion {
@@ -375,7 +479,7 @@ type PluginInfo struct {
 
 func (x *PluginInfo) Reset() {
 	*x = PluginInfo{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[3]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +491,7 @@ func (x *PluginInfo) String() string {
 func (*PluginInfo) ProtoMessage() {}
 
 func (x *PluginInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[3]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +504,7 @@ func (x *PluginInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
 func (*PluginInfo) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{3}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PluginInfo) GetName() string {
@@ -462,7 +566,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[4]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -474,7 +578,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[4]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +591,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{4}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -517,7 +621,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[5]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +633,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[5]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +646,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{5}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Resource) GetName() string {
@@ -570,7 +674,7 @@ type Taint struct {
 
 func (x *Taint) Reset() {
 	*x = Taint{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[6]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +686,7 @@ func (x *Taint) String() string {
 func (*Taint) ProtoMessage() {}
 
 func (x *Taint) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[6]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +699,7 @@ func (x *Taint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Taint.ProtoReflect.Descriptor instead.
 func (*Taint) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{6}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Taint) GetKey() string {
@@ -633,7 +737,7 @@ type Toleration struct {
 
 func (x *Toleration) Reset() {
 	*x = Toleration{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[7]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +749,7 @@ func (x *Toleration) String() string {
 func (*Toleration) ProtoMessage() {}
 
 func (x *Toleration) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[7]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +762,7 @@ func (x *Toleration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Toleration.ProtoReflect.Descriptor instead.
 func (*Toleration) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{7}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Toleration) GetKey() string {
@@ -708,7 +812,7 @@ type OwnerRef struct {
 
 func (x *OwnerRef) Reset() {
 	*x = OwnerRef{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[8]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +824,7 @@ func (x *OwnerRef) String() string {
 func (*OwnerRef) ProtoMessage() {}
 
 func (x *OwnerRef) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[8]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +837,7 @@ func (x *OwnerRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwnerRef.ProtoReflect.Descriptor instead.
 func (*OwnerRef) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{8}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OwnerRef) GetKind() string {
@@ -769,7 +873,7 @@ type ContainerPort struct {
 
 func (x *ContainerPort) Reset() {
 	*x = ContainerPort{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[9]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +885,7 @@ func (x *ContainerPort) String() string {
 func (*ContainerPort) ProtoMessage() {}
 
 func (x *ContainerPort) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[9]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,7 +898,7 @@ func (x *ContainerPort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerPort.ProtoReflect.Descriptor instead.
 func (*ContainerPort) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{9}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ContainerPort) GetContainerPort() int32 {
@@ -839,7 +943,7 @@ type Container struct {
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[10]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +955,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[10]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +968,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{10}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Container) GetName() string {
@@ -912,7 +1016,7 @@ type NodeCondition struct {
 
 func (x *NodeCondition) Reset() {
 	*x = NodeCondition{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[11]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +1028,7 @@ func (x *NodeCondition) String() string {
 func (*NodeCondition) ProtoMessage() {}
 
 func (x *NodeCondition) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[11]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +1041,7 @@ func (x *NodeCondition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCondition.ProtoReflect.Descriptor instead.
 func (*NodeCondition) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{11}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *NodeCondition) GetType() string {
@@ -970,7 +1074,7 @@ type NodePod struct {
 
 func (x *NodePod) Reset() {
 	*x = NodePod{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[12]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -982,7 +1086,7 @@ func (x *NodePod) String() string {
 func (*NodePod) ProtoMessage() {}
 
 func (x *NodePod) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[12]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -995,7 +1099,7 @@ func (x *NodePod) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodePod.ProtoReflect.Descriptor instead.
 func (*NodePod) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{12}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NodePod) GetNamespace() string {
@@ -1066,7 +1170,7 @@ type Pod struct {
 
 func (x *Pod) Reset() {
 	*x = Pod{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1182,7 @@ func (x *Pod) String() string {
 func (*Pod) ProtoMessage() {}
 
 func (x *Pod) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[13]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1195,7 @@ func (x *Pod) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pod.ProtoReflect.Descriptor instead.
 func (*Pod) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{13}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Pod) GetNamespace() string {
@@ -1221,7 +1325,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1337,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1350,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{14}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Node) GetIndex() uint32 {
@@ -1362,7 +1466,7 @@ type NodeTableDelta struct {
 
 func (x *NodeTableDelta) Reset() {
 	*x = NodeTableDelta{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1478,7 @@ func (x *NodeTableDelta) String() string {
 func (*NodeTableDelta) ProtoMessage() {}
 
 func (x *NodeTableDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1491,7 @@ func (x *NodeTableDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeTableDelta.ProtoReflect.Descriptor instead.
 func (*NodeTableDelta) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{15}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NodeTableDelta) GetBaseVersion() uint64 {
@@ -1438,7 +1542,7 @@ type PreFilterRequest struct {
 
 func (x *PreFilterRequest) Reset() {
 	*x = PreFilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1450,7 +1554,7 @@ func (x *PreFilterRequest) String() string {
 func (*PreFilterRequest) ProtoMessage() {}
 
 func (x *PreFilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1463,7 +1567,7 @@ func (x *PreFilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterRequest.ProtoReflect.Descriptor instead.
 func (*PreFilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PreFilterRequest) GetSessionId() string {
@@ -1534,7 +1638,7 @@ type PreFilterResponse struct {
 
 func (x *PreFilterResponse) Reset() {
 	*x = PreFilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1546,7 +1650,7 @@ func (x *PreFilterResponse) String() string {
 func (*PreFilterResponse) ProtoMessage() {}
 
 func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1559,7 +1663,7 @@ func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterResponse.ProtoReflect.Descriptor instead.
 func (*PreFilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PreFilterResponse) GetTableVersion() uint64 {
@@ -1653,7 +1757,7 @@ type UnfinishedPlugin struct {
 
 func (x *UnfinishedPlugin) Reset() {
 	*x = UnfinishedPlugin{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1665,7 +1769,7 @@ func (x *UnfinishedPlugin) String() string {
 func (*UnfinishedPlugin) ProtoMessage() {}
 
 func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1678,7 +1782,7 @@ func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedPlugin.ProtoReflect.Descriptor instead.
 func (*UnfinishedPlugin) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UnfinishedPlugin) GetPlugin() string {
@@ -1717,7 +1821,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1833,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1846,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{19}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FilterRequest) GetSessionId() string {
@@ -1809,7 +1913,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +1925,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +1938,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{20}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FilterResponse) GetCode() Code {
@@ -1884,7 +1988,7 @@ type PreScoreRequest struct {
 
 func (x *PreScoreRequest) Reset() {
 	*x = PreScoreRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +2000,7 @@ func (x *PreScoreRequest) String() string {
 func (*PreScoreRequest) ProtoMessage() {}
 
 func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +2013,7 @@ func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreRequest.ProtoReflect.Descriptor instead.
 func (*PreScoreRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{21}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PreScoreRequest) GetSessionId() string {
@@ -1983,7 +2087,7 @@ type PluginScores struct {
 
 func (x *PluginScores) Reset() {
 	*x = PluginScores{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2099,7 @@ func (x *PluginScores) String() string {
 func (*PluginScores) ProtoMessage() {}
 
 func (x *PluginScores) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2112,7 @@ func (x *PluginScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScores.ProtoReflect.Descriptor instead.
 func (*PluginScores) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{22}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PluginScores) GetPlugin() string {
@@ -2056,7 +2160,7 @@ type PreScoreResponse struct {
 
 func (x *PreScoreResponse) Reset() {
 	*x = PreScoreResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2172,7 @@ func (x *PreScoreResponse) String() string {
 func (*PreScoreResponse) ProtoMessage() {}
 
 func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2185,7 @@ func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreResponse.ProtoReflect.Descriptor instead.
 func (*PreScoreResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{23}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PreScoreResponse) GetPlugins() []*PluginScores {
@@ -2099,10 +2203,18 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x10HandshakeRequest\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1b\n" +
 	"\tclient_id\x18\x02 \x01(\tR\bclientId\x128\n" +
-	"\bprofiles\x18\x03 \x03(\v2\x1c.schedplug.v1.ProfilePluginsR\bprofiles\"Q\n" +
+	"\bprofiles\x18\x03 \x03(\v2\x1c.schedplug.v1.ProfilePluginsR\bprofiles\"\x8b\x01\n" +
 	"\x0eProfilePlugins\x12%\n" +
 	"\x0escheduler_name\x18\x01 \x01(\tR\rschedulerName\x12\x18\n" +
-	"\aplugins\x18\x02 \x03(\tR\aplugins\"\xe0\x01\n" +
+	"\aplugins\x18\x02 \x03(\tR\aplugins\x128\n" +
+	"\bsettings\x18\x03 \x03(\v2\x1c.schedplug.v1.PluginSettingsR\bsettings\"\x9f\x01\n" +
+	"\x0ePluginSettings\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06weight\x18\x02 \x01(\x05R\x06weight\x12\x1b\n" +
+	"\targs_json\x18\x03 \x01(\tR\bargsJson\x12%\n" +
+	"\x0efailure_policy\x18\x04 \x01(\tR\rfailurePolicy\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xe0\x01\n" +
 	"\x11HandshakeResponse\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1d\n" +
 	"\n" +
@@ -2299,84 +2411,86 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                 // 1: schedplug.v1.Code
 	(*HandshakeRequest)(nil),  // 2: schedplug.v1.HandshakeRequest
 	(*ProfilePlugins)(nil),    // 3: schedplug.v1.ProfilePlugins
-	(*HandshakeResponse)(nil), // 4: schedplug.v1.HandshakeResponse
-	(*PluginInfo)(nil),        // 5: schedplug.v1.PluginInfo
-	(*KeyValue)(nil),          // 6: schedplug.v1.KeyValue
-	(*Resource)(nil),          // 7: schedplug.v1.Resource
-	(*Taint)(nil),             // 8: schedplug.v1.Taint
-	(*Toleration)(nil),        // 9: schedplug.v1.Toleration
-	(*OwnerRef)(nil),          // 10: schedplug.v1.OwnerRef
-	(*ContainerPort)(nil),     // 11: schedplug.v1.ContainerPort
-	(*Container)(nil),         // 12: schedplug.v1.Container
-	(*NodeCondition)(nil),     // 13: schedplug.v1.NodeCondition
-	(*NodePod)(nil),           // 14: schedplug.v1.NodePod
-	(*Pod)(nil),               // 15: schedplug.v1.Pod
-	(*Node)(nil),              // 16: schedplug.v1.Node
-	(*NodeTableDelta)(nil),    // 17: schedplug.v1.NodeTableDelta
-	(*PreFilterRequest)(nil),  // 18: schedplug.v1.PreFilterRequest
-	(*PreFilterResponse)(nil), // 19: schedplug.v1.PreFilterResponse
-	(*UnfinishedPlugin)(nil),  // 20: schedplug.v1.UnfinishedPlugin
-	(*FilterRequest)(nil),     // 21: schedplug.v1.FilterRequest
-	(*FilterResponse)(nil),    // 22: schedplug.v1.FilterResponse
-	(*PreScoreRequest)(nil),   // 23: schedplug.v1.PreScoreRequest
-	(*PluginScores)(nil),      // 24: schedplug.v1.PluginScores
-	(*PreScoreResponse)(nil),  // 25: schedplug.v1.PreScoreResponse
+	(*PluginSettings)(nil),    // 4: schedplug.v1.PluginSettings
+	(*HandshakeResponse)(nil), // 5: schedplug.v1.HandshakeResponse
+	(*PluginInfo)(nil),        // 6: schedplug.v1.PluginInfo
+	(*KeyValue)(nil),          // 7: schedplug.v1.KeyValue
+	(*Resource)(nil),          // 8: schedplug.v1.Resource
+	(*Taint)(nil),             // 9: schedplug.v1.Taint
+	(*Toleration)(nil),        // 10: schedplug.v1.Toleration
+	(*OwnerRef)(nil),          // 11: schedplug.v1.OwnerRef
+	(*ContainerPort)(nil),     // 12: schedplug.v1.ContainerPort
+	(*Container)(nil),         // 13: schedplug.v1.Container
+	(*NodeCondition)(nil),     // 14: schedplug.v1.NodeCondition
+	(*NodePod)(nil),           // 15: schedplug.v1.NodePod
+	(*Pod)(nil),               // 16: schedplug.v1.Pod
+	(*Node)(nil),              // 17: schedplug.v1.Node
+	(*NodeTableDelta)(nil),    // 18: schedplug.v1.NodeTableDelta
+	(*PreFilterRequest)(nil),  // 19: schedplug.v1.PreFilterRequest
+	(*PreFilterResponse)(nil), // 20: schedplug.v1.PreFilterResponse
+	(*UnfinishedPlugin)(nil),  // 21: schedplug.v1.UnfinishedPlugin
+	(*FilterRequest)(nil),     // 22: schedplug.v1.FilterRequest
+	(*FilterResponse)(nil),    // 23: schedplug.v1.FilterResponse
+	(*PreScoreRequest)(nil),   // 24: schedplug.v1.PreScoreRequest
+	(*PluginScores)(nil),      // 25: schedplug.v1.PluginScores
+	(*PreScoreResponse)(nil),  // 26: schedplug.v1.PreScoreResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
 	3,  // 1: schedplug.v1.HandshakeRequest.profiles:type_name -> schedplug.v1.ProfilePlugins
-	0,  // 2: schedplug.v1.HandshakeResponse.protocol_version:type_name -> schedplug.v1.ProtocolVersion
-	5,  // 3: schedplug.v1.HandshakeResponse.plugins:type_name -> schedplug.v1.PluginInfo
-	7,  // 4: schedplug.v1.Container.requests:type_name -> schedplug.v1.Resource
-	7,  // 5: schedplug.v1.Container.limits:type_name -> schedplug.v1.Resource
-	11, // 6: schedplug.v1.Container.ports:type_name -> schedplug.v1.ContainerPort
-	6,  // 7: schedplug.v1.NodePod.labels:type_name -> schedplug.v1.KeyValue
-	7,  // 8: schedplug.v1.NodePod.requests:type_name -> schedplug.v1.Resource
-	6,  // 9: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
-	6,  // 10: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
-	7,  // 11: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
-	6,  // 12: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
-	9,  // 13: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
-	10, // 14: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
-	12, // 15: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
-	6,  // 16: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
-	6,  // 17: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
-	8,  // 18: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
-	7,  // 19: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
-	7,  // 20: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
-	13, // 21: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
-	7,  // 22: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
-	14, // 23: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
-	16, // 24: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
-	15, // 25: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
-	17, // 26: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	1,  // 27: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
-	20, // 28: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	15, // 29: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	16, // 30: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 31: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	20, // 32: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	15, // 33: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	24, // 34: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 35: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	18, // 36: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	21, // 37: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	23, // 38: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	4,  // 39: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	19, // 40: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	22, // 41: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	25, // 42: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	39, // [39:43] is the sub-list for method output_type
-	35, // [35:39] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	4,  // 2: schedplug.v1.ProfilePlugins.settings:type_name -> schedplug.v1.PluginSettings
+	0,  // 3: schedplug.v1.HandshakeResponse.protocol_version:type_name -> schedplug.v1.ProtocolVersion
+	6,  // 4: schedplug.v1.HandshakeResponse.plugins:type_name -> schedplug.v1.PluginInfo
+	8,  // 5: schedplug.v1.Container.requests:type_name -> schedplug.v1.Resource
+	8,  // 6: schedplug.v1.Container.limits:type_name -> schedplug.v1.Resource
+	12, // 7: schedplug.v1.Container.ports:type_name -> schedplug.v1.ContainerPort
+	7,  // 8: schedplug.v1.NodePod.labels:type_name -> schedplug.v1.KeyValue
+	8,  // 9: schedplug.v1.NodePod.requests:type_name -> schedplug.v1.Resource
+	7,  // 10: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
+	7,  // 11: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
+	8,  // 12: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
+	7,  // 13: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
+	10, // 14: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
+	11, // 15: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
+	13, // 16: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
+	7,  // 17: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
+	7,  // 18: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
+	9,  // 19: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
+	8,  // 20: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
+	8,  // 21: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
+	14, // 22: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
+	8,  // 23: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
+	15, // 24: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
+	17, // 25: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
+	16, // 26: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
+	18, // 27: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	1,  // 28: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
+	21, // 29: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	16, // 30: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	17, // 31: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,  // 32: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	21, // 33: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	16, // 34: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	25, // 35: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	2,  // 36: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	19, // 37: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	22, // 38: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	24, // 39: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	5,  // 40: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	20, // 41: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	23, // 42: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	26, // 43: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	40, // [40:44] is the sub-list for method output_type
+	36, // [36:40] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -2384,14 +2498,14 @@ func file_schedplug_v1_schedplug_proto_init() {
 	if File_schedplug_v1_schedplug_proto != nil {
 		return
 	}
-	file_schedplug_v1_schedplug_proto_msgTypes[7].OneofWrappers = []any{}
+	file_schedplug_v1_schedplug_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -343,4 +343,56 @@ TEST(Inspect, PrintsTheSha256ThatSha256sumPrints) {
   EXPECT_EQ(nlohmann::json::parse(j.out)["sha256"], digest);
 }
 
+// args.schedplug.sha256 pins a plugin; `check` applies it before opening
+// any file, as schedplug-host does, and reports the same mismatch.
+TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
+  const std::string file = plugin_dir("hw.d") + "/hw_encrypt.so";
+  const std::string base =
+      ::testing::TempDir() + "/schedplug-cli-pin-" + std::to_string(::getpid());
+  ASSERT_EQ(
+      std::system(("sha256sum '" + file + "' > '" + base + ".sum'").c_str()),
+      0);
+  std::istringstream line(slurp(base + ".sum"));
+  std::string digest;
+  line >> digest;
+  ASSERT_EQ(digest.size(), 64u);
+  auto config_pinning = [&](const std::string& pin) {
+    const std::string config = base + ".yaml";
+    std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                             "kind: KubeSchedulerConfiguration\n"
+                             "profiles:\n"
+                             "- schedulerName: secure-scheduler\n"
+                             "  plugins:\n"
+                             "    filter:\n"
+                             "      enabled:\n"
+                             "      - name: HwEncrypt\n"
+                             "  pluginConfig:\n"
+                             "  - name: HwEncrypt\n"
+                             "    args:\n"
+                             "      schedplug:\n"
+                             "        sha256: \""
+                          << pin << "\"\n";
+    return config;
+  };
+  const std::string wrong(64, 'a');
+  Outcome r = schedplug("check --config " + config_pinning(wrong) +
+                        " --plugins " + plugin_dir("hw.d"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("hw_encrypt.so"),
+                           HasSubstr("refused before loading: its SHA-256 is " +
+                                     digest),
+                           HasSubstr("matches none of the args.schedplug."
+                                     "sha256 pins"),
+                           HasSubstr("(pinned: HwEncrypt)")));
+
+  Outcome ok = schedplug("check --config " + config_pinning(digest) +
+                         " --plugins " + plugin_dir("hw.d"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+
+  Outcome bad = schedplug("check --config " + config_pinning("xyz") +
+                          " --plugins " + plugin_dir("hw.d"));
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_THAT(bad.out, HasSubstr("args.schedplug.sha256 is \"xyz\"; write"));
+}
+
 }  // namespace
