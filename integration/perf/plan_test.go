@@ -33,17 +33,17 @@ const (
 )
 
 // Variants: the same workload with no extra plugin, with the sample
-// plugins as Go twins compiled into the scheduler, and with the same
-// plugins native through the shim and schedplug-host. (There is no HTTP
-// extender implementation of the sample plugins in this repository yet,
-// so there is no extender variant.)
+// plugins as Go twins compiled into the scheduler, with the same plugins
+// native through the shim and schedplug-host, and with the twins' rules
+// served as an HTTP extender (extender_test.go).
 const (
-	VariantDefault = "default"
-	VariantTwin    = "twin"
-	VariantNative  = "native"
+	VariantDefault  = "default"
+	VariantTwin     = "twin"
+	VariantNative   = "native"
+	VariantExtender = "extender"
 )
 
-var allVariants = []string{VariantDefault, VariantTwin, VariantNative}
+var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantExtender}
 
 // Plugin names: the native ones as schedplug-host serves them, the Go
 // twins as integration/internal/twin registers them.
@@ -205,7 +205,7 @@ func optionsFromEnv(repoRoot string) (options, error) {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.TrimSpace(w)
 			switch w {
-			case VariantDefault, VariantTwin, VariantNative:
+			case VariantDefault, VariantTwin, VariantNative, VariantExtender:
 				o.Variants = append(o.Variants, w)
 			default:
 				return o, fmt.Errorf("%s=%q: unknown variant %q; choose from %s", EnvVariants, v, w, strings.Join(allVariants, ","))
@@ -318,11 +318,20 @@ func schedulerConfig(variant string) ([]byte, error) {
 		}
 		profile["plugins"] = map[string]any{"multiPoint": map[string]any{"enabled": enabled}}
 	}
-	return yaml.Marshal(map[string]any{
+	cfg := map[string]any{
 		"apiVersion": "kubescheduler.config.k8s.io/v1",
 		"kind":       "KubeSchedulerConfiguration",
 		"profiles":   []any{profile},
-	})
+	}
+	if variant == VariantExtender {
+		cfg["extenders"] = []any{map[string]any{
+			"urlPrefix":        extenderURL(),
+			"filterVerb":       "filter",
+			"nodeCacheCapable": false,
+			"httpTimeout":      "30s",
+		}}
+	}
+	return yaml.Marshal(cfg)
 }
 
 // writeConfig writes the templates, one scheduler configuration per

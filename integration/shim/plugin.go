@@ -402,6 +402,12 @@ func (p *Plugin) failureReason(err error, timeout time.Duration) string {
 // PreScore asks for all native scores of the feasible nodes once per cycle.
 func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (st *fwk.Status) {
 	defer p.recoverStatus(ctx, "PreScore", &st)
+	if info := p.mgr.pluginInfo(p.name); info != nil && !info.GetHasScore() {
+		// No native score hook: Skip makes kube-scheduler leave out this
+		// plugin's Score and NormalizeScore for the cycle, and a profile
+		// whose native plugins all only filter makes no PreScore call.
+		return fwk.NewStatus(fwk.Skip)
+	}
 	ss := p.cycleScoreState(ctx, state, pod, nodes)
 	if ss.err != nil {
 		if callerGaveUp(ctx) {

@@ -489,6 +489,24 @@ func TestScoreLookupAndSkip(t *testing.T) {
 	}
 }
 
+// Filter-only native plugins cost no PreScore call and no Score calls: the
+// Go twins of such plugins have no Score at all.
+func TestFilterOnlyPluginsMakeNoPreScoreCall(t *testing.T) {
+	e := newEnv(t, []*pb.PluginInfo{{Name: "HwEncrypt", HasFilter: true}, {Name: "DedicatedNodes", HasFilter: true}}, nil)
+	nodes := asList(testNode("n1", nil, 0), testNode("n2", nil, 0))
+	state := framework.NewCycleState()
+	pod := testPod("p", nil)
+	e.runPreFilter(t, []string{"HwEncrypt", "DedicatedNodes"}, state, pod, nodes)
+	for _, name := range []string{"HwEncrypt", "DedicatedNodes"} {
+		if st := e.plugins[name].PreScore(context.Background(), state, pod, nodes); !st.IsSkip() {
+			t.Fatalf("%s.PreScore: %v, want Skip", name, st)
+		}
+	}
+	if got := e.host.count("PreScore"); got != 0 {
+		t.Fatalf("PreScore RPCs = %d, want 0 for plugins without a score hook", got)
+	}
+}
+
 func TestPluginWithoutFilterSkipsFilter(t *testing.T) {
 	e := newEnv(t, []*pb.PluginInfo{{Name: "ScoreOnly", HasScore: true}}, nil)
 	_, st := e.plugins["ScoreOnly"].PreFilter(context.Background(), framework.NewCycleState(), testPod("p", nil), asList(testNode("a", nil, 0)))

@@ -1,0 +1,71 @@
+package perf
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	"schedplug.dev/integration/internal/twin"
+)
+
+// The extender variant gives the twins' verdicts, over HTTP as
+// kube-scheduler calls it.
+func TestExtenderFiltersLikeTheTwins(t *testing.T) {
+	node := func(name string, labels map[string]string) v1.Node {
+		return v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	nodes := &v1.NodeList{Items: []v1.Node{
+		node("plain", nil),
+		node("encrypting", map[string]string{twin.DefaultHwLabel: "true"}),
+		node("dedicated", map[string]string{twin.DefaultDedicatedLabel: "true"}),
+	}}
+	ask := func(annotations map[string]string) *extenderv1.ExtenderFilterResult {
+		t.Helper()
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: annotations}}
+		body, err := json.Marshal(extenderv1.ExtenderArgs{Pod: pod, Nodes: nodes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post(extenderURL()+"/filter", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out extenderv1.ExtenderFilterResult
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Error != "" {
+			t.Fatalf("extender error: %s", out.Error)
+		}
+		return &out
+	}
+	names := func(r *extenderv1.ExtenderFilterResult) []string {
+		var n []string
+		for _, node := range r.Nodes.Items {
+			n = append(n, node.Name)
+		}
+		return n
+	}
+
+	plain := ask(nil)
+	if got := names(plain); !slices.Equal(got, []string{"plain", "encrypting"}) {
+		t.Errorf("pod without annotations passes %v, want [plain encrypting]", got)
+	}
+	if _, ok := plain.FailedAndUnresolvableNodes["dedicated"]; !ok {
+		t.Errorf("dedicated node not refused as unresolvable: %+v", plain)
+	}
+	hw := ask(map[string]string{twin.DefaultHwAnnotation: "true"})
+	if got := names(hw); !slices.Equal(got, []string{"encrypting"}) {
+		t.Errorf("pod needing encryption passes %v, want [encrypting]", got)
+	}
+	if len(hw.FailedAndUnresolvableNodes) != 2 {
+		t.Errorf("pod needing encryption: unresolvable %v, want plain and dedicated", hw.FailedAndUnresolvableNodes)
+	}
+}
