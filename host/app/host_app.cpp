@@ -12,6 +12,7 @@
 
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/credentials.h>
 #include <prometheus/exposer.h>
 #include <spdlog/spdlog.h>
 
@@ -341,8 +342,50 @@ HostApp::~HostApp() {
   }
 }
 
+namespace {
+
+std::string read_pem(const std::filesystem::path& file, const char* flag) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw std::invalid_argument(std::string(flag) + " " + file.string() +
+                                ": cannot read the file; check the path");
+  }
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::shared_ptr<grpc::ChannelCredentials> probe_credentials(
+    const ListenAddress& address, const ProbeTls& tls) {
+  if (tls.ca.empty()) {
+    if (!tls.cert.empty() || !tls.key.empty()) {
+      throw std::invalid_argument(
+          "--tls-cert and --tls-key need --tls-ca, the CA that signed the "
+          "host's certificate");
+    }
+    return grpc::InsecureChannelCredentials();
+  }
+  if (address.is_unix) {
+    throw std::invalid_argument(
+        "--tls-ca is for a TCP --listen address; the unix socket is "
+        "plaintext (its permissions and peer check protect it)");
+  }
+  if (tls.cert.empty() != tls.key.empty()) {
+    throw std::invalid_argument(
+        "--tls-cert and --tls-key go together (the client certificate for a "
+        "host started with --tls-client-ca)");
+  }
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = read_pem(tls.ca, "--tls-ca");
+  if (!tls.cert.empty()) {
+    options.pem_cert_chain = read_pem(tls.cert, "--tls-cert");
+    options.pem_private_key = read_pem(tls.key, "--tls-key");
+  }
+  return grpc::SslCredentials(options);
+}
+
+}  // namespace
+
 int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
-                 std::ostream& out) {
+                 std::ostream& out, const ProbeTls& tls) {
   ListenAddress address;
   try {
     address = parse_listen_address(listen);
@@ -359,8 +402,14 @@ int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
       target = "127.0.0.1" + target.substr(colon);
     }
   }
-  auto channel =
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  try {
+    credentials = probe_credentials(address, tls);
+  } catch (const std::invalid_argument& e) {
+    out << "probe: " << e.what() << "\n";
+    return 1;
+  }
+  auto channel = grpc::CreateChannel(target, credentials);
   grpc::GenericStub generic(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + timeout);

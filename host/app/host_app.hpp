@@ -111,11 +111,20 @@ class HostApp {
   bool shut_down_ = false;
 };
 
+// How `schedplug-host probe` reaches a host serving TLS on TCP: the CA
+// that signed the host's certificate and, for mutual TLS, a client
+// certificate and key (PEM files). Empty `ca`: plaintext.
+struct ProbeTls {
+  std::filesystem::path ca;
+  std::filesystem::path cert;
+  std::filesystem::path key;
+};
+
 // `schedplug-host probe`: asks the host at `listen` (a --listen address)
 // for its gRPC health within `timeout`. Returns 0 when it is SERVING, 1
 // otherwise, with a line on `out` saying what it found.
 int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
-                 std::ostream& out);
+                 std::ostream& out, const ProbeTls& tls = {});
 
 // "error: ..." / "warning: ..." lines, as `schedplug check` prints them.
 void print_diagnostics(const std::vector<Diagnostic>& diagnostics,

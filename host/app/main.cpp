@@ -63,11 +63,19 @@ int probe(int argc, char** argv) {
   cli.add_option("--timeout", timeout_seconds, "Seconds to wait for the answer")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  schedplug::host::ProbeTls tls;
+  cli.add_option("--tls-ca", tls.ca,
+                 "For a host serving TLS on TCP: the CA (PEM) that signed its "
+                 "certificate");
+  cli.add_option("--tls-cert", tls.cert,
+                 "With --tls-ca, for a host started with --tls-client-ca: a "
+                 "client certificate (PEM) its CA signed");
+  cli.add_option("--tls-key", tls.key, "The key (PEM) of --tls-cert");
   CLI11_PARSE(cli, argc, argv);
   return schedplug::host::probe_health(
       listen,
       std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)),
-      std::cerr);
+      std::cerr, tls);
 }
 
 int main(int argc, char** argv) {

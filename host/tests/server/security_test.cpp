@@ -233,6 +233,36 @@ TEST(Tcp, PlaintextIsRefusedUnlessAskedForExplicitly) {
   }
 }
 
+// The liveness probe reaches a host serving mutual TLS with the same kind
+// of files the shim uses, and says why it cannot without them.
+TEST(Tcp, ProbeSpeaksTlsToTheHost) {
+  TempDir pki_dir;
+  TestPki pki(pki_dir.path());
+  RunningHost host([&](HostOptions& o) {
+    o.listen = "127.0.0.1:0";
+    o.security.tls_cert = pki.dir / "server.crt";
+    o.security.tls_key = pki.dir / "server.key";
+    o.security.tls_client_ca = pki.dir / "ca.crt";
+  });
+  const std::string target = host.app().target();
+  const ProbeTls with_cert{pki.dir / "ca.crt", pki.dir / "client.crt",
+                           pki.dir / "client.key"};
+  std::ostringstream ok;
+  EXPECT_EQ(probe_health(target, std::chrono::seconds(10), ok, with_cert), 0)
+      << ok.str();
+  EXPECT_NE(ok.str().find("SERVING"), std::string::npos) << ok.str();
+
+  std::ostringstream plaintext, no_cert, half;
+  EXPECT_EQ(probe_health(target, std::chrono::seconds(5), plaintext), 1);
+  EXPECT_EQ(probe_health(target, std::chrono::seconds(5), no_cert,
+                         ProbeTls{pki.dir / "ca.crt", {}, {}}),
+            1);
+  EXPECT_EQ(probe_health(target, std::chrono::seconds(5), half,
+                         ProbeTls{{}, pki.dir / "client.crt", {}}),
+            1);
+  EXPECT_NE(half.str().find("--tls-ca"), std::string::npos) << half.str();
+}
+
 TEST(Tcp, MutualTlsAcceptsTheClientCertificateOnly) {
   TempDir pki_dir;
   TestPki pki(pki_dir.path());
