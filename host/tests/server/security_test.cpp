@@ -206,6 +206,14 @@ struct TestPki {
           w + ".ext");
     }
   }
+  // A host on a loopback port with this PKI's server certificate, asking
+  // clients for a certificate the test CA signed.
+  void serve_mutual_tls(HostOptions& o) const {
+    o.listen = "127.0.0.1:0";
+    o.security.tls_cert = dir / "server.crt";
+    o.security.tls_key = dir / "server.key";
+    o.security.tls_client_ca = dir / "ca.crt";
+  }
   std::filesystem::path dir;
 };
 
@@ -238,12 +246,7 @@ TEST(Tcp, PlaintextIsRefusedUnlessAskedForExplicitly) {
 TEST(Tcp, ProbeSpeaksTlsToTheHost) {
   TempDir pki_dir;
   TestPki pki(pki_dir.path());
-  RunningHost host([&](HostOptions& o) {
-    o.listen = "127.0.0.1:0";
-    o.security.tls_cert = pki.dir / "server.crt";
-    o.security.tls_key = pki.dir / "server.key";
-    o.security.tls_client_ca = pki.dir / "ca.crt";
-  });
+  RunningHost host([&](HostOptions& o) { pki.serve_mutual_tls(o); });
   const std::string target = host.app().target();
   const ProbeTls with_cert{pki.dir / "ca.crt", pki.dir / "client.crt",
                            pki.dir / "client.key"};
@@ -266,12 +269,7 @@ TEST(Tcp, ProbeSpeaksTlsToTheHost) {
 TEST(Tcp, MutualTlsAcceptsTheClientCertificateOnly) {
   TempDir pki_dir;
   TestPki pki(pki_dir.path());
-  RunningHost host([&](HostOptions& o) {
-    o.listen = "127.0.0.1:0";
-    o.security.tls_cert = pki.dir / "server.crt";
-    o.security.tls_key = pki.dir / "server.key";
-    o.security.tls_client_ca = pki.dir / "ca.crt";
-  });
+  RunningHost host([&](HostOptions& o) { pki.serve_mutual_tls(o); });
   const std::string target = host.app().target();
 
   grpc::SslCredentialsOptions with_cert;
@@ -292,10 +290,7 @@ TEST(Tcp, SessionsPerPeerAreCountedPerClientCertificate) {
   TempDir pki_dir;
   TestPki pki(pki_dir.path());
   RunningHost host([&](HostOptions& o) {
-    o.listen = "127.0.0.1:0";
-    o.security.tls_cert = pki.dir / "server.crt";
-    o.security.tls_key = pki.dir / "server.key";
-    o.security.tls_client_ca = pki.dir / "ca.crt";
+    pki.serve_mutual_tls(o);
     o.service.max_sessions = 4;
     o.service.max_sessions_per_peer = 2;
   });
