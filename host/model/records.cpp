@@ -128,6 +128,15 @@ PodRecord::PodRecord(PodData data) : data_(std::move(data)) {
   }
   view_.containers = containers_.empty() ? nullptr : containers_.data();
   view_.container_count = containers_.size();
+
+  // v1.3 data.
+  volumes_.reserve(data_.volumes.size());
+  for (const auto& v : data_.volumes) {
+    volumes_.push_back({view_of(v.name), view_of(v.source),
+                        view_of(v.claim_name), v.read_only ? 1 : 0});
+  }
+  view_.volumes = volumes_.empty() ? nullptr : volumes_.data();
+  view_.volume_count = volumes_.size();
 }
 
 NodeRecord::NodeRecord(NodeData data) : data_(std::move(data)) {
@@ -191,6 +200,22 @@ NodeRecord::NodeRecord(NodeData data) : data_(std::move(data)) {
   }
   view_.pod_list = pods_.empty() ? nullptr : pods_.data();
   view_.pod_list_count = pods_.size();
+
+  // v1.3 data. The views point into the inner vectors, whose buffers stay
+  // put when the outer vector grows.
+  images_.reserve(data_.images.size());
+  image_names_.reserve(data_.images.size());
+  for (const auto& image : data_.images) {
+    std::vector<schedplug_str> names;
+    names.reserve(image.names.size());
+    for (const auto& n : image.names) names.push_back(view_of(n));
+    image_names_.push_back(std::move(names));
+    const auto& stored = image_names_.back();
+    images_.push_back({stored.empty() ? nullptr : stored.data(), stored.size(),
+                       image.size_bytes});
+  }
+  view_.images = images_.empty() ? nullptr : images_.data();
+  view_.image_count = images_.size();
 }
 
 }  // namespace schedplug::host

@@ -29,6 +29,7 @@ inline void set_element_sizes(schedplug_pod& pod) {
   pod.owner_size = sizeof(schedplug_owner);
   pod.container_size = sizeof(schedplug_container);
   pod.port_size = sizeof(schedplug_container_port);
+  pod.volume_size = sizeof(schedplug_volume);
 }
 inline void set_element_sizes(schedplug_node& node) {
   node.kv_size = sizeof(schedplug_kv);
@@ -36,6 +37,7 @@ inline void set_element_sizes(schedplug_node& node) {
   node.taint_size = sizeof(schedplug_taint);
   node.condition_size = sizeof(schedplug_node_condition);
   node.node_pod_size = sizeof(schedplug_node_pod);
+  node.image_size = sizeof(schedplug_node_image);
 }
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
@@ -87,6 +89,19 @@ struct NodePodData {
   std::string owner_kind;
 };
 
+// v1.3 data.
+struct VolumeData {
+  std::string name;
+  std::string source;  // the volume source's key in the pod spec
+  std::string claim_name;
+  bool read_only = false;
+};
+
+struct ImageData {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
 // Plain data of a pod, as it arrives (lists in any order).
 struct PodData {
   std::string namespace_name;
@@ -104,6 +119,8 @@ struct PodData {
   std::string priority_class_name;
   std::vector<OwnerData> owners;          // as sent
   std::vector<ContainerData> containers;  // spec order
+  // v1.3
+  std::vector<VolumeData> volumes;  // spec order
 };
 
 // Plain data of a node, as it arrives (lists in any order).
@@ -120,6 +137,8 @@ struct NodeData {
   std::vector<std::pair<std::string, std::string>> conditions;  // type, status
   Resources capacity;
   std::vector<NodePodData> pods;  // sorted by namespace, name on build
+  // v1.3
+  std::vector<ImageData> images;  // as sent
 };
 
 // A pod with its view. Sorts labels, annotations, node selector and
@@ -142,6 +161,7 @@ class PodRecord {
   std::vector<schedplug_container> containers_;
   std::vector<std::vector<schedplug_resource>> container_resources_;
   std::vector<std::vector<schedplug_container_port>> container_ports_;
+  std::vector<schedplug_volume> volumes_;
   schedplug_pod view_{};
 };
 
@@ -165,6 +185,8 @@ class NodeRecord {
   std::vector<schedplug_node_pod> pods_;
   std::vector<std::vector<schedplug_kv>> pod_labels_;
   std::vector<std::vector<schedplug_resource>> pod_requests_;
+  std::vector<schedplug_node_image> images_;
+  std::vector<std::vector<schedplug_str>> image_names_;
   schedplug_node view_{};
 };
 

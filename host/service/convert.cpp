@@ -203,6 +203,24 @@ NodeData node_data(const v1::Node& node, int64_t index) {
   for (const v1::NodePod& p : node.pods()) {
     out.pods.push_back(node_pod(subject, p, i++));
   }
+  // v1.3
+  check_list(subject, node.images_size(), L::kListEntries, "images");
+  out.images.reserve(static_cast<size_t>(node.images_size()));
+  i = 0;
+  for (const v1::NodeImage& image : node.images()) {
+    const std::string where = fmt::format("images[{}].names", i);
+    check_list(subject, image.names_size(), L::kListEntries, where.c_str());
+    ImageData d{{image.names().begin(), image.names().end()},
+                image.size_bytes()};
+    int j = 0;
+    for (const std::string& name : image.names()) {
+      check_string(subject, name, L::kImageBytes, 0,
+                   [&] { return fmt::format("{}[{}]", where, j); });
+      ++j;
+    }
+    out.images.push_back(std::move(d));
+    ++i;
+  }
   return out;
 }
 
@@ -308,6 +326,21 @@ PodData pod_from_proto(const v1::Pod& pod) {
     out.containers.push_back(std::move(d));
     ++i;
   }
+  // v1.3
+  check_list(subject, pod.volumes_size(), L::kListEntries, "volumes");
+  out.volumes.reserve(static_cast<size_t>(pod.volumes_size()));
+  i = 0;
+  for (const v1::Volume& v : pod.volumes()) {
+    check_string(subject, v.name(), L::kNameBytes, 63,
+                 [&] { return fmt::format("volumes[{}].name", i); });
+    check_other(subject, v.source(), "volumes", i, "source");
+    // A generic ephemeral volume's claim is "<pod name>-<volume name>".
+    check_string(subject, v.claim_name(), L::kNameBytes, 253,
+                 [&] { return fmt::format("volumes[{}].claim_name", i); });
+    out.volumes.push_back(
+        {v.name(), v.source(), v.claim_name(), v.read_only()});
+    ++i;
+  }
   return out;
 }
 
@@ -359,6 +392,12 @@ size_t estimated_bytes(const PodData& pod) {
     for (const PortData& p : c.ports) {
       out += string_bytes(p.protocol) + string_bytes(p.host_ip);
     }
+  }
+  out += vector_bytes(pod.volumes) +
+         pod.volumes.size() * sizeof(schedplug_volume);
+  for (const VolumeData& v : pod.volumes) {
+    out += string_bytes(v.name) + string_bytes(v.source) +
+           string_bytes(v.claim_name);
   }
   return out;
 }

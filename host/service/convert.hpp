@@ -28,7 +28,8 @@ struct FieldLimits {
   static constexpr size_t kKeyBytes = 512;
   // Values: labels, node selector, taints, tolerations. Kubernetes: 63.
   static constexpr size_t kValueBytes = 256;
-  // Container images. Kubernetes: none; references are a few hundred bytes.
+  // Container images and the names of a node's images. Kubernetes: none;
+  // references are a few hundred bytes.
   static constexpr size_t kImageBytes = 4096;
   // Every other string (operators, effects, protocols, host IPs, condition
   // statuses, owner kinds).
@@ -38,7 +39,8 @@ struct FieldLimits {
   // Labels, annotations and node selector entries of one object.
   static constexpr size_t kMapEntries = 4096;
   // Taints, tolerations, resources (requests, limits, allocatable,
-  // requested, capacity), conditions, owners, containers.
+  // requested, capacity), conditions, owners, containers, volumes, node
+  // images and the names of one image.
   static constexpr size_t kListEntries = 1024;
   // Ports of one container (port numbers are 16-bit).
   static constexpr size_t kPorts = 65536;

@@ -90,6 +90,13 @@ schedplug_node pack(const schedplug_node& in, Packer& p) {
       pods[i].requests.items = r;
     }
   }
+  // v1.3 data.
+  schedplug_node_image* images = p.array(in.images, in.image_count);
+  for (size_t i = 0; i < in.image_count; ++i) {
+    schedplug_str* names =
+        p.array(in.images[i].names, in.images[i].name_count);
+    if (images) images[i].names = names;
+  }
   out.name = p.str(in.name);
   // Keys next to their values, labels first: what filters read most.
   for (size_t i = 0; i < in.labels.count; ++i) {
@@ -146,6 +153,16 @@ schedplug_node pack(const schedplug_node& in, Packer& p) {
         const_cast<schedplug_resource*>(pods[i].requests.items)[j].name = r;
     }
   }
+  // Image names: from the pool when short enough (most nodes of a cluster
+  // hold the same images), else in the block.
+  for (size_t i = 0; i < in.image_count; ++i) {
+    const schedplug_node_image& src = in.images[i];
+    for (size_t j = 0; j < src.name_count; ++j) {
+      const schedplug_str name = p.shared(src.names[j]);
+      if (images) const_cast<schedplug_str*>(images[i].names)[j] = name;
+    }
+  }
+  out.images = images;
   out.conditions = conditions;
   out.capacity = {capacity, in.capacity.count};
   out.pod_list = pods;
@@ -196,6 +213,9 @@ void for_each_string(const schedplug_node& n, F&& f) {
     for (size_t j = 0; j < pod.requests.count; ++j) {
       f(pod.requests.items[j].name);
     }
+  }
+  for (size_t i = 0; i < n.image_count; ++i) {
+    for (size_t j = 0; j < n.images[i].name_count; ++j) f(n.images[i].names[j]);
   }
 }
 

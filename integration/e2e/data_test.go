@@ -28,7 +28,8 @@ import (
 // node), PodDataProbe filters, NodeNumber (the SDK example, C++) scores too
 // but gives every node the same 10 here: kube-scheduler only schedules pods
 // whose spec.nodeName is empty. NodeUnschedulable is off so the probe sees
-// the cordoned node too.
+// the cordoned node too; the volume plugins are off because this cluster
+// runs no PersistentVolume controller to bind the v1.3 probe's claims.
 func dataConfig(kubeconfig string) string {
 	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -45,6 +46,11 @@ profiles:
           - name: PodsOnNode
           - name: PodDataProbe
           - name: NodeNumber
+        disabled:
+          - name: VolumeBinding
+          - name: VolumeRestrictions
+          - name: VolumeZone
+          - name: NodeVolumeLimits
       filter:
         disabled:
           - name: NodeUnschedulable
@@ -92,8 +98,14 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 
 	cordoned := testenv.MakeNode("node-c", bigNode, nil)
 	cordoned.Spec.Unschedulable = true
-	s.must(testenv.CreateNodes(ctx, s.client,
-		testenv.MakeNode("node-a", bigNode, nil), testenv.MakeNode("node-b", bigNode, nil), cordoned))
+	// node-a holds two images (status.images, written through the status
+	// subresource as the rest of the status: there is no kubelet).
+	nodeA := testenv.MakeNode("node-a", bigNode, nil)
+	nodeA.Status.Images = []corev1.ContainerImage{
+		{Names: []string{"registry.example/app@sha256:0123", "registry.example/app:1"}, SizeBytes: 123456789},
+		{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 700000},
+	}
+	s.must(testenv.CreateNodes(ctx, s.client, nodeA, testenv.MakeNode("node-b", bigNode, nil), cordoned))
 
 	// Already placed: node-a has one web and three db pods, node-b two web.
 	s.must(testenv.CreatePods(ctx, s.client,
@@ -159,6 +171,33 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	for _, want := range []string{"1 " + saw(1), "2 " + saw(0)} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("FailedScheduling message for the probe pod lacks %q:\n%s", want, msg)
+		}
+	}
+
+	// The ABI v1.3 probe: a pod with a PersistentVolumeClaim volume, a
+	// generic ephemeral volume and a ConfigMap volume.
+	v13 := testenv.MakePod(ns, testenv.PodSpec{Name: "probe-v13"})
+	v13.Labels = map[string]string{"probe": "v1.3"}
+	v13.Spec.Volumes = []corev1.Volume{
+		{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "probe-data", ReadOnly: true}}},
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			}}}}},
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+	}
+	s.must(testenv.CreatePods(ctx, s.client, v13))
+	msg, err = testenv.WaitForFailedScheduling(ctx, s.client, ns, "probe-v13", "v1.3 volumes=", 60*time.Second)
+	s.must(err)
+	t.Logf("FailedScheduling message for %s/probe-v13: %q", ns, msg)
+	volumes := "v1.3 volumes=3 data:persistentVolumeClaim:probe-data:ro scratch:ephemeral:probe-v13-scratch:rw"
+	for _, want := range []string{
+		"1 " + volumes + " images=2 registry.example/app@sha256:0123/123456789",
+		"2 " + volumes + " images=0",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("FailedScheduling message for the v1.3 probe pod lacks %q:\n%s", want, msg)
 		}
 	}
 }

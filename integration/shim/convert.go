@@ -1,13 +1,16 @@
 package shim
 
 import (
+	"reflect"
 	"sort"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/storage/ephemeral"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	pb "schedplug.dev/integration/gen/schedplugv1"
@@ -31,6 +34,8 @@ const (
 	dataNodeConditions    uint64 = 1 << 6
 	dataNodeCapacity      uint64 = 1 << 7
 	dataNodePods          uint64 = 1 << 8
+	dataPodVolumes        uint64 = 1 << 9
+	dataNodeImages        uint64 = 1 << 10
 )
 
 // convertPod converts the pod being scheduled; `data` selects the extra
@@ -93,6 +98,52 @@ func addPodData(out *pb.Pod, pod *v1.Pod, data uint64) {
 			out.Containers = append(out.Containers, pc)
 		}
 	}
+	if data&dataPodVolumes != 0 {
+		for i := range pod.Spec.Volumes {
+			out.Volumes = append(out.Volumes, convertVolume(pod, &pod.Spec.Volumes[i]))
+		}
+	}
+}
+
+// volumeSourceKeys are the JSON keys of v1.VolumeSource's fields, by index.
+var volumeSourceKeys = func() []string {
+	t := reflect.TypeOf(v1.VolumeSource{})
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return keys
+}()
+
+// convertVolume names the volume's source by its key in the pod spec (the
+// one set field of VolumeSource) and the PersistentVolumeClaim it uses.
+func convertVolume(pod *v1.Pod, vol *v1.Volume) *pb.Volume {
+	out := &pb.Volume{Name: vol.Name}
+	src := reflect.ValueOf(&vol.VolumeSource).Elem()
+	for i, key := range volumeSourceKeys {
+		if f := src.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			out.Source = key
+			// Most sources with a ReadOnly field have it as a bool, csi as
+			// a *bool.
+			if ro := f.Elem().FieldByName("ReadOnly"); ro.IsValid() {
+				switch ro.Kind() {
+				case reflect.Bool:
+					out.ReadOnly = ro.Bool()
+				case reflect.Pointer:
+					out.ReadOnly = !ro.IsNil() && ro.Elem().Bool()
+				}
+			}
+			break
+		}
+	}
+	switch {
+	case vol.PersistentVolumeClaim != nil:
+		out.ClaimName = vol.PersistentVolumeClaim.ClaimName
+	case vol.Ephemeral != nil:
+		// The claim Kubernetes creates for a generic ephemeral volume.
+		out.ClaimName = ephemeral.VolumeClaimName(pod, vol)
+	}
+	return out
 }
 
 // podRequests is the pod's effective requests as kube-scheduler's
@@ -162,6 +213,12 @@ func addNodeData(out *pb.Node, ni fwk.NodeInfo, data uint64) {
 				np.OwnerKind = owner.Kind
 			}
 			out.Pods = append(out.Pods, np)
+		}
+	}
+	if data&dataNodeImages != 0 {
+		for i := range node.Status.Images {
+			img := &node.Status.Images[i]
+			out.Images = append(out.Images, &pb.NodeImage{Names: img.Names, SizeBytes: img.SizeBytes})
 		}
 	}
 }

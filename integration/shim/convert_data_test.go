@@ -15,9 +15,10 @@ import (
 )
 
 const dataAll = dataPodNodeName | dataPodNominatedNode | dataPodPriorityClass | dataPodOwners |
-	dataPodContainers | dataNodeUnschedulable | dataNodeConditions | dataNodeCapacity | dataNodePods
+	dataPodContainers | dataNodeUnschedulable | dataNodeConditions | dataNodeCapacity | dataNodePods |
+	dataPodVolumes | dataNodeImages
 
-// richPod has every field the v1.2 data bits cover.
+// richPod has every field the v1.2 and v1.3 data bits cover.
 func richPod(name, node string) *v1.Pod {
 	yes := true
 	p := testPod(name, map[string]string{"app": "web", "tier": "front"})
@@ -33,6 +34,12 @@ func richPod(name, node string) *v1.Pod {
 		},
 		Ports: []v1.ContainerPort{{ContainerPort: 8080, HostPort: 9090, Protocol: v1.ProtocolTCP}},
 	}}
+	p.Spec.Volumes = []v1.Volume{
+		{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "web-data", ReadOnly: true}}},
+		{Name: "scratch", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}},
+		{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}},
+		{Name: "csi", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d", ReadOnly: &yes}}},
+	}
 	return p
 }
 
@@ -51,6 +58,10 @@ func richNode(name string, pods int) *framework.NodeInfo {
 		Status: v1.NodeStatus{
 			Capacity: caps, Allocatable: caps,
 			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}, {Type: v1.NodeMemoryPressure, Status: v1.ConditionFalse}},
+			Images: []v1.ContainerImage{
+				{Names: []string{"registry.example/web@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "registry.example/web:1.2"}, SizeBytes: 123 << 20},
+				{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 700 << 10},
+			},
 		},
 	})
 	return ni
@@ -137,8 +148,38 @@ func TestConvertSendsOnlyDeclaredData(t *testing.T) {
 			t.Errorf("listed pod request %s = %d, want %d", r.GetName(), r.GetValue(), want[r.GetName()])
 		}
 	}
-	if only := convertNode(ni, 3, dataNodePods); only.GetUnschedulable() || len(only.GetConditions()) != 0 || len(only.GetPods()) != 2 {
+	if only := convertNode(ni, 3, dataNodePods); only.GetUnschedulable() || len(only.GetConditions()) != 0 || len(only.GetPods()) != 2 || len(only.GetImages()) != 0 {
 		t.Errorf("dataNodePods alone: %v", only)
+	}
+
+	// v1.3: volumes and images, each only with its bit.
+	vs := full.GetVolumes()
+	wantVolumes := []string{"data/persistentVolumeClaim/web-data/true", "scratch/ephemeral/p-scratch/false",
+		"config/configMap//false", "csi/csi//true"}
+	if len(vs) != len(wantVolumes) {
+		t.Fatalf("volumes: %v", vs)
+	}
+	for i, v := range vs {
+		if got := fmt.Sprintf("%s/%s/%s/%v", v.GetName(), v.GetSource(), v.GetClaimName(), v.GetReadOnly()); got != wantVolumes[i] {
+			t.Errorf("volume %d: %s, want %s", i, got, wantVolumes[i])
+		}
+	}
+	if only := convertPod(pod, dataPodVolumes); len(only.GetVolumes()) != 4 || len(only.GetContainers()) != 0 || only.GetNodeName() != "" {
+		t.Errorf("dataPodVolumes alone: %v", only)
+	}
+	if got := convertPod(pod, dataAll&^dataPodVolumes); len(got.GetVolumes()) != 0 {
+		t.Errorf("volumes sent without their bit: %v", got.GetVolumes())
+	}
+	im := fn.GetImages()
+	if len(im) != 2 || len(im[0].GetNames()) != 2 || im[0].GetNames()[1] != "registry.example/web:1.2" || im[0].GetSizeBytes() != 123<<20 ||
+		im[1].GetNames()[0] != "registry.k8s.io/pause:3.10" {
+		t.Errorf("images: %v", im)
+	}
+	if only := convertNode(ni, 3, dataNodeImages); len(only.GetImages()) != 2 || len(only.GetPods()) != 0 || len(only.GetCapacity()) != 0 {
+		t.Errorf("dataNodeImages alone: %v", only)
+	}
+	if got := convertNode(ni, 3, dataAll&^dataNodeImages); len(got.GetImages()) != 0 {
+		t.Errorf("images sent without their bit: %v", got.GetImages())
 	}
 }
 

@@ -181,5 +181,33 @@ TEST(Kit, CompareReportsEveryDifferenceWithTheTable) {
       std::string::npos);
 }
 
+// The kit's builders for ABI v1.3 data fill the views the way the host
+// does; copies keep their own data.
+TEST(Kit, BuildsVolumesAndImages) {
+  Pod pod("p");
+  pod.volume("data", "persistentVolumeClaim", "pvc-1", true)
+      .volume("scratch", "ephemeral", "p-scratch");
+  const Pod copy = pod;
+  pod.volume("config", "configMap");
+  const schedplug::Pod view(copy.view());
+  ASSERT_EQ(view.volume_count(), 2u);
+  EXPECT_EQ(view.volume(0).claim_name, "pvc-1");
+  EXPECT_TRUE(view.volume(0).read_only);
+  EXPECT_EQ(view.volume(1).source, "ephemeral");
+  EXPECT_EQ(schedplug::Pod(pod.view()).volume(2).name, "config");
+
+  Node node("n1");
+  node.image({"registry.example/app@sha256:01", "registry.example/app:1"},
+             1000)
+      .image({"registry.k8s.io/pause:3.10"});
+  const Node node_copy = node;
+  const schedplug::Node n(node_copy.view());
+  ASSERT_EQ(n.image_count(), 2u);
+  EXPECT_EQ(n.image(0).name(1), "registry.example/app:1");
+  EXPECT_EQ(n.image(0).size_bytes(), 1000);
+  EXPECT_TRUE(n.image(1).has_name("registry.k8s.io/pause:3.10"));
+  EXPECT_EQ(schedplug::Node(Node("bare").view()).image_count(), 0u);
+}
+
 }  // namespace
 }  // namespace schedplug::testing

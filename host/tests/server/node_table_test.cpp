@@ -196,6 +196,69 @@ TEST(PodRecord, ViewsTheDeclaredData) {
   EXPECT_EQ(pod.container(1).port_count(), 0u);
 }
 
+// ABI v1.3 data: a node's images survive the compact copy (short names
+// from the string pool, a name longer than the pool takes in the block).
+TEST(CompactNode, CopiesTheNodeImages) {
+  const std::string digest =
+      "registry.example/team/web@sha256:" + std::string(64, 'a') + "/" +
+      std::string(64, 'b');  // over StringPool::kMaxLength
+  NodeData data;
+  data.name = "n1";
+  data.images = {{{digest, "registry.example/team/web:1.2"}, 123 << 20},
+                 {{"registry.k8s.io/pause:3.10"}, 700 << 10},
+                 {{}, 5}};
+  const NodeRecord record(std::move(data));
+  const auto compact = CompactNode::copy_of(record.view());
+  const schedplug_node& c = compact->view();
+  ASSERT_EQ(schedplug_node_image_count(&c), 3u);
+  const schedplug_node_image* first = schedplug_node_image_at(&c, 0);
+  ASSERT_EQ(first->name_count, 2u);
+  EXPECT_EQ(str(first->names[0]), digest);
+  EXPECT_NE(first->names[0].data, record.view().images[0].names[0].data);
+  EXPECT_EQ(first->size_bytes, 123 << 20);
+
+  const schedplug::Node node(c);
+  ASSERT_EQ(node.image_count(), 3u);
+  EXPECT_EQ(node.image(0).name(1), "registry.example/team/web:1.2");
+  EXPECT_TRUE(node.image(1).has_name("registry.k8s.io/pause:3.10"));
+  EXPECT_FALSE(node.image(1).has_name("registry.k8s.io/pause"));
+  EXPECT_EQ(node.image(1).size_bytes(), 700 << 10);
+  EXPECT_EQ(node.image(2).name_count(), 0u);
+  EXPECT_EQ(node.image(2).size_bytes(), 5);
+
+  // Nothing declared: no images.
+  NodeData bare;
+  bare.name = "n2";
+  const NodeRecord bare_record(std::move(bare));
+  const auto bare_copy = CompactNode::copy_of(bare_record.view());
+  EXPECT_EQ(schedplug::Node(bare_copy->view()).image_count(), 0u);
+}
+
+// ABI v1.3 data: the pod's volumes, through the C helpers and the C++ views.
+TEST(PodRecord, ViewsTheVolumes) {
+  PodData data;
+  data.name = "p";
+  data.volumes = {{"data", "persistentVolumeClaim", "web-data", true},
+                  {"scratch", "ephemeral", "p-scratch", false},
+                  {"config", "configMap", "", false}};
+  const PodRecord record(std::move(data));
+  ASSERT_EQ(schedplug_pod_volume_count(&record.view()), 3u);
+  EXPECT_EQ(str(schedplug_pod_volume(&record.view(), 1)->claim_name),
+            "p-scratch");
+  const schedplug::Pod pod(record.view());
+  ASSERT_EQ(pod.volume_count(), 3u);
+  EXPECT_EQ(pod.volume(0).name, "data");
+  EXPECT_EQ(pod.volume(0).source, "persistentVolumeClaim");
+  EXPECT_EQ(pod.volume(0).claim_name, "web-data");
+  EXPECT_TRUE(pod.volume(0).read_only);
+  EXPECT_EQ(pod.volume(1).source, "ephemeral");
+  EXPECT_FALSE(pod.volume(1).read_only);
+  EXPECT_EQ(pod.volume(2).claim_name, "");
+
+  const PodRecord bare(PodData{});
+  EXPECT_EQ(schedplug::Pod(bare.view()).volume_count(), 0u);
+}
+
 TEST(NodeTable, FullTableThenDeltas) {
   NodeTable t;
   t.apply(full(1, {node(0, "a"), node(1, "b"), node(2, "c")}));

@@ -254,6 +254,62 @@ TEST_F(FieldLimits, FilterAndPreScoreCheckTheirPodAndNodeToo) {
   EXPECT_TRUE(ok.ok()) << ok.error_message();
 }
 
+// ABI v1.3 data is bounded like the rest: a pod's volumes, a node's images
+// and each image's names.
+TEST_F(FieldLimits, VolumesAndNodeImagesAreBounded) {
+  {
+    v1::Pod pod = cluster_.pod();
+    pod.set_name("many-volumes");
+    for (size_t i = 0; i <= host::FieldLimits::kListEntries; ++i) {
+      v1::Volume* v = pod.add_volumes();
+      v->set_name("v" + std::to_string(i));
+      v->set_source("emptyDir");
+    }
+    v1::PreFilterRequest r = request_for(session_, pod);
+    r.mutable_delta()->set_base_version(1);
+    const grpc::Status s = call_prefilter(host_, r);
+    EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(s.error_message(),
+                         "many-volumes\": volumes has 1025 entries, over "
+                         "the limit of 1024"))
+        << s.error_message();
+  }
+  {
+    v1::Pod pod = cluster_.pod();
+    v1::Volume* v = pod.add_volumes();
+    v->set_name("data");
+    v->set_source("persistentVolumeClaim");
+    v->set_claim_name(std::string(600, 'c'));
+    v1::PreFilterRequest r = request_for(session_, pod);
+    r.mutable_delta()->set_base_version(1);
+    const grpc::Status s = call_prefilter(host_, r);
+    EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(s.error_message(),
+                         "volumes[0].claim_name is 600 bytes long"))
+        << s.error_message();
+  }
+  {
+    v1::PreFilterRequest r = request_for(session_, cluster_.pod());
+    r.mutable_delta()->set_base_version(1);
+    r.mutable_delta()->set_new_version(2);
+    v1::Node n = cluster_.node(0, "node-0", 2);
+    n.add_images()->add_names("registry.example/ok:1");
+    v1::NodeImage* image = n.add_images();
+    image->add_names("registry.example/ok:2");
+    image->add_names("registry.example/" + std::string(5000, 'i'));
+    *r.mutable_delta()->add_upserts() = n;
+    const grpc::Status s = call_prefilter(host_, r);
+    EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(s.error_message(),
+                         "node \"node-0\" (index 0): images[1].names[1] is "
+                         "5017 bytes long, over the limit of 4096 bytes"))
+        << s.error_message();
+  }
+  EXPECT_EQ(refused("list_length"), "1");
+  EXPECT_EQ(refused("field_length"), "2");
+  expect_good_call();
+}
+
 // --- Memory ---------------------------------------------------------------
 
 TEST(SessionMemory, ADeltaPastTheSessionBoundIsRefusedAndASmallOneWorks) {

@@ -72,7 +72,8 @@ TEST_F(PodDataTest, HandshakeCarriesTheDeclaredData) {
                 SCHEDPLUG_DATA_POD_PRIORITY_CLASS | SCHEDPLUG_DATA_POD_OWNERS |
                 SCHEDPLUG_DATA_POD_CONTAINERS |
                 SCHEDPLUG_DATA_NODE_UNSCHEDULABLE |
-                SCHEDPLUG_DATA_NODE_CONDITIONS | SCHEDPLUG_DATA_NODE_CAPACITY);
+                SCHEDPLUG_DATA_NODE_CONDITIONS | SCHEDPLUG_DATA_NODE_CAPACITY |
+                SCHEDPLUG_DATA_POD_VOLUMES | SCHEDPLUG_DATA_NODE_IMAGES);
   for (const v1::PluginInfo& p : handshake_.plugins()) {
     if (p.name() == "PodsOnNode") {
       EXPECT_EQ(p.data(), SCHEDPLUG_DATA_NODE_PODS);
@@ -233,6 +234,45 @@ TEST_F(PodDataTest, PodAndNodeFieldsReachThePlugin) {
             "owner=ReplicaSet/rs(controller) containers=1 image=img:1 "
             "cpu=250/500 port=8080/TCP/9090 unschedulable=1 Ready=True "
             "capacity.cpu=4000");
+}
+
+// ABI v1.3 data: the pod's volumes and the node's images.
+TEST_F(PodDataTest, VolumesAndImagesReachThePlugin) {
+  v1::FilterRequest fr;
+  fr.set_session_id(handshake_.session_id());
+  fr.set_scheduler_name(kProfile);
+  v1::Pod* pod = fr.mutable_pod();
+  pod->set_name("probe");
+  v1::KeyValue* kv = pod->add_labels();
+  kv->set_key("probe");
+  kv->set_value("v1.3");
+  v1::Volume* v = pod->add_volumes();
+  v->set_name("data");
+  v->set_source("persistentVolumeClaim");
+  v->set_claim_name("pvc-1");
+  v->set_read_only(true);
+  v = pod->add_volumes();
+  v->set_name("scratch");
+  v->set_source("ephemeral");
+  v->set_claim_name("probe-scratch");
+  v = pod->add_volumes();
+  v->set_name("config");
+  v->set_source("configMap");
+  v1::Node* node = fr.mutable_node();
+  node->set_name("n1");
+  v1::NodeImage* image = node->add_images();
+  image->add_names("registry.example/app@sha256:0123");
+  image->add_names("registry.example/app:1");
+  image->set_size_bytes(1000);
+  node->add_images()->add_names("registry.k8s.io/pause:3.10");
+  fr.add_plugins("PodDataProbe");
+  v1::FilterResponse response;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(host_->stub().Filter(&ctx, fr, &response).ok());
+  EXPECT_EQ(response.reason(),
+            "v1.3 volumes=3 data:persistentVolumeClaim:pvc-1:ro "
+            "scratch:ephemeral:probe-scratch:rw images=2 "
+            "registry.example/app@sha256:0123/1000");
 }
 
 }  // namespace

@@ -1144,6 +1144,132 @@ func (x *NodePod) GetOwnerKind() string {
 	return ""
 }
 
+// One volume of a pod (spec.volumes, in order). `source` is the key of its
+// volume source in the pod spec ("persistentVolumeClaim", "ephemeral",
+// "configMap", ...); `claim_name` the PersistentVolumeClaim it uses
+// (claimName, or "<pod>-<volume>" for a generic ephemeral volume), else
+// empty; `read_only` the source's readOnly where it has one.
+type Volume struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Source        string                 `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	ClaimName     string                 `protobuf:"bytes,3,opt,name=claim_name,json=claimName,proto3" json:"claim_name,omitempty"`
+	ReadOnly      bool                   `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Volume) Reset() {
+	*x = Volume{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Volume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Volume) ProtoMessage() {}
+
+func (x *Volume) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Volume.ProtoReflect.Descriptor instead.
+func (*Volume) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Volume) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Volume) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *Volume) GetClaimName() string {
+	if x != nil {
+		return x.ClaimName
+	}
+	return ""
+}
+
+func (x *Volume) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+// One image a node holds (status.images).
+type NodeImage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	SizeBytes     int64                  `protobuf:"varint,2,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeImage) Reset() {
+	*x = NodeImage{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeImage) ProtoMessage() {}
+
+func (x *NodeImage) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeImage.ProtoReflect.Descriptor instead.
+func (*NodeImage) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *NodeImage) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+func (x *NodeImage) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
 // The pod being scheduled. Lists need not be sorted; the host sorts them.
 // Fields marked "data:" are sent only when the Handshake's `data` has the
 // SCHEDPLUG_DATA_* bit named.
@@ -1164,13 +1290,14 @@ type Pod struct {
 	PriorityClassName string        `protobuf:"bytes,12,opt,name=priority_class_name,json=priorityClassName,proto3" json:"priority_class_name,omitempty"` // data: POD_PRIORITY_CLASS
 	Owners            []*OwnerRef   `protobuf:"bytes,13,rep,name=owners,proto3" json:"owners,omitempty"`                                                  // data: POD_OWNERS
 	Containers        []*Container  `protobuf:"bytes,14,rep,name=containers,proto3" json:"containers,omitempty"`                                          // data: POD_CONTAINERS
+	Volumes           []*Volume     `protobuf:"bytes,15,rep,name=volumes,proto3" json:"volumes,omitempty"`                                                // data: POD_VOLUMES
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Pod) Reset() {
 	*x = Pod{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1309,7 @@ func (x *Pod) String() string {
 func (*Pod) ProtoMessage() {}
 
 func (x *Pod) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[14]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1322,7 @@ func (x *Pod) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pod.ProtoReflect.Descriptor instead.
 func (*Pod) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{14}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Pod) GetNamespace() string {
@@ -1296,6 +1423,13 @@ func (x *Pod) GetContainers() []*Container {
 	return nil
 }
 
+func (x *Pod) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
 // The state of one node, as in the scheduler's snapshot.
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1318,14 +1452,15 @@ type Node struct {
 	// data: NODE_PODS. The node's pods (those pod_count counts). Like the
 	// rest of the node, sent again whenever the node's NodeInfo changes (a
 	// pod added or removed), so the host's list follows the scheduler's.
-	Pods          []*NodePod `protobuf:"bytes,13,rep,name=pods,proto3" json:"pods,omitempty"`
+	Pods          []*NodePod   `protobuf:"bytes,13,rep,name=pods,proto3" json:"pods,omitempty"`
+	Images        []*NodeImage `protobuf:"bytes,14,rep,name=images,proto3" json:"images,omitempty"` // data: NODE_IMAGES
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1472,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[15]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1485,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{15}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Node) GetIndex() uint32 {
@@ -1444,6 +1579,13 @@ func (x *Node) GetPods() []*NodePod {
 	return nil
 }
 
+func (x *Node) GetImages() []*NodeImage {
+	if x != nil {
+		return x.Images
+	}
+	return nil
+}
+
 // Changes to the session's node table.
 type NodeTableDelta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1466,7 +1608,7 @@ type NodeTableDelta struct {
 
 func (x *NodeTableDelta) Reset() {
 	*x = NodeTableDelta{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1620,7 @@ func (x *NodeTableDelta) String() string {
 func (*NodeTableDelta) ProtoMessage() {}
 
 func (x *NodeTableDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1633,7 @@ func (x *NodeTableDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeTableDelta.ProtoReflect.Descriptor instead.
 func (*NodeTableDelta) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *NodeTableDelta) GetBaseVersion() uint64 {
@@ -1542,7 +1684,7 @@ type PreFilterRequest struct {
 
 func (x *PreFilterRequest) Reset() {
 	*x = PreFilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1696,7 @@ func (x *PreFilterRequest) String() string {
 func (*PreFilterRequest) ProtoMessage() {}
 
 func (x *PreFilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1709,7 @@ func (x *PreFilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterRequest.ProtoReflect.Descriptor instead.
 func (*PreFilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PreFilterRequest) GetSessionId() string {
@@ -1638,7 +1780,7 @@ type PreFilterResponse struct {
 
 func (x *PreFilterResponse) Reset() {
 	*x = PreFilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1792,7 @@ func (x *PreFilterResponse) String() string {
 func (*PreFilterResponse) ProtoMessage() {}
 
 func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1805,7 @@ func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterResponse.ProtoReflect.Descriptor instead.
 func (*PreFilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PreFilterResponse) GetTableVersion() uint64 {
@@ -1757,7 +1899,7 @@ type UnfinishedPlugin struct {
 
 func (x *UnfinishedPlugin) Reset() {
 	*x = UnfinishedPlugin{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +1911,7 @@ func (x *UnfinishedPlugin) String() string {
 func (*UnfinishedPlugin) ProtoMessage() {}
 
 func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +1924,7 @@ func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedPlugin.ProtoReflect.Descriptor instead.
 func (*UnfinishedPlugin) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{19}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UnfinishedPlugin) GetPlugin() string {
@@ -1821,7 +1963,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1975,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +1988,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{20}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FilterRequest) GetSessionId() string {
@@ -1913,7 +2055,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +2067,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +2080,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{21}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FilterResponse) GetCode() Code {
@@ -1988,7 +2130,7 @@ type PreScoreRequest struct {
 
 func (x *PreScoreRequest) Reset() {
 	*x = PreScoreRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2000,7 +2142,7 @@ func (x *PreScoreRequest) String() string {
 func (*PreScoreRequest) ProtoMessage() {}
 
 func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2013,7 +2155,7 @@ func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreRequest.ProtoReflect.Descriptor instead.
 func (*PreScoreRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{22}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PreScoreRequest) GetSessionId() string {
@@ -2087,7 +2229,7 @@ type PluginScores struct {
 
 func (x *PluginScores) Reset() {
 	*x = PluginScores{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2099,7 +2241,7 @@ func (x *PluginScores) String() string {
 func (*PluginScores) ProtoMessage() {}
 
 func (x *PluginScores) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2112,7 +2254,7 @@ func (x *PluginScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScores.ProtoReflect.Descriptor instead.
 func (*PluginScores) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{23}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PluginScores) GetPlugin() string {
@@ -2160,7 +2302,7 @@ type PreScoreResponse struct {
 
 func (x *PreScoreResponse) Reset() {
 	*x = PreScoreResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2314,7 @@ func (x *PreScoreResponse) String() string {
 func (*PreScoreResponse) ProtoMessage() {}
 
 func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2327,7 @@ func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreResponse.ProtoReflect.Descriptor instead.
 func (*PreScoreResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{24}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PreScoreResponse) GetPlugins() []*PluginScores {
@@ -2277,7 +2419,17 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\bpriority\x18\x04 \x01(\x05R\bpriority\x122\n" +
 	"\brequests\x18\x05 \x03(\v2\x16.schedplug.v1.ResourceR\brequests\x12\x1d\n" +
 	"\n" +
-	"owner_kind\x18\x06 \x01(\tR\townerKind\"\xe2\x04\n" +
+	"owner_kind\x18\x06 \x01(\tR\townerKind\"p\n" +
+	"\x06Volume\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1d\n" +
+	"\n" +
+	"claim_name\x18\x03 \x01(\tR\tclaimName\x12\x1b\n" +
+	"\tread_only\x18\x04 \x01(\bR\breadOnly\"@\n" +
+	"\tNodeImage\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x02 \x01(\x03R\tsizeBytes\"\x92\x05\n" +
 	"\x03Pod\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
@@ -2295,7 +2447,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x06owners\x18\r \x03(\v2\x16.schedplug.v1.OwnerRefR\x06owners\x127\n" +
 	"\n" +
 	"containers\x18\x0e \x03(\v2\x17.schedplug.v1.ContainerR\n" +
-	"containers\"\xb6\x04\n" +
+	"containers\x12.\n" +
+	"\avolumes\x18\x0f \x03(\v2\x14.schedplug.v1.VolumeR\avolumes\"\xe7\x04\n" +
 	"\x04Node\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1e\n" +
@@ -2314,7 +2467,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"conditions\x18\v \x03(\v2\x1b.schedplug.v1.NodeConditionR\n" +
 	"conditions\x122\n" +
 	"\bcapacity\x18\f \x03(\v2\x16.schedplug.v1.ResourceR\bcapacity\x12)\n" +
-	"\x04pods\x18\r \x03(\v2\x15.schedplug.v1.NodePodR\x04pods\"\xb0\x01\n" +
+	"\x04pods\x18\r \x03(\v2\x15.schedplug.v1.NodePodR\x04pods\x12/\n" +
+	"\x06images\x18\x0e \x03(\v2\x17.schedplug.v1.NodeImageR\x06images\"\xb0\x01\n" +
 	"\x0eNodeTableDelta\x12!\n" +
 	"\fbase_version\x18\x01 \x01(\x04R\vbaseVersion\x12\x1f\n" +
 	"\vnew_version\x18\x02 \x01(\x04R\n" +
@@ -2411,7 +2565,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                 // 1: schedplug.v1.Code
@@ -2429,17 +2583,19 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*Container)(nil),         // 13: schedplug.v1.Container
 	(*NodeCondition)(nil),     // 14: schedplug.v1.NodeCondition
 	(*NodePod)(nil),           // 15: schedplug.v1.NodePod
-	(*Pod)(nil),               // 16: schedplug.v1.Pod
-	(*Node)(nil),              // 17: schedplug.v1.Node
-	(*NodeTableDelta)(nil),    // 18: schedplug.v1.NodeTableDelta
-	(*PreFilterRequest)(nil),  // 19: schedplug.v1.PreFilterRequest
-	(*PreFilterResponse)(nil), // 20: schedplug.v1.PreFilterResponse
-	(*UnfinishedPlugin)(nil),  // 21: schedplug.v1.UnfinishedPlugin
-	(*FilterRequest)(nil),     // 22: schedplug.v1.FilterRequest
-	(*FilterResponse)(nil),    // 23: schedplug.v1.FilterResponse
-	(*PreScoreRequest)(nil),   // 24: schedplug.v1.PreScoreRequest
-	(*PluginScores)(nil),      // 25: schedplug.v1.PluginScores
-	(*PreScoreResponse)(nil),  // 26: schedplug.v1.PreScoreResponse
+	(*Volume)(nil),            // 16: schedplug.v1.Volume
+	(*NodeImage)(nil),         // 17: schedplug.v1.NodeImage
+	(*Pod)(nil),               // 18: schedplug.v1.Pod
+	(*Node)(nil),              // 19: schedplug.v1.Node
+	(*NodeTableDelta)(nil),    // 20: schedplug.v1.NodeTableDelta
+	(*PreFilterRequest)(nil),  // 21: schedplug.v1.PreFilterRequest
+	(*PreFilterResponse)(nil), // 22: schedplug.v1.PreFilterResponse
+	(*UnfinishedPlugin)(nil),  // 23: schedplug.v1.UnfinishedPlugin
+	(*FilterRequest)(nil),     // 24: schedplug.v1.FilterRequest
+	(*FilterResponse)(nil),    // 25: schedplug.v1.FilterResponse
+	(*PreScoreRequest)(nil),   // 26: schedplug.v1.PreScoreRequest
+	(*PluginScores)(nil),      // 27: schedplug.v1.PluginScores
+	(*PreScoreResponse)(nil),  // 28: schedplug.v1.PreScoreResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
@@ -2459,38 +2615,40 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	10, // 14: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
 	11, // 15: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
 	13, // 16: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
-	7,  // 17: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
-	7,  // 18: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
-	9,  // 19: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
-	8,  // 20: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
-	8,  // 21: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
-	14, // 22: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
-	8,  // 23: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
-	15, // 24: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
-	17, // 25: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
-	16, // 26: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
-	18, // 27: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	1,  // 28: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
-	21, // 29: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	16, // 30: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	17, // 31: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 32: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	21, // 33: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	16, // 34: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	25, // 35: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 36: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	19, // 37: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	22, // 38: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	24, // 39: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	5,  // 40: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	20, // 41: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	23, // 42: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	26, // 43: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	40, // [40:44] is the sub-list for method output_type
-	36, // [36:40] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	16, // 17: schedplug.v1.Pod.volumes:type_name -> schedplug.v1.Volume
+	7,  // 18: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
+	7,  // 19: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
+	9,  // 20: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
+	8,  // 21: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
+	8,  // 22: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
+	14, // 23: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
+	8,  // 24: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
+	15, // 25: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
+	17, // 26: schedplug.v1.Node.images:type_name -> schedplug.v1.NodeImage
+	19, // 27: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
+	18, // 28: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
+	20, // 29: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	1,  // 30: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
+	23, // 31: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	18, // 32: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	19, // 33: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,  // 34: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	23, // 35: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	18, // 36: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	27, // 37: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	2,  // 38: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	21, // 39: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	24, // 40: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	26, // 41: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	5,  // 42: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	22, // 43: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	25, // 44: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	28, // 45: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	42, // [42:46] is the sub-list for method output_type
+	38, // [38:42] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -2505,7 +2663,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

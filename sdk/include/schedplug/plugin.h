@@ -62,6 +62,8 @@
  *         spec.nodeName, nominated node, priority class, owners and
  *         containers; the node's spec.unschedulable, conditions, capacity
  *         and the pods already on it. Only declared data crosses the wire.
+ *   v1.3  more declared data: the pod's volumes (with their PVC names);
+ *         the node's images (status.images).
  *
  * Threading contract:
  *
@@ -225,6 +227,32 @@ typedef struct schedplug_node_pod {
   schedplug_str owner_kind;
 } schedplug_node_pod;
 
+/* ---- v1.3 element types ---------------------------------------------- */
+
+/* One volume of a pod (spec.volumes, in spec order). `source` is the key
+ * of its volume source in the pod spec: "persistentVolumeClaim",
+ * "ephemeral", "configMap", "secret", "emptyDir", "hostPath", "csi", ...
+ * `claim_name` is the PersistentVolumeClaim it uses: the claimName of a
+ * "persistentVolumeClaim" source, "<pod name>-<volume name>" for a generic
+ * "ephemeral" volume (the claim Kubernetes creates for it); else empty.
+ * `read_only` is 1 when the source sets readOnly (persistentVolumeClaim,
+ * csi and the other sources that have the field). */
+typedef struct schedplug_volume {
+  schedplug_str name;
+  schedplug_str source;
+  schedplug_str claim_name;
+  int32_t read_only;
+} schedplug_volume;
+
+/* One container image a node holds (status.images): its names (a tag and
+ * a digest reference, typically; `names` is an array of `name_count`
+ * strings, borrowed like the view) and its size in bytes. */
+typedef struct schedplug_node_image {
+  const schedplug_str* names;
+  uint64_t name_count;
+  int64_t size_bytes;
+} schedplug_node_image;
+
 /* The data beyond v1.1's that a plugin reads. A plugin declares what it
  * reads in schedplug_settings.data during create(); the scheduler's shim
  * converts and sends only the data some plugin declared, so a profile that
@@ -249,8 +277,12 @@ typedef struct schedplug_node_pod {
 #define SCHEDPLUG_DATA_NODE_CAPACITY (1ull << 7)
 /* node->pod_list: the pods on the node, compact (schedplug_node_pod). */
 #define SCHEDPLUG_DATA_NODE_PODS (1ull << 8)
+/* v1.3: pod->volumes (spec.volumes: name, source kind, PVC name). */
+#define SCHEDPLUG_DATA_POD_VOLUMES (1ull << 9)
+/* v1.3: node->images (status.images: names and size). */
+#define SCHEDPLUG_DATA_NODE_IMAGES (1ull << 10)
 /* Every bit this ABI version defines. */
-#define SCHEDPLUG_DATA_ALL ((1ull << 9) - 1)
+#define SCHEDPLUG_DATA_ALL ((1ull << 11) - 1)
 
 /* ------------------------------------------------------------------------ */
 /* Pod and node views (borrowed, read-only, valid for one hook call)        */
@@ -302,6 +334,14 @@ typedef struct schedplug_pod {
   uint32_t owner_size;
   uint32_t container_size;
   uint32_t port_size;
+
+  /* ---- v1.3: test with SCHEDPLUG_HAS_FIELD; filled only when some plugin
+   * declared the SCHEDPLUG_DATA_* bit named beside the field (else empty).
+   * Every pointer is borrowed for the call, like the rest of the view. -- */
+  uint32_t volume_size;
+  /* DATA_POD_VOLUMES, `volume_size` apart */
+  const schedplug_volume* volumes;
+  uint64_t volume_count;
 } schedplug_pod;
 
 /* One node of the cluster, as the scheduler's snapshot sees it. */
@@ -341,6 +381,14 @@ typedef struct schedplug_node {
   const schedplug_node_pod* pod_list;
   uint64_t pod_list_count;
   uint32_t node_pod_size;
+
+  /* ---- v1.3: test with SCHEDPLUG_HAS_FIELD; filled only when some plugin
+   * declared the SCHEDPLUG_DATA_* bit named beside the field (else empty).
+   * Every pointer is borrowed for the call, like the rest of the view. -- */
+  uint32_t image_size;
+  /* DATA_NODE_IMAGES, `image_size` apart */
+  const schedplug_node_image* images;
+  uint64_t image_count;
 } schedplug_node;
 
 /* ------------------------------------------------------------------------ */
@@ -963,6 +1011,30 @@ static inline const schedplug_node_pod* schedplug_node_pod_at(
   return (const schedplug_node_pod*)schedplug_element_at(
       node->pod_list,
       schedplug_element_size(node->node_pod_size, sizeof(schedplug_node_pod)),
+      i);
+}
+/* v1.3 data (see SCHEDPLUG_DATA_*): empty when the host did not send it. */
+static inline uint64_t schedplug_pod_volume_count(const schedplug_pod* pod) {
+  return SCHEDPLUG_HAS_FIELD(pod, schedplug_pod, volume_count)
+             ? pod->volume_count
+             : 0;
+}
+static inline const schedplug_volume* schedplug_pod_volume(
+    const schedplug_pod* pod, uint64_t i) {
+  return (const schedplug_volume*)schedplug_element_at(
+      pod->volumes,
+      schedplug_element_size(pod->volume_size, sizeof(schedplug_volume)), i);
+}
+static inline uint64_t schedplug_node_image_count(const schedplug_node* node) {
+  return SCHEDPLUG_HAS_FIELD(node, schedplug_node, image_count)
+             ? node->image_count
+             : 0;
+}
+static inline const schedplug_node_image* schedplug_node_image_at(
+    const schedplug_node* node, uint64_t i) {
+  return (const schedplug_node_image*)schedplug_element_at(
+      node->images,
+      schedplug_element_size(node->image_size, sizeof(schedplug_node_image)),
       i);
 }
 

@@ -75,6 +75,7 @@ inline void set_element_sizes(schedplug_pod& pod) {
   pod.owner_size = sizeof(schedplug_owner);
   pod.container_size = sizeof(schedplug_container);
   pod.port_size = sizeof(schedplug_container_port);
+  pod.volume_size = sizeof(schedplug_volume);
 }
 inline void set_element_sizes(schedplug_node& node) {
   node.kv_size = sizeof(schedplug_kv);
@@ -82,6 +83,7 @@ inline void set_element_sizes(schedplug_node& node) {
   node.taint_size = sizeof(schedplug_taint);
   node.condition_size = sizeof(schedplug_node_condition);
   node.node_pod_size = sizeof(schedplug_node_pod);
+  node.image_size = sizeof(schedplug_node_image);
 }
 
 // ---------------------------------------------------------------------------

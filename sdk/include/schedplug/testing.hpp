@@ -145,6 +145,18 @@ class Pod {
     return change([&] { d_.priority_class_name = std::move(v); });
   }
 
+  // ---- ABI v1.3 data (SCHEDPLUG_DATA_POD_VOLUMES, ...), as for v1.2 ----
+  // A volume: `source` is its source's key in the pod spec
+  // ("persistentVolumeClaim", "ephemeral", "configMap", ...), `claim_name`
+  // its PVC ("<pod>-<volume>" for an ephemeral volume), else empty.
+  Pod& volume(std::string name, std::string source,
+              std::string claim_name = {}, bool read_only = false) {
+    return change([&] {
+      d_.v13.volumes.push_back({std::move(name), std::move(source),
+                                std::move(claim_name), read_only});
+    });
+  }
+
   const std::string& name() const { return d_.name; }
   const schedplug_pod& view() const { return view_; }
 
@@ -156,6 +168,14 @@ class Pod {
     std::vector<Toleration> tolerations;
     int32_t priority = 0;
     std::string node_name, nominated_node_name, priority_class_name;
+    // ABI v1.3 data.
+    struct V13 {
+      struct Volume {
+        std::string name, source, claim_name;
+        bool read_only = false;
+      };
+      std::vector<Volume> volumes;
+    } v13;
   };
   template <class F>
   Pod& change(F&& f) {
@@ -187,10 +207,21 @@ class Pod {
     }
     view_.tolerations = tolerations_.data();
     view_.toleration_count = tolerations_.size();
+    rebuild_v13();
+  }
+  void rebuild_v13() {
+    volumes_.clear();
+    for (const auto& v : d_.v13.volumes) {
+      volumes_.push_back({detail::str(v.name), detail::str(v.source),
+                          detail::str(v.claim_name), v.read_only ? 1 : 0});
+    }
+    view_.volumes = volumes_.data();
+    view_.volume_count = volumes_.size();
   }
 
   Data d_;
   schedplug_pod view_{};
+  std::vector<schedplug_volume> volumes_;  // v1.3
   std::vector<schedplug_kv> kv_[3];
   std::vector<schedplug_resource> resources_;
   std::vector<schedplug_toleration> tolerations_;
@@ -238,6 +269,13 @@ class Node {
     return change([&] { d_.capacity[std::move(resource)] = value; });
   }
 
+  // ---- ABI v1.3 data (SCHEDPLUG_DATA_NODE_IMAGES, ...), as for Pod ----
+  // An image the node holds (status.images): its names and size.
+  Node& image(std::vector<std::string> names, int64_t size_bytes = 0) {
+    return change(
+        [&] { d_.v13.images.push_back({std::move(names), size_bytes}); });
+  }
+
   const std::string& name() const { return d_.name; }
   const schedplug_node& view() const { return view_; }
 
@@ -249,6 +287,14 @@ class Node {
     std::vector<Taint> taints;
     uint32_t pod_count = 0;
     bool unschedulable = false;
+    // ABI v1.3 data.
+    struct V13 {
+      struct Image {
+        std::vector<std::string> names;
+        int64_t size_bytes = 0;
+      };
+      std::vector<Image> images;
+    } v13;
   };
   template <class F>
   Node& change(F&& f) {
@@ -275,10 +321,29 @@ class Node {
     }
     view_.taints = taints_.data();
     view_.taint_count = taints_.size();
+    rebuild_v13();
+  }
+  void rebuild_v13() {
+    image_names_.clear();
+    images_.clear();
+    for (const auto& image : d_.v13.images) {
+      std::vector<schedplug_str> names;
+      for (const auto& n : image.names) names.push_back(detail::str(n));
+      image_names_.push_back(std::move(names));
+    }
+    for (size_t i = 0; i < image_names_.size(); ++i) {
+      images_.push_back({image_names_[i].data(), image_names_[i].size(),
+                         d_.v13.images[i].size_bytes});
+    }
+    view_.images = images_.data();
+    view_.image_count = images_.size();
   }
 
   Data d_;
   schedplug_node view_{};
+  // v1.3
+  std::vector<std::vector<schedplug_str>> image_names_;
+  std::vector<schedplug_node_image> images_;
   std::vector<schedplug_kv> kv_[2];
   std::vector<schedplug_resource> res_[3];
   std::vector<schedplug_taint> taints_;

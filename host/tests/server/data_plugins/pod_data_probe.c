@@ -5,7 +5,11 @@
  *   saw nodeName=n1 nominated=n2 class=high owner=ReplicaSet/rs(controller)
  *   containers=1 image=img:1 cpu=250/500 port=8080/TCP/9090
  *   unschedulable=0 Ready=True capacity.cpu=4000
- * so a test can read it from the answer (or kube-scheduler's event). */
+ * so a test can read it from the answer (or kube-scheduler's event).
+ * For a pod labelled "probe=v1.3" the reason spells out the ABI v1.3 data
+ * instead (a reason holds at most SCHEDPLUG_REASON_MAX bytes), e.g.
+ *   v1.3 volumes=2 data:persistentVolumeClaim:pvc-1:ro
+ *   scratch:ephemeral:probe-scratch:rw images=2 img:1/1000 */
 #include <stdio.h>
 
 #include "schedplug/plugin.h"
@@ -14,7 +18,8 @@
   (SCHEDPLUG_DATA_POD_NODE_NAME | SCHEDPLUG_DATA_POD_NOMINATED_NODE |  \
    SCHEDPLUG_DATA_POD_PRIORITY_CLASS | SCHEDPLUG_DATA_POD_OWNERS |     \
    SCHEDPLUG_DATA_POD_CONTAINERS | SCHEDPLUG_DATA_NODE_UNSCHEDULABLE | \
-   SCHEDPLUG_DATA_NODE_CONDITIONS | SCHEDPLUG_DATA_NODE_CAPACITY)
+   SCHEDPLUG_DATA_NODE_CONDITIONS | SCHEDPLUG_DATA_NODE_CAPACITY |     \
+   SCHEDPLUG_DATA_POD_VOLUMES | SCHEDPLUG_DATA_NODE_IMAGES)
 
 static schedplug_code create(const char* args, uint64_t len,
                              const schedplug_host* host, void** out,
@@ -36,11 +41,48 @@ static schedplug_str or_dash(schedplug_str s) {
   return s.len == 0 ? dash : s;
 }
 
+/* Appends printf-style text to `text` (of `size` bytes) at `*at`. */
+#define APPEND(...)                                                         \
+  do {                                                                      \
+    if (*at < size) {                                                       \
+      int n_ = snprintf(text + *at, size - *at, __VA_ARGS__);               \
+      if (n_ > 0) *at += (size_t)n_ < size - *at ? (size_t)n_ : size - *at; \
+    }                                                                       \
+  } while (0)
+#define STR(s) (int)(s).len, (s).data
+
+/* The v1.3 data: the first two volumes, the first image. */
+static void saw_v13(const schedplug_pod* pod, const schedplug_node* node,
+                    char* text, size_t size, size_t* at) {
+  APPEND("v1.3 volumes=%llu",
+         (unsigned long long)schedplug_pod_volume_count(pod));
+  for (uint64_t i = 0; i < schedplug_pod_volume_count(pod) && i < 2; ++i) {
+    const schedplug_volume* v = schedplug_pod_volume(pod, i);
+    APPEND(" %.*s:%.*s:%.*s:%s", STR(v->name), STR(v->source),
+           STR(or_dash(v->claim_name)), v->read_only ? "ro" : "rw");
+  }
+  APPEND(" images=%llu", (unsigned long long)schedplug_node_image_count(node));
+  if (schedplug_node_image_count(node) > 0) {
+    const schedplug_node_image* img = schedplug_node_image_at(node, 0);
+    const schedplug_str none = {NULL, 0};
+    APPEND(" %.*s/%lld", STR(or_dash(img->name_count ? img->names[0] : none)),
+           (long long)img->size_bytes);
+  }
+}
+
 static schedplug_code filter(void* instance, const schedplug_pod* pod,
                              const schedplug_node* node,
                              schedplug_reason* reason) {
   (void)instance;
-  if (schedplug_pod_label(pod, "probe") == NULL) return SCHEDPLUG_SUCCESS;
+  const schedplug_kv* label = schedplug_pod_label(pod, "probe");
+  if (label == NULL) return SCHEDPLUG_SUCCESS;
+  if (schedplug_str_eq(label->value, "v1.3")) {
+    char text[SCHEDPLUG_REASON_MAX];
+    size_t at = 0;
+    saw_v13(pod, node, text, sizeof text, &at);
+    schedplug_reason_set(reason, text);
+    return SCHEDPLUG_UNSCHEDULABLE;
+  }
   const schedplug_str none = {"-", 1};
   schedplug_str owner_kind = none, owner_name = none;
   int controller = 0;

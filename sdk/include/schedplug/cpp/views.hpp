@@ -236,6 +236,39 @@ class NodePod {
   const schedplug_node_pod* p_;
 };
 
+// ABI v1.3 data.
+
+// A volume of the pod (SCHEDPLUG_DATA_POD_VOLUMES).
+struct Volume {
+  std::string_view name;
+  // Its source's key in the pod spec: "persistentVolumeClaim",
+  // "ephemeral", "configMap", "secret", "emptyDir", "hostPath", ...
+  std::string_view source;
+  // The PersistentVolumeClaim it uses ("<pod>-<volume>" for a generic
+  // ephemeral volume); empty for other sources.
+  std::string_view claim_name;
+  bool read_only = false;
+};
+
+// An image the node holds (SCHEDPLUG_DATA_NODE_IMAGES).
+class NodeImage {
+ public:
+  explicit NodeImage(const schedplug_node_image& image) : i_(&image) {}
+  size_t name_count() const { return i_->name_count; }
+  std::string_view name(size_t i) const { return detail::sv(i_->names[i]); }
+  // True when one of its names is `name`.
+  bool has_name(std::string_view name) const {
+    for (size_t i = 0; i < name_count(); ++i) {
+      if (this->name(i) == name) return true;
+    }
+    return false;
+  }
+  int64_t size_bytes() const { return i_->size_bytes; }
+
+ private:
+  const schedplug_node_image* i_;
+};
+
 // The pod being scheduled.
 class Pod {
  public:
@@ -303,6 +336,15 @@ class Pod {
   size_t container_count() const { return schedplug_pod_container_count(p_); }
   Container container(size_t i) const {
     return Container(*p_, *schedplug_pod_container(p_, i));
+  }
+
+  // ABI v1.3 data: empty unless a plugin declared it (kData).
+  // spec.volumes (SCHEDPLUG_DATA_POD_VOLUMES), in spec order.
+  size_t volume_count() const { return schedplug_pod_volume_count(p_); }
+  Volume volume(size_t i) const {
+    const schedplug_volume& v = *schedplug_pod_volume(p_, i);
+    return {detail::sv(v.name), detail::sv(v.source),
+            detail::sv(v.claim_name), v.read_only != 0};
   }
 
   const schedplug_pod& raw() const { return *p_; }
@@ -385,6 +427,13 @@ class Node {
   size_t pod_list_count() const { return schedplug_node_pod_list_count(n_); }
   NodePod pod_list(size_t i) const {
     return NodePod(*n_, *schedplug_node_pod_at(n_, i));
+  }
+
+  // ABI v1.3 data: empty unless a plugin declared it (kData).
+  // status.images (SCHEDPLUG_DATA_NODE_IMAGES).
+  size_t image_count() const { return schedplug_node_image_count(n_); }
+  NodeImage image(size_t i) const {
+    return NodeImage(*schedplug_node_image_at(n_, i));
   }
 
   const schedplug_node& raw() const { return *n_; }
