@@ -137,6 +137,107 @@ PodRecord::PodRecord(PodData data) : data_(std::move(data)) {
   }
   view_.volumes = volumes_.empty() ? nullptr : volumes_.data();
   view_.volume_count = volumes_.size();
+
+  for (int preferred = 0; preferred < 2; ++preferred) {
+    const auto& terms = preferred ? data_.node_affinity_preferred
+                                  : data_.node_affinity_required;
+    auto& out = node_affinity_[preferred];
+    out.reserve(terms.size());
+    for (const auto& t : terms) {
+      out.push_back({t.weight, requirements_of(t.match_expressions),
+                     t.match_expressions.size(),
+                     requirements_of(t.match_fields), t.match_fields.size()});
+    }
+  }
+  view_.node_affinity_required =
+      node_affinity_[0].empty() ? nullptr : node_affinity_[0].data();
+  view_.node_affinity_required_count = node_affinity_[0].size();
+  view_.node_affinity_preferred =
+      node_affinity_[1].empty() ? nullptr : node_affinity_[1].data();
+  view_.node_affinity_preferred_count = node_affinity_[1].size();
+
+  topology_spread_.reserve(data_.topology_spread.size());
+  for (auto& c : data_.topology_spread) {
+    schedplug_topology_spread_constraint v{};
+    v.max_skew = c.max_skew;
+    v.min_domains = c.min_domains;
+    v.topology_key = view_of(c.topology_key);
+    v.when_unsatisfiable = view_of(c.when_unsatisfiable);
+    v.label_selector = selector_of(c.label_selector);
+    v.node_affinity_policy = view_of(c.node_affinity_policy);
+    v.node_taints_policy = view_of(c.node_taints_policy);
+    v.match_label_keys = strings_of(c.match_label_keys);
+    v.match_label_key_count = c.match_label_keys.size();
+    topology_spread_.push_back(v);
+  }
+  view_.topology_spread =
+      topology_spread_.empty() ? nullptr : topology_spread_.data();
+  view_.topology_spread_count = topology_spread_.size();
+
+  for (int kind = 0; kind < 4; ++kind) {
+    auto& out = pod_affinity_[kind];
+    out.reserve(data_.pod_affinity[kind].size());
+    for (auto& t : data_.pod_affinity[kind]) {
+      schedplug_pod_affinity_term v{};
+      v.weight = t.weight;
+      v.topology_key = view_of(t.topology_key);
+      v.label_selector = selector_of(t.label_selector);
+      v.namespaces = strings_of(t.namespaces);
+      v.namespace_count = t.namespaces.size();
+      v.namespace_selector = selector_of(t.namespace_selector);
+      v.match_label_keys = strings_of(t.match_label_keys);
+      v.match_label_key_count = t.match_label_keys.size();
+      v.mismatch_label_keys = strings_of(t.mismatch_label_keys);
+      v.mismatch_label_key_count = t.mismatch_label_keys.size();
+      out.push_back(v);
+    }
+  }
+  const auto terms = [](const std::vector<schedplug_pod_affinity_term>& v) {
+    return v.empty() ? nullptr : v.data();
+  };
+  view_.pod_affinity_required = terms(pod_affinity_[0]);
+  view_.pod_affinity_required_count = pod_affinity_[0].size();
+  view_.pod_affinity_preferred = terms(pod_affinity_[1]);
+  view_.pod_affinity_preferred_count = pod_affinity_[1].size();
+  view_.pod_anti_affinity_required = terms(pod_affinity_[2]);
+  view_.pod_anti_affinity_required_count = pod_affinity_[2].size();
+  view_.pod_anti_affinity_preferred = terms(pod_affinity_[3]);
+  view_.pod_anti_affinity_preferred_count = pod_affinity_[3].size();
+}
+
+const schedplug_str* PodRecord::strings_of(
+    const std::vector<std::string>& list) {
+  if (list.empty()) return nullptr;
+  std::vector<schedplug_str>& out = strings_.emplace_back();
+  out.reserve(list.size());
+  for (const auto& s : list) out.push_back(view_of(s));
+  return out.data();
+}
+
+const schedplug_selector_requirement* PodRecord::requirements_of(
+    const std::vector<RequirementData>& list) {
+  if (list.empty()) return nullptr;
+  std::vector<schedplug_selector_requirement>& out =
+      requirements_.emplace_back();
+  out.reserve(list.size());
+  for (const auto& r : list) {
+    out.push_back(
+        {view_of(r.key), view_of(r.op), strings_of(r.values), r.values.size()});
+  }
+  return out.data();
+}
+
+schedplug_label_selector PodRecord::selector_of(LabelSelectorData& selector) {
+  schedplug_label_selector out{};
+  if (!selector.present) return out;
+  out.present = 1;
+  sort_unique_keep_last(selector.match_labels);
+  const std::vector<schedplug_kv>& labels =
+      selector_labels_.emplace_back(kv_views(selector.match_labels));
+  out.match_labels = list_of(labels);
+  out.match_expressions = requirements_of(selector.match_expressions);
+  out.match_expression_count = selector.match_expressions.size();
+  return out;
 }
 
 NodeRecord::NodeRecord(NodeData data) : data_(std::move(data)) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,10 @@ inline void set_element_sizes(schedplug_pod& pod) {
   pod.container_size = sizeof(schedplug_container);
   pod.port_size = sizeof(schedplug_container_port);
   pod.volume_size = sizeof(schedplug_volume);
+  pod.requirement_size = sizeof(schedplug_selector_requirement);
+  pod.node_selector_term_size = sizeof(schedplug_node_selector_term);
+  pod.topology_spread_size = sizeof(schedplug_topology_spread_constraint);
+  pod.pod_affinity_term_size = sizeof(schedplug_pod_affinity_term);
 }
 inline void set_element_sizes(schedplug_node& node) {
   node.kv_size = sizeof(schedplug_kv);
@@ -102,6 +107,45 @@ struct ImageData {
   int64_t size_bytes = 0;
 };
 
+struct RequirementData {
+  std::string key;
+  std::string op;
+  std::vector<std::string> values;
+};
+
+struct LabelSelectorData {
+  bool present = false;  // false: unset (nil)
+  KeyValues match_labels;
+  std::vector<RequirementData> match_expressions;
+};
+
+struct NodeSelectorTermData {
+  int32_t weight = 0;  // preferred terms; 0 for required ones
+  std::vector<RequirementData> match_expressions;
+  std::vector<RequirementData> match_fields;
+};
+
+struct TopologySpreadData {
+  int32_t max_skew = 0;
+  int32_t min_domains = 0;  // 0: unset
+  std::string topology_key;
+  std::string when_unsatisfiable;
+  LabelSelectorData label_selector;
+  std::string node_affinity_policy;  // empty: unset
+  std::string node_taints_policy;
+  std::vector<std::string> match_label_keys;
+};
+
+struct PodAffinityTermData {
+  int32_t weight = 0;  // preferred terms; 0 for required ones
+  std::string topology_key;
+  LabelSelectorData label_selector;
+  std::vector<std::string> namespaces;
+  LabelSelectorData namespace_selector;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+};
+
 // Plain data of a pod, as it arrives (lists in any order).
 struct PodData {
   std::string namespace_name;
@@ -121,6 +165,11 @@ struct PodData {
   std::vector<ContainerData> containers;  // spec order
   // v1.3
   std::vector<VolumeData> volumes;  // spec order
+  std::vector<NodeSelectorTermData> node_affinity_required;
+  std::vector<NodeSelectorTermData> node_affinity_preferred;
+  std::vector<TopologySpreadData> topology_spread;
+  // Pod affinity required, preferred; anti-affinity required, preferred.
+  std::vector<PodAffinityTermData> pod_affinity[4];
 };
 
 // Plain data of a node, as it arrives (lists in any order).
@@ -162,6 +211,18 @@ class PodRecord {
   std::vector<std::vector<schedplug_resource>> container_resources_;
   std::vector<std::vector<schedplug_container_port>> container_ports_;
   std::vector<schedplug_volume> volumes_;
+  // v1.3 nested arrays: a deque keeps its elements (and so the buffers the
+  // view points into) in place as it grows.
+  const schedplug_str* strings_of(const std::vector<std::string>& list);
+  const schedplug_selector_requirement* requirements_of(
+      const std::vector<RequirementData>& list);
+  schedplug_label_selector selector_of(LabelSelectorData& selector);
+  std::deque<std::vector<schedplug_str>> strings_;
+  std::deque<std::vector<schedplug_selector_requirement>> requirements_;
+  std::deque<std::vector<schedplug_kv>> selector_labels_;
+  std::vector<schedplug_node_selector_term> node_affinity_[2];
+  std::vector<schedplug_topology_spread_constraint> topology_spread_;
+  std::vector<schedplug_pod_affinity_term> pod_affinity_[4];
   schedplug_pod view_{};
 };
 

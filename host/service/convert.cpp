@@ -149,6 +149,104 @@ void check_other(const Subject& subject, const std::string& s, const char* list,
                [&] { return fmt::format("{}[{}].{}", list, i, member); });
 }
 
+// v1.3: selectors, affinity and spread terms. `field` names the list.
+template <typename Repeated>
+std::vector<std::string> strings(const Subject& subject, const Repeated& list,
+                                 size_t limit, size_t kubernetes,
+                                 const std::string& field) {
+  check_list(subject, list.size(), L::kListEntries, field.c_str());
+  int i = 0;
+  for (const std::string& s : list) {
+    check_string(subject, s, limit, kubernetes,
+                 [&] { return fmt::format("{}[{}]", field, i); });
+    ++i;
+  }
+  return {list.begin(), list.end()};
+}
+
+template <typename Repeated>
+std::vector<RequirementData> requirements(const Subject& subject,
+                                          const Repeated& list,
+                                          const std::string& field) {
+  check_list(subject, list.size(), L::kListEntries, field.c_str());
+  std::vector<RequirementData> out;
+  out.reserve(static_cast<size_t>(list.size()));
+  int i = 0;
+  for (const v1::SelectorRequirement& r : list) {
+    const std::string where = fmt::format("{}[{}]", field, i);
+    check_string(subject, r.key(), L::kKeyBytes, 317,
+                 [&] { return where + ".key"; });
+    check_string(subject, r.operator_(), L::kOtherBytes, 0,
+                 [&] { return where + ".operator"; });
+    // Label values (63) or, in matchFields, node names (253).
+    out.push_back(
+        {r.key(), r.operator_(),
+         strings(subject, r.values(), L::kNameBytes, 253, where + ".values")});
+    ++i;
+  }
+  return out;
+}
+
+LabelSelectorData selector(const Subject& subject, bool present,
+                           const v1::LabelSelector& s,
+                           const std::string& field) {
+  if (!present) return {};
+  return {
+      true,
+      key_values(subject, s.match_labels(), (field + ".match_labels").c_str()),
+      requirements(subject, s.match_expressions(),
+                   field + ".match_expressions")};
+}
+
+template <typename Repeated>
+std::vector<NodeSelectorTermData> node_selector_terms(const Subject& subject,
+                                                      const Repeated& list,
+                                                      const char* field) {
+  check_list(subject, list.size(), L::kListEntries, field);
+  std::vector<NodeSelectorTermData> out;
+  out.reserve(static_cast<size_t>(list.size()));
+  int i = 0;
+  for (const v1::NodeSelectorTerm& t : list) {
+    const std::string where = fmt::format("{}[{}]", field, i);
+    out.push_back(
+        {t.weight(),
+         requirements(subject, t.match_expressions(),
+                      where + ".match_expressions"),
+         requirements(subject, t.match_fields(), where + ".match_fields")});
+    ++i;
+  }
+  return out;
+}
+
+template <typename Repeated>
+std::vector<PodAffinityTermData> pod_affinity_terms(const Subject& subject,
+                                                    const Repeated& list,
+                                                    const char* field) {
+  check_list(subject, list.size(), L::kListEntries, field);
+  std::vector<PodAffinityTermData> out;
+  out.reserve(static_cast<size_t>(list.size()));
+  int i = 0;
+  for (const v1::PodAffinityTerm& t : list) {
+    const std::string where = fmt::format("{}[{}]", field, i);
+    check_string(subject, t.topology_key(), L::kKeyBytes, 317,
+                 [&] { return where + ".topology_key"; });
+    out.push_back(
+        {t.weight(), t.topology_key(),
+         selector(subject, t.has_label_selector(), t.label_selector(),
+                  where + ".label_selector"),
+         strings(subject, t.namespaces(), L::kNameBytes, 63,
+                 where + ".namespaces"),
+         selector(subject, t.has_namespace_selector(), t.namespace_selector(),
+                  where + ".namespace_selector"),
+         strings(subject, t.match_label_keys(), L::kKeyBytes, 317,
+                 where + ".match_label_keys"),
+         strings(subject, t.mismatch_label_keys(), L::kKeyBytes, 317,
+                 where + ".mismatch_label_keys")});
+    ++i;
+  }
+  return out;
+}
+
 NodePodData node_pod(const Subject& node, const v1::NodePod& p, int position) {
   const Subject subject{"pod", p.namespace_(), p.name(), -1, &node, position};
   check_name(subject, p.namespace_(), "namespace", 63);
@@ -238,6 +336,25 @@ size_t kv_bytes(const KeyValues& list) {
   size_t out = vector_bytes(list) + list.size() * sizeof(schedplug_kv);
   for (const auto& [k, v] : list) out += string_bytes(k) + string_bytes(v);
   return out;
+}
+
+size_t strings_bytes(const std::vector<std::string>& list) {
+  size_t out = vector_bytes(list) + list.size() * sizeof(schedplug_str);
+  for (const std::string& s : list) out += string_bytes(s);
+  return out;
+}
+
+size_t requirement_bytes(const std::vector<RequirementData>& list) {
+  size_t out = vector_bytes(list) +
+               list.size() * (sizeof(schedplug_selector_requirement) + 24);
+  for (const RequirementData& r : list) {
+    out += string_bytes(r.key) + string_bytes(r.op) + strings_bytes(r.values);
+  }
+  return out;
+}
+
+size_t selector_bytes(const LabelSelectorData& s) {
+  return kv_bytes(s.match_labels) + 24 + requirement_bytes(s.match_expressions);
 }
 
 size_t resource_bytes(const Resources& list) {
@@ -341,6 +458,43 @@ PodData pod_from_proto(const v1::Pod& pod) {
         {v.name(), v.source(), v.claim_name(), v.read_only()});
     ++i;
   }
+  out.node_affinity_required = node_selector_terms(
+      subject, pod.node_affinity_required(), "node_affinity_required");
+  out.node_affinity_preferred = node_selector_terms(
+      subject, pod.node_affinity_preferred(), "node_affinity_preferred");
+  check_list(subject, pod.topology_spread_size(), L::kListEntries,
+             "topology_spread");
+  out.topology_spread.reserve(static_cast<size_t>(pod.topology_spread_size()));
+  i = 0;
+  for (const v1::TopologySpreadConstraint& c : pod.topology_spread()) {
+    const std::string where = fmt::format("topology_spread[{}]", i);
+    check_string(subject, c.topology_key(), L::kKeyBytes, 317,
+                 [&] { return where + ".topology_key"; });
+    check_other(subject, c.when_unsatisfiable(), "topology_spread", i,
+                "when_unsatisfiable");
+    check_other(subject, c.node_affinity_policy(), "topology_spread", i,
+                "node_affinity_policy");
+    check_other(subject, c.node_taints_policy(), "topology_spread", i,
+                "node_taints_policy");
+    out.topology_spread.push_back(
+        {c.max_skew(), c.min_domains(), c.topology_key(),
+         c.when_unsatisfiable(),
+         selector(subject, c.has_label_selector(), c.label_selector(),
+                  where + ".label_selector"),
+         c.node_affinity_policy(), c.node_taints_policy(),
+         strings(subject, c.match_label_keys(), L::kKeyBytes, 317,
+                 where + ".match_label_keys")});
+    ++i;
+  }
+  out.pod_affinity[0] = pod_affinity_terms(subject, pod.pod_affinity_required(),
+                                           "pod_affinity_required");
+  out.pod_affinity[1] = pod_affinity_terms(
+      subject, pod.pod_affinity_preferred(), "pod_affinity_preferred");
+  out.pod_affinity[2] = pod_affinity_terms(
+      subject, pod.pod_anti_affinity_required(), "pod_anti_affinity_required");
+  out.pod_affinity[3] =
+      pod_affinity_terms(subject, pod.pod_anti_affinity_preferred(),
+                         "pod_anti_affinity_preferred");
   return out;
 }
 
@@ -393,11 +547,40 @@ size_t estimated_bytes(const PodData& pod) {
       out += string_bytes(p.protocol) + string_bytes(p.host_ip);
     }
   }
-  out += vector_bytes(pod.volumes) +
-         pod.volumes.size() * sizeof(schedplug_volume);
+  out +=
+      vector_bytes(pod.volumes) + pod.volumes.size() * sizeof(schedplug_volume);
   for (const VolumeData& v : pod.volumes) {
     out += string_bytes(v.name) + string_bytes(v.source) +
            string_bytes(v.claim_name);
+  }
+  for (const auto* terms :
+       {&pod.node_affinity_required, &pod.node_affinity_preferred}) {
+    out += vector_bytes(*terms) +
+           terms->size() * sizeof(schedplug_node_selector_term);
+    for (const NodeSelectorTermData& t : *terms) {
+      out += requirement_bytes(t.match_expressions) +
+             requirement_bytes(t.match_fields);
+    }
+  }
+  out +=
+      vector_bytes(pod.topology_spread) +
+      pod.topology_spread.size() * sizeof(schedplug_topology_spread_constraint);
+  for (const TopologySpreadData& c : pod.topology_spread) {
+    out += string_bytes(c.topology_key) + string_bytes(c.when_unsatisfiable) +
+           string_bytes(c.node_affinity_policy) +
+           string_bytes(c.node_taints_policy) +
+           selector_bytes(c.label_selector) + strings_bytes(c.match_label_keys);
+  }
+  for (const auto& terms : pod.pod_affinity) {
+    out += vector_bytes(terms) +
+           terms.size() * sizeof(schedplug_pod_affinity_term);
+    for (const PodAffinityTermData& t : terms) {
+      out += string_bytes(t.topology_key) + selector_bytes(t.label_selector) +
+             strings_bytes(t.namespaces) +
+             selector_bytes(t.namespace_selector) +
+             strings_bytes(t.match_label_keys) +
+             strings_bytes(t.mismatch_label_keys);
+    }
   }
   return out;
 }

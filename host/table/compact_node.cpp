@@ -93,8 +93,7 @@ schedplug_node pack(const schedplug_node& in, Packer& p) {
   // v1.3 data.
   schedplug_node_image* images = p.array(in.images, in.image_count);
   for (size_t i = 0; i < in.image_count; ++i) {
-    schedplug_str* names =
-        p.array(in.images[i].names, in.images[i].name_count);
+    schedplug_str* names = p.array(in.images[i].names, in.images[i].name_count);
     if (images) images[i].names = names;
   }
   out.name = p.str(in.name);

@@ -36,6 +36,9 @@ const (
 	dataNodePods          uint64 = 1 << 8
 	dataPodVolumes        uint64 = 1 << 9
 	dataNodeImages        uint64 = 1 << 10
+	dataPodNodeAffinity   uint64 = 1 << 11
+	dataPodTopologySpread uint64 = 1 << 12
+	dataPodAffinity       uint64 = 1 << 13
 )
 
 // convertPod converts the pod being scheduled; `data` selects the extra
@@ -103,6 +106,97 @@ func addPodData(out *pb.Pod, pod *v1.Pod, data uint64) {
 			out.Volumes = append(out.Volumes, convertVolume(pod, &pod.Spec.Volumes[i]))
 		}
 	}
+	aff := pod.Spec.Affinity
+	if data&dataPodNodeAffinity != 0 && aff != nil && aff.NodeAffinity != nil {
+		na := aff.NodeAffinity
+		if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+			for i := range req.NodeSelectorTerms {
+				out.NodeAffinityRequired = append(out.NodeAffinityRequired, nodeSelectorTerm(&req.NodeSelectorTerms[i], 0))
+			}
+		}
+		for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+			p := &na.PreferredDuringSchedulingIgnoredDuringExecution[i]
+			out.NodeAffinityPreferred = append(out.NodeAffinityPreferred, nodeSelectorTerm(&p.Preference, p.Weight))
+		}
+	}
+	if data&dataPodTopologySpread != 0 {
+		for i := range pod.Spec.TopologySpreadConstraints {
+			c := &pod.Spec.TopologySpreadConstraints[i]
+			tc := &pb.TopologySpreadConstraint{MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey,
+				WhenUnsatisfiable: string(c.WhenUnsatisfiable), LabelSelector: labelSelector(c.LabelSelector),
+				MatchLabelKeys: c.MatchLabelKeys}
+			if c.MinDomains != nil {
+				tc.MinDomains = *c.MinDomains
+			}
+			if c.NodeAffinityPolicy != nil {
+				tc.NodeAffinityPolicy = string(*c.NodeAffinityPolicy)
+			}
+			if c.NodeTaintsPolicy != nil {
+				tc.NodeTaintsPolicy = string(*c.NodeTaintsPolicy)
+			}
+			out.TopologySpread = append(out.TopologySpread, tc)
+		}
+	}
+	if data&dataPodAffinity != 0 && aff != nil {
+		if pa := aff.PodAffinity; pa != nil {
+			out.PodAffinityRequired = podAffinityTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution)
+			out.PodAffinityPreferred = weightedPodAffinityTerms(pa.PreferredDuringSchedulingIgnoredDuringExecution)
+		}
+		if pa := aff.PodAntiAffinity; pa != nil {
+			out.PodAntiAffinityRequired = podAffinityTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution)
+			out.PodAntiAffinityPreferred = weightedPodAffinityTerms(pa.PreferredDuringSchedulingIgnoredDuringExecution)
+		}
+	}
+}
+
+func requirements[R v1.NodeSelectorRequirement | metav1.LabelSelectorRequirement](rs []R) []*pb.SelectorRequirement {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]*pb.SelectorRequirement, 0, len(rs))
+	for i := range rs {
+		switch r := any(&rs[i]).(type) {
+		case *v1.NodeSelectorRequirement:
+			out = append(out, &pb.SelectorRequirement{Key: r.Key, Operator: string(r.Operator), Values: r.Values})
+		case *metav1.LabelSelectorRequirement:
+			out = append(out, &pb.SelectorRequirement{Key: r.Key, Operator: string(r.Operator), Values: r.Values})
+		}
+	}
+	return out
+}
+
+func nodeSelectorTerm(t *v1.NodeSelectorTerm, weight int32) *pb.NodeSelectorTerm {
+	return &pb.NodeSelectorTerm{Weight: weight, MatchExpressions: requirements(t.MatchExpressions), MatchFields: requirements(t.MatchFields)}
+}
+
+// labelSelector converts a selector; nil stays nil (unset).
+func labelSelector(s *metav1.LabelSelector) *pb.LabelSelector {
+	if s == nil {
+		return nil
+	}
+	return &pb.LabelSelector{MatchLabels: keyValues(s.MatchLabels), MatchExpressions: requirements(s.MatchExpressions)}
+}
+
+func podAffinityTerm(t *v1.PodAffinityTerm, weight int32) *pb.PodAffinityTerm {
+	return &pb.PodAffinityTerm{Weight: weight, TopologyKey: t.TopologyKey, LabelSelector: labelSelector(t.LabelSelector),
+		Namespaces: t.Namespaces, NamespaceSelector: labelSelector(t.NamespaceSelector),
+		MatchLabelKeys: t.MatchLabelKeys, MismatchLabelKeys: t.MismatchLabelKeys}
+}
+
+func podAffinityTerms(ts []v1.PodAffinityTerm) []*pb.PodAffinityTerm {
+	var out []*pb.PodAffinityTerm
+	for i := range ts {
+		out = append(out, podAffinityTerm(&ts[i], 0))
+	}
+	return out
+}
+
+func weightedPodAffinityTerms(ts []v1.WeightedPodAffinityTerm) []*pb.PodAffinityTerm {
+	var out []*pb.PodAffinityTerm
+	for i := range ts {
+		out = append(out, podAffinityTerm(&ts[i].PodAffinityTerm, ts[i].Weight))
+	}
+	return out
 }
 
 // volumeSourceKeys are the JSON keys of v1.VolumeSource's fields, by index.

@@ -16,7 +16,7 @@ import (
 
 const dataAll = dataPodNodeName | dataPodNominatedNode | dataPodPriorityClass | dataPodOwners |
 	dataPodContainers | dataNodeUnschedulable | dataNodeConditions | dataNodeCapacity | dataNodePods |
-	dataPodVolumes | dataNodeImages
+	dataPodVolumes | dataNodeImages | dataPodNodeAffinity | dataPodTopologySpread | dataPodAffinity
 
 // richPod has every field the v1.2 and v1.3 data bits cover.
 func richPod(name, node string) *v1.Pod {
@@ -40,6 +40,36 @@ func richPod(name, node string) *v1.Pod {
 		{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}},
 		{Name: "csi", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d", ReadOnly: &yes}}},
 	}
+	zone := "topology.kubernetes.io/zone"
+	web := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	two := int32(2)
+	honor := v1.NodeInclusionPolicyHonor
+	p.Spec.Affinity = &v1.Affinity{
+		NodeAffinity: &v1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
+				{MatchExpressions: []v1.NodeSelectorRequirement{{Key: zone, Operator: v1.NodeSelectorOpIn, Values: []string{"z1", "z2"}}}},
+				{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n1"}}}},
+			}},
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
+				{Weight: 30, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "gpu", Operator: v1.NodeSelectorOpExists}}}},
+			},
+		},
+		PodAffinity: &v1.PodAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{
+				{Weight: 10, PodAffinityTerm: v1.PodAffinityTerm{TopologyKey: zone, LabelSelector: &metav1.LabelSelector{}, NamespaceSelector: &metav1.LabelSelector{}}},
+			},
+		},
+		PodAntiAffinity: &v1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{
+				{TopologyKey: "kubernetes.io/hostname", LabelSelector: web, Namespaces: []string{"a", "b"}, MatchLabelKeys: []string{"pod-template-hash"}},
+			},
+		},
+	}
+	p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: zone, WhenUnsatisfiable: v1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web"}}}},
+		MinDomains:    &two, NodeAffinityPolicy: &honor, MatchLabelKeys: []string{"pod-template-hash"},
+	}}
 	return p
 }
 
@@ -169,6 +199,47 @@ func TestConvertSendsOnlyDeclaredData(t *testing.T) {
 	}
 	if got := convertPod(pod, dataAll&^dataPodVolumes); len(got.GetVolumes()) != 0 {
 		t.Errorf("volumes sent without their bit: %v", got.GetVolumes())
+	}
+
+	// Node affinity, topology spread, pod (anti-)affinity.
+	req, pref := full.GetNodeAffinityRequired(), full.GetNodeAffinityPreferred()
+	if len(req) != 2 || req[0].GetWeight() != 0 || len(req[0].GetMatchExpressions()) != 1 ||
+		req[0].GetMatchExpressions()[0].GetOperator() != "In" || fmt.Sprint(req[0].GetMatchExpressions()[0].GetValues()) != "[z1 z2]" ||
+		len(req[1].GetMatchFields()) != 1 || req[1].GetMatchFields()[0].GetKey() != "metadata.name" {
+		t.Errorf("required node affinity: %v", req)
+	}
+	if len(pref) != 1 || pref[0].GetWeight() != 30 || pref[0].GetMatchExpressions()[0].GetOperator() != "Exists" {
+		t.Errorf("preferred node affinity: %v", pref)
+	}
+	ts := full.GetTopologySpread()
+	if len(ts) != 1 || ts[0].GetMaxSkew() != 1 || ts[0].GetMinDomains() != 2 || ts[0].GetWhenUnsatisfiable() != "DoNotSchedule" ||
+		ts[0].GetNodeAffinityPolicy() != "Honor" || ts[0].GetNodeTaintsPolicy() != "" ||
+		ts[0].GetLabelSelector().GetMatchExpressions()[0].GetKey() != "app" || fmt.Sprint(ts[0].GetMatchLabelKeys()) != "[pod-template-hash]" {
+		t.Errorf("topology spread: %v", ts)
+	}
+	if pa := full.GetPodAffinityPreferred(); len(pa) != 1 || pa[0].GetWeight() != 10 || pa[0].GetLabelSelector() == nil ||
+		pa[0].GetNamespaceSelector() == nil || len(full.GetPodAffinityRequired()) != 0 {
+		t.Errorf("pod affinity: %v / %v", full.GetPodAffinityRequired(), pa)
+	}
+	if anti := full.GetPodAntiAffinityRequired(); len(anti) != 1 || anti[0].GetTopologyKey() != "kubernetes.io/hostname" ||
+		anti[0].GetLabelSelector().GetMatchLabels()[0].GetValue() != "web" || anti[0].GetNamespaceSelector() != nil ||
+		fmt.Sprint(anti[0].GetNamespaces()) != "[a b]" || len(full.GetPodAntiAffinityPreferred()) != 0 {
+		t.Errorf("pod anti-affinity: %v", anti)
+	}
+	for _, c := range []struct {
+		bit  uint64
+		name string
+		has  func(*pb.Pod) bool
+	}{
+		{dataPodNodeAffinity, "node affinity", func(p *pb.Pod) bool { return len(p.GetNodeAffinityRequired())+len(p.GetNodeAffinityPreferred()) > 0 }},
+		{dataPodTopologySpread, "topology spread", func(p *pb.Pod) bool { return len(p.GetTopologySpread()) > 0 }},
+		{dataPodAffinity, "pod affinity", func(p *pb.Pod) bool {
+			return len(p.GetPodAffinityPreferred())+len(p.GetPodAntiAffinityRequired()) > 0
+		}},
+	} {
+		if !c.has(convertPod(pod, c.bit)) || c.has(convertPod(pod, dataAll&^c.bit)) {
+			t.Errorf("%s is not sent exactly when its bit is declared", c.name)
+		}
 	}
 	im := fn.GetImages()
 	if len(im) != 2 || len(im[0].GetNames()) != 2 || im[0].GetNames()[1] != "registry.example/web:1.2" || im[0].GetSizeBytes() != 123<<20 ||

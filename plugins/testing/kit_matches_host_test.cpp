@@ -197,8 +197,7 @@ TEST(Kit, BuildsVolumesAndImages) {
   EXPECT_EQ(schedplug::Pod(pod.view()).volume(2).name, "config");
 
   Node node("n1");
-  node.image({"registry.example/app@sha256:01", "registry.example/app:1"},
-             1000)
+  node.image({"registry.example/app@sha256:01", "registry.example/app:1"}, 1000)
       .image({"registry.k8s.io/pause:3.10"});
   const Node node_copy = node;
   const schedplug::Node n(node_copy.view());

@@ -284,8 +284,8 @@ TEST_F(FieldLimits, VolumesAndNodeImagesAreBounded) {
     r.mutable_delta()->set_base_version(1);
     const grpc::Status s = call_prefilter(host_, r);
     EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
-    EXPECT_TRUE(contains(s.error_message(),
-                         "volumes[0].claim_name is 600 bytes long"))
+    EXPECT_TRUE(
+        contains(s.error_message(), "volumes[0].claim_name is 600 bytes long"))
         << s.error_message();
   }
   {

@@ -1270,6 +1270,378 @@ func (x *NodeImage) GetSizeBytes() int64 {
 	return 0
 }
 
+// A selector requirement (matchExpressions, matchFields): `operator` as in
+// the pod spec ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt").
+type SelectorRequirement struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Operator      string                 `protobuf:"bytes,2,opt,name=operator,proto3" json:"operator,omitempty"`
+	Values        []string               `protobuf:"bytes,3,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SelectorRequirement) Reset() {
+	*x = SelectorRequirement{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SelectorRequirement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SelectorRequirement) ProtoMessage() {}
+
+func (x *SelectorRequirement) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SelectorRequirement.ProtoReflect.Descriptor instead.
+func (*SelectorRequirement) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SelectorRequirement) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SelectorRequirement) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
+func (x *SelectorRequirement) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// A label selector. An unset selector is an absent message.
+type LabelSelector struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	MatchLabels      []*KeyValue            `protobuf:"bytes,1,rep,name=match_labels,json=matchLabels,proto3" json:"match_labels,omitempty"`
+	MatchExpressions []*SelectorRequirement `protobuf:"bytes,2,rep,name=match_expressions,json=matchExpressions,proto3" json:"match_expressions,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *LabelSelector) Reset() {
+	*x = LabelSelector{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelSelector) ProtoMessage() {}
+
+func (x *LabelSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelSelector.ProtoReflect.Descriptor instead.
+func (*LabelSelector) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *LabelSelector) GetMatchLabels() []*KeyValue {
+	if x != nil {
+		return x.MatchLabels
+	}
+	return nil
+}
+
+func (x *LabelSelector) GetMatchExpressions() []*SelectorRequirement {
+	if x != nil {
+		return x.MatchExpressions
+	}
+	return nil
+}
+
+// A node selector term; `weight` is a preferred term's weight (required
+// terms: 0).
+type NodeSelectorTerm struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Weight           int32                  `protobuf:"varint,1,opt,name=weight,proto3" json:"weight,omitempty"`
+	MatchExpressions []*SelectorRequirement `protobuf:"bytes,2,rep,name=match_expressions,json=matchExpressions,proto3" json:"match_expressions,omitempty"`
+	MatchFields      []*SelectorRequirement `protobuf:"bytes,3,rep,name=match_fields,json=matchFields,proto3" json:"match_fields,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *NodeSelectorTerm) Reset() {
+	*x = NodeSelectorTerm{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeSelectorTerm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeSelectorTerm) ProtoMessage() {}
+
+func (x *NodeSelectorTerm) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeSelectorTerm.ProtoReflect.Descriptor instead.
+func (*NodeSelectorTerm) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *NodeSelectorTerm) GetWeight() int32 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *NodeSelectorTerm) GetMatchExpressions() []*SelectorRequirement {
+	if x != nil {
+		return x.MatchExpressions
+	}
+	return nil
+}
+
+func (x *NodeSelectorTerm) GetMatchFields() []*SelectorRequirement {
+	if x != nil {
+		return x.MatchFields
+	}
+	return nil
+}
+
+// A topology spread constraint. min_domains 0 and empty policies: unset.
+type TopologySpreadConstraint struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	MaxSkew            int32                  `protobuf:"varint,1,opt,name=max_skew,json=maxSkew,proto3" json:"max_skew,omitempty"`
+	MinDomains         int32                  `protobuf:"varint,2,opt,name=min_domains,json=minDomains,proto3" json:"min_domains,omitempty"`
+	TopologyKey        string                 `protobuf:"bytes,3,opt,name=topology_key,json=topologyKey,proto3" json:"topology_key,omitempty"`
+	WhenUnsatisfiable  string                 `protobuf:"bytes,4,opt,name=when_unsatisfiable,json=whenUnsatisfiable,proto3" json:"when_unsatisfiable,omitempty"`
+	LabelSelector      *LabelSelector         `protobuf:"bytes,5,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	NodeAffinityPolicy string                 `protobuf:"bytes,6,opt,name=node_affinity_policy,json=nodeAffinityPolicy,proto3" json:"node_affinity_policy,omitempty"`
+	NodeTaintsPolicy   string                 `protobuf:"bytes,7,opt,name=node_taints_policy,json=nodeTaintsPolicy,proto3" json:"node_taints_policy,omitempty"`
+	MatchLabelKeys     []string               `protobuf:"bytes,8,rep,name=match_label_keys,json=matchLabelKeys,proto3" json:"match_label_keys,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *TopologySpreadConstraint) Reset() {
+	*x = TopologySpreadConstraint{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopologySpreadConstraint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopologySpreadConstraint) ProtoMessage() {}
+
+func (x *TopologySpreadConstraint) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopologySpreadConstraint.ProtoReflect.Descriptor instead.
+func (*TopologySpreadConstraint) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TopologySpreadConstraint) GetMaxSkew() int32 {
+	if x != nil {
+		return x.MaxSkew
+	}
+	return 0
+}
+
+func (x *TopologySpreadConstraint) GetMinDomains() int32 {
+	if x != nil {
+		return x.MinDomains
+	}
+	return 0
+}
+
+func (x *TopologySpreadConstraint) GetTopologyKey() string {
+	if x != nil {
+		return x.TopologyKey
+	}
+	return ""
+}
+
+func (x *TopologySpreadConstraint) GetWhenUnsatisfiable() string {
+	if x != nil {
+		return x.WhenUnsatisfiable
+	}
+	return ""
+}
+
+func (x *TopologySpreadConstraint) GetLabelSelector() *LabelSelector {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return nil
+}
+
+func (x *TopologySpreadConstraint) GetNodeAffinityPolicy() string {
+	if x != nil {
+		return x.NodeAffinityPolicy
+	}
+	return ""
+}
+
+func (x *TopologySpreadConstraint) GetNodeTaintsPolicy() string {
+	if x != nil {
+		return x.NodeTaintsPolicy
+	}
+	return ""
+}
+
+func (x *TopologySpreadConstraint) GetMatchLabelKeys() []string {
+	if x != nil {
+		return x.MatchLabelKeys
+	}
+	return nil
+}
+
+// A pod (anti-)affinity term; `weight` is a preferred term's weight
+// (required terms: 0).
+type PodAffinityTerm struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Weight            int32                  `protobuf:"varint,1,opt,name=weight,proto3" json:"weight,omitempty"`
+	TopologyKey       string                 `protobuf:"bytes,2,opt,name=topology_key,json=topologyKey,proto3" json:"topology_key,omitempty"`
+	LabelSelector     *LabelSelector         `protobuf:"bytes,3,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	Namespaces        []string               `protobuf:"bytes,4,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	NamespaceSelector *LabelSelector         `protobuf:"bytes,5,opt,name=namespace_selector,json=namespaceSelector,proto3" json:"namespace_selector,omitempty"`
+	MatchLabelKeys    []string               `protobuf:"bytes,6,rep,name=match_label_keys,json=matchLabelKeys,proto3" json:"match_label_keys,omitempty"`
+	MismatchLabelKeys []string               `protobuf:"bytes,7,rep,name=mismatch_label_keys,json=mismatchLabelKeys,proto3" json:"mismatch_label_keys,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *PodAffinityTerm) Reset() {
+	*x = PodAffinityTerm{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodAffinityTerm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodAffinityTerm) ProtoMessage() {}
+
+func (x *PodAffinityTerm) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodAffinityTerm.ProtoReflect.Descriptor instead.
+func (*PodAffinityTerm) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *PodAffinityTerm) GetWeight() int32 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *PodAffinityTerm) GetTopologyKey() string {
+	if x != nil {
+		return x.TopologyKey
+	}
+	return ""
+}
+
+func (x *PodAffinityTerm) GetLabelSelector() *LabelSelector {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetNamespaces() []string {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetNamespaceSelector() *LabelSelector {
+	if x != nil {
+		return x.NamespaceSelector
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetMatchLabelKeys() []string {
+	if x != nil {
+		return x.MatchLabelKeys
+	}
+	return nil
+}
+
+func (x *PodAffinityTerm) GetMismatchLabelKeys() []string {
+	if x != nil {
+		return x.MismatchLabelKeys
+	}
+	return nil
+}
+
 // The pod being scheduled. Lists need not be sorted; the host sorts them.
 // Fields marked "data:" are sent only when the Handshake's `data` has the
 // SCHEDPLUG_DATA_* bit named.
@@ -1282,22 +1654,29 @@ type Pod struct {
 	Annotations []*KeyValue            `protobuf:"bytes,5,rep,name=annotations,proto3" json:"annotations,omitempty"`
 	Priority    int32                  `protobuf:"varint,6,opt,name=priority,proto3" json:"priority,omitempty"`
 	// Effective requests as kube-scheduler computes them.
-	Requests          []*Resource   `protobuf:"bytes,7,rep,name=requests,proto3" json:"requests,omitempty"`
-	NodeSelector      []*KeyValue   `protobuf:"bytes,8,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty"`
-	Tolerations       []*Toleration `protobuf:"bytes,9,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
-	NodeName          string        `protobuf:"bytes,10,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`                              // data: POD_NODE_NAME
-	NominatedNodeName string        `protobuf:"bytes,11,opt,name=nominated_node_name,json=nominatedNodeName,proto3" json:"nominated_node_name,omitempty"` // data: POD_NOMINATED_NODE
-	PriorityClassName string        `protobuf:"bytes,12,opt,name=priority_class_name,json=priorityClassName,proto3" json:"priority_class_name,omitempty"` // data: POD_PRIORITY_CLASS
-	Owners            []*OwnerRef   `protobuf:"bytes,13,rep,name=owners,proto3" json:"owners,omitempty"`                                                  // data: POD_OWNERS
-	Containers        []*Container  `protobuf:"bytes,14,rep,name=containers,proto3" json:"containers,omitempty"`                                          // data: POD_CONTAINERS
-	Volumes           []*Volume     `protobuf:"bytes,15,rep,name=volumes,proto3" json:"volumes,omitempty"`                                                // data: POD_VOLUMES
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	Requests                 []*Resource                 `protobuf:"bytes,7,rep,name=requests,proto3" json:"requests,omitempty"`
+	NodeSelector             []*KeyValue                 `protobuf:"bytes,8,rep,name=node_selector,json=nodeSelector,proto3" json:"node_selector,omitempty"`
+	Tolerations              []*Toleration               `protobuf:"bytes,9,rep,name=tolerations,proto3" json:"tolerations,omitempty"`
+	NodeName                 string                      `protobuf:"bytes,10,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`                                                     // data: POD_NODE_NAME
+	NominatedNodeName        string                      `protobuf:"bytes,11,opt,name=nominated_node_name,json=nominatedNodeName,proto3" json:"nominated_node_name,omitempty"`                        // data: POD_NOMINATED_NODE
+	PriorityClassName        string                      `protobuf:"bytes,12,opt,name=priority_class_name,json=priorityClassName,proto3" json:"priority_class_name,omitempty"`                        // data: POD_PRIORITY_CLASS
+	Owners                   []*OwnerRef                 `protobuf:"bytes,13,rep,name=owners,proto3" json:"owners,omitempty"`                                                                         // data: POD_OWNERS
+	Containers               []*Container                `protobuf:"bytes,14,rep,name=containers,proto3" json:"containers,omitempty"`                                                                 // data: POD_CONTAINERS
+	Volumes                  []*Volume                   `protobuf:"bytes,15,rep,name=volumes,proto3" json:"volumes,omitempty"`                                                                       // data: POD_VOLUMES
+	NodeAffinityRequired     []*NodeSelectorTerm         `protobuf:"bytes,16,rep,name=node_affinity_required,json=nodeAffinityRequired,proto3" json:"node_affinity_required,omitempty"`               // data: POD_NODE_AFFINITY
+	NodeAffinityPreferred    []*NodeSelectorTerm         `protobuf:"bytes,17,rep,name=node_affinity_preferred,json=nodeAffinityPreferred,proto3" json:"node_affinity_preferred,omitempty"`            // data: POD_NODE_AFFINITY
+	TopologySpread           []*TopologySpreadConstraint `protobuf:"bytes,18,rep,name=topology_spread,json=topologySpread,proto3" json:"topology_spread,omitempty"`                                   // data: POD_TOPOLOGY_SPREAD
+	PodAffinityRequired      []*PodAffinityTerm          `protobuf:"bytes,19,rep,name=pod_affinity_required,json=podAffinityRequired,proto3" json:"pod_affinity_required,omitempty"`                  // data: POD_AFFINITY
+	PodAffinityPreferred     []*PodAffinityTerm          `protobuf:"bytes,20,rep,name=pod_affinity_preferred,json=podAffinityPreferred,proto3" json:"pod_affinity_preferred,omitempty"`               // data: POD_AFFINITY
+	PodAntiAffinityRequired  []*PodAffinityTerm          `protobuf:"bytes,21,rep,name=pod_anti_affinity_required,json=podAntiAffinityRequired,proto3" json:"pod_anti_affinity_required,omitempty"`    // data: POD_AFFINITY
+	PodAntiAffinityPreferred []*PodAffinityTerm          `protobuf:"bytes,22,rep,name=pod_anti_affinity_preferred,json=podAntiAffinityPreferred,proto3" json:"pod_anti_affinity_preferred,omitempty"` // data: POD_AFFINITY
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *Pod) Reset() {
 	*x = Pod{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1688,7 @@ func (x *Pod) String() string {
 func (*Pod) ProtoMessage() {}
 
 func (x *Pod) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[16]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1701,7 @@ func (x *Pod) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pod.ProtoReflect.Descriptor instead.
 func (*Pod) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{16}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Pod) GetNamespace() string {
@@ -1430,6 +1809,55 @@ func (x *Pod) GetVolumes() []*Volume {
 	return nil
 }
 
+func (x *Pod) GetNodeAffinityRequired() []*NodeSelectorTerm {
+	if x != nil {
+		return x.NodeAffinityRequired
+	}
+	return nil
+}
+
+func (x *Pod) GetNodeAffinityPreferred() []*NodeSelectorTerm {
+	if x != nil {
+		return x.NodeAffinityPreferred
+	}
+	return nil
+}
+
+func (x *Pod) GetTopologySpread() []*TopologySpreadConstraint {
+	if x != nil {
+		return x.TopologySpread
+	}
+	return nil
+}
+
+func (x *Pod) GetPodAffinityRequired() []*PodAffinityTerm {
+	if x != nil {
+		return x.PodAffinityRequired
+	}
+	return nil
+}
+
+func (x *Pod) GetPodAffinityPreferred() []*PodAffinityTerm {
+	if x != nil {
+		return x.PodAffinityPreferred
+	}
+	return nil
+}
+
+func (x *Pod) GetPodAntiAffinityRequired() []*PodAffinityTerm {
+	if x != nil {
+		return x.PodAntiAffinityRequired
+	}
+	return nil
+}
+
+func (x *Pod) GetPodAntiAffinityPreferred() []*PodAffinityTerm {
+	if x != nil {
+		return x.PodAntiAffinityPreferred
+	}
+	return nil
+}
+
 // The state of one node, as in the scheduler's snapshot.
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1460,7 +1888,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1900,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[17]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1913,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{17}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Node) GetIndex() uint32 {
@@ -1608,7 +2036,7 @@ type NodeTableDelta struct {
 
 func (x *NodeTableDelta) Reset() {
 	*x = NodeTableDelta{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +2048,7 @@ func (x *NodeTableDelta) String() string {
 func (*NodeTableDelta) ProtoMessage() {}
 
 func (x *NodeTableDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[18]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +2061,7 @@ func (x *NodeTableDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeTableDelta.ProtoReflect.Descriptor instead.
 func (*NodeTableDelta) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{18}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *NodeTableDelta) GetBaseVersion() uint64 {
@@ -1684,7 +2112,7 @@ type PreFilterRequest struct {
 
 func (x *PreFilterRequest) Reset() {
 	*x = PreFilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +2124,7 @@ func (x *PreFilterRequest) String() string {
 func (*PreFilterRequest) ProtoMessage() {}
 
 func (x *PreFilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[19]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1709,7 +2137,7 @@ func (x *PreFilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterRequest.ProtoReflect.Descriptor instead.
 func (*PreFilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{19}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PreFilterRequest) GetSessionId() string {
@@ -1780,7 +2208,7 @@ type PreFilterResponse struct {
 
 func (x *PreFilterResponse) Reset() {
 	*x = PreFilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +2220,7 @@ func (x *PreFilterResponse) String() string {
 func (*PreFilterResponse) ProtoMessage() {}
 
 func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[20]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +2233,7 @@ func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterResponse.ProtoReflect.Descriptor instead.
 func (*PreFilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{20}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PreFilterResponse) GetTableVersion() uint64 {
@@ -1899,7 +2327,7 @@ type UnfinishedPlugin struct {
 
 func (x *UnfinishedPlugin) Reset() {
 	*x = UnfinishedPlugin{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1911,7 +2339,7 @@ func (x *UnfinishedPlugin) String() string {
 func (*UnfinishedPlugin) ProtoMessage() {}
 
 func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[21]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1924,7 +2352,7 @@ func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedPlugin.ProtoReflect.Descriptor instead.
 func (*UnfinishedPlugin) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{21}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UnfinishedPlugin) GetPlugin() string {
@@ -1963,7 +2391,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1975,7 +2403,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[22]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1988,7 +2416,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{22}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *FilterRequest) GetSessionId() string {
@@ -2055,7 +2483,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2495,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[23]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2508,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{23}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FilterResponse) GetCode() Code {
@@ -2130,7 +2558,7 @@ type PreScoreRequest struct {
 
 func (x *PreScoreRequest) Reset() {
 	*x = PreScoreRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2570,7 @@ func (x *PreScoreRequest) String() string {
 func (*PreScoreRequest) ProtoMessage() {}
 
 func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[24]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2583,7 @@ func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreRequest.ProtoReflect.Descriptor instead.
 func (*PreScoreRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{24}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PreScoreRequest) GetSessionId() string {
@@ -2229,7 +2657,7 @@ type PluginScores struct {
 
 func (x *PluginScores) Reset() {
 	*x = PluginScores{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[25]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2669,7 @@ func (x *PluginScores) String() string {
 func (*PluginScores) ProtoMessage() {}
 
 func (x *PluginScores) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[25]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2682,7 @@ func (x *PluginScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScores.ProtoReflect.Descriptor instead.
 func (*PluginScores) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{25}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PluginScores) GetPlugin() string {
@@ -2302,7 +2730,7 @@ type PreScoreResponse struct {
 
 func (x *PreScoreResponse) Reset() {
 	*x = PreScoreResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2742,7 @@ func (x *PreScoreResponse) String() string {
 func (*PreScoreResponse) ProtoMessage() {}
 
 func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2755,7 @@ func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreResponse.ProtoReflect.Descriptor instead.
 func (*PreScoreResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{26}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PreScoreResponse) GetPlugins() []*PluginScores {
@@ -2429,7 +2857,38 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\tNodeImage\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\x12\x1d\n" +
 	"\n" +
-	"size_bytes\x18\x02 \x01(\x03R\tsizeBytes\"\x92\x05\n" +
+	"size_bytes\x18\x02 \x01(\x03R\tsizeBytes\"[\n" +
+	"\x13SelectorRequirement\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1a\n" +
+	"\boperator\x18\x02 \x01(\tR\boperator\x12\x16\n" +
+	"\x06values\x18\x03 \x03(\tR\x06values\"\x9a\x01\n" +
+	"\rLabelSelector\x129\n" +
+	"\fmatch_labels\x18\x01 \x03(\v2\x16.schedplug.v1.KeyValueR\vmatchLabels\x12N\n" +
+	"\x11match_expressions\x18\x02 \x03(\v2!.schedplug.v1.SelectorRequirementR\x10matchExpressions\"\xc0\x01\n" +
+	"\x10NodeSelectorTerm\x12\x16\n" +
+	"\x06weight\x18\x01 \x01(\x05R\x06weight\x12N\n" +
+	"\x11match_expressions\x18\x02 \x03(\v2!.schedplug.v1.SelectorRequirementR\x10matchExpressions\x12D\n" +
+	"\fmatch_fields\x18\x03 \x03(\v2!.schedplug.v1.SelectorRequirementR\vmatchFields\"\xf6\x02\n" +
+	"\x18TopologySpreadConstraint\x12\x19\n" +
+	"\bmax_skew\x18\x01 \x01(\x05R\amaxSkew\x12\x1f\n" +
+	"\vmin_domains\x18\x02 \x01(\x05R\n" +
+	"minDomains\x12!\n" +
+	"\ftopology_key\x18\x03 \x01(\tR\vtopologyKey\x12-\n" +
+	"\x12when_unsatisfiable\x18\x04 \x01(\tR\x11whenUnsatisfiable\x12B\n" +
+	"\x0elabel_selector\x18\x05 \x01(\v2\x1b.schedplug.v1.LabelSelectorR\rlabelSelector\x120\n" +
+	"\x14node_affinity_policy\x18\x06 \x01(\tR\x12nodeAffinityPolicy\x12,\n" +
+	"\x12node_taints_policy\x18\a \x01(\tR\x10nodeTaintsPolicy\x12(\n" +
+	"\x10match_label_keys\x18\b \x03(\tR\x0ematchLabelKeys\"\xd6\x02\n" +
+	"\x0fPodAffinityTerm\x12\x16\n" +
+	"\x06weight\x18\x01 \x01(\x05R\x06weight\x12!\n" +
+	"\ftopology_key\x18\x02 \x01(\tR\vtopologyKey\x12B\n" +
+	"\x0elabel_selector\x18\x03 \x01(\v2\x1b.schedplug.v1.LabelSelectorR\rlabelSelector\x12\x1e\n" +
+	"\n" +
+	"namespaces\x18\x04 \x03(\tR\n" +
+	"namespaces\x12J\n" +
+	"\x12namespace_selector\x18\x05 \x01(\v2\x1b.schedplug.v1.LabelSelectorR\x11namespaceSelector\x12(\n" +
+	"\x10match_label_keys\x18\x06 \x03(\tR\x0ematchLabelKeys\x12.\n" +
+	"\x13mismatch_label_keys\x18\a \x03(\tR\x11mismatchLabelKeys\"\xf3\t\n" +
 	"\x03Pod\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
@@ -2448,7 +2907,14 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\x0e \x03(\v2\x17.schedplug.v1.ContainerR\n" +
 	"containers\x12.\n" +
-	"\avolumes\x18\x0f \x03(\v2\x14.schedplug.v1.VolumeR\avolumes\"\xe7\x04\n" +
+	"\avolumes\x18\x0f \x03(\v2\x14.schedplug.v1.VolumeR\avolumes\x12T\n" +
+	"\x16node_affinity_required\x18\x10 \x03(\v2\x1e.schedplug.v1.NodeSelectorTermR\x14nodeAffinityRequired\x12V\n" +
+	"\x17node_affinity_preferred\x18\x11 \x03(\v2\x1e.schedplug.v1.NodeSelectorTermR\x15nodeAffinityPreferred\x12O\n" +
+	"\x0ftopology_spread\x18\x12 \x03(\v2&.schedplug.v1.TopologySpreadConstraintR\x0etopologySpread\x12Q\n" +
+	"\x15pod_affinity_required\x18\x13 \x03(\v2\x1d.schedplug.v1.PodAffinityTermR\x13podAffinityRequired\x12S\n" +
+	"\x16pod_affinity_preferred\x18\x14 \x03(\v2\x1d.schedplug.v1.PodAffinityTermR\x14podAffinityPreferred\x12Z\n" +
+	"\x1apod_anti_affinity_required\x18\x15 \x03(\v2\x1d.schedplug.v1.PodAffinityTermR\x17podAntiAffinityRequired\x12\\\n" +
+	"\x1bpod_anti_affinity_preferred\x18\x16 \x03(\v2\x1d.schedplug.v1.PodAffinityTermR\x18podAntiAffinityPreferred\"\xe7\x04\n" +
 	"\x04Node\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1e\n" +
@@ -2565,37 +3031,42 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
-	(ProtocolVersion)(0),      // 0: schedplug.v1.ProtocolVersion
-	(Code)(0),                 // 1: schedplug.v1.Code
-	(*HandshakeRequest)(nil),  // 2: schedplug.v1.HandshakeRequest
-	(*ProfilePlugins)(nil),    // 3: schedplug.v1.ProfilePlugins
-	(*PluginSettings)(nil),    // 4: schedplug.v1.PluginSettings
-	(*HandshakeResponse)(nil), // 5: schedplug.v1.HandshakeResponse
-	(*PluginInfo)(nil),        // 6: schedplug.v1.PluginInfo
-	(*KeyValue)(nil),          // 7: schedplug.v1.KeyValue
-	(*Resource)(nil),          // 8: schedplug.v1.Resource
-	(*Taint)(nil),             // 9: schedplug.v1.Taint
-	(*Toleration)(nil),        // 10: schedplug.v1.Toleration
-	(*OwnerRef)(nil),          // 11: schedplug.v1.OwnerRef
-	(*ContainerPort)(nil),     // 12: schedplug.v1.ContainerPort
-	(*Container)(nil),         // 13: schedplug.v1.Container
-	(*NodeCondition)(nil),     // 14: schedplug.v1.NodeCondition
-	(*NodePod)(nil),           // 15: schedplug.v1.NodePod
-	(*Volume)(nil),            // 16: schedplug.v1.Volume
-	(*NodeImage)(nil),         // 17: schedplug.v1.NodeImage
-	(*Pod)(nil),               // 18: schedplug.v1.Pod
-	(*Node)(nil),              // 19: schedplug.v1.Node
-	(*NodeTableDelta)(nil),    // 20: schedplug.v1.NodeTableDelta
-	(*PreFilterRequest)(nil),  // 21: schedplug.v1.PreFilterRequest
-	(*PreFilterResponse)(nil), // 22: schedplug.v1.PreFilterResponse
-	(*UnfinishedPlugin)(nil),  // 23: schedplug.v1.UnfinishedPlugin
-	(*FilterRequest)(nil),     // 24: schedplug.v1.FilterRequest
-	(*FilterResponse)(nil),    // 25: schedplug.v1.FilterResponse
-	(*PreScoreRequest)(nil),   // 26: schedplug.v1.PreScoreRequest
-	(*PluginScores)(nil),      // 27: schedplug.v1.PluginScores
-	(*PreScoreResponse)(nil),  // 28: schedplug.v1.PreScoreResponse
+	(ProtocolVersion)(0),             // 0: schedplug.v1.ProtocolVersion
+	(Code)(0),                        // 1: schedplug.v1.Code
+	(*HandshakeRequest)(nil),         // 2: schedplug.v1.HandshakeRequest
+	(*ProfilePlugins)(nil),           // 3: schedplug.v1.ProfilePlugins
+	(*PluginSettings)(nil),           // 4: schedplug.v1.PluginSettings
+	(*HandshakeResponse)(nil),        // 5: schedplug.v1.HandshakeResponse
+	(*PluginInfo)(nil),               // 6: schedplug.v1.PluginInfo
+	(*KeyValue)(nil),                 // 7: schedplug.v1.KeyValue
+	(*Resource)(nil),                 // 8: schedplug.v1.Resource
+	(*Taint)(nil),                    // 9: schedplug.v1.Taint
+	(*Toleration)(nil),               // 10: schedplug.v1.Toleration
+	(*OwnerRef)(nil),                 // 11: schedplug.v1.OwnerRef
+	(*ContainerPort)(nil),            // 12: schedplug.v1.ContainerPort
+	(*Container)(nil),                // 13: schedplug.v1.Container
+	(*NodeCondition)(nil),            // 14: schedplug.v1.NodeCondition
+	(*NodePod)(nil),                  // 15: schedplug.v1.NodePod
+	(*Volume)(nil),                   // 16: schedplug.v1.Volume
+	(*NodeImage)(nil),                // 17: schedplug.v1.NodeImage
+	(*SelectorRequirement)(nil),      // 18: schedplug.v1.SelectorRequirement
+	(*LabelSelector)(nil),            // 19: schedplug.v1.LabelSelector
+	(*NodeSelectorTerm)(nil),         // 20: schedplug.v1.NodeSelectorTerm
+	(*TopologySpreadConstraint)(nil), // 21: schedplug.v1.TopologySpreadConstraint
+	(*PodAffinityTerm)(nil),          // 22: schedplug.v1.PodAffinityTerm
+	(*Pod)(nil),                      // 23: schedplug.v1.Pod
+	(*Node)(nil),                     // 24: schedplug.v1.Node
+	(*NodeTableDelta)(nil),           // 25: schedplug.v1.NodeTableDelta
+	(*PreFilterRequest)(nil),         // 26: schedplug.v1.PreFilterRequest
+	(*PreFilterResponse)(nil),        // 27: schedplug.v1.PreFilterResponse
+	(*UnfinishedPlugin)(nil),         // 28: schedplug.v1.UnfinishedPlugin
+	(*FilterRequest)(nil),            // 29: schedplug.v1.FilterRequest
+	(*FilterResponse)(nil),           // 30: schedplug.v1.FilterResponse
+	(*PreScoreRequest)(nil),          // 31: schedplug.v1.PreScoreRequest
+	(*PluginScores)(nil),             // 32: schedplug.v1.PluginScores
+	(*PreScoreResponse)(nil),         // 33: schedplug.v1.PreScoreResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
@@ -2608,47 +3079,61 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	12, // 7: schedplug.v1.Container.ports:type_name -> schedplug.v1.ContainerPort
 	7,  // 8: schedplug.v1.NodePod.labels:type_name -> schedplug.v1.KeyValue
 	8,  // 9: schedplug.v1.NodePod.requests:type_name -> schedplug.v1.Resource
-	7,  // 10: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
-	7,  // 11: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
-	8,  // 12: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
-	7,  // 13: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
-	10, // 14: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
-	11, // 15: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
-	13, // 16: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
-	16, // 17: schedplug.v1.Pod.volumes:type_name -> schedplug.v1.Volume
-	7,  // 18: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
-	7,  // 19: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
-	9,  // 20: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
-	8,  // 21: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
-	8,  // 22: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
-	14, // 23: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
-	8,  // 24: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
-	15, // 25: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
-	17, // 26: schedplug.v1.Node.images:type_name -> schedplug.v1.NodeImage
-	19, // 27: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
-	18, // 28: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
-	20, // 29: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	1,  // 30: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
-	23, // 31: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	18, // 32: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	19, // 33: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 34: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	23, // 35: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	18, // 36: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	27, // 37: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 38: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	21, // 39: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	24, // 40: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	26, // 41: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	5,  // 42: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	22, // 43: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	25, // 44: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	28, // 45: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	42, // [42:46] is the sub-list for method output_type
-	38, // [38:42] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	7,  // 10: schedplug.v1.LabelSelector.match_labels:type_name -> schedplug.v1.KeyValue
+	18, // 11: schedplug.v1.LabelSelector.match_expressions:type_name -> schedplug.v1.SelectorRequirement
+	18, // 12: schedplug.v1.NodeSelectorTerm.match_expressions:type_name -> schedplug.v1.SelectorRequirement
+	18, // 13: schedplug.v1.NodeSelectorTerm.match_fields:type_name -> schedplug.v1.SelectorRequirement
+	19, // 14: schedplug.v1.TopologySpreadConstraint.label_selector:type_name -> schedplug.v1.LabelSelector
+	19, // 15: schedplug.v1.PodAffinityTerm.label_selector:type_name -> schedplug.v1.LabelSelector
+	19, // 16: schedplug.v1.PodAffinityTerm.namespace_selector:type_name -> schedplug.v1.LabelSelector
+	7,  // 17: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
+	7,  // 18: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
+	8,  // 19: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
+	7,  // 20: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
+	10, // 21: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
+	11, // 22: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
+	13, // 23: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
+	16, // 24: schedplug.v1.Pod.volumes:type_name -> schedplug.v1.Volume
+	20, // 25: schedplug.v1.Pod.node_affinity_required:type_name -> schedplug.v1.NodeSelectorTerm
+	20, // 26: schedplug.v1.Pod.node_affinity_preferred:type_name -> schedplug.v1.NodeSelectorTerm
+	21, // 27: schedplug.v1.Pod.topology_spread:type_name -> schedplug.v1.TopologySpreadConstraint
+	22, // 28: schedplug.v1.Pod.pod_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
+	22, // 29: schedplug.v1.Pod.pod_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
+	22, // 30: schedplug.v1.Pod.pod_anti_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
+	22, // 31: schedplug.v1.Pod.pod_anti_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
+	7,  // 32: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
+	7,  // 33: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
+	9,  // 34: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
+	8,  // 35: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
+	8,  // 36: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
+	14, // 37: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
+	8,  // 38: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
+	15, // 39: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
+	17, // 40: schedplug.v1.Node.images:type_name -> schedplug.v1.NodeImage
+	24, // 41: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
+	23, // 42: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
+	25, // 43: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	1,  // 44: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
+	28, // 45: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	23, // 46: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	24, // 47: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,  // 48: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	28, // 49: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	23, // 50: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	32, // 51: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	2,  // 52: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	26, // 53: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	29, // 54: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	31, // 55: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	5,  // 56: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	27, // 57: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	30, // 58: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	33, // 59: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	56, // [56:60] is the sub-list for method output_type
+	52, // [52:56] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -2663,7 +3148,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   27,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

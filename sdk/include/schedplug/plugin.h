@@ -63,7 +63,8 @@
  *         containers; the node's spec.unschedulable, conditions, capacity
  *         and the pods already on it. Only declared data crosses the wire.
  *   v1.3  more declared data: the pod's volumes (with their PVC names);
- *         the node's images (status.images).
+ *         the node's images (status.images); the pod's node affinity,
+ *         topology spread constraints and pod (anti-)affinity terms.
  *
  * Threading contract:
  *
@@ -253,6 +254,72 @@ typedef struct schedplug_node_image {
   int64_t size_bytes;
 } schedplug_node_image;
 
+/* One requirement of a selector (matchExpressions, matchFields): `op` is
+ * "In", "NotIn", "Exists", "DoesNotExist", "Gt" or "Lt" as in the pod spec;
+ * `values` is an array of `value_count` strings, in spec order. */
+typedef struct schedplug_selector_requirement {
+  schedplug_str key;
+  schedplug_str op;
+  const schedplug_str* values;
+  uint64_t value_count;
+} schedplug_selector_requirement;
+
+/* A label selector (metav1.LabelSelector). `present` is 0 when the field is
+ * unset (nil), which differs from an empty selector (present, matching
+ * everything). `match_labels` is sorted by key, entries the pod view's
+ * `kv_size` apart; `match_expressions` entries are `requirement_size`
+ * apart. */
+typedef struct schedplug_label_selector {
+  int32_t present;
+  schedplug_kv_list match_labels;
+  const schedplug_selector_requirement* match_expressions;
+  uint64_t match_expression_count;
+} schedplug_label_selector;
+
+/* One node selector term of a node affinity. `weight` is the preferred
+ * term's weight (1..100); 0 for a required term. Requirements are
+ * `requirement_size` apart (the pod view's). */
+typedef struct schedplug_node_selector_term {
+  int32_t weight;
+  const schedplug_selector_requirement* match_expressions;
+  uint64_t match_expression_count;
+  const schedplug_selector_requirement* match_fields;
+  uint64_t match_field_count;
+} schedplug_node_selector_term;
+
+/* One topology spread constraint (spec.topologySpreadConstraints).
+ * `min_domains` 0: unset; `node_affinity_policy` / `node_taints_policy`
+ * ("Honor", "Ignore") empty: unset; `match_label_keys` an array of
+ * `match_label_key_count` strings. */
+typedef struct schedplug_topology_spread_constraint {
+  int32_t max_skew;
+  int32_t min_domains;
+  schedplug_str topology_key;
+  schedplug_str when_unsatisfiable; /* "DoNotSchedule", "ScheduleAnyway" */
+  schedplug_label_selector label_selector;
+  schedplug_str node_affinity_policy;
+  schedplug_str node_taints_policy;
+  const schedplug_str* match_label_keys;
+  uint64_t match_label_key_count;
+} schedplug_topology_spread_constraint;
+
+/* One pod (anti-)affinity term. `weight` is the preferred term's weight
+ * (1..100); 0 for a required term. `namespaces` (an array of
+ * `namespace_count` strings), `match_label_keys` and `mismatch_label_keys`
+ * likewise. */
+typedef struct schedplug_pod_affinity_term {
+  int32_t weight;
+  schedplug_str topology_key;
+  schedplug_label_selector label_selector;
+  const schedplug_str* namespaces;
+  uint64_t namespace_count;
+  schedplug_label_selector namespace_selector;
+  const schedplug_str* match_label_keys;
+  uint64_t match_label_key_count;
+  const schedplug_str* mismatch_label_keys;
+  uint64_t mismatch_label_key_count;
+} schedplug_pod_affinity_term;
+
 /* The data beyond v1.1's that a plugin reads. A plugin declares what it
  * reads in schedplug_settings.data during create(); the scheduler's shim
  * converts and sends only the data some plugin declared, so a profile that
@@ -281,8 +348,16 @@ typedef struct schedplug_node_image {
 #define SCHEDPLUG_DATA_POD_VOLUMES (1ull << 9)
 /* v1.3: node->images (status.images: names and size). */
 #define SCHEDPLUG_DATA_NODE_IMAGES (1ull << 10)
+/* v1.3: pod->node_affinity_required / _preferred (spec.affinity.
+ * nodeAffinity: the required terms, the preferred terms with weights). */
+#define SCHEDPLUG_DATA_POD_NODE_AFFINITY (1ull << 11)
+/* v1.3: pod->topology_spread (spec.topologySpreadConstraints). */
+#define SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD (1ull << 12)
+/* v1.3: pod->pod_affinity_* and pod->pod_anti_affinity_* (spec.affinity.
+ * podAffinity and podAntiAffinity, required and preferred terms). */
+#define SCHEDPLUG_DATA_POD_AFFINITY (1ull << 13)
 /* Every bit this ABI version defines. */
-#define SCHEDPLUG_DATA_ALL ((1ull << 11) - 1)
+#define SCHEDPLUG_DATA_ALL ((1ull << 14) - 1)
 
 /* ------------------------------------------------------------------------ */
 /* Pod and node views (borrowed, read-only, valid for one hook call)        */
@@ -342,6 +417,31 @@ typedef struct schedplug_pod {
   /* DATA_POD_VOLUMES, `volume_size` apart */
   const schedplug_volume* volumes;
   uint64_t volume_count;
+  /* Element sizes of the selector requirements, node selector terms,
+   * topology spread constraints and pod affinity terms below. */
+  uint32_t requirement_size;
+  uint32_t node_selector_term_size;
+  uint32_t topology_spread_size;
+  uint32_t pod_affinity_term_size;
+  /* DATA_POD_NODE_AFFINITY: required terms (ORed), preferred terms with
+   * their weights, `node_selector_term_size` apart */
+  const schedplug_node_selector_term* node_affinity_required;
+  uint64_t node_affinity_required_count;
+  const schedplug_node_selector_term* node_affinity_preferred;
+  uint64_t node_affinity_preferred_count;
+  /* DATA_POD_TOPOLOGY_SPREAD, `topology_spread_size` apart */
+  const schedplug_topology_spread_constraint* topology_spread;
+  uint64_t topology_spread_count;
+  /* DATA_POD_AFFINITY: pod affinity and anti-affinity terms, required and
+   * preferred (with weights), `pod_affinity_term_size` apart */
+  const schedplug_pod_affinity_term* pod_affinity_required;
+  uint64_t pod_affinity_required_count;
+  const schedplug_pod_affinity_term* pod_affinity_preferred;
+  uint64_t pod_affinity_preferred_count;
+  const schedplug_pod_affinity_term* pod_anti_affinity_required;
+  uint64_t pod_anti_affinity_required_count;
+  const schedplug_pod_affinity_term* pod_anti_affinity_preferred;
+  uint64_t pod_anti_affinity_preferred_count;
 } schedplug_pod;
 
 /* One node of the cluster, as the scheduler's snapshot sees it. */
@@ -1035,6 +1135,91 @@ static inline const schedplug_node_image* schedplug_node_image_at(
   return (const schedplug_node_image*)schedplug_element_at(
       node->images,
       schedplug_element_size(node->image_size, sizeof(schedplug_node_image)),
+      i);
+}
+/* The lists of DATA_POD_NODE_AFFINITY, DATA_POD_TOPOLOGY_SPREAD and
+ * DATA_POD_AFFINITY: `*count` is set to the list's length (0 on an older
+ * host), and entry `i` is read with the _at() helpers below. */
+static inline const schedplug_node_selector_term* schedplug_pod_node_affinity(
+    const schedplug_pod* pod, int32_t preferred, uint64_t* count) {
+  if (!SCHEDPLUG_HAS_FIELD(pod, schedplug_pod,
+                           pod_anti_affinity_preferred_count)) {
+    *count = 0;
+    return NULL;
+  }
+  *count = preferred ? pod->node_affinity_preferred_count
+                     : pod->node_affinity_required_count;
+  return preferred ? pod->node_affinity_preferred : pod->node_affinity_required;
+}
+static inline const schedplug_node_selector_term*
+schedplug_node_selector_term_at(const schedplug_pod* pod,
+                                const schedplug_node_selector_term* terms,
+                                uint64_t i) {
+  return (const schedplug_node_selector_term*)schedplug_element_at(
+      terms,
+      schedplug_element_size(pod->node_selector_term_size,
+                             sizeof(schedplug_node_selector_term)),
+      i);
+}
+static inline const schedplug_selector_requirement* schedplug_requirement_at(
+    const schedplug_pod* pod, const schedplug_selector_requirement* items,
+    uint64_t i) {
+  return (const schedplug_selector_requirement*)schedplug_element_at(
+      items,
+      schedplug_element_size(pod->requirement_size,
+                             sizeof(schedplug_selector_requirement)),
+      i);
+}
+static inline uint64_t schedplug_pod_topology_spread_count(
+    const schedplug_pod* pod) {
+  return SCHEDPLUG_HAS_FIELD(pod, schedplug_pod,
+                             pod_anti_affinity_preferred_count)
+             ? pod->topology_spread_count
+             : 0;
+}
+static inline const schedplug_topology_spread_constraint*
+schedplug_pod_topology_spread(const schedplug_pod* pod, uint64_t i) {
+  return (const schedplug_topology_spread_constraint*)schedplug_element_at(
+      pod->topology_spread,
+      schedplug_element_size(pod->topology_spread_size,
+                             sizeof(schedplug_topology_spread_constraint)),
+      i);
+}
+/* Which list of pod (anti-)affinity terms schedplug_pod_affinity() returns. */
+#define SCHEDPLUG_POD_AFFINITY_REQUIRED 0
+#define SCHEDPLUG_POD_AFFINITY_PREFERRED 1
+#define SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED 2
+#define SCHEDPLUG_POD_ANTI_AFFINITY_PREFERRED 3
+static inline const schedplug_pod_affinity_term* schedplug_pod_affinity(
+    const schedplug_pod* pod, int32_t which, uint64_t* count) {
+  *count = 0;
+  if (!SCHEDPLUG_HAS_FIELD(pod, schedplug_pod,
+                           pod_anti_affinity_preferred_count))
+    return NULL;
+  switch (which) {
+    case SCHEDPLUG_POD_AFFINITY_REQUIRED:
+      *count = pod->pod_affinity_required_count;
+      return pod->pod_affinity_required;
+    case SCHEDPLUG_POD_AFFINITY_PREFERRED:
+      *count = pod->pod_affinity_preferred_count;
+      return pod->pod_affinity_preferred;
+    case SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED:
+      *count = pod->pod_anti_affinity_required_count;
+      return pod->pod_anti_affinity_required;
+    case SCHEDPLUG_POD_ANTI_AFFINITY_PREFERRED:
+      *count = pod->pod_anti_affinity_preferred_count;
+      return pod->pod_anti_affinity_preferred;
+    default:
+      return NULL;
+  }
+}
+static inline const schedplug_pod_affinity_term* schedplug_pod_affinity_term_at(
+    const schedplug_pod* pod, const schedplug_pod_affinity_term* terms,
+    uint64_t i) {
+  return (const schedplug_pod_affinity_term*)schedplug_element_at(
+      terms,
+      schedplug_element_size(pod->pod_affinity_term_size,
+                             sizeof(schedplug_pod_affinity_term)),
       i);
 }
 

@@ -76,6 +76,10 @@ inline void set_element_sizes(schedplug_pod& pod) {
   pod.container_size = sizeof(schedplug_container);
   pod.port_size = sizeof(schedplug_container_port);
   pod.volume_size = sizeof(schedplug_volume);
+  pod.requirement_size = sizeof(schedplug_selector_requirement);
+  pod.node_selector_term_size = sizeof(schedplug_node_selector_term);
+  pod.topology_spread_size = sizeof(schedplug_topology_spread_constraint);
+  pod.pod_affinity_term_size = sizeof(schedplug_pod_affinity_term);
 }
 inline void set_element_sizes(schedplug_node& node) {
   node.kv_size = sizeof(schedplug_kv);

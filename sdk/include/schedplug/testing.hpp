@@ -149,8 +149,8 @@ class Pod {
   // A volume: `source` is its source's key in the pod spec
   // ("persistentVolumeClaim", "ephemeral", "configMap", ...), `claim_name`
   // its PVC ("<pod>-<volume>" for an ephemeral volume), else empty.
-  Pod& volume(std::string name, std::string source,
-              std::string claim_name = {}, bool read_only = false) {
+  Pod& volume(std::string name, std::string source, std::string claim_name = {},
+              bool read_only = false) {
     return change([&] {
       d_.v13.volumes.push_back({std::move(name), std::move(source),
                                 std::move(claim_name), read_only});
@@ -272,8 +272,9 @@ class Node {
   // ---- ABI v1.3 data (SCHEDPLUG_DATA_NODE_IMAGES, ...), as for Pod ----
   // An image the node holds (status.images): its names and size.
   Node& image(std::vector<std::string> names, int64_t size_bytes = 0) {
-    return change(
-        [&] { d_.v13.images.push_back({std::move(names), size_bytes}); });
+    return change([&] {
+      d_.v13.images.push_back({std::move(names), size_bytes});
+    });
   }
 
   const std::string& name() const { return d_.name; }

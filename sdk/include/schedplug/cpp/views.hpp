@@ -269,6 +269,183 @@ class NodeImage {
   const schedplug_node_image* i_;
 };
 
+// A borrowed array of strings (selector values, namespaces, label keys).
+class Strings {
+ public:
+  Strings() = default;
+  Strings(const schedplug_str* items, uint64_t count)
+      : items_(items), count_(count) {}
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  std::string_view operator[](size_t i) const { return detail::sv(items_[i]); }
+  bool contains(std::string_view s) const {
+    for (size_t i = 0; i < count_; ++i) {
+      if ((*this)[i] == s) return true;
+    }
+    return false;
+  }
+
+ private:
+  const schedplug_str* items_ = nullptr;
+  uint64_t count_ = 0;
+};
+
+// One selector requirement: `op` "In", "NotIn", "Exists", "DoesNotExist",
+// "Gt" or "Lt".
+struct SelectorRequirement {
+  SelectorRequirement(const schedplug_pod&,
+                      const schedplug_selector_requirement& r)
+      : key(detail::sv(r.key)),
+        op(detail::sv(r.op)),
+        values(r.values, r.value_count) {}
+  std::string_view key;
+  std::string_view op;
+  Strings values;
+};
+
+// A list of the pod's `Raw` elements (their element size from the pod
+// view), read as `View`s: size() and operator[].
+template <class View, class Raw>
+class PodList {
+ public:
+  PodList() = default;
+  PodList(const schedplug_pod* pod, const Raw* items, uint64_t count,
+          uint64_t stride)
+      : pod_(pod), items_(items), count_(count), stride_(stride) {}
+  size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  View operator[](size_t i) const {
+    return View(*pod_, *static_cast<const Raw*>(
+                           schedplug_element_at(items_, stride_, i)));
+  }
+
+ private:
+  const schedplug_pod* pod_ = nullptr;
+  const Raw* items_ = nullptr;
+  uint64_t count_ = 0;
+  uint64_t stride_ = sizeof(Raw);
+};
+
+using Requirements =
+    PodList<SelectorRequirement, schedplug_selector_requirement>;
+
+namespace detail {
+inline Requirements requirements(const schedplug_pod& pod,
+                                 const schedplug_selector_requirement* items,
+                                 uint64_t count) {
+  return Requirements(
+      &pod, items, count,
+      schedplug_element_size(pod.requirement_size,
+                             sizeof(schedplug_selector_requirement)));
+}
+}  // namespace detail
+
+// A label selector; present() is false when the field is unset (nil).
+class LabelSelector {
+ public:
+  LabelSelector(const schedplug_pod& pod, const schedplug_label_selector& s)
+      : pod_(&pod), s_(&s) {}
+  bool present() const { return s_->present != 0; }
+  KeyValues match_labels() const {
+    return KeyValues(s_->match_labels, schedplug_pod_kv_size(pod_));
+  }
+  Requirements match_expressions() const {
+    return detail::requirements(*pod_, s_->match_expressions,
+                                s_->match_expression_count);
+  }
+
+ private:
+  const schedplug_pod* pod_;
+  const schedplug_label_selector* s_;
+};
+
+// A node selector term of the pod's node affinity.
+class NodeSelectorTerm {
+ public:
+  NodeSelectorTerm(const schedplug_pod& pod,
+                   const schedplug_node_selector_term& t)
+      : pod_(&pod), t_(&t) {}
+  int32_t weight() const { return t_->weight; }  // 0 for a required term
+  Requirements match_expressions() const {
+    return detail::requirements(*pod_, t_->match_expressions,
+                                t_->match_expression_count);
+  }
+  Requirements match_fields() const {
+    return detail::requirements(*pod_, t_->match_fields, t_->match_field_count);
+  }
+
+ private:
+  const schedplug_pod* pod_;
+  const schedplug_node_selector_term* t_;
+};
+
+// A topology spread constraint of the pod.
+class TopologySpreadConstraint {
+ public:
+  TopologySpreadConstraint(const schedplug_pod& pod,
+                           const schedplug_topology_spread_constraint& c)
+      : pod_(&pod), c_(&c) {}
+  int32_t max_skew() const { return c_->max_skew; }
+  int32_t min_domains() const { return c_->min_domains; }  // 0: unset
+  std::string_view topology_key() const { return detail::sv(c_->topology_key); }
+  // "DoNotSchedule" or "ScheduleAnyway".
+  std::string_view when_unsatisfiable() const {
+    return detail::sv(c_->when_unsatisfiable);
+  }
+  LabelSelector label_selector() const {
+    return LabelSelector(*pod_, c_->label_selector);
+  }
+  // "Honor", "Ignore"; empty: unset.
+  std::string_view node_affinity_policy() const {
+    return detail::sv(c_->node_affinity_policy);
+  }
+  std::string_view node_taints_policy() const {
+    return detail::sv(c_->node_taints_policy);
+  }
+  Strings match_label_keys() const {
+    return Strings(c_->match_label_keys, c_->match_label_key_count);
+  }
+
+ private:
+  const schedplug_pod* pod_;
+  const schedplug_topology_spread_constraint* c_;
+};
+
+// A pod affinity or anti-affinity term.
+class PodAffinityTerm {
+ public:
+  PodAffinityTerm(const schedplug_pod& pod,
+                  const schedplug_pod_affinity_term& t)
+      : pod_(&pod), t_(&t) {}
+  int32_t weight() const { return t_->weight; }  // 0 for a required term
+  std::string_view topology_key() const { return detail::sv(t_->topology_key); }
+  LabelSelector label_selector() const {
+    return LabelSelector(*pod_, t_->label_selector);
+  }
+  Strings namespaces() const {
+    return Strings(t_->namespaces, t_->namespace_count);
+  }
+  LabelSelector namespace_selector() const {
+    return LabelSelector(*pod_, t_->namespace_selector);
+  }
+  Strings match_label_keys() const {
+    return Strings(t_->match_label_keys, t_->match_label_key_count);
+  }
+  Strings mismatch_label_keys() const {
+    return Strings(t_->mismatch_label_keys, t_->mismatch_label_key_count);
+  }
+
+ private:
+  const schedplug_pod* pod_;
+  const schedplug_pod_affinity_term* t_;
+};
+
+using NodeSelectorTerms =
+    PodList<NodeSelectorTerm, schedplug_node_selector_term>;
+using TopologySpreadConstraints =
+    PodList<TopologySpreadConstraint, schedplug_topology_spread_constraint>;
+using PodAffinityTerms = PodList<PodAffinityTerm, schedplug_pod_affinity_term>;
+
 // The pod being scheduled.
 class Pod {
  public:
@@ -343,13 +520,61 @@ class Pod {
   size_t volume_count() const { return schedplug_pod_volume_count(p_); }
   Volume volume(size_t i) const {
     const schedplug_volume& v = *schedplug_pod_volume(p_, i);
-    return {detail::sv(v.name), detail::sv(v.source),
-            detail::sv(v.claim_name), v.read_only != 0};
+    return {detail::sv(v.name), detail::sv(v.source), detail::sv(v.claim_name),
+            v.read_only != 0};
+  }
+  // spec.affinity.nodeAffinity (SCHEDPLUG_DATA_POD_NODE_AFFINITY): the
+  // required terms (a node must match one) and the weighted preferred ones.
+  NodeSelectorTerms node_affinity_required() const { return node_terms(0); }
+  NodeSelectorTerms node_affinity_preferred() const { return node_terms(1); }
+  // spec.topologySpreadConstraints (SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD).
+  TopologySpreadConstraints topology_spread() const {
+    const uint64_t count = schedplug_pod_topology_spread_count(p_);
+    if (count == 0) return {};  // also: an older host's view ends earlier
+    return TopologySpreadConstraints(
+        p_, p_->topology_spread, count,
+        schedplug_element_size(p_->topology_spread_size,
+                               sizeof(schedplug_topology_spread_constraint)));
+  }
+  // spec.affinity.podAffinity / podAntiAffinity
+  // (SCHEDPLUG_DATA_POD_AFFINITY).
+  PodAffinityTerms pod_affinity_required() const {
+    return pod_terms(SCHEDPLUG_POD_AFFINITY_REQUIRED);
+  }
+  PodAffinityTerms pod_affinity_preferred() const {
+    return pod_terms(SCHEDPLUG_POD_AFFINITY_PREFERRED);
+  }
+  PodAffinityTerms pod_anti_affinity_required() const {
+    return pod_terms(SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED);
+  }
+  PodAffinityTerms pod_anti_affinity_preferred() const {
+    return pod_terms(SCHEDPLUG_POD_ANTI_AFFINITY_PREFERRED);
   }
 
   const schedplug_pod& raw() const { return *p_; }
 
  private:
+  NodeSelectorTerms node_terms(int32_t preferred) const {
+    uint64_t count = 0;
+    const schedplug_node_selector_term* terms =
+        schedplug_pod_node_affinity(p_, preferred, &count);
+    if (count == 0) return {};
+    return NodeSelectorTerms(
+        p_, terms, count,
+        schedplug_element_size(p_->node_selector_term_size,
+                               sizeof(schedplug_node_selector_term)));
+  }
+  PodAffinityTerms pod_terms(int32_t which) const {
+    uint64_t count = 0;
+    const schedplug_pod_affinity_term* terms =
+        schedplug_pod_affinity(p_, which, &count);
+    if (count == 0) return {};
+    return PodAffinityTerms(
+        p_, terms, count,
+        schedplug_element_size(p_->pod_affinity_term_size,
+                               sizeof(schedplug_pod_affinity_term)));
+  }
+
   const schedplug_pod* p_;
 };
 
