@@ -208,5 +208,39 @@ TEST(Kit, BuildsVolumesAndImages) {
   EXPECT_EQ(schedplug::Node(Node("bare").view()).image_count(), 0u);
 }
 
+TEST(Kit, BuildsAffinityAndSpreadTerms) {
+  Pod pod("p");
+  pod.node_affinity_required({{{"zone", "In", {"a", "b"}}}, {}})
+      .node_affinity_preferred(30, {{{"gpu", "Exists", {}}}, {}})
+      .topology_spread({.topology_key = "zone",
+                        .label_selector = Selector{{{"app", "web"}}, {}},
+                        .min_domains = 2})
+      .pod_anti_affinity_required(
+          {.topology_key = "kubernetes.io/hostname",
+           .label_selector = Selector{{}, {{"app", "In", {"web"}}}},
+           .namespaces = {"a"}})
+      .pod_affinity_preferred(10, {.topology_key = "zone"});
+  const Pod copy = pod;  // views rebuilt over the copy's own data
+  const schedplug::Pod view(copy.view());
+  ASSERT_EQ(view.node_affinity_required().size(), 1u);
+  EXPECT_EQ(view.node_affinity_required()[0].match_expressions()[0].values[1],
+            "b");
+  EXPECT_EQ(view.node_affinity_preferred()[0].weight(), 30);
+  ASSERT_EQ(view.topology_spread().size(), 1u);
+  EXPECT_EQ(view.topology_spread()[0].when_unsatisfiable(), "DoNotSchedule");
+  EXPECT_EQ(view.topology_spread()[0].min_domains(), 2);
+  EXPECT_EQ(
+      view.topology_spread()[0].label_selector().match_labels().get("app"),
+      "web");
+  ASSERT_EQ(view.pod_anti_affinity_required().size(), 1u);
+  const schedplug::PodAffinityTerm anti = view.pod_anti_affinity_required()[0];
+  EXPECT_EQ(anti.label_selector().match_expressions()[0].values[0], "web");
+  EXPECT_FALSE(anti.namespace_selector().present());
+  EXPECT_EQ(anti.namespaces()[0], "a");
+  EXPECT_EQ(view.pod_affinity_preferred()[0].weight(), 10);
+  EXPECT_FALSE(view.pod_affinity_preferred()[0].label_selector().present());
+  EXPECT_TRUE(view.pod_affinity_required().empty());
+}
+
 }  // namespace
 }  // namespace schedplug::testing

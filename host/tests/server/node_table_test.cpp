@@ -259,6 +259,101 @@ TEST(PodRecord, ViewsTheVolumes) {
   EXPECT_EQ(schedplug::Pod(bare.view()).volume_count(), 0u);
 }
 
+// ABI v1.3 data: node affinity, topology spread and pod (anti-)affinity
+// terms, through the C++ views (selectors sorted, unset ones absent).
+TEST(PodRecord, ViewsTheAffinityAndSpreadTerms) {
+  PodData data;
+  data.name = "p";
+  data.node_affinity_required = {{0, {{"zone", "In", {"a", "b"}}}, {}},
+                                 {0, {}, {{"metadata.name", "In", {"n1"}}}}};
+  data.node_affinity_preferred = {{30, {{"gpu", "Exists", {}}}, {}}};
+  data.topology_spread = {{1,
+                           2,
+                           "zone",
+                           "DoNotSchedule",
+                           {true, {{"tier", "front"}, {"app", "web"}}, {}},
+                           "Honor",
+                           "",
+                           {"pod-template-hash"}}};
+  data.pod_affinity[1] = {
+      {10, "zone", {true, {}, {}}, {}, {false, {}, {}}, {}, {}}};
+  data.pod_affinity[2] = {
+      {0,
+       "kubernetes.io/hostname",
+       {true, {{"app", "web"}}, {{"tier", "NotIn", {"db"}}}},
+       {"a", "b"},
+       {true, {{"team", "x"}}, {}},
+       {"hash"},
+       {"tenant"}}};
+  const PodRecord record(std::move(data));
+  const schedplug::Pod pod(record.view());
+
+  ASSERT_EQ(pod.node_affinity_required().size(), 2u);
+  const schedplug::NodeSelectorTerm first = pod.node_affinity_required()[0];
+  EXPECT_EQ(first.weight(), 0);
+  ASSERT_EQ(first.match_expressions().size(), 1u);
+  EXPECT_EQ(first.match_expressions()[0].key, "zone");
+  EXPECT_EQ(first.match_expressions()[0].op, "In");
+  ASSERT_EQ(first.match_expressions()[0].values.size(), 2u);
+  EXPECT_EQ(first.match_expressions()[0].values[1], "b");
+  EXPECT_EQ(pod.node_affinity_required()[1].match_fields()[0].values[0], "n1");
+  ASSERT_EQ(pod.node_affinity_preferred().size(), 1u);
+  EXPECT_EQ(pod.node_affinity_preferred()[0].weight(), 30);
+  EXPECT_TRUE(
+      pod.node_affinity_preferred()[0].match_expressions()[0].values.empty());
+
+  ASSERT_EQ(pod.topology_spread().size(), 1u);
+  const schedplug::TopologySpreadConstraint c = pod.topology_spread()[0];
+  EXPECT_EQ(c.max_skew(), 1);
+  EXPECT_EQ(c.min_domains(), 2);
+  EXPECT_EQ(c.topology_key(), "zone");
+  EXPECT_EQ(c.when_unsatisfiable(), "DoNotSchedule");
+  EXPECT_EQ(c.node_affinity_policy(), "Honor");
+  EXPECT_EQ(c.node_taints_policy(), "");
+  EXPECT_TRUE(c.label_selector().present());
+  // Sorted, so a binary search finds both labels.
+  EXPECT_EQ(c.label_selector().match_labels().get("app"), "web");
+  EXPECT_EQ(c.label_selector().match_labels().get("tier"), "front");
+  EXPECT_TRUE(c.match_label_keys().contains("pod-template-hash"));
+
+  EXPECT_TRUE(pod.pod_affinity_required().empty());
+  ASSERT_EQ(pod.pod_affinity_preferred().size(), 1u);
+  const schedplug::PodAffinityTerm pref = pod.pod_affinity_preferred()[0];
+  EXPECT_EQ(pref.weight(), 10);
+  EXPECT_TRUE(pref.label_selector().present());  // empty: every pod
+  EXPECT_TRUE(pref.label_selector().match_labels().empty());
+  EXPECT_FALSE(pref.namespace_selector().present());  // unset
+  ASSERT_EQ(pod.pod_anti_affinity_required().size(), 1u);
+  const schedplug::PodAffinityTerm anti = pod.pod_anti_affinity_required()[0];
+  EXPECT_EQ(anti.topology_key(), "kubernetes.io/hostname");
+  EXPECT_EQ(anti.label_selector().match_labels().get("app"), "web");
+  EXPECT_EQ(anti.label_selector().match_expressions()[0].op, "NotIn");
+  EXPECT_EQ(anti.label_selector().match_expressions()[0].values[0], "db");
+  EXPECT_EQ(anti.namespaces().size(), 2u);
+  EXPECT_EQ(anti.namespace_selector().match_labels().get("team"), "x");
+  EXPECT_EQ(anti.match_label_keys()[0], "hash");
+  EXPECT_EQ(anti.mismatch_label_keys()[0], "tenant");
+  EXPECT_TRUE(pod.pod_anti_affinity_preferred().empty());
+
+  // Through the C helpers too.
+  uint64_t n = 0;
+  const schedplug_pod_affinity_term* terms = schedplug_pod_affinity(
+      &record.view(), SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED, &n);
+  ASSERT_EQ(n, 1u);
+  EXPECT_EQ(
+      schedplug_pod_affinity_term_at(&record.view(), terms, 0)->namespace_count,
+      2u);
+
+  // Nothing declared: every list empty.
+  const PodRecord bare(PodData{});
+  const schedplug::Pod empty(bare.view());
+  EXPECT_TRUE(empty.node_affinity_required().empty());
+  EXPECT_TRUE(empty.node_affinity_preferred().empty());
+  EXPECT_TRUE(empty.topology_spread().empty());
+  EXPECT_TRUE(empty.pod_affinity_preferred().empty());
+  EXPECT_TRUE(empty.pod_anti_affinity_required().empty());
+}
+
 TEST(NodeTable, FullTableThenDeltas) {
   NodeTable t;
   t.apply(full(1, {node(0, "a"), node(1, "b"), node(2, "c")}));

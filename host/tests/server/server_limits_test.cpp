@@ -255,8 +255,8 @@ TEST_F(FieldLimits, FilterAndPreScoreCheckTheirPodAndNodeToo) {
 }
 
 // ABI v1.3 data is bounded like the rest: a pod's volumes, a node's images
-// and each image's names.
-TEST_F(FieldLimits, VolumesAndNodeImagesAreBounded) {
+// and each image's names, affinity and spread terms.
+TEST_F(FieldLimits, VolumesImagesAndAffinityTermsAreBounded) {
   {
     v1::Pod pod = cluster_.pod();
     pod.set_name("many-volumes");
@@ -305,8 +305,41 @@ TEST_F(FieldLimits, VolumesAndNodeImagesAreBounded) {
                          "5017 bytes long, over the limit of 4096 bytes"))
         << s.error_message();
   }
-  EXPECT_EQ(refused("list_length"), "1");
-  EXPECT_EQ(refused("field_length"), "2");
+  {
+    // A selector value deep in a pod anti-affinity term.
+    v1::Pod pod = cluster_.pod();
+    v1::PodAffinityTerm* t = pod.add_pod_anti_affinity_required();
+    t->set_topology_key("kubernetes.io/hostname");
+    v1::SelectorRequirement* r =
+        t->mutable_label_selector()->add_match_expressions();
+    r->set_key("app");
+    r->set_operator_("In");
+    r->add_values("web");
+    r->add_values(std::string(700, 'v'));
+    v1::PreFilterRequest req = request_for(session_, pod);
+    req.mutable_delta()->set_base_version(1);
+    const grpc::Status s = call_prefilter(host_, req);
+    EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(s.error_message(),
+                         "pod_anti_affinity_required[0].label_selector."
+                         "match_expressions[0].values[1] is 700 bytes long"))
+        << s.error_message();
+  }
+  {
+    v1::Pod pod = cluster_.pod();
+    for (size_t i = 0; i <= host::FieldLimits::kListEntries; ++i) {
+      pod.add_topology_spread()->set_topology_key("zone");
+    }
+    v1::PreFilterRequest req = request_for(session_, pod);
+    req.mutable_delta()->set_base_version(1);
+    const grpc::Status s = call_prefilter(host_, req);
+    EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(s.error_message(),
+                         "topology_spread has 1025 entries, over the limit"))
+        << s.error_message();
+  }
+  EXPECT_EQ(refused("list_length"), "2");
+  EXPECT_EQ(refused("field_length"), "3");
   expect_good_call();
 }
 

@@ -66,14 +66,16 @@ profiles:
 };
 
 TEST_F(PodDataTest, HandshakeCarriesTheDeclaredData) {
-  EXPECT_EQ(handshake_.data(),
-            SCHEDPLUG_DATA_NODE_PODS | SCHEDPLUG_DATA_POD_NODE_NAME |
-                SCHEDPLUG_DATA_POD_NOMINATED_NODE |
-                SCHEDPLUG_DATA_POD_PRIORITY_CLASS | SCHEDPLUG_DATA_POD_OWNERS |
-                SCHEDPLUG_DATA_POD_CONTAINERS |
-                SCHEDPLUG_DATA_NODE_UNSCHEDULABLE |
-                SCHEDPLUG_DATA_NODE_CONDITIONS | SCHEDPLUG_DATA_NODE_CAPACITY |
-                SCHEDPLUG_DATA_POD_VOLUMES | SCHEDPLUG_DATA_NODE_IMAGES);
+  EXPECT_EQ(
+      handshake_.data(),
+      SCHEDPLUG_DATA_NODE_PODS | SCHEDPLUG_DATA_POD_NODE_NAME |
+          SCHEDPLUG_DATA_POD_NOMINATED_NODE |
+          SCHEDPLUG_DATA_POD_PRIORITY_CLASS | SCHEDPLUG_DATA_POD_OWNERS |
+          SCHEDPLUG_DATA_POD_CONTAINERS | SCHEDPLUG_DATA_NODE_UNSCHEDULABLE |
+          SCHEDPLUG_DATA_NODE_CONDITIONS | SCHEDPLUG_DATA_NODE_CAPACITY |
+          SCHEDPLUG_DATA_POD_VOLUMES | SCHEDPLUG_DATA_NODE_IMAGES |
+          SCHEDPLUG_DATA_POD_NODE_AFFINITY |
+          SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD | SCHEDPLUG_DATA_POD_AFFINITY);
   for (const v1::PluginInfo& p : handshake_.plugins()) {
     if (p.name() == "PodsOnNode") {
       EXPECT_EQ(p.data(), SCHEDPLUG_DATA_NODE_PODS);
@@ -273,6 +275,64 @@ TEST_F(PodDataTest, VolumesAndImagesReachThePlugin) {
             "v1.3 volumes=3 data:persistentVolumeClaim:pvc-1:ro "
             "scratch:ephemeral:probe-scratch:rw images=2 "
             "registry.example/app@sha256:0123/1000");
+}
+
+// ABI v1.3 data: node affinity, topology spread, pod (anti-)affinity.
+TEST_F(PodDataTest, AffinityAndSpreadTermsReachThePlugin) {
+  v1::FilterRequest fr;
+  fr.set_session_id(handshake_.session_id());
+  fr.set_scheduler_name(kProfile);
+  v1::Pod* pod = fr.mutable_pod();
+  pod->set_name("probe");
+  v1::KeyValue* kv = pod->add_labels();
+  kv->set_key("probe");
+  kv->set_value("v1.3-affinity");
+  v1::SelectorRequirement* r =
+      pod->add_node_affinity_required()->add_match_expressions();
+  r->set_key("zone");
+  r->set_operator_("In");
+  r->add_values("a");
+  r->add_values("b");
+  v1::NodeSelectorTerm* preferred = pod->add_node_affinity_preferred();
+  preferred->set_weight(30);
+  r = preferred->add_match_expressions();
+  r->set_key("gpu");
+  r->set_operator_("Exists");
+  v1::TopologySpreadConstraint* c = pod->add_topology_spread();
+  c->set_max_skew(1);
+  c->set_min_domains(2);
+  c->set_topology_key("zone");
+  c->set_when_unsatisfiable("DoNotSchedule");
+  c->set_node_affinity_policy("Honor");
+  kv = c->mutable_label_selector()->add_match_labels();
+  kv->set_key("app");
+  kv->set_value("web");
+  v1::PodAffinityTerm* t = pod->add_pod_affinity_preferred();
+  t->set_weight(10);
+  t->set_topology_key("zone");
+  t->mutable_label_selector();  // present and empty: every pod
+  t = pod->add_pod_anti_affinity_required();
+  t->set_topology_key("hostname");
+  kv = t->mutable_label_selector()->add_match_labels();
+  kv->set_key("app");
+  kv->set_value("web");
+  r = t->mutable_label_selector()->add_match_expressions();
+  r->set_key("tier");
+  r->set_operator_("NotIn");
+  r->add_values("db");
+  t->add_namespaces("a");
+  t->add_namespaces("b");
+  t->add_match_label_keys("hash");
+  fr.mutable_node()->set_name("n1");
+  fr.add_plugins("PodDataProbe");
+  v1::FilterResponse response;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(host_->stub().Filter(&ctx, fr, &response).ok());
+  EXPECT_EQ(response.reason(),
+            "v1.3 nodeAffinity=1/1 zone:In:a,b pref=30:gpu:Exists spread=1 "
+            "1/zone/DoNotSchedule/min=2/Honor/-/{app=web} affinity=0/1/1/0 "
+            "pref=10/zone/{} anti=hostname/{app=web,tier:NotIn:db}/ns=2/"
+            "keys=hash");
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <initializer_list>
 #include <map>
@@ -90,6 +91,74 @@ inline void fill(const std::map<std::string, int64_t>& in,
   list = {out.data(), out.size()};
 }
 
+}  // namespace detail
+
+// ---- ABI v1.3 terms, for Pod's builders (plugin.h has the meanings) -----
+struct Requirement {
+  std::string key;
+  std::string op = "In";  // "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"
+  std::vector<std::string> values;
+};
+struct Selector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<Requirement> match_expressions;
+};
+struct NodeTerm {
+  std::vector<Requirement> match_expressions;
+  std::vector<Requirement> match_fields;
+};
+struct SpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  std::string when_unsatisfiable = "DoNotSchedule";
+  std::optional<Selector> label_selector;                // nullopt: unset
+  int32_t min_domains = 0;                               // 0: unset
+  std::string node_affinity_policy, node_taints_policy;  // empty: unset
+  std::vector<std::string> match_label_keys;
+};
+struct AffinityTerm {
+  std::string topology_key;
+  std::optional<Selector> label_selector;  // nullopt: unset
+  std::vector<std::string> namespaces;
+  std::optional<Selector> namespace_selector;
+  std::vector<std::string> match_label_keys, mismatch_label_keys;
+};
+
+namespace detail {
+// Views of v1.3 terms; a deque keeps its elements in place as it grows.
+struct TermViews {
+  std::deque<std::vector<schedplug_str>> strs;
+  std::deque<std::vector<schedplug_selector_requirement>> reqs;
+  std::deque<std::vector<schedplug_kv>> kvs;
+  void clear() {
+    strs.clear();
+    reqs.clear();
+    kvs.clear();
+  }
+  const schedplug_str* strings(const std::vector<std::string>& in) {
+    auto& out = strs.emplace_back();
+    for (const auto& v : in) out.push_back(str(v));
+    return out.data();
+  }
+  const schedplug_selector_requirement* requirements(
+      const std::vector<Requirement>& in) {
+    auto& out = reqs.emplace_back();
+    for (const auto& r : in) {
+      out.push_back(
+          {str(r.key), str(r.op), strings(r.values), r.values.size()});
+    }
+    return out.data();
+  }
+  schedplug_label_selector selector(const std::optional<Selector>& in) {
+    schedplug_label_selector out{};
+    if (!in) return out;
+    out.present = 1;
+    fill(in->match_labels, kvs.emplace_back(), out.match_labels);
+    out.match_expressions = requirements(in->match_expressions);
+    out.match_expression_count = in->match_expressions.size();
+    return out;
+  }
+};
 }  // namespace detail
 
 // A pod, built in a line: Pod("web").label("app", "web").request("cpu", 250).
@@ -157,6 +226,33 @@ class Pod {
     });
   }
 
+  Pod& node_affinity_required(NodeTerm t) {
+    return change([&] {
+      d_.v13.node_affinity[0].push_back({0, std::move(t)});
+    });
+  }
+  Pod& node_affinity_preferred(int32_t weight, NodeTerm t) {
+    return change([&] {
+      d_.v13.node_affinity[1].push_back({weight, std::move(t)});
+    });
+  }
+  Pod& topology_spread(SpreadConstraint c) {
+    return change([&] { d_.v13.spread.push_back(std::move(c)); });
+  }
+  Pod& pod_affinity_required(AffinityTerm t) {
+    return affinity(SCHEDPLUG_POD_AFFINITY_REQUIRED, 0, std::move(t));
+  }
+  Pod& pod_affinity_preferred(int32_t weight, AffinityTerm t) {
+    return affinity(SCHEDPLUG_POD_AFFINITY_PREFERRED, weight, std::move(t));
+  }
+  Pod& pod_anti_affinity_required(AffinityTerm t) {
+    return affinity(SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED, 0, std::move(t));
+  }
+  Pod& pod_anti_affinity_preferred(int32_t weight, AffinityTerm t) {
+    return affinity(SCHEDPLUG_POD_ANTI_AFFINITY_PREFERRED, weight,
+                    std::move(t));
+  }
+
   const std::string& name() const { return d_.name; }
   const schedplug_pod& view() const { return view_; }
 
@@ -175,6 +271,9 @@ class Pod {
         bool read_only = false;
       };
       std::vector<Volume> volumes;
+      std::vector<std::pair<int32_t, NodeTerm>> node_affinity[2];
+      std::vector<SpreadConstraint> spread;
+      std::vector<std::pair<int32_t, AffinityTerm>> pod_affinity[4];
     } v13;
   };
   template <class F>
@@ -217,11 +316,66 @@ class Pod {
     }
     view_.volumes = volumes_.data();
     view_.volume_count = volumes_.size();
+    terms_.clear();
+    for (int k = 0; k < 2; ++k) {
+      node_terms_[k].clear();
+      for (const auto& [weight, t] : d_.v13.node_affinity[k]) {
+        node_terms_[k].push_back(
+            {weight, terms_.requirements(t.match_expressions),
+             t.match_expressions.size(), terms_.requirements(t.match_fields),
+             t.match_fields.size()});
+      }
+    }
+    view_.node_affinity_required = node_terms_[0].data();
+    view_.node_affinity_required_count = node_terms_[0].size();
+    view_.node_affinity_preferred = node_terms_[1].data();
+    view_.node_affinity_preferred_count = node_terms_[1].size();
+    spread_.clear();
+    for (const auto& c : d_.v13.spread) {
+      spread_.push_back(
+          {c.max_skew, c.min_domains, detail::str(c.topology_key),
+           detail::str(c.when_unsatisfiable), terms_.selector(c.label_selector),
+           detail::str(c.node_affinity_policy),
+           detail::str(c.node_taints_policy),
+           terms_.strings(c.match_label_keys), c.match_label_keys.size()});
+    }
+    view_.topology_spread = spread_.data();
+    view_.topology_spread_count = spread_.size();
+    for (int k = 0; k < 4; ++k) {
+      affinity_[k].clear();
+      for (const auto& [weight, t] : d_.v13.pod_affinity[k]) {
+        affinity_[k].push_back(
+            {weight, detail::str(t.topology_key),
+             terms_.selector(t.label_selector), terms_.strings(t.namespaces),
+             t.namespaces.size(), terms_.selector(t.namespace_selector),
+             terms_.strings(t.match_label_keys), t.match_label_keys.size(),
+             terms_.strings(t.mismatch_label_keys),
+             t.mismatch_label_keys.size()});
+      }
+    }
+    view_.pod_affinity_required = affinity_[0].data();
+    view_.pod_affinity_required_count = affinity_[0].size();
+    view_.pod_affinity_preferred = affinity_[1].data();
+    view_.pod_affinity_preferred_count = affinity_[1].size();
+    view_.pod_anti_affinity_required = affinity_[2].data();
+    view_.pod_anti_affinity_required_count = affinity_[2].size();
+    view_.pod_anti_affinity_preferred = affinity_[3].data();
+    view_.pod_anti_affinity_preferred_count = affinity_[3].size();
+  }
+  Pod& affinity(int32_t which, int32_t weight, AffinityTerm t) {
+    return change([&] {
+      d_.v13.pod_affinity[which].push_back({weight, std::move(t)});
+    });
   }
 
   Data d_;
   schedplug_pod view_{};
-  std::vector<schedplug_volume> volumes_;  // v1.3
+  // v1.3
+  std::vector<schedplug_volume> volumes_;
+  detail::TermViews terms_;
+  std::vector<schedplug_node_selector_term> node_terms_[2];
+  std::vector<schedplug_topology_spread_constraint> spread_;
+  std::vector<schedplug_pod_affinity_term> affinity_[4];
   std::vector<schedplug_kv> kv_[3];
   std::vector<schedplug_resource> resources_;
   std::vector<schedplug_toleration> tolerations_;

@@ -9,17 +9,24 @@
  * For a pod labelled "probe=v1.3" the reason spells out the ABI v1.3 data
  * instead (a reason holds at most SCHEDPLUG_REASON_MAX bytes), e.g.
  *   v1.3 volumes=2 data:persistentVolumeClaim:pvc-1:ro
- *   scratch:ephemeral:probe-scratch:rw images=2 img:1/1000 */
+ *   scratch:ephemeral:probe-scratch:rw images=2 img:1/1000
+ * and for "probe=v1.3-affinity" the node affinity, topology spread and pod
+ * (anti-)affinity terms, e.g.
+ *   v1.3 nodeAffinity=1/1 zone:In:a,b pref=30:gpu:Exists spread=1
+ *   1/zone/DoNotSchedule/min=2/Honor/-/{app=web} affinity=0/1/1/0
+ *   pref=10/zone/{} anti=hostname/{app=web}/ns=2/keys=hash */
 #include <stdio.h>
 
 #include "schedplug/plugin.h"
 
-#define PROBE_DATA                                                     \
-  (SCHEDPLUG_DATA_POD_NODE_NAME | SCHEDPLUG_DATA_POD_NOMINATED_NODE |  \
-   SCHEDPLUG_DATA_POD_PRIORITY_CLASS | SCHEDPLUG_DATA_POD_OWNERS |     \
-   SCHEDPLUG_DATA_POD_CONTAINERS | SCHEDPLUG_DATA_NODE_UNSCHEDULABLE | \
-   SCHEDPLUG_DATA_NODE_CONDITIONS | SCHEDPLUG_DATA_NODE_CAPACITY |     \
-   SCHEDPLUG_DATA_POD_VOLUMES | SCHEDPLUG_DATA_NODE_IMAGES)
+#define PROBE_DATA                                                         \
+  (SCHEDPLUG_DATA_POD_NODE_NAME | SCHEDPLUG_DATA_POD_NOMINATED_NODE |      \
+   SCHEDPLUG_DATA_POD_PRIORITY_CLASS | SCHEDPLUG_DATA_POD_OWNERS |         \
+   SCHEDPLUG_DATA_POD_CONTAINERS | SCHEDPLUG_DATA_NODE_UNSCHEDULABLE |     \
+   SCHEDPLUG_DATA_NODE_CONDITIONS | SCHEDPLUG_DATA_NODE_CAPACITY |         \
+   SCHEDPLUG_DATA_POD_VOLUMES | SCHEDPLUG_DATA_NODE_IMAGES |               \
+   SCHEDPLUG_DATA_POD_NODE_AFFINITY | SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD | \
+   SCHEDPLUG_DATA_POD_AFFINITY)
 
 static schedplug_code create(const char* args, uint64_t len,
                              const schedplug_host* host, void** out,
@@ -70,16 +77,117 @@ static void saw_v13(const schedplug_pod* pod, const schedplug_node* node,
   }
 }
 
+/* key:op:v1,v2 */
+static void requirement(const schedplug_selector_requirement* r, char* text,
+                        size_t size, size_t* at) {
+  APPEND("%.*s:%.*s", STR(r->key), STR(r->op));
+  for (uint64_t i = 0; i < r->value_count; ++i) {
+    APPEND("%s%.*s", i == 0 ? ":" : ",", STR(r->values[i]));
+  }
+}
+
+/* {k=v,key:op:values} or nil */
+static void selector(const schedplug_pod* pod,
+                     const schedplug_label_selector* s, char* text, size_t size,
+                     size_t* at) {
+  if (!s->present) {
+    APPEND("nil");
+    return;
+  }
+  APPEND("{");
+  for (uint64_t i = 0; i < s->match_labels.count; ++i) {
+    const schedplug_kv* kv = (const schedplug_kv*)schedplug_element_at(
+        s->match_labels.items, schedplug_pod_kv_size(pod), i);
+    APPEND("%s%.*s=%.*s", i == 0 ? "" : ",", STR(kv->key), STR(kv->value));
+  }
+  for (uint64_t i = 0; i < s->match_expression_count; ++i) {
+    if (i > 0 || s->match_labels.count > 0) APPEND(",");
+    requirement(schedplug_requirement_at(pod, s->match_expressions, i), text,
+                size, at);
+  }
+  APPEND("}");
+}
+
+/* The v1.3 terms: the first of each list. */
+static void saw_v13_affinity(const schedplug_pod* pod, char* text, size_t size,
+                             size_t* at) {
+  uint64_t req = 0, pref = 0;
+  const schedplug_node_selector_term* r =
+      schedplug_pod_node_affinity(pod, 0, &req);
+  const schedplug_node_selector_term* p =
+      schedplug_pod_node_affinity(pod, 1, &pref);
+  APPEND("v1.3 nodeAffinity=%llu/%llu", (unsigned long long)req,
+         (unsigned long long)pref);
+  if (req > 0 &&
+      schedplug_node_selector_term_at(pod, r, 0)->match_expression_count > 0) {
+    APPEND(" ");
+    requirement(
+        schedplug_requirement_at(
+            pod, schedplug_node_selector_term_at(pod, r, 0)->match_expressions,
+            0),
+        text, size, at);
+  }
+  if (pref > 0) {
+    const schedplug_node_selector_term* t =
+        schedplug_node_selector_term_at(pod, p, 0);
+    APPEND(" pref=%d", t->weight);
+    if (t->match_expression_count > 0) {
+      APPEND(":");
+      requirement(schedplug_requirement_at(pod, t->match_expressions, 0), text,
+                  size, at);
+    }
+  }
+  APPEND(" spread=%llu",
+         (unsigned long long)schedplug_pod_topology_spread_count(pod));
+  if (schedplug_pod_topology_spread_count(pod) > 0) {
+    const schedplug_topology_spread_constraint* c =
+        schedplug_pod_topology_spread(pod, 0);
+    APPEND(" %d/%.*s/%.*s/min=%d/%.*s/%.*s/", c->max_skew, STR(c->topology_key),
+           STR(c->when_unsatisfiable), c->min_domains,
+           STR(or_dash(c->node_affinity_policy)),
+           STR(or_dash(c->node_taints_policy)));
+    selector(pod, &c->label_selector, text, size, at);
+  }
+  uint64_t n[4];
+  const schedplug_pod_affinity_term* terms[4];
+  for (int32_t k = 0; k < 4; ++k)
+    terms[k] = schedplug_pod_affinity(pod, k, &n[k]);
+  APPEND(" affinity=%llu/%llu/%llu/%llu", (unsigned long long)n[0],
+         (unsigned long long)n[1], (unsigned long long)n[2],
+         (unsigned long long)n[3]);
+  if (n[1] > 0) {
+    const schedplug_pod_affinity_term* t =
+        schedplug_pod_affinity_term_at(pod, terms[1], 0);
+    APPEND(" pref=%d/%.*s/", t->weight, STR(t->topology_key));
+    selector(pod, &t->label_selector, text, size, at);
+  }
+  if (n[2] > 0) {
+    const schedplug_pod_affinity_term* t =
+        schedplug_pod_affinity_term_at(pod, terms[2], 0);
+    APPEND(" anti=%.*s/", STR(t->topology_key));
+    selector(pod, &t->label_selector, text, size, at);
+    APPEND("/ns=%llu", (unsigned long long)t->namespace_count);
+    if (t->match_label_key_count > 0) {
+      APPEND("/keys=%.*s", STR(t->match_label_keys[0]));
+    }
+  }
+}
+
 static schedplug_code filter(void* instance, const schedplug_pod* pod,
                              const schedplug_node* node,
                              schedplug_reason* reason) {
   (void)instance;
   const schedplug_kv* label = schedplug_pod_label(pod, "probe");
   if (label == NULL) return SCHEDPLUG_SUCCESS;
-  if (schedplug_str_eq(label->value, "v1.3")) {
+  if (schedplug_str_eq(label->value, "v1.3") ||
+      schedplug_str_eq(label->value, "v1.3-affinity")) {
     char text[SCHEDPLUG_REASON_MAX];
     size_t at = 0;
-    saw_v13(pod, node, text, sizeof text, &at);
+    if (label->value.len == 4) {
+      saw_v13(pod, node, text, sizeof text, &at);
+    } else {
+      saw_v13_affinity(pod, text, sizeof text, &at);
+    }
     schedplug_reason_set(reason, text);
     return SCHEDPLUG_UNSCHEDULABLE;
   }
