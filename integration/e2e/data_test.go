@@ -83,7 +83,9 @@ func labelledPod(ns, name, app, node string) *corev1.Pod {
 // node table was filled (the list travels in the node-table deltas).
 // PodDataProbe (pod_data_probe.c) rejects a "probe" pod with a reason
 // spelling out the pod and node data it saw; kube-scheduler's
-// FailedScheduling event carries it back.
+// FailedScheduling event carries it back. Two more probe pods do the same
+// for ABI v1.3's data: volumes and node images, then affinity and spread
+// terms.
 func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	pluginDir, err := testenv.PluginDirOf(t.TempDir(), "pods_on_node.so", "pod_data_probe.so", "node_number.so")
 	if err != nil {
@@ -199,6 +201,38 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("FailedScheduling message for the v1.3 probe pod lacks %q:\n%s", want, msg)
 		}
+	}
+
+	// And its affinity and spread terms, chosen so that kube-scheduler's
+	// own NodeAffinity, PodTopologySpread and InterPodAffinity filters pass
+	// every node and the probe's reason is the one reported.
+	host := "kubernetes.io/hostname"
+	aff := testenv.MakePod(ns, testenv.PodSpec{Name: "probe-affinity"})
+	aff.Labels = map[string]string{"probe": "v1.3-affinity"}
+	aff.Spec.Affinity = &corev1.Affinity{
+		NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: host, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"node-x"}}}}}},
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 30,
+				Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "gpu", Operator: corev1.NodeSelectorOpExists}}}}},
+		},
+		PodAffinity: &corev1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 10,
+			PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: host, LabelSelector: &metav1.LabelSelector{}}}}},
+		PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: host, Namespaces: []string{ns},
+			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"none"}}}}}}},
+	}
+	aff.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: host,
+		WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	s.must(testenv.CreatePods(ctx, s.client, aff))
+	msg, err = testenv.WaitForFailedScheduling(ctx, s.client, ns, "probe-affinity", "v1.3 nodeAffinity=", 60*time.Second)
+	s.must(err)
+	t.Logf("FailedScheduling message for %s/probe-affinity: %q", ns, msg)
+	want := "3 v1.3 nodeAffinity=1/1 kubernetes.io/hostname:NotIn:node-x pref=30:gpu:Exists spread=1 " +
+		"1/kubernetes.io/hostname/ScheduleAnyway/min=0/-/-/{app=web} affinity=0/1/1/0 pref=10/kubernetes.io/hostname/{} " +
+		"anti=kubernetes.io/hostname/{app:In:none}/ns=1"
+	if !strings.Contains(msg, want) {
+		t.Errorf("FailedScheduling message for the affinity probe pod lacks %q:\n%s", want, msg)
 	}
 }
 

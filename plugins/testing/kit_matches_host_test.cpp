@@ -11,6 +11,7 @@
 
 #include "host/loader/plugin_library.hpp"
 #include "host/runtime/plugin_instance.hpp"
+#include "schedplug/cpp/views.hpp"
 #include "schedplug/testing.hpp"
 
 namespace schedplug::testing {
@@ -209,17 +210,22 @@ TEST(Kit, BuildsVolumesAndImages) {
 }
 
 TEST(Kit, BuildsAffinityAndSpreadTerms) {
+  SpreadConstraint spread;
+  spread.topology_key = "zone";
+  spread.label_selector = Selector{{{"app", "web"}}, {}};
+  spread.min_domains = 2;
+  AffinityTerm anti;
+  anti.topology_key = "kubernetes.io/hostname";
+  anti.label_selector = Selector{{}, {{"app", "In", {"web"}}}};
+  anti.namespaces = {"a"};
+  AffinityTerm zone;
+  zone.topology_key = "zone";
   Pod pod("p");
   pod.node_affinity_required({{{"zone", "In", {"a", "b"}}}, {}})
       .node_affinity_preferred(30, {{{"gpu", "Exists", {}}}, {}})
-      .topology_spread({.topology_key = "zone",
-                        .label_selector = Selector{{{"app", "web"}}, {}},
-                        .min_domains = 2})
-      .pod_anti_affinity_required(
-          {.topology_key = "kubernetes.io/hostname",
-           .label_selector = Selector{{}, {{"app", "In", {"web"}}}},
-           .namespaces = {"a"}})
-      .pod_affinity_preferred(10, {.topology_key = "zone"});
+      .topology_spread(spread)
+      .pod_anti_affinity_required(anti)
+      .pod_affinity_preferred(10, zone);
   const Pod copy = pod;  // views rebuilt over the copy's own data
   const schedplug::Pod view(copy.view());
   ASSERT_EQ(view.node_affinity_required().size(), 1u);
@@ -233,10 +239,10 @@ TEST(Kit, BuildsAffinityAndSpreadTerms) {
       view.topology_spread()[0].label_selector().match_labels().get("app"),
       "web");
   ASSERT_EQ(view.pod_anti_affinity_required().size(), 1u);
-  const schedplug::PodAffinityTerm anti = view.pod_anti_affinity_required()[0];
-  EXPECT_EQ(anti.label_selector().match_expressions()[0].values[0], "web");
-  EXPECT_FALSE(anti.namespace_selector().present());
-  EXPECT_EQ(anti.namespaces()[0], "a");
+  const schedplug::PodAffinityTerm term = view.pod_anti_affinity_required()[0];
+  EXPECT_EQ(term.label_selector().match_expressions()[0].values[0], "web");
+  EXPECT_FALSE(term.namespace_selector().present());
+  EXPECT_EQ(term.namespaces()[0], "a");
   EXPECT_EQ(view.pod_affinity_preferred()[0].weight(), 10);
   EXPECT_FALSE(view.pod_affinity_preferred()[0].label_selector().present());
   EXPECT_TRUE(view.pod_affinity_required().empty());

@@ -15,6 +15,7 @@
 #include "abi/abi_layout.h"
 #include "host/model/records.hpp"
 #include "host/runtime/plugin_instance.hpp"
+#include "schedplug/cpp/views.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -47,6 +48,61 @@ TEST(AbiLayout, ViewsOnlyGrewAtTheEnd) {
             v1_0.at("schedplug_pod.toleration_count offset") + 8);
   EXPECT_GE(offsetof(schedplug_node, kv_size),
             v1_0.at("schedplug_node.pod_count offset") + 4);
+  // v1.3's after v1.2's.
+  EXPECT_GE(offsetof(schedplug_pod, volume_size),
+            offsetof(schedplug_pod, port_size) + 4);
+  EXPECT_GE(offsetof(schedplug_node, image_size),
+            offsetof(schedplug_node, node_pod_size) + 4);
+}
+
+// A v1.3 plugin on a v1.2 host: the views end before the v1.3 fields (the
+// bytes after them are 0xff here) and the helpers and C++ views read none.
+TEST(AbiCompat, V1_3DataIsEmptyOnAV1_2View) {
+  PodData data;
+  data.volumes = {{"data", "persistentVolumeClaim", "pvc", false}};
+  data.topology_spread = {TopologySpreadData{}};
+  data.node_affinity_required = {NodeSelectorTermData{}};
+  data.pod_affinity[2] = {PodAffinityTermData{}};
+  const PodRecord record(std::move(data));
+  struct {
+    schedplug_pod view;
+  } pod;
+  std::memset(&pod, 0xff, sizeof pod);
+  std::memcpy(&pod.view, &record.view(), offsetof(schedplug_pod, volume_size));
+  pod.view.struct_size = offsetof(schedplug_pod, volume_size);
+  EXPECT_EQ(schedplug_pod_volume_count(&pod.view), 0u);
+  EXPECT_EQ(schedplug_pod_topology_spread_count(&pod.view), 0u);
+  uint64_t n = 7;
+  EXPECT_EQ(schedplug_pod_node_affinity(&pod.view, 0, &n), nullptr);
+  EXPECT_EQ(n, 0u);
+  n = 7;
+  EXPECT_EQ(schedplug_pod_affinity(&pod.view,
+                                   SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED, &n),
+            nullptr);
+  EXPECT_EQ(n, 0u);
+  const schedplug::Pod view(pod.view);
+  EXPECT_EQ(view.volume_count(), 0u);
+  EXPECT_TRUE(view.topology_spread().empty());
+  EXPECT_TRUE(view.node_affinity_required().empty());
+  EXPECT_TRUE(view.pod_anti_affinity_required().empty());
+  // The full view has them.
+  EXPECT_EQ(schedplug::Pod(record.view()).volume_count(), 1u);
+  EXPECT_EQ(schedplug::Pod(record.view()).topology_spread().size(), 1u);
+
+  NodeData node_data;
+  node_data.name = "n";
+  node_data.images = {{{"img:1"}, 1}};
+  const NodeRecord node_record(std::move(node_data));
+  struct {
+    schedplug_node view;
+  } node;
+  std::memset(&node, 0xff, sizeof node);
+  std::memcpy(&node.view, &node_record.view(),
+              offsetof(schedplug_node, image_size));
+  node.view.struct_size = offsetof(schedplug_node, image_size);
+  EXPECT_EQ(schedplug_node_image_count(&node.view), 0u);
+  EXPECT_EQ(schedplug::Node(node.view).image_count(), 0u);
+  EXPECT_EQ(schedplug::Node(node_record.view()).image_count(), 1u);
 }
 
 struct World {
@@ -223,10 +279,19 @@ TEST(AbiCompat, HostViewsCarryElementSizes) {
   EXPECT_EQ(p->view().resource_size, sizeof(schedplug_resource));
   EXPECT_EQ(p->view().toleration_size, sizeof(schedplug_toleration));
   EXPECT_EQ(p->view().node_score_size, sizeof(schedplug_node_score));
+  EXPECT_EQ(p->view().volume_size, sizeof(schedplug_volume));
+  EXPECT_EQ(p->view().requirement_size, sizeof(schedplug_selector_requirement));
+  EXPECT_EQ(p->view().node_selector_term_size,
+            sizeof(schedplug_node_selector_term));
+  EXPECT_EQ(p->view().topology_spread_size,
+            sizeof(schedplug_topology_spread_constraint));
+  EXPECT_EQ(p->view().pod_affinity_term_size,
+            sizeof(schedplug_pod_affinity_term));
   auto n = make_node("n", "a", 1, 0, {}, 0);
   EXPECT_EQ(n->view().kv_size, sizeof(schedplug_kv));
   EXPECT_EQ(n->view().resource_size, sizeof(schedplug_resource));
   EXPECT_EQ(n->view().taint_size, sizeof(schedplug_taint));
+  EXPECT_EQ(n->view().image_size, sizeof(schedplug_node_image));
 }
 
 }  // namespace
