@@ -73,7 +73,8 @@ TEST(NodeRecord, ViewsPointIntoTheRecord) {
 }
 
 TEST(NodeRecord, EmptyListsAreValidViews) {
-  NodeRecord node(NodeData{"bare", {}, {}, {}, {}, {}, 0, false, {}, {}, {}});
+  NodeRecord node(
+      NodeData{"bare", {}, {}, {}, {}, {}, 0, false, {}, {}, {}, {}});
   EXPECT_EQ(node.view().labels.count, 0u);
   EXPECT_EQ(schedplug_kv_find(node.view().labels, "x"), nullptr);
   EXPECT_EQ(schedplug_resource_get(node.view().allocatable, "cpu"), 0);
