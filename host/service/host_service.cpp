@@ -417,6 +417,15 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     }
     info->set_data(data);
     response->set_data(response->data() | data);
+    // Hints are promises: only what every instance promised (plugin.h
+    // v1.3).
+    uint64_t hints = ~uint64_t{0};
+    for (const auto& profile : context_.runtime->profiles()) {
+      for (const PluginInstance* p : profile.plugins) {
+        if (&p->library() == lib.get()) hints &= p->settings().hints;
+      }
+    }
+    info->set_hints(enabled ? hints : 0);
   }
   for (const std::string& w : context_.startup_warnings)
     response->add_warnings(w);

@@ -13,17 +13,24 @@ import (
 	"schedplug.dev/integration/internal/testenv"
 )
 
-// fallbackMetric counts the shim's single-node Filter RPCs: Filter calls
-// whose NodeInfo is not the snapshot's, as in preemption dry runs.
-const fallbackMetric = "schedplug_shim_filter_fallbacks_total"
+// The shim's counters of Filter calls whose NodeInfo is not the
+// snapshot's, as in preemption dry runs: answered by a single-node Filter
+// RPC (fallbacks), or from the PreFilter verdict because the plugin
+// promised its filter ignores the node's pods (reused).
+const (
+	fallbackMetric = "schedplug_shim_filter_fallbacks_total"
+	reusedMetric   = "schedplug_shim_filter_verdicts_reused_total"
+)
 
 // Preemption where the native Filter matters: a high-priority pod that
 // needs hardware encryption fits only on enc-1, and only by evicting the
 // low-priority pod there. plain-1 is empty and plain-2 holds an evictable
 // pod too, but HwEncrypt rejects both, so the only correct outcome is
 // evicting the pod on enc-1. The preemption dry run hands the Filter a
-// NodeInfo without the victim, which the shim must evaluate with a
-// single-node RPC: its fallback counter must go up.
+// copy of enc-1 without the victim; HwEncrypt promises that its filter
+// ignores the node's pods (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS), so the
+// shim answers from the PreFilter verdict: the reused counter goes up and
+// no single-node RPC is made.
 func TestPreemptionWithNativeFilter(t *testing.T) {
 	s := startStack(t, []testenv.NativePlugin{
 		{Name: "HwEncrypt", FailurePolicy: "Fail", Timeout: "500ms"},
@@ -52,7 +59,7 @@ func TestPreemptionWithNativeFilter(t *testing.T) {
 		t.Fatalf("low-enc went to %s, want enc-1 (the only node with %s=true)", placed["low-enc"], hwLabel)
 	}
 
-	fallbacksBefore := s.fallbacks()
+	fallbacksBefore, reusedBefore := s.counter(fallbackMetric), s.counter(reusedMetric)
 	s.must(testenv.CreatePods(ctx, s.client,
 		testenv.MakePod(ns, testenv.PodSpec{Name: "high-enc", Annotations: needsHw, CPU: "1500m", Priority: "high"})))
 
@@ -65,31 +72,34 @@ func TestPreemptionWithNativeFilter(t *testing.T) {
 	if _, err := s.client.CoreV1().Pods(ns).Get(ctx, "low-plain", metav1.GetOptions{}); err != nil {
 		t.Errorf("low-plain (on plain-2, which HwEncrypt rejects for high-enc) must not be evicted: %v", err)
 	}
-	fallbacksAfter := s.fallbacks()
-	t.Logf("%s: %v before preemption, %v after", fallbackMetric, fallbacksBefore, fallbacksAfter)
-	if !s.fallbacksExposed() {
-		t.Errorf("kube-scheduler's /metrics at %s has no sample of %s", s.scheduler.URL, fallbackMetric)
-	} else if fallbacksAfter <= fallbacksBefore {
-		t.Errorf("%s did not increase during preemption (%v -> %v): the dry run's Filter calls did not take the single-node path", fallbackMetric, fallbacksBefore, fallbacksAfter)
+	fallbacksAfter, reusedAfter := s.counter(fallbackMetric), s.counter(reusedMetric)
+	t.Logf("%s: %v -> %v; %s: %v -> %v", reusedMetric, reusedBefore, reusedAfter, fallbackMetric, fallbacksBefore, fallbacksAfter)
+	if !s.exposed(reusedMetric) {
+		t.Errorf("kube-scheduler's /metrics at %s has no sample of %s", s.scheduler.URL, reusedMetric)
+	} else if reusedAfter <= reusedBefore {
+		t.Errorf("%s did not increase during preemption (%v -> %v): the dry run's Filter calls were not answered from the PreFilter verdicts", reusedMetric, reusedBefore, reusedAfter)
+	}
+	if fallbacksAfter != fallbacksBefore {
+		t.Errorf("%s moved during preemption (%v -> %v): HwEncrypt promised its filter ignores the node's pods, so its dry-run calls need no RPC", fallbackMetric, fallbacksBefore, fallbacksAfter)
 	}
 }
 
-// fallbacks reads the shim's fallback counter from kube-scheduler's
-// /metrics (0 if it has no sample yet).
-func (s *stack) fallbacks() float64 {
+// counter reads one of the shim's counters from kube-scheduler's /metrics
+// (0 if it has no sample yet).
+func (s *stack) counter(name string) float64 {
 	s.t.Helper()
 	text, err := s.scheduler.Metrics()
 	s.must(err)
-	v, _ := testenv.MetricSum(text, fallbackMetric)
+	v, _ := testenv.MetricSum(text, name)
 	return v
 }
 
-// fallbacksExposed reports whether /metrics has a sample of the counter.
-func (s *stack) fallbacksExposed() bool {
+// exposed reports whether /metrics has a sample of the counter.
+func (s *stack) exposed(name string) bool {
 	s.t.Helper()
 	text, err := s.scheduler.Metrics()
 	s.must(err)
-	_, found := testenv.MetricSum(text, fallbackMetric)
+	_, found := testenv.MetricSum(text, name)
 	return found
 }
 

@@ -88,6 +88,18 @@ type verdict struct {
 // evaluated exactly this state of it (see nodeState); ok=false means the
 // caller must ask the host about this NodeInfo explicitly.
 func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdict, ok bool) {
+	return s.verdictAt(pluginIdx, slot, st, false)
+}
+
+// ownVerdict is lookup, except that it knows nothing (ok=false) when an
+// earlier native plugin rejected the node: the host never ran this one
+// there, so there is no verdict of its own to reuse on a changed copy of
+// the node, on which the earlier plugin may pass.
+func (s *filterState) ownVerdict(pluginIdx int, slot uint32, st nodeState) (v verdict, ok bool) {
+	return s.verdictAt(pluginIdx, slot, st, true)
+}
+
+func (s *filterState) verdictAt(pluginIdx int, slot uint32, st nodeState, own bool) (v verdict, ok bool) {
 	if s.res == nil || int(slot) >= len(s.rejection) {
 		return verdict{}, false
 	}
@@ -112,6 +124,9 @@ func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdic
 		// Rejected by an earlier native plugin of the profile: the
 		// framework stops at the first rejection in profile order, as the
 		// host did, so this plugin's answer does not matter.
+		if own {
+			return verdict{}, false
+		}
 		return verdict{code: pb.Code_CODE_SUCCESS}, true
 	} else if by > pluginIdx {
 		// A later plugin rejected it, so this one passed it, unless this

@@ -16,6 +16,12 @@ var (
 		Help:           "Filter calls that could not use the PreFilter verdicts (the NodeInfo was not the snapshot's, e.g. in preemption dry runs) and were answered by a single-node Filter call for every native plugin of the profile, or by such a call's answer kept in the cycle.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	filterVerdictsReused = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_verdicts_reused_total",
+		Help:           "Filter calls on a copy of a snapshot node whose pods alone changed (preemption dry runs, nominated pods) answered from the node's PreFilter verdict without a call to the host, because the plugin promised its filter ignores the node's pods (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS).",
+		StabilityLevel: metrics.ALPHA,
+	})
 	resyncs = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "resyncs_total",
@@ -58,6 +64,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(filterFallbacks, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
+		legacyregistry.MustRegister(filterFallbacks, filterVerdictsReused, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
 	})
 }

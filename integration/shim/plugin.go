@@ -227,7 +227,13 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 			return nil
 		}
 		if slot, ok := p.mgr.table.slotOf(node.Name); ok {
-			if v, ok := fs.lookup(idx, slot, stateOf(ni)); ok {
+			v, ok := fs.lookup(idx, slot, stateOf(ni))
+			if !ok {
+				if v, ok = p.podsChangedVerdict(fs, idx, slot, ni); ok {
+					filterVerdictsReused.Inc()
+				}
+			}
+			if ok {
 				if v.unfinished {
 					return p.unfinishedFilter(ctx, pod, v.reason)
 				}
@@ -281,6 +287,43 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		}
 	}
 	return filterStatus(resp.GetCode(), resp.GetReason(), p.name, node.Name)
+}
+
+// podsChangedVerdict answers Filter on a copy of a snapshot node whose
+// pods alone changed (a preemption dry run removed victims, or the
+// nominated-pods pass added pods: kube-scheduler copies the snapshot's
+// NodeInfo and keeps its Node object) with the verdict the node got in
+// PreFilter, when the plugin promised that its filter ignores the node's
+// pods (plugin.h's SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS). Without the
+// promise, or for any other NodeInfo, ok is false and the host is asked.
+func (p *Plugin) podsChangedVerdict(fs *filterState, idx int, slot uint32, ni fwk.NodeInfo) (verdict, bool) {
+	if info := p.mgr.pluginInfo(p.name); info == nil || info.GetHints()&hintFilterIgnoresNodePods == 0 {
+		return verdict{}, false
+	}
+	snap := p.snapshotNode(ni.Node().Name)
+	if snap == nil || snap.Node() != ni.Node() {
+		return verdict{}, false
+	}
+	return fs.ownVerdict(idx, slot, stateOf(snap))
+}
+
+// hintFilterIgnoresNodePods is plugin.h's SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS.
+const hintFilterIgnoresNodePods = 1 << 0
+
+// snapshotNode is the cycle's snapshot NodeInfo of a node, or nil.
+func (p *Plugin) snapshotNode(name string) fwk.NodeInfo {
+	if p.handle == nil {
+		return nil
+	}
+	sl := p.handle.SnapshotSharedLister()
+	if sl == nil {
+		return nil
+	}
+	ni, err := sl.NodeInfos().Get(name)
+	if err != nil {
+		return nil
+	}
+	return ni
 }
 
 // callerGaveUp says whether kube-scheduler no longer wants the answer: its

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -59,6 +60,32 @@ func TestAgainstRealHost(t *testing.T) {
 	whatIf.AddPod(testPod("extra", nil))
 	if st := pls["HwEncrypt"].Filter(context.Background(), state, pod, whatIf); !st.IsSuccess() {
 		t.Errorf("HwEncrypt fallback on enc: %v", st)
+	}
+	// The sample filters read labels only and promise so
+	// (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS); NetworkLatency has no
+	// filter and promises nothing.
+	for name, want := range map[string]uint64{"HwEncrypt": hintFilterIgnoresNodePods, "DedicatedNodes": hintFilterIgnoresNodePods, "NetworkLatency": 0} {
+		if got := m.pluginInfo(name).GetHints(); got != want {
+			t.Errorf("%s: the host reports hints %#x, want %#x", name, got, want)
+		}
+	}
+	// With the snapshot known, the dry-run copies of both nodes are
+	// answered from the PreFilter verdicts, without a call.
+	h.setSnapshot(nodes)
+	reusedBefore, _ := testutil.GetCounterMetricValue(filterVerdictsReused)
+	fallbacksBefore, _ := testutil.GetCounterMetricValue(filterFallbacks)
+	if st := pls["HwEncrypt"].Filter(context.Background(), state, pod, whatIf); !st.IsSuccess() {
+		t.Errorf("HwEncrypt on a dry-run copy of enc: %v", st)
+	}
+	plainIf := plain.SnapshotConcrete()
+	plainIf.AddPod(testPod("extra", nil))
+	if st := pls["HwEncrypt"].Filter(context.Background(), state, pod, plainIf); st.Code() != fwk.UnschedulableAndUnresolvable {
+		t.Errorf("HwEncrypt on a dry-run copy of plain: %v %q", st.Code(), st.Message())
+	}
+	reusedAfter, _ := testutil.GetCounterMetricValue(filterVerdictsReused)
+	fallbacksAfter, _ := testutil.GetCounterMetricValue(filterFallbacks)
+	if reusedAfter-reusedBefore != 2 || fallbacksAfter != fallbacksBefore {
+		t.Errorf("dry-run copies: %v verdicts reused and %v fallbacks, want 2 and 0", reusedAfter-reusedBefore, fallbacksAfter-fallbacksBefore)
 	}
 	feasible := asList(enc)
 	st = pls["NetworkLatency"].PreScore(context.Background(), state, pod, feasible)

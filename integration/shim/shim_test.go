@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -62,6 +63,15 @@ type fakeNodeLister struct {
 }
 
 func (l *fakeNodeLister) List() ([]fwk.NodeInfo, error) { return l.nodes, nil }
+
+func (l *fakeNodeLister) Get(name string) (fwk.NodeInfo, error) {
+	for _, ni := range l.nodes {
+		if ni.Node() != nil && ni.Node().Name == name {
+			return ni, nil
+		}
+	}
+	return nil, fmt.Errorf("node %q is not in the snapshot", name)
+}
 
 func (h *fakeHandle) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	h.mu.Lock()
@@ -342,6 +352,75 @@ func TestDryRunAsksTheHostOncePerNodeInfoForAllPlugins(t *testing.T) {
 	// The same NodeInfo state again: answered from the cycle, no RPC.
 	check(pc, state, okIf, fwk.Success, "")
 	rpcs(4)
+}
+
+// A plugin that promised its filter ignores the node's pods
+// (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS) gets its PreFilter verdict
+// reused on a preemption dry run's copies of a node, without a call to the
+// host; without the promise, on a changed Node object, or where the host
+// never ran the plugin on the node, the host is asked as before.
+func TestDryRunReusesVerdictsOfPluginsThatIgnoreNodePods(t *testing.T) {
+	hinted := filterScorePlugin("HwEncrypt")
+	hinted.Hints = hintFilterIgnoresNodePods
+	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("PodCap"), hinted}, nil)
+	order := []string{"PodCap", "HwEncrypt"}
+	pc, hw := e.plugins["PodCap"], e.plugins["HwEncrypt"]
+	pod := testPod("p", nil)
+	ok := testNode("ok", map[string]string{"maxpods-PodCap": "3"}, 2)
+	rejected := testNode("rejected", map[string]string{"reject-HwEncrypt": ""}, 1)
+	full := testNode("full", map[string]string{"maxpods-PodCap": "2", "reject-HwEncrypt": ""}, 2)
+	nodes := asList(ok, rejected, full)
+	e.handle.setSnapshot(nodes)
+	state := framework.NewCycleState()
+	e.runPreFilter(t, order, state, pod, nodes)
+
+	whatIf := func(ni *framework.NodeInfo) *framework.NodeInfo {
+		c := ni.SnapshotConcrete()
+		if err := c.RemovePod(klog.Background(), ni.GetPods()[0].GetPod()); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	check := func(pl *Plugin, ni fwk.NodeInfo, want fwk.Code, reason string) {
+		t.Helper()
+		got := pl.Filter(context.Background(), state.Clone(), pod, ni)
+		if got.Code() != want || (reason != "" && got.Message() != reason) {
+			t.Fatalf("%s.Filter(%s) = %v %q, want %v %q", pl.Name(), ni.Node().Name, got.Code(), got.Message(), want, reason)
+		}
+	}
+	rpcs := func(want int) {
+		t.Helper()
+		if got := e.host.count("Filter"); got != want {
+			t.Fatalf("Filter RPCs = %d, want %d", got, want)
+		}
+	}
+	reused, _ := testutil.GetCounterMetricValue(filterVerdictsReused)
+
+	// The promised plugin on dry-run copies: its PreFilter verdicts, no RPC.
+	check(hw, whatIf(ok), fwk.Success, "")
+	check(hw, whatIf(rejected), fwk.Unschedulable, "node(s) are marked reject-HwEncrypt")
+	rpcs(0)
+	if now, _ := testutil.GetCounterMetricValue(filterVerdictsReused); now-reused != 2 {
+		t.Fatalf("reused-verdicts counter moved by %v, want 2", now-reused)
+	}
+	// The plugin without the promise reads the pods: the host is asked.
+	check(pc, whatIf(ok), fwk.Success, "")
+	rpcs(1)
+	// "full" was rejected by PodCap, so the host never ran HwEncrypt on
+	// it; with a victim gone PodCap passes, and HwEncrypt's own verdict
+	// comes from the host (PodCap's call asked for both).
+	fullIf := whatIf(full)
+	check(pc, fullIf, fwk.Success, "")
+	check(hw, fullIf, fwk.Unschedulable, "node(s) are marked reject-HwEncrypt")
+	rpcs(2)
+	// A copy whose Node object is not the snapshot's (its labels may
+	// differ) is never answered from PreFilter.
+	relabelled := whatIf(rejected)
+	n := rejected.Node().DeepCopy()
+	delete(n.Labels, "reject-HwEncrypt")
+	relabelled.SetNode(n)
+	check(hw, relabelled, fwk.Success, "")
+	rpcs(3)
 }
 
 func TestDeltaSendsOnlyChangesAndReusesSlots(t *testing.T) {

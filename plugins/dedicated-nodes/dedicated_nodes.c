@@ -77,6 +77,14 @@ static schedplug_code dn_create(const char* args_json, uint64_t args_len,
            "node(s) were dedicated (%s=true) and the pod lacks annotation "
            "%s=true",
            self->node_label, self->pod_annotation);
+  /* dn_filter reads only labels and annotations, never the node's pods, so
+   * preemption may reuse its PreFilter verdicts (ABI v1.3; older hosts
+   * have no hints). */
+  if (SCHEDPLUG_HAS_FIELD(host, schedplug_host, settings) &&
+      host->settings != NULL &&
+      SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings, hints)) {
+    host->settings->hints |= SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS;
+  }
   *instance_out = self;
   return SCHEDPLUG_SUCCESS;
 }

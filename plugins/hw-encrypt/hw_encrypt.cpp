@@ -19,6 +19,9 @@ class HwEncrypt {
   // after which a rejected pod may fit.
   static constexpr uint64_t kEvents =
       SCHEDPLUG_EVENT_NODE_ADD | SCHEDPLUG_EVENT_NODE_UPDATE_LABEL;
+  // Filter reads a label, never the node's pods: preemption dry runs may
+  // reuse its PreFilter verdicts.
+  static constexpr uint64_t kHints = SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS;
 
   explicit HwEncrypt(const schedplug::Args& args) {
     args.allow_only({"podAnnotation", "nodeLabel"});

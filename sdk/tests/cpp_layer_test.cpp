@@ -571,8 +571,13 @@ struct Configured {
 
 TEST(Settings, ConfigureWritesTheHostsSettings) {
   constexpr schedplug_plugin d = make_descriptor<Configured>("Configured", "1");
-  schedplug_settings settings{
-      sizeof settings, d.refresh_period_ms, d.events, d.normalize_policy, 0, 0};
+  schedplug_settings settings{sizeof settings,
+                              d.refresh_period_ms,
+                              d.events,
+                              d.normalize_policy,
+                              0,
+                              0,
+                              0};
   schedplug_host host{};
   host.struct_size = sizeof host;
   host.settings = &settings;

@@ -130,13 +130,16 @@ TEST(Settings, DefaultToTheDescriptor) {
   EXPECT_EQ(p->settings().refresh_period_ms, 60000u);
   EXPECT_EQ(p->settings().events, SCHEDPLUG_EVENT_NODE_ADD);
   EXPECT_EQ(p->settings().normalize_policy, SCHEDPLUG_NORMALIZE_NONE);
+  EXPECT_EQ(p->settings().hints, 0u) << "hints promise nothing by default";
 }
 
 TEST(Settings, CreateSetsThemFromArgs) {
-  auto p = make("typed_args", R"({"period": "2s", "events": 6, "policy": 2})");
+  auto p = make("typed_args",
+                R"({"period": "2s", "events": 6, "policy": 2, "hints": 1})");
   EXPECT_EQ(p->settings().refresh_period_ms, 2000u);
   EXPECT_EQ(p->settings().events, 6u);
   EXPECT_EQ(p->settings().normalize_policy, SCHEDPLUG_NORMALIZE_REVERSE);
+  EXPECT_EQ(p->settings().hints, SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS);
   // The policy is applied: the fewest pods wins.
   std::vector<schedplug_node_score> scores = {{schedplug_str_of("a"), 1},
                                               {schedplug_str_of("b"), 3}};
@@ -157,6 +160,9 @@ TEST(Settings, BrokenSettingsAreRefusedNamingThePlugin) {
   EXPECT_THAT(create_error("typed_args", R"({"events": 4096})"),
               HasSubstr("events has bits 0x1000 that are not "
                         "SCHEDPLUG_EVENT_* values"));
+  EXPECT_THAT(create_error("typed_args", R"({"hints": 6})"),
+              HasSubstr("hints has bits 0x6 that are not SCHEDPLUG_HINT_* "
+                        "values"));
   EXPECT_THAT(create_error("typed_args", R"({"period": "100us"})"),
               HasSubstr("refresh_period_ms is 0 but the plugin has a "
                         "refresh() hook"));

@@ -472,7 +472,11 @@ type PluginInfo struct {
 	Events uint64 `protobuf:"varint,6,opt,name=events,proto3" json:"events,omitempty"`
 	// SCHEDPLUG_DATA_* bits of plugin.h: the pod and node data this plugin's
 	// instances declared they read (the union over its profiles).
-	Data          uint64 `protobuf:"varint,7,opt,name=data,proto3" json:"data,omitempty"`
+	Data uint64 `protobuf:"varint,7,opt,name=data,proto3" json:"data,omitempty"`
+	// SCHEDPLUG_HINT_* bits of plugin.h that every instance of this plugin
+	// promised (the intersection over its profiles; 0 when it is enabled in
+	// none). The shim only skips work a promise allows.
+	Hints         uint64 `protobuf:"varint,8,opt,name=hints,proto3" json:"hints,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -552,6 +556,13 @@ func (x *PluginInfo) GetEvents() uint64 {
 func (x *PluginInfo) GetData() uint64 {
 	if x != nil {
 		return x.Data
+	}
+	return 0
+}
+
+func (x *PluginInfo) GetHints() uint64 {
+	if x != nil {
+		return x.Hints
 	}
 	return 0
 }
@@ -2221,7 +2232,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x122\n" +
 	"\aplugins\x18\x03 \x03(\v2\x18.schedplug.v1.PluginInfoR\aplugins\x12\x1a\n" +
 	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x12\n" +
-	"\x04data\x18\x05 \x01(\x04R\x04data\"\xb6\x01\n" +
+	"\x04data\x18\x05 \x01(\x04R\x04data\"\xcc\x01\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -2231,7 +2242,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"has_filter\x18\x04 \x01(\bR\thasFilter\x12\x1b\n" +
 	"\thas_score\x18\x05 \x01(\bR\bhasScore\x12\x16\n" +
 	"\x06events\x18\x06 \x01(\x04R\x06events\x12\x12\n" +
-	"\x04data\x18\a \x01(\x04R\x04data\"2\n" +
+	"\x04data\x18\a \x01(\x04R\x04data\x12\x14\n" +
+	"\x05hints\x18\b \x01(\x04R\x05hints\"2\n" +
 	"\bKeyValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"4\n" +

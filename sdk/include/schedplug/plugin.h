@@ -62,6 +62,8 @@
  *         spec.nodeName, nominated node, priority class, owners and
  *         containers; the node's spec.unschedulable, conditions, capacity
  *         and the pods already on it. Only declared data crosses the wire.
+ *   v1.3  hints (schedplug_settings.hints, SCHEDPLUG_HINT_*): promises about
+ *         an instance's hooks that let the scheduler skip work.
  *
  * Threading contract:
  *
@@ -468,7 +470,25 @@ typedef struct schedplug_settings {
   /* SCHEDPLUG_DATA_* bits: the pod and node data this instance reads. 0
    * (the default) keeps the views as v1.1 fills them. */
   uint64_t data;
+
+  /* ---- v1.3: test with SCHEDPLUG_HAS_FIELD(settings, ...) before writing */
+  /* SCHEDPLUG_HINT_* bits: promises about this instance's hooks that let
+   * the scheduler skip work. 0 (the default) promises nothing. A host that
+   * predates v1.3 has no such field and simply does not use the hints. */
+  uint64_t hints;
 } schedplug_settings;
+
+/* filter()'s verdict on a node does not depend on the pods on it: it reads
+ * nothing of node->requested, node->pod_count or node->pod_list. A
+ * preemption dry run (kube-scheduler's "would the pod fit if these pods were
+ * evicted?") and the nominated-pods pass only change a node's pods, so with
+ * this hint the scheduler reuses the verdict the node got in the cycle's
+ * PreFilter instead of asking the host about each changed copy of the node.
+ * A false promise makes preemption decide on wrong verdicts: the C++ test
+ * kit checks it on every node it runs (schedplug/testing.hpp). */
+#define SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS (1ull << 0)
+/* Every bit this ABI version defines. */
+#define SCHEDPLUG_HINT_ALL ((1ull << 1) - 1)
 
 /* One JSON object of the plugin's args (the root, or a nested object),
  * read with the schedplug_host arg functions. Opaque, host-owned. */

@@ -29,6 +29,8 @@
 //   Status   Refresh()                                   background thread
 //   static constexpr uint32_t kRefreshPeriodMs           (with Refresh)
 //   static constexpr uint64_t kEvents                    SCHEDPLUG_EVENT_*
+//   static constexpr uint64_t kData                      SCHEDPLUG_DATA_*
+//   static constexpr uint64_t kHints                     SCHEDPLUG_HINT_*
 //   void     Configure(Settings&) const     per-instance settings from args
 //
 // Per-pod state (plugin.h's pod_begin): a class that declares a type

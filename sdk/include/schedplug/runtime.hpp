@@ -230,21 +230,23 @@ inline std::string settings_problem(const schedplug_plugin& d,
     return "refresh_period_ms is 0 but the plugin has a refresh() hook; set "
            "how often the host should call it";
   }
-  if ((s.data & ~SCHEDPLUG_DATA_ALL) != 0) {
-    char bits[32];
-    std::snprintf(
-        bits, sizeof bits, "0x%llx",
-        static_cast<unsigned long long>(s.data & ~SCHEDPLUG_DATA_ALL));
-    return std::string("data has bits ") + bits +
-           " that are not SCHEDPLUG_DATA_* values";
-  }
-  if ((s.events & ~SCHEDPLUG_EVENT_ALL) != 0) {
-    char bits[32];
-    std::snprintf(
-        bits, sizeof bits, "0x%llx",
-        static_cast<unsigned long long>(s.events & ~SCHEDPLUG_EVENT_ALL));
-    return std::string("events has bits ") + bits +
-           " that are not SCHEDPLUG_EVENT_* values";
+  struct BitField {
+    const char* field;
+    uint64_t bits, known;
+    const char* names;
+  };
+  for (const auto& [field, bits, known, names] :
+       {BitField{"data", s.data, SCHEDPLUG_DATA_ALL, "SCHEDPLUG_DATA_*"},
+        BitField{"hints", s.hints, SCHEDPLUG_HINT_ALL, "SCHEDPLUG_HINT_*"},
+        BitField{"events", s.events, SCHEDPLUG_EVENT_ALL,
+                 "SCHEDPLUG_EVENT_*"}}) {
+    if ((bits & ~known) != 0) {
+      char hex[32];
+      std::snprintf(hex, sizeof hex, "0x%llx",
+                    static_cast<unsigned long long>(bits & ~known));
+      return std::string(field) + " has bits " + hex + " that are not " +
+             names + " values";
+    }
   }
   return {};
 }

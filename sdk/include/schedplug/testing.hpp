@@ -836,11 +836,41 @@ class Plugin {
     const schedplug_pod pod = sent(given);
     return d_.applies == nullptr || d_.applies(instance_, &pod) != 0;
   }
+  // A plugin that promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS is held
+  // to it: its filter runs again on the node without its pods (as a
+  // preemption dry run may see it), and a different verdict is an ERROR.
   Verdict filter(const schedplug_pod& given,
                  const schedplug_node& given_node) const {
-    if (d_.filter == nullptr) return {};
     const schedplug_pod pod = sent(given);
     const schedplug_node node = sent(given_node);
+    Verdict v = filter_once(pod, node);
+    if ((settings_.hints & SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS) == 0 ||
+        v.code == SCHEDPLUG_ERROR) {
+      return v;
+    }
+    schedplug_node bare = node;
+    bare.requested = {};
+    bare.pod_count = 0;
+    bare.pod_list = nullptr;
+    bare.pod_list_count = 0;
+    const Verdict without = filter_once(pod, bare);
+    if (without.code == v.code && without.reason == v.reason) return v;
+    const auto said = [](const Verdict& x) {
+      return std::string(code_name(x.code)) +
+             (x.reason.empty() ? "" : " (\"" + x.reason + "\")");
+    };
+    return {SCHEDPLUG_ERROR,
+            name_ + " promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS " +
+                "(kHints), but its filter on node \"" +
+                std::string(node.name.data, node.name.len) + "\" answered " +
+                said(v) + " with the node's pods and " + said(without) +
+                " without them; drop the hint, or read nothing of " +
+                "node->requested, pod_count and pod_list"};
+  }
+  // The filter hook once, on views as sent() gives them.
+  Verdict filter_once(const schedplug_pod& pod,
+                      const schedplug_node& node) const {
+    if (d_.filter == nullptr) return {};
     runtime::ReasonBuffer reason;
     const schedplug_code code = d_.filter(instance_, &pod, &node, reason.get());
     return runtime::filter_verdict(name_, code, reason.str());

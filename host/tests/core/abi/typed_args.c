@@ -32,10 +32,10 @@ static schedplug_code ta_create(const char* args_json, uint64_t args_len,
   if (self == NULL) return SCHEDPLUG_ERROR;
   self->host = host;
   void* c = host->context;
-  static const char* const kKnown[] = {"name",   "enabled", "count",
-                                       "ratio",  "period",  "zones",
-                                       "limits", "events",  "policy"};
-  TRY(host->args_allow_only(c, host->args, kKnown, 9, error));
+  static const char* const kKnown[] = {"name",   "enabled", "count",  "ratio",
+                                       "period", "zones",   "limits", "events",
+                                       "policy", "hints"};
+  TRY(host->args_allow_only(c, host->args, kKnown, 10, error));
   schedplug_str name = schedplug_str_of("default");
   int32_t enabled = 0;
   int64_t count = -1;
@@ -47,6 +47,7 @@ static schedplug_code ta_create(const char* args_json, uint64_t args_len,
   int64_t cpu = -1;
   int64_t events = -1;
   int64_t policy = -1;
+  int64_t hints = -1;
   TRY(host->arg_string(c, host->args, "name", &name, error));
   TRY(host->arg_bool(c, host->args, "enabled", &enabled, error));
   TRY(host->arg_int(c, host->args, "count", 0, 10, &count, error));
@@ -56,6 +57,7 @@ static schedplug_code ta_create(const char* args_json, uint64_t args_len,
                             error));
   TRY(host->arg_int(c, host->args, "events", 0, INT64_MAX, &events, error));
   TRY(host->arg_int(c, host->args, "policy", 0, 100, &policy, error));
+  TRY(host->arg_int(c, host->args, "hints", 0, INT64_MAX, &hints, error));
   schedplug_code found =
       host->arg_object(c, host->args, "limits", &limits, error);
   TRY(found);
@@ -75,12 +77,13 @@ static schedplug_code ta_create(const char* args_json, uint64_t args_len,
            " ratio=%.2f period_ns=%" PRId64 " zones=%s limits.cpu=%" PRId64,
            (int)name.len, name.data, (int)enabled, count, ratio, period_ns,
            zone_text, cpu);
-  /* Settings from args: the period, events and policy. */
+  /* Settings from args: the period, events, policy and hints. */
   if (period_ns > 0) {
     host->settings->refresh_period_ms = (uint32_t)(period_ns / 1000000);
   }
   if (events >= 0) host->settings->events = (uint64_t)events;
   if (policy >= 0) host->settings->normalize_policy = (uint32_t)policy;
+  if (hints >= 0) host->settings->hints = (uint64_t)hints;
   *instance_out = self;
   return SCHEDPLUG_SUCCESS;
 }

@@ -71,6 +71,10 @@ concept HasData = requires {
   { T::kData } -> std::convertible_to<uint64_t>;
 };
 template <class T>
+concept HasHints = requires {
+  { T::kHints } -> std::convertible_to<uint64_t>;
+};
+template <class T>
 concept HasConfigure = requires(const T& t, Settings& s) {
   { t.Configure(s) } -> std::same_as<void>;
 };
@@ -223,12 +227,20 @@ schedplug_code create(const char* args_json, uint64_t args_len,
       }
       host->settings->data |= T::kData;
     }
+    // Hints are promises a host may use; one that predates them does not.
+    const bool has_hints =
+        has_settings &&
+        SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings, hints);
+    if constexpr (HasHints<T>) {
+      if (has_hints) host->settings->hints |= T::kHints;
+    }
     if constexpr (HasConfigure<T>) {
       if (has_settings) {
         Settings settings{host->settings->refresh_period_ms,
                           host->settings->events,
                           host->settings->normalize_policy,
-                          has_data ? host->settings->data : 0};
+                          has_data ? host->settings->data : 0,
+                          has_hints ? host->settings->hints : 0};
         try {
           static_cast<const T&>(holder->plugin).Configure(settings);
         } catch (...) {
@@ -240,6 +252,7 @@ schedplug_code create(const char* args_json, uint64_t args_len,
         host->settings->events = settings.events;
         host->settings->normalize_policy = settings.normalize;
         if (has_data) host->settings->data = settings.data;
+        if (has_hints) host->settings->hints = settings.hints;
       }
     }
     return SCHEDPLUG_SUCCESS;
@@ -495,6 +508,10 @@ constexpr schedplug_plugin make_descriptor(const char* name,
   if constexpr (HasData<T>) {
     static_assert((T::kData & ~SCHEDPLUG_DATA_ALL) == 0,
                   "kData may only contain SCHEDPLUG_DATA_* bits");
+  }
+  if constexpr (HasHints<T>) {
+    static_assert((T::kHints & ~SCHEDPLUG_HINT_ALL) == 0,
+                  "kHints may only contain SCHEDPLUG_HINT_* bits");
   }
   return d;
 }

@@ -51,6 +51,9 @@ struct Settings {
   // SCHEDPLUG_DATA_* bits: the pod and node data the instance reads
   // (starts as the class's kData; ABI v1.2).
   uint64_t data = 0;
+  // SCHEDPLUG_HINT_* bits: promises that let the scheduler skip work
+  // (starts as the class's kHints; ABI v1.3; ignored by older hosts).
+  uint64_t hints = 0;
 };
 
 // Which of a plugin's hooks run for a pod; BeginPod clears what to skip.
