@@ -77,7 +77,8 @@ func labelledPod(ns, name, app, node string) *corev1.Pod {
 // node table was filled (the list travels in the node-table deltas).
 // PodDataProbe (pod_data_probe.c) rejects a "probe" pod with a reason
 // spelling out the pod and node data it saw; kube-scheduler's
-// FailedScheduling event carries it back.
+// FailedScheduling event carries it back; then, on the same cluster, a real
+// preemption nominates a node and PodDataProbe sees it.
 func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	pluginDir, err := testenv.PluginDirOf(t.TempDir(), "pods_on_node.so", "pod_data_probe.so", "node_number.so")
 	if err != nil {
@@ -161,6 +162,9 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 			t.Errorf("FailedScheduling message for the probe pod lacks %q:\n%s", want, msg)
 		}
 	}
+
+	// status.nominatedNodeName, set by a real preemption (nominated_test.go).
+	checkNominatedNodeAfterPreemption(t, s, ns)
 }
 
 // waitForPodsOn waits until kube-apiserver lists `n` pods bound to `node`

@@ -5,7 +5,10 @@
  *   saw nodeName=n1 nominated=n2 class=high owner=ReplicaSet/rs(controller)
  *   containers=1 image=img:1 cpu=250/500 port=8080/TCP/9090
  *   unschedulable=0 Ready=True capacity.cpu=4000
- * so a test can read it from the answer (or kube-scheduler's event). */
+ * so a test can read it from the answer (or kube-scheduler's event). A pod
+ * labelled "probe-after-nomination" instead passes while its nominated node
+ * is empty (so preemption can nominate one) and is rejected the same way
+ * once it is set. */
 #include <stdio.h>
 
 #include "schedplug/plugin.h"
@@ -40,7 +43,13 @@ static schedplug_code filter(void* instance, const schedplug_pod* pod,
                              const schedplug_node* node,
                              schedplug_reason* reason) {
   (void)instance;
-  if (schedplug_pod_label(pod, "probe") == NULL) return SCHEDPLUG_SUCCESS;
+  if (schedplug_pod_label(pod, "probe-after-nomination") != NULL) {
+    if (schedplug_pod_nominated_node_name(pod).len == 0) {
+      return SCHEDPLUG_SUCCESS;
+    }
+  } else if (schedplug_pod_label(pod, "probe") == NULL) {
+    return SCHEDPLUG_SUCCESS;
+  }
   const schedplug_str none = {"-", 1};
   schedplug_str owner_kind = none, owner_name = none;
   int controller = 0;
