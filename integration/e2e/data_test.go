@@ -85,7 +85,8 @@ func labelledPod(ns, name, app, node string) *corev1.Pod {
 // spelling out the pod and node data it saw; kube-scheduler's
 // FailedScheduling event carries it back. Two more probe pods do the same
 // for ABI v1.3's data: volumes and node images, then affinity and spread
-// terms.
+// terms. Then, on the same cluster, a real preemption nominates a node and
+// PodDataProbe sees it.
 func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	pluginDir, err := testenv.PluginDirOf(t.TempDir(), "pods_on_node.so", "pod_data_probe.so", "node_number.so")
 	if err != nil {
@@ -234,6 +235,9 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	if !strings.Contains(msg, want) {
 		t.Errorf("FailedScheduling message for the affinity probe pod lacks %q:\n%s", want, msg)
 	}
+
+	// status.nominatedNodeName, set by a real preemption (nominated_test.go).
+	checkNominatedNodeAfterPreemption(t, s, ns)
 }
 
 // waitForPodsOn waits until kube-apiserver lists `n` pods bound to `node`

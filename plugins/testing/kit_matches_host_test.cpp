@@ -6,10 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "host/loader/plugin_library.hpp"
+#include "host/model/records.hpp"
 #include "host/runtime/plugin_instance.hpp"
 #include "schedplug/cpp/views.hpp"
 #include "schedplug/testing.hpp"
@@ -153,6 +155,136 @@ TEST(KitMatchesHost, LoadErrorsNameTheFileAndTheProblem) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The declared data (ABI v1.2) of a view, spelt out through the element
+// sizes the view gives, as a plugin reads it.
+std::string text(schedplug_str s) { return std::string(s.data, s.len); }
+std::string text(schedplug_resource_list l, uint64_t size) {
+  std::string out = "[";
+  for (uint64_t i = 0; i < l.count; ++i) {
+    const auto* r = reinterpret_cast<const schedplug_resource*>(
+        reinterpret_cast<const char*>(l.items) + i * size);
+    out += text(r->name) + "=" + std::to_string(r->value) + " ";
+  }
+  return out + "]";
+}
+std::string spelt_out(const schedplug_pod& p) {
+  std::ostringstream out;
+  out << text(p.node_name) << "|" << text(p.nominated_node_name) << "|"
+      << text(p.priority_class_name) << "|";
+  for (uint64_t i = 0; i < schedplug_pod_owner_count(&p); ++i) {
+    const schedplug_owner* o = schedplug_pod_owner(&p, i);
+    out << text(o->kind) << "/" << text(o->name) << "/" << o->controller << " ";
+  }
+  const uint64_t rs = schedplug_pod_resource_size(&p);
+  for (uint64_t i = 0; i < schedplug_pod_container_count(&p); ++i) {
+    const schedplug_container* c = schedplug_pod_container(&p, i);
+    out << "|" << text(c->name) << " " << text(c->image) << " "
+        << text(c->requests, rs) << text(c->limits, rs);
+    for (uint64_t j = 0; j < c->port_count; ++j) {
+      const schedplug_container_port* port =
+          schedplug_container_port_at(&p, c, j);
+      out << port->container_port << "/" << port->host_port << "/"
+          << text(port->protocol) << "/" << text(port->host_ip) << " ";
+    }
+  }
+  return out.str();
+}
+std::string spelt_out(const schedplug_node& n) {
+  std::ostringstream out;
+  const uint64_t rs = schedplug_node_resource_size(&n);
+  out << n.pod_count << "|" << text(n.requested, rs) << "|"
+      << schedplug_node_unschedulable(&n) << "|" << text(n.capacity, rs) << "|";
+  for (uint64_t i = 0; i < schedplug_node_condition_count(&n); ++i) {
+    const schedplug_node_condition* c = schedplug_node_condition_at(&n, i);
+    out << text(c->type) << "=" << text(c->status) << " ";
+  }
+  for (uint64_t i = 0; i < schedplug_node_pod_list_count(&n); ++i) {
+    const schedplug_node_pod* p = schedplug_node_pod_at(&n, i);
+    out << "|" << text(p->namespace_name) << "/" << text(p->name) << " "
+        << p->priority << " " << text(p->owner_kind) << " ";
+    for (uint64_t j = 0; j < p->labels.count; ++j) {
+      const auto* kv = reinterpret_cast<const schedplug_kv*>(
+          reinterpret_cast<const char*>(p->labels.items) +
+          j * schedplug_node_kv_size(&n));
+      out << text(kv->key) << "=" << text(kv->value) << " ";
+    }
+    out << text(p->requests, rs);
+  }
+  return out.str();
+}
+
+// The kit's builders give the views the host builds from the same data
+// (sent in any order): the pod list sorted by namespace then name, labels
+// and resources by key, conditions, owners and containers as given.
+TEST(KitMatchesHost, DeclaredDataViewsAreTheHosts) {
+  const Pod kit_pod = Pod("web")
+                          .node_name("n7")
+                          .nominated_node_name("n2")
+                          .priority_class_name("high")
+                          .owner("ReplicaSet", "rs")
+                          .owner("ConfigMap", "cfg", false)
+                          .container(Container("app", "img:1")
+                                         .request("memory", 1024)
+                                         .request("cpu", 250)
+                                         .limit("cpu", 500)
+                                         .port({8080})
+                                         .port({53, 5353, "UDP", "127.0.0.1"}))
+                          .container(Container("side", "img:2"));
+  host::PodData pd;
+  pd.name = "web";
+  pd.namespace_name = "default";
+  pd.node_name = "n7";
+  pd.nominated_node_name = "n2";
+  pd.priority_class_name = "high";
+  pd.owners = {{"ReplicaSet", "rs", true}, {"ConfigMap", "cfg", false}};
+  pd.containers = {{"app",
+                    "img:1",
+                    {{"memory", 1024}, {"cpu", 250}},
+                    {{"cpu", 500}},
+                    {{8080, 0, "TCP", ""}, {53, 5353, "UDP", "127.0.0.1"}}},
+                   {"side", "img:2", {}, {}, {}}};
+  const host::PodRecord host_pod(pd);
+  EXPECT_EQ(spelt_out(kit_pod.view()), spelt_out(host_pod.view()));
+
+  const Node kit_node =
+      Node("n1")
+          .unschedulable()
+          .condition("Ready", "True")
+          .condition("DiskPressure", "False")
+          .capacity("memory", 8 << 20)
+          .capacity("cpu", 4000)
+          .pod(NodePod("web-1")
+                   .label("tier", "front")
+                   .label("app", "web")
+                   .request("cpu", 100)
+                   .owner_kind("ReplicaSet"))
+          .pod(NodePod("db-0", "data").priority(1000).request("cpu", 250))
+          .pod(NodePod("api").request("memory", 64));
+  host::NodeData nd;
+  nd.name = "n1";
+  nd.unschedulable = true;
+  nd.conditions = {{"Ready", "True"}, {"DiskPressure", "False"}};
+  nd.capacity = {{"memory", 8 << 20}, {"cpu", 4000}};
+  nd.pods = {{"default",
+              "web-1",
+              {{"tier", "front"}, {"app", "web"}},
+              0,
+              {{"cpu", 100}},
+              "ReplicaSet"},
+             {"data", "db-0", {}, 1000, {{"cpu", 250}}, ""},
+             {"default", "api", {}, 0, {{"memory", 64}}, ""}};
+  // What the shim sends with the list: its length, the sum of the requests.
+  nd.pod_count = 3;
+  nd.requested = {{"memory", 64}, {"cpu", 350}};
+  const host::NodeRecord host_node(nd);
+  EXPECT_EQ(spelt_out(kit_node.view()), spelt_out(host_node.view()));
+  EXPECT_EQ(spelt_out(kit_node.view()),
+            "3|[cpu=350 memory=64 ]|1|[cpu=4000 memory=8388608 ]|Ready=True "
+            "DiskPressure=False |data/db-0 1000  [cpu=250 ]|default/api 0  "
+            "[memory=64 ]|default/web-1 0 ReplicaSet app=web tier=front "
+            "[cpu=100 ]");
 }
 
 TEST(Kit, CompareReportsEveryDifferenceWithTheTable) {

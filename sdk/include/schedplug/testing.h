@@ -49,7 +49,34 @@ void schedplug_test_pod_annotation(schedplug_test_pod* pod, const char* key,
                                    const char* value);
 void schedplug_test_pod_request(schedplug_test_pod* pod, const char* resource,
                                 int64_t value);
+void schedplug_test_pod_priority(schedplug_test_pod* pod, int32_t priority);
 void schedplug_test_pod_free(schedplug_test_pod* pod);
+
+/* Declared data (SCHEDPLUG_DATA_*, ABI v1.2). A plugin sees only the data
+ * it declared (the rest empty), as schedplug-host shows it when no other
+ * plugin of the profile declared more. */
+void schedplug_test_pod_node_name(schedplug_test_pod* pod, const char* name);
+void schedplug_test_pod_nominated_node_name(schedplug_test_pod* pod,
+                                            const char* name);
+void schedplug_test_pod_priority_class_name(schedplug_test_pod* pod,
+                                            const char* name);
+/* An owner reference (metadata.ownerReferences), in the order added. */
+void schedplug_test_pod_owner(schedplug_test_pod* pod, const char* kind,
+                              const char* name, int32_t controller);
+/* An app container, in spec order (one with the name of a container
+ * already added replaces it). The three functions after it change the
+ * container added last. */
+void schedplug_test_pod_container(schedplug_test_pod* pod, const char* name,
+                                  const char* image);
+void schedplug_test_pod_container_request(schedplug_test_pod* pod,
+                                          const char* resource, int64_t value);
+void schedplug_test_pod_container_limit(schedplug_test_pod* pod,
+                                        const char* resource, int64_t value);
+/* protocol NULL: "TCP"; host_ip NULL: every address. */
+void schedplug_test_pod_container_port(schedplug_test_pod* pod,
+                                       int32_t container_port,
+                                       int32_t host_port, const char* protocol,
+                                       const char* host_ip);
 
 schedplug_test_node* schedplug_test_node_new(const char* name);
 void schedplug_test_node_label(schedplug_test_node* node, const char* key,
@@ -62,6 +89,29 @@ void schedplug_test_node_allocatable(schedplug_test_node* node,
                                      const char* resource, int64_t value);
 void schedplug_test_node_requested(schedplug_test_node* node,
                                    const char* resource, int64_t value);
+/* Without it: the number of pods listed with schedplug_test_node_pod. */
+void schedplug_test_node_pod_count(schedplug_test_node* node, uint32_t count);
+
+/* Declared data (ABI v1.2), as for pods. */
+void schedplug_test_node_unschedulable(schedplug_test_node* node,
+                                       int32_t unschedulable);
+/* A status condition ("Ready", "True"); a type given again replaces it. */
+void schedplug_test_node_condition(schedplug_test_node* node, const char* type,
+                                   const char* status);
+void schedplug_test_node_capacity(schedplug_test_node* node,
+                                  const char* resource, int64_t value);
+/* A pod already on the node (namespace NULL: "default"; owner_kind NULL:
+ * no controller). The list is sorted by namespace then name as the host
+ * sends it; a pod listed again replaces it. The two functions after it
+ * change the pod listed last. Without schedplug_test_node_requested, the
+ * node's requested is the sum of the listed pods' requests. */
+void schedplug_test_node_pod(schedplug_test_node* node,
+                             const char* namespace_name, const char* name,
+                             int32_t priority, const char* owner_kind);
+void schedplug_test_node_pod_label(schedplug_test_node* node, const char* key,
+                                   const char* value);
+void schedplug_test_node_pod_request(schedplug_test_node* node,
+                                     const char* resource, int64_t value);
 void schedplug_test_node_free(schedplug_test_node* node);
 
 /* One node's row of a cycle. */

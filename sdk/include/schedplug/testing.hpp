@@ -72,6 +72,99 @@ struct Toleration {
   std::optional<int64_t> seconds;
 };
 
+// ---- ABI v1.2 declared data (SCHEDPLUG_DATA_*) --------------------------
+
+// One owner reference of a pod (metadata.ownerReferences).
+struct Owner {
+  std::string kind;  // "ReplicaSet", "StatefulSet", "Job", ...
+  std::string name;
+  bool controller = true;  // the pod's controller (at most one per pod)
+};
+
+// One port of a container: Container("app").port({8080}) or
+// .port({53, 5353, "UDP", "127.0.0.1"}).
+struct ContainerPort {
+  ContainerPort(int32_t container, int32_t host = 0,
+                std::string protocol_name = "TCP", std::string ip = {})
+      : container_port(container),
+        host_port(host),
+        protocol(std::move(protocol_name)),
+        host_ip(std::move(ip)) {}
+  int32_t container_port;
+  int32_t host_port;  // 0: no host port
+  std::string protocol;
+  std::string host_ip;  // empty: every address
+};
+
+// One app container of a pod (spec.containers), built in a line:
+// Container("app", "nginx:1.27").request("cpu", 250).limit("cpu", 500)
+// .port({8080}). Requests and limits in canonical units, like Pod::request.
+class Container {
+ public:
+  explicit Container(std::string name, std::string image = {})
+      : name_(std::move(name)), image_(std::move(image)) {}
+  Container& image(std::string v) {
+    image_ = std::move(v);
+    return *this;
+  }
+  Container& request(std::string resource, int64_t value) {
+    requests_[std::move(resource)] = value;
+    return *this;
+  }
+  Container& limit(std::string resource, int64_t value) {
+    limits_[std::move(resource)] = value;
+    return *this;
+  }
+  Container& port(ContainerPort p) {
+    ports_.push_back(std::move(p));
+    return *this;
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class Pod;
+  std::string name_, image_;
+  std::map<std::string, int64_t> requests_, limits_;
+  std::vector<ContainerPort> ports_;
+};
+
+// One pod already on a node, for Node::pod (the node's compact pod list):
+// NodePod("web-1").label("app", "web").request("cpu", 250)
+// .owner_kind("ReplicaSet").
+class NodePod {
+ public:
+  explicit NodePod(std::string name, std::string namespace_name = "default")
+      : name_(std::move(name)), namespace_(std::move(namespace_name)) {}
+  NodePod& label(std::string k, std::string v) {
+    labels_[std::move(k)] = std::move(v);
+    return *this;
+  }
+  NodePod& priority(int32_t p) {
+    priority_ = p;
+    return *this;
+  }
+  // The pod's effective requests (as Pod::request).
+  NodePod& request(std::string resource, int64_t value) {
+    requests_[std::move(resource)] = value;
+    return *this;
+  }
+  // Its controller's kind; empty (the default): no controller.
+  NodePod& owner_kind(std::string kind) {
+    owner_kind_ = std::move(kind);
+    return *this;
+  }
+  const std::string& name() const { return name_; }
+  const std::string& namespace_name() const { return namespace_; }
+
+ private:
+  friend class Node;
+  std::string name_, namespace_;
+  std::map<std::string, std::string> labels_;
+  int32_t priority_ = 0;
+  std::map<std::string, int64_t> requests_;
+  std::string owner_kind_;
+};
+
 namespace detail {
 
 inline schedplug_str str(const std::string& s) { return {s.data(), s.size()}; }
@@ -89,6 +182,67 @@ inline void fill(const std::map<std::string, int64_t>& in,
   out.clear();
   for (const auto& [k, v] : in) out.push_back({str(k), v});
   list = {out.data(), out.size()};
+}
+
+// The view as a host shows it to a profile whose plugins declared `data`
+// (SCHEDPLUG_DATA_*): the fields of the other bits are empty.
+inline schedplug_pod sent(const schedplug_pod& in, uint64_t data) {
+  schedplug_pod v = in;
+  if ((data & SCHEDPLUG_DATA_POD_NODE_NAME) == 0) v.node_name = {};
+  if ((data & SCHEDPLUG_DATA_POD_NOMINATED_NODE) == 0) {
+    v.nominated_node_name = {};
+  }
+  if ((data & SCHEDPLUG_DATA_POD_PRIORITY_CLASS) == 0) {
+    v.priority_class_name = {};
+  }
+  if ((data & SCHEDPLUG_DATA_POD_OWNERS) == 0) {
+    v.owners = nullptr;
+    v.owner_count = 0;
+  }
+  if ((data & SCHEDPLUG_DATA_POD_CONTAINERS) == 0) {
+    v.containers = nullptr;
+    v.container_count = 0;
+  }
+  // v1.3
+  if ((data & SCHEDPLUG_DATA_POD_VOLUMES) == 0) {
+    v.volumes = nullptr;
+    v.volume_count = 0;
+  }
+  if ((data & SCHEDPLUG_DATA_POD_NODE_AFFINITY) == 0) {
+    v.node_affinity_required = v.node_affinity_preferred = nullptr;
+    v.node_affinity_required_count = v.node_affinity_preferred_count = 0;
+  }
+  if ((data & SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD) == 0) {
+    v.topology_spread = nullptr;
+    v.topology_spread_count = 0;
+  }
+  if ((data & SCHEDPLUG_DATA_POD_AFFINITY) == 0) {
+    v.pod_affinity_required = v.pod_affinity_preferred = nullptr;
+    v.pod_anti_affinity_required = v.pod_anti_affinity_preferred = nullptr;
+    v.pod_affinity_required_count = v.pod_affinity_preferred_count = 0;
+    v.pod_anti_affinity_required_count = 0;
+    v.pod_anti_affinity_preferred_count = 0;
+  }
+  return v;
+}
+inline schedplug_node sent(const schedplug_node& in, uint64_t data) {
+  schedplug_node v = in;
+  if ((data & SCHEDPLUG_DATA_NODE_UNSCHEDULABLE) == 0) v.unschedulable = 0;
+  if ((data & SCHEDPLUG_DATA_NODE_CONDITIONS) == 0) {
+    v.conditions = nullptr;
+    v.condition_count = 0;
+  }
+  if ((data & SCHEDPLUG_DATA_NODE_CAPACITY) == 0) v.capacity = {};
+  if ((data & SCHEDPLUG_DATA_NODE_PODS) == 0) {
+    v.pod_list = nullptr;
+    v.pod_list_count = 0;
+  }
+  // v1.3
+  if ((data & SCHEDPLUG_DATA_NODE_IMAGES) == 0) {
+    v.images = nullptr;
+    v.image_count = 0;
+  }
+  return v;
 }
 
 }  // namespace detail
@@ -136,12 +290,14 @@ struct TermViews {
     kvs.clear();
   }
   const schedplug_str* strings(const std::vector<std::string>& in) {
+    if (in.empty()) return nullptr;
     auto& out = strs.emplace_back();
     for (const auto& v : in) out.push_back(str(v));
     return out.data();
   }
   const schedplug_selector_requirement* requirements(
       const std::vector<Requirement>& in) {
+    if (in.empty()) return nullptr;
     auto& out = reqs.emplace_back();
     for (const auto& r : in) {
       out.push_back(
@@ -201,9 +357,9 @@ class Pod {
   Pod& priority(int32_t p) {
     return change([&] { d_.priority = p; });
   }
-  // Data a plugin declares (SCHEDPLUG_DATA_*, ABI v1.2). The kit fills
-  // them whether or not the plugin declared them; the host only when some
-  // plugin did.
+  // Data a plugin declares (SCHEDPLUG_DATA_*, ABI v1.2). A Plugin shows
+  // the plugin only the data it declared (the rest empty), as schedplug-host
+  // does when no other plugin of the profile declared more.
   Pod& node_name(std::string v) {
     return change([&] { d_.node_name = std::move(v); });
   }
@@ -212,6 +368,25 @@ class Pod {
   }
   Pod& priority_class_name(std::string v) {
     return change([&] { d_.priority_class_name = std::move(v); });
+  }
+  // Owner references, in the order given.
+  Pod& owner(std::string kind, std::string name, bool controller = true) {
+    return change([&] {
+      d_.owners.push_back({std::move(kind), std::move(name), controller});
+    });
+  }
+  // App containers in spec order; a container with the name of one already
+  // added replaces it (names are unique in a pod).
+  Pod& container(Container c) {
+    return change([&] {
+      for (Container& have : d_.containers) {
+        if (have.name_ == c.name_) {
+          have = std::move(c);
+          return;
+        }
+      }
+      d_.containers.push_back(std::move(c));
+    });
   }
 
   // ---- ABI v1.3 data (SCHEDPLUG_DATA_POD_VOLUMES, ...), as for v1.2 ----
@@ -264,6 +439,8 @@ class Pod {
     std::vector<Toleration> tolerations;
     int32_t priority = 0;
     std::string node_name, nominated_node_name, priority_class_name;
+    std::vector<Owner> owners;
+    std::vector<Container> containers;
     // ABI v1.3 data.
     struct V13 {
       struct Volume {
@@ -306,6 +483,36 @@ class Pod {
     }
     view_.tolerations = tolerations_.data();
     view_.toleration_count = tolerations_.size();
+    // v1.2 lists as the host builds them: NULL when empty, containers'
+    // requests and limits sorted by name.
+    owners_.clear();
+    for (const Owner& o : d_.owners) {
+      owners_.push_back(
+          {detail::str(o.kind), detail::str(o.name), o.controller ? 1 : 0});
+    }
+    view_.owners = owners_.empty() ? nullptr : owners_.data();
+    view_.owner_count = owners_.size();
+    containers_.clear();
+    container_resources_.assign(2 * d_.containers.size(), {});
+    container_ports_.assign(d_.containers.size(), {});
+    for (size_t i = 0; i < d_.containers.size(); ++i) {
+      const Container& c = d_.containers[i];
+      schedplug_container v{};
+      v.name = detail::str(c.name_);
+      v.image = detail::str(c.image_);
+      detail::fill(c.requests_, container_resources_[2 * i], v.requests);
+      detail::fill(c.limits_, container_resources_[2 * i + 1], v.limits);
+      auto& ports = container_ports_[i];
+      for (const ContainerPort& p : c.ports_) {
+        ports.push_back({p.container_port, p.host_port, detail::str(p.protocol),
+                         detail::str(p.host_ip)});
+      }
+      v.ports = ports.empty() ? nullptr : ports.data();
+      v.port_count = ports.size();
+      containers_.push_back(v);
+    }
+    view_.containers = containers_.empty() ? nullptr : containers_.data();
+    view_.container_count = containers_.size();
     rebuild_v13();
   }
   void rebuild_v13() {
@@ -314,7 +521,7 @@ class Pod {
       volumes_.push_back({detail::str(v.name), detail::str(v.source),
                           detail::str(v.claim_name), v.read_only ? 1 : 0});
     }
-    view_.volumes = volumes_.data();
+    view_.volumes = volumes_.empty() ? nullptr : volumes_.data();
     view_.volume_count = volumes_.size();
     terms_.clear();
     for (int k = 0; k < 2; ++k) {
@@ -326,9 +533,12 @@ class Pod {
              t.match_fields.size()});
       }
     }
-    view_.node_affinity_required = node_terms_[0].data();
+    const auto or_null = [](const auto& v) {
+      return v.empty() ? nullptr : v.data();
+    };
+    view_.node_affinity_required = or_null(node_terms_[0]);
     view_.node_affinity_required_count = node_terms_[0].size();
-    view_.node_affinity_preferred = node_terms_[1].data();
+    view_.node_affinity_preferred = or_null(node_terms_[1]);
     view_.node_affinity_preferred_count = node_terms_[1].size();
     spread_.clear();
     for (const auto& c : d_.v13.spread) {
@@ -339,7 +549,7 @@ class Pod {
            detail::str(c.node_taints_policy),
            terms_.strings(c.match_label_keys), c.match_label_keys.size()});
     }
-    view_.topology_spread = spread_.data();
+    view_.topology_spread = spread_.empty() ? nullptr : spread_.data();
     view_.topology_spread_count = spread_.size();
     for (int k = 0; k < 4; ++k) {
       affinity_[k].clear();
@@ -353,13 +563,13 @@ class Pod {
              t.mismatch_label_keys.size()});
       }
     }
-    view_.pod_affinity_required = affinity_[0].data();
+    view_.pod_affinity_required = or_null(affinity_[0]);
     view_.pod_affinity_required_count = affinity_[0].size();
-    view_.pod_affinity_preferred = affinity_[1].data();
+    view_.pod_affinity_preferred = or_null(affinity_[1]);
     view_.pod_affinity_preferred_count = affinity_[1].size();
-    view_.pod_anti_affinity_required = affinity_[2].data();
+    view_.pod_anti_affinity_required = or_null(affinity_[2]);
     view_.pod_anti_affinity_required_count = affinity_[2].size();
-    view_.pod_anti_affinity_preferred = affinity_[3].data();
+    view_.pod_anti_affinity_preferred = or_null(affinity_[3]);
     view_.pod_anti_affinity_preferred_count = affinity_[3].size();
   }
   Pod& affinity(int32_t which, int32_t weight, AffinityTerm t) {
@@ -379,6 +589,10 @@ class Pod {
   std::vector<schedplug_kv> kv_[3];
   std::vector<schedplug_resource> resources_;
   std::vector<schedplug_toleration> tolerations_;
+  std::vector<schedplug_owner> owners_;
+  std::vector<schedplug_container> containers_;
+  std::vector<std::vector<schedplug_resource>> container_resources_;
+  std::vector<std::vector<schedplug_container_port>> container_ports_;
 };
 
 // A node, built in a line: Node("n1").label("zone", "a")
@@ -408,10 +622,16 @@ class Node {
   Node& allocatable(std::string resource, int64_t value) {
     return change([&] { d_.allocatable[std::move(resource)] = value; });
   }
-  // Sum of the requests of the pods already on the node.
+  // Sum of the requests of the pods already on the node. Without any
+  // requested() call, the sum of the listed pods' requests (pod()).
   Node& requested(std::string resource, int64_t value) {
-    return change([&] { d_.requested[std::move(resource)] = value; });
+    return change([&] {
+      d_.requested[std::move(resource)] = value;
+      d_.requested_set = true;
+    });
   }
+  // The number of pods on the node. Without a pod_count() call, the number
+  // of listed pods (pod()): the host counts the pods it lists.
   Node& pod_count(uint32_t n) {
     return change([&] { d_.pod_count = n; });
   }
@@ -421,6 +641,28 @@ class Node {
   }
   Node& capacity(std::string resource, int64_t value) {
     return change([&] { d_.capacity[std::move(resource)] = value; });
+  }
+  // A status condition, in the order given; a condition of a type already
+  // given replaces it. Status: "True", "False" or "Unknown".
+  Node& condition(std::string type, std::string status) {
+    return change([&] {
+      for (auto& [t, s] : d_.conditions) {
+        if (t == type) {
+          s = std::move(status);
+          return;
+        }
+      }
+      d_.conditions.emplace_back(std::move(type), std::move(status));
+    });
+  }
+  // A pod already on the node. The list is sorted by namespace then name,
+  // as the host sends it; a pod with the namespace and name of one already
+  // listed replaces it.
+  Node& pod(NodePod p) {
+    return change([&] {
+      auto key = std::make_pair(p.namespace_, p.name_);
+      d_.pods.insert_or_assign(std::move(key), std::move(p));
+    });
   }
 
   // ---- ABI v1.3 data (SCHEDPLUG_DATA_NODE_IMAGES, ...), as for Pod ----
@@ -440,8 +682,11 @@ class Node {
     std::map<std::string, std::string> labels, annotations;
     std::map<std::string, int64_t> allocatable, requested, capacity;
     std::vector<Taint> taints;
-    uint32_t pod_count = 0;
+    std::optional<uint32_t> pod_count;
+    bool requested_set = false;
     bool unschedulable = false;
+    std::vector<std::pair<std::string, std::string>> conditions;
+    std::map<std::pair<std::string, std::string>, NodePod> pods;
     // ABI v1.3 data.
     struct V13 {
       struct Image {
@@ -462,11 +707,20 @@ class Node {
     view_.struct_size = sizeof(schedplug_node);
     runtime::set_element_sizes(view_);
     view_.name = detail::str(d_.name);
-    view_.pod_count = d_.pod_count;
+    view_.pod_count =
+        d_.pod_count.value_or(static_cast<uint32_t>(d_.pods.size()));
     detail::fill(d_.labels, kv_[0], view_.labels);
     detail::fill(d_.annotations, kv_[1], view_.annotations);
     detail::fill(d_.allocatable, res_[0], view_.allocatable);
-    detail::fill(d_.requested, res_[1], view_.requested);
+    if (d_.requested_set) {
+      detail::fill(d_.requested, res_[1], view_.requested);
+    } else {
+      requested_sum_.clear();
+      for (const auto& [key, p] : d_.pods) {
+        for (const auto& [r, v] : p.requests_) requested_sum_[r] += v;
+      }
+      detail::fill(requested_sum_, res_[1], view_.requested);
+    }
     detail::fill(d_.capacity, res_[2], view_.capacity);
     view_.unschedulable = d_.unschedulable ? 1 : 0;
     taints_.clear();
@@ -476,6 +730,32 @@ class Node {
     }
     view_.taints = taints_.data();
     view_.taint_count = taints_.size();
+    // v1.2 lists as the host builds them: NULL when empty, the pod list
+    // sorted by namespace then name (the map's order), labels and requests
+    // sorted by key.
+    conditions_.clear();
+    for (const auto& [type, status] : d_.conditions) {
+      conditions_.push_back({detail::str(type), detail::str(status)});
+    }
+    view_.conditions = conditions_.empty() ? nullptr : conditions_.data();
+    view_.condition_count = conditions_.size();
+    pods_.clear();
+    pod_kv_.assign(d_.pods.size(), {});
+    pod_res_.assign(d_.pods.size(), {});
+    size_t i = 0;
+    for (const auto& [key, p] : d_.pods) {
+      schedplug_node_pod v{};
+      v.namespace_name = detail::str(p.namespace_);
+      v.name = detail::str(p.name_);
+      detail::fill(p.labels_, pod_kv_[i], v.labels);
+      v.priority = p.priority_;
+      detail::fill(p.requests_, pod_res_[i], v.requests);
+      v.owner_kind = detail::str(p.owner_kind_);
+      pods_.push_back(v);
+      ++i;
+    }
+    view_.pod_list = pods_.empty() ? nullptr : pods_.data();
+    view_.pod_list_count = pods_.size();
     rebuild_v13();
   }
   void rebuild_v13() {
@@ -490,7 +770,7 @@ class Node {
       images_.push_back({image_names_[i].data(), image_names_[i].size(),
                          d_.v13.images[i].size_bytes});
     }
-    view_.images = images_.data();
+    view_.images = images_.empty() ? nullptr : images_.data();
     view_.image_count = images_.size();
   }
 
@@ -502,6 +782,11 @@ class Node {
   std::vector<schedplug_kv> kv_[2];
   std::vector<schedplug_resource> res_[3];
   std::vector<schedplug_taint> taints_;
+  std::vector<schedplug_node_condition> conditions_;
+  std::vector<schedplug_node_pod> pods_;
+  std::vector<std::vector<schedplug_kv>> pod_kv_;
+  std::vector<std::vector<schedplug_resource>> pod_res_;
+  std::map<std::string, int64_t> requested_sum_;  // of the listed pods
 };
 
 // One node's row of a scheduling cycle.
@@ -720,6 +1005,22 @@ class Plugin {
   const schedplug_plugin& descriptor() const { return d_; }
   // The settings after create() (descriptor values as create() changed them).
   const schedplug_settings& settings() const { return settings_; }
+  // The data (SCHEDPLUG_DATA_*) the host sends for a profile of this plugin
+  // alone: what it declared in create(). The hooks see only that data;
+  // add bits with send_data() to test the plugin in a profile where
+  // another plugin declared more.
+  uint64_t data() const { return settings_.data | extra_data_; }
+  Plugin& send_data(uint64_t bits) {
+    extra_data_ |= bits;
+    return *this;
+  }
+  // `view` as the plugin's hooks see it: the fields of undeclared data empty.
+  schedplug_pod sent(const schedplug_pod& view) const {
+    return detail::sent(view, data());
+  }
+  schedplug_node sent(const schedplug_node& view) const {
+    return detail::sent(view, data());
+  }
   // What the plugin logged through the host, one "<level>: <text>" a line.
   const std::vector<std::string>& logs() const { return logs_; }
 
@@ -730,7 +1031,8 @@ class Plugin {
   // Begins `pod` for this plugin as the host does once per cycle:
   // pod_begin() when the plugin has one, else applies() for both gates.
   PodScope begin_pod(const Pod& pod) const { return begin_pod(pod.view()); }
-  PodScope begin_pod(const schedplug_pod& pod) const {
+  PodScope begin_pod(const schedplug_pod& given) const {
+    const schedplug_pod pod = sent(given);
     PodScope scope(&d_, instance_, pod);
     scope.pod_.state = nullptr;
     if (d_.pod_begin == nullptr) {
@@ -778,14 +1080,19 @@ class Plugin {
     return {SCHEDPLUG_ERROR, runtime::refresh_failed(name_, reason.str())};
   }
 
-  // The same on views, for harnesses that build their own.
-  bool applies(const schedplug_pod& pod) const {
+  // The same on views, for harnesses that build their own. Like the
+  // others, they show the plugin only the declared data (sent()).
+  bool applies(const schedplug_pod& given) const {
+    const schedplug_pod pod = sent(given);
     return d_.applies == nullptr || d_.applies(instance_, &pod) != 0;
   }
   // A plugin that promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS is held
   // to it: its filter runs again on the node without its pods (as a
   // preemption dry run may see it), and a different verdict is an ERROR.
-  Verdict filter(const schedplug_pod& pod, const schedplug_node& node) const {
+  Verdict filter(const schedplug_pod& given,
+                 const schedplug_node& given_node) const {
+    const schedplug_pod pod = sent(given);
+    const schedplug_node node = sent(given_node);
     Verdict v = filter_once(pod, node);
     if ((settings_.hints & SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS) == 0 ||
         v.code == SCHEDPLUG_ERROR) {
@@ -810,6 +1117,7 @@ class Plugin {
                 " without them; drop the hint, or read nothing of " +
                 "node->requested, pod_count and pod_list"};
   }
+  // The filter hook once, on views as sent() gives them.
   Verdict filter_once(const schedplug_pod& pod,
                       const schedplug_node& node) const {
     if (d_.filter == nullptr) return {};
@@ -817,20 +1125,23 @@ class Plugin {
     const schedplug_code code = d_.filter(instance_, &pod, &node, reason.get());
     return runtime::filter_verdict(name_, code, reason.str());
   }
-  ScoreResult score(const schedplug_pod& pod,
-                    const schedplug_node& node) const {
+  ScoreResult score(const schedplug_pod& given,
+                    const schedplug_node& given_node) const {
     if (d_.score == nullptr) {
       return {SCHEDPLUG_ERROR, 0, runtime::no_score_hook(name_)};
     }
+    const schedplug_pod pod = sent(given);
+    const schedplug_node node = sent(given_node);
     runtime::ReasonBuffer reason;
     int64_t value = 0;
     const schedplug_code code =
         d_.score(instance_, &pod, &node, &value, reason.get());
     return runtime::score_result(name_, node, code, value, reason.str());
   }
-  Verdict normalize(const schedplug_pod& pod,
+  Verdict normalize(const schedplug_pod& given,
                     std::span<schedplug_node_score> scores) const {
     if (scores.empty()) return {};
+    const schedplug_pod pod = sent(given);
     if (d_.normalize_score != nullptr) {
       runtime::ReasonBuffer reason;
       const schedplug_code code = d_.normalize_score(
@@ -971,6 +1282,7 @@ class Plugin {
   schedplug_settings settings_{};
   std::unique_ptr<runtime::ArgsSession> args_session_;
   std::vector<std::string> logs_;
+  uint64_t extra_data_ = 0;
 };
 
 }  // namespace schedplug::testing

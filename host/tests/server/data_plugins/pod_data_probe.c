@@ -5,7 +5,10 @@
  *   saw nodeName=n1 nominated=n2 class=high owner=ReplicaSet/rs(controller)
  *   containers=1 image=img:1 cpu=250/500 port=8080/TCP/9090
  *   unschedulable=0 Ready=True capacity.cpu=4000
- * so a test can read it from the answer (or kube-scheduler's event).
+ * so a test can read it from the answer (or kube-scheduler's event). A pod
+ * labelled "probe-after-nomination" instead passes while its nominated node
+ * is empty (so preemption can nominate one) and is rejected the same way
+ * once it is set.
  * For a pod labelled "probe=v1.3" the reason spells out the ABI v1.3 data
  * instead (a reason holds at most SCHEDPLUG_REASON_MAX bytes), e.g.
  *   v1.3 volumes=2 data:persistentVolumeClaim:pvc-1:ro
@@ -178,9 +181,14 @@ static schedplug_code filter(void* instance, const schedplug_pod* pod,
                              schedplug_reason* reason) {
   (void)instance;
   const schedplug_kv* label = schedplug_pod_label(pod, "probe");
-  if (label == NULL) return SCHEDPLUG_SUCCESS;
-  if (schedplug_str_eq(label->value, "v1.3") ||
-      schedplug_str_eq(label->value, "v1.3-affinity")) {
+  if (schedplug_pod_label(pod, "probe-after-nomination") != NULL) {
+    if (schedplug_pod_nominated_node_name(pod).len == 0) {
+      return SCHEDPLUG_SUCCESS;
+    }
+  } else if (label == NULL) {
+    return SCHEDPLUG_SUCCESS;
+  } else if (schedplug_str_eq(label->value, "v1.3") ||
+             schedplug_str_eq(label->value, "v1.3-affinity")) {
     char text[SCHEDPLUG_REASON_MAX];
     size_t at = 0;
     if (label->value.len == 4) {

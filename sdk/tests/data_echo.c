@@ -1,0 +1,200 @@
+/* DataEcho: a test plugin that spells out the ABI v1.2 declared data it
+ * sees, for the test kit's tests. It declares the SCHEDPLUG_DATA_* bits of
+ * its `data` arg (default: all). For a pod labelled "show", filter() rejects
+ * every node with a reason that lists one part of what it saw:
+ *   show=pod         node=n7 nominated=n2 class=high owners=ReplicaSet/rs/1
+ *   show=containers  app:img:1 req[cpu=250] lim[cpu=500] ports[80/0/TCP/-]
+ *   show=node        unschedulable=1 conditions[Ready=True] capacity[...]
+ *                    pod_count=2 requested[cpu=350]
+ *   show=pods        default/a 0 ReplicaSet labels[app=web] req[cpu=100]
+ * An empty string is "-". Pods without the label pass. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "schedplug/plugin.h"
+
+typedef struct {
+  char text[SCHEDPLUG_REASON_MAX];
+  size_t len;
+} out_t;
+
+static void put(out_t* out, const char* format, ...) {
+  if (out->len >= sizeof out->text - 1) return;
+  va_list ap;
+  va_start(ap, format);
+  const int n =
+      vsnprintf(out->text + out->len, sizeof out->text - out->len, format, ap);
+  va_end(ap);
+  if (n > 0) out->len += (size_t)n;
+  if (out->len > sizeof out->text - 1) out->len = sizeof out->text - 1;
+}
+
+static void put_str(out_t* out, schedplug_str s) {
+  if (s.len == 0) {
+    put(out, "-");
+  } else {
+    put(out, "%.*s", (int)s.len, s.data);
+  }
+}
+
+static void put_resources(out_t* out, const char* name,
+                          schedplug_resource_list list, uint64_t size) {
+  put(out, "%s[", name);
+  for (uint64_t i = 0; i < list.count; ++i) {
+    const schedplug_resource* r =
+        (const schedplug_resource*)(const void*)((const char*)list.items +
+                                                 i * size);
+    put(out, "%s%.*s=%lld", i == 0 ? "" : ",", (int)r->name.len, r->name.data,
+        (long long)r->value);
+  }
+  put(out, "]");
+}
+
+static void show_pod(out_t* out, const schedplug_pod* pod) {
+  put(out, "node=");
+  put_str(out, schedplug_pod_node_name(pod));
+  put(out, " nominated=");
+  put_str(out, schedplug_pod_nominated_node_name(pod));
+  put(out, " class=");
+  put_str(out, schedplug_pod_priority_class_name(pod));
+  put(out, " owners=");
+  for (uint64_t i = 0; i < schedplug_pod_owner_count(pod); ++i) {
+    const schedplug_owner* o = schedplug_pod_owner(pod, i);
+    if (i > 0) put(out, ",");
+    put_str(out, o->kind);
+    put(out, "/");
+    put_str(out, o->name);
+    put(out, "/%d", (int)o->controller);
+  }
+}
+
+static void show_containers(out_t* out, const schedplug_pod* pod) {
+  put(out, "containers=%llu",
+      (unsigned long long)schedplug_pod_container_count(pod));
+  for (uint64_t i = 0; i < schedplug_pod_container_count(pod); ++i) {
+    const schedplug_container* c = schedplug_pod_container(pod, i);
+    put(out, " ");
+    put_str(out, c->name);
+    put(out, ":");
+    put_str(out, c->image);
+    put(out, " ");
+    put_resources(out, "req", c->requests, schedplug_pod_resource_size(pod));
+    put(out, " ");
+    put_resources(out, "lim", c->limits, schedplug_pod_resource_size(pod));
+    put(out, " ports[");
+    for (uint64_t j = 0; j < c->port_count; ++j) {
+      const schedplug_container_port* p =
+          schedplug_container_port_at(pod, c, j);
+      put(out, "%s%d/%d/", j == 0 ? "" : ",", (int)p->container_port,
+          (int)p->host_port);
+      put_str(out, p->protocol);
+      put(out, "/");
+      put_str(out, p->host_ip);
+    }
+    put(out, "]");
+  }
+}
+
+static void show_node(out_t* out, const schedplug_node* node) {
+  put(out, "unschedulable=%d conditions[",
+      (int)schedplug_node_unschedulable(node));
+  for (uint64_t i = 0; i < schedplug_node_condition_count(node); ++i) {
+    const schedplug_node_condition* c = schedplug_node_condition_at(node, i);
+    if (i > 0) put(out, ",");
+    put_str(out, c->type);
+    put(out, "=");
+    put_str(out, c->status);
+  }
+  put(out, "] ");
+  put_resources(out, "capacity", node->capacity,
+                schedplug_node_resource_size(node));
+  put(out, " pod_count=%u ", (unsigned)node->pod_count);
+  put_resources(out, "requested", node->requested,
+                schedplug_node_resource_size(node));
+}
+
+static void show_pods(out_t* out, const schedplug_node* node) {
+  put(out, "pods=%llu",
+      (unsigned long long)schedplug_node_pod_list_count(node));
+  for (uint64_t i = 0; i < schedplug_node_pod_list_count(node); ++i) {
+    const schedplug_node_pod* p = schedplug_node_pod_at(node, i);
+    put(out, " ");
+    put_str(out, p->namespace_name);
+    put(out, "/");
+    put_str(out, p->name);
+    put(out, " %d ", (int)p->priority);
+    put_str(out, p->owner_kind);
+    put(out, " labels[");
+    for (uint64_t j = 0; j < p->labels.count; ++j) {
+      const schedplug_kv* kv =
+          (const schedplug_kv*)(const void*)((const char*)p->labels.items +
+                                             j * schedplug_node_kv_size(node));
+      put(out, "%s", j == 0 ? "" : ",");
+      put_str(out, kv->key);
+      put(out, "=");
+      put_str(out, kv->value);
+    }
+    put(out, "] ");
+    put_resources(out, "req", p->requests, schedplug_node_resource_size(node));
+    put(out, ";");
+  }
+}
+
+static schedplug_code create(const char* args, uint64_t len,
+                             const schedplug_host* host, void** instance,
+                             schedplug_reason* error) {
+  (void)args, (void)len;
+  *instance = NULL;
+  if (!SCHEDPLUG_HAS_FIELD(host, schedplug_host, settings) ||
+      !SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings, data)) {
+    schedplug_reason_set(error, "DataEcho needs a host with ABI v1.2");
+    return SCHEDPLUG_ERROR;
+  }
+  static const char* const known[] = {"data"};
+  int64_t data = (int64_t)SCHEDPLUG_DATA_ALL;
+  schedplug_code code =
+      host->args_allow_only(host->context, host->args, known, 1, error);
+  if (code != SCHEDPLUG_ERROR) {
+    code = host->arg_int(host->context, host->args, "data", 0,
+                         (int64_t)SCHEDPLUG_DATA_ALL, &data, error);
+  }
+  if (code == SCHEDPLUG_ERROR) return code;
+  host->settings->data |= (uint64_t)data;
+  return SCHEDPLUG_SUCCESS;
+}
+
+static schedplug_code filter(void* instance, const schedplug_pod* pod,
+                             const schedplug_node* node,
+                             schedplug_reason* reason) {
+  (void)instance;
+  const schedplug_kv* show = schedplug_pod_label(pod, "show");
+  if (show == NULL) return SCHEDPLUG_SUCCESS;
+  out_t out = {{0}, 0};
+  if (schedplug_str_eq(show->value, "pod")) {
+    show_pod(&out, pod);
+  } else if (schedplug_str_eq(show->value, "containers")) {
+    show_containers(&out, pod);
+  } else if (schedplug_str_eq(show->value, "node")) {
+    show_node(&out, node);
+  } else if (schedplug_str_eq(show->value, "pods")) {
+    show_pods(&out, node);
+  } else {
+    put(&out, "unknown show label");
+  }
+  schedplug_reason_set(reason, out.text);
+  return SCHEDPLUG_UNSCHEDULABLE;
+}
+
+static const schedplug_plugin descriptor = {
+    .abi_version = SCHEDPLUG_ABI_VERSION,
+    .struct_size = sizeof(schedplug_plugin),
+    .name = "DataEcho",
+    .version = "0.0.1",
+    .create = create,
+    .filter = filter,
+};
+
+SCHEDPLUG_EXPORT const schedplug_plugin* schedplug_plugin_v1(void) {
+  return &descriptor;
+}

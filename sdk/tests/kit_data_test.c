@@ -1,0 +1,103 @@
+/* The C test kit's builders for the declared data (ABI v1.2): DataEcho
+ * (data_echo.c) loaded through schedplug/testing.h spells out what it sees
+ * of each field. */
+#include <schedplug/testing.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+
+/* DataEcho's reason for `pod` (labelled show=<part>) on `node`. */
+static void expect(const schedplug_test_plugin* plugin, schedplug_test_pod* pod,
+                   schedplug_test_node* node, const char* part,
+                   const char* want) {
+  char error[512];
+  schedplug_test_result row;
+  schedplug_test_pod_label(pod, "show", part);
+  if (schedplug_test_run(plugin, pod, &node, 1, &row, error, sizeof error) !=
+      SCHEDPLUG_SUCCESS) {
+    fprintf(stderr, "show=%s: the cycle failed: %s\n", part, error);
+    ++failures;
+    return;
+  }
+  if (row.filter != SCHEDPLUG_UNSCHEDULABLE || strcmp(row.reason, want) != 0) {
+    fprintf(stderr, "show=%s:\n  want %s\n  got  %s\n", part, want, row.reason);
+    ++failures;
+  }
+}
+
+int main(void) {
+  char error[512];
+  schedplug_test_plugin* plugin =
+      schedplug_test_load(SDK_TEST_DATA_ECHO_SO, NULL, error, sizeof error);
+  schedplug_test_plugin* none = schedplug_test_load(
+      SDK_TEST_DATA_ECHO_SO, "{\"data\": 0}", error, sizeof error);
+  if (plugin == NULL || none == NULL) {
+    fprintf(stderr, "%s\n", error);
+    return 1;
+  }
+
+  schedplug_test_pod* pod = schedplug_test_pod_new("web-3");
+  schedplug_test_pod_priority(pod, 100);
+  schedplug_test_pod_node_name(pod, "n7");
+  schedplug_test_pod_nominated_node_name(pod, "n2");
+  schedplug_test_pod_priority_class_name(pod, "high");
+  schedplug_test_pod_owner(pod, "ReplicaSet", "web-5d8", 1);
+  schedplug_test_pod_owner(pod, "ConfigMap", "cfg", 0);
+  schedplug_test_pod_container(pod, "app", "nginx:1.27");
+  schedplug_test_pod_container_request(pod, "memory", 1024);
+  schedplug_test_pod_container_request(pod, "cpu", 250);
+  schedplug_test_pod_container_limit(pod, "cpu", 500);
+  schedplug_test_pod_container_port(pod, 8080, 0, NULL, NULL);
+  schedplug_test_pod_container_port(pod, 53, 5353, "UDP", "127.0.0.1");
+  schedplug_test_pod_container(pod, "sidecar", "envoy:1");
+  schedplug_test_pod_container_request(pod, "cpu", 50);
+
+  schedplug_test_node* node = schedplug_test_node_new("n1");
+  schedplug_test_node_unschedulable(node, 1);
+  schedplug_test_node_condition(node, "Ready", "False");
+  schedplug_test_node_condition(node, "MemoryPressure", "False");
+  schedplug_test_node_condition(node, "Ready", "True");
+  schedplug_test_node_capacity(node, "cpu", 4000);
+  schedplug_test_node_pod(node, NULL, "web-1", 0, "ReplicaSet");
+  schedplug_test_node_pod_label(node, "tier", "front");
+  schedplug_test_node_pod_label(node, "app", "web");
+  schedplug_test_node_pod_request(node, "cpu", 100);
+  schedplug_test_node_pod(node, "data", "db-0", 1000, NULL);
+  schedplug_test_node_pod_request(node, "cpu", 250);
+
+  expect(plugin, pod, node, "pod",
+         "node=n7 nominated=n2 class=high "
+         "owners=ReplicaSet/web-5d8/1,ConfigMap/cfg/0");
+  expect(plugin, pod, node, "containers",
+         "containers=2 app:nginx:1.27 req[cpu=250,memory=1024] lim[cpu=500] "
+         "ports[8080/0/TCP/-,53/5353/UDP/127.0.0.1] "
+         "sidecar:envoy:1 req[cpu=50] lim[] ports[]");
+  expect(plugin, pod, node, "node",
+         "unschedulable=1 conditions[Ready=True,MemoryPressure=False] "
+         "capacity[cpu=4000] pod_count=2 requested[cpu=350]");
+  expect(plugin, pod, node, "pods",
+         "pods=2 data/db-0 1000 - labels[] req[cpu=250]; "
+         "default/web-1 0 ReplicaSet labels[app=web,tier=front] req[cpu=100];");
+
+  /* A plugin that declared nothing sees none of it. */
+  expect(none, pod, node, "pod", "node=- nominated=- class=- owners=");
+  expect(none, pod, node, "containers", "containers=0");
+  expect(none, pod, node, "node",
+         "unschedulable=0 conditions[] capacity[] pod_count=2 "
+         "requested[cpu=350]");
+  expect(none, pod, node, "pods", "pods=0");
+
+  /* Explicit counts win over the listed pods'. */
+  schedplug_test_node_pod_count(node, 9);
+  schedplug_test_node_requested(node, "cpu", 900);
+  expect(plugin, pod, node, "node",
+         "unschedulable=1 conditions[Ready=True,MemoryPressure=False] "
+         "capacity[cpu=4000] pod_count=9 requested[cpu=900]");
+
+  schedplug_test_node_free(node);
+  schedplug_test_pod_free(pod);
+  schedplug_test_unload(none);
+  schedplug_test_unload(plugin);
+  return failures == 0 ? 0 : 1;
+}
