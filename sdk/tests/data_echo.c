@@ -7,6 +7,8 @@
  *   show=node        unschedulable=1 conditions[Ready=True] capacity[...]
  *                    pod_count=2 requested[cpu=350]
  *   show=pods        default/a 0 ReplicaSet labels[app=web] req[cpu=100]
+ *   show=v1.3        volumes=1 images=1 nodeAffinity=1/0 spread=1
+ *                    podAffinity=0/0/1/0 (the counts of the ABI v1.3 data)
  * An empty string is "-". Pods without the label pass. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -141,6 +143,23 @@ static void show_pods(out_t* out, const schedplug_node* node) {
   }
 }
 
+static void show_v13(out_t* out, const schedplug_pod* pod,
+                     const schedplug_node* node) {
+  uint64_t n[6];
+  schedplug_pod_node_affinity(pod, 0, &n[0]);
+  schedplug_pod_node_affinity(pod, 1, &n[1]);
+  for (int32_t k = 0; k < 4; ++k) schedplug_pod_affinity(pod, k, &n[2 + k]);
+  put(out,
+      "volumes=%llu images=%llu nodeAffinity=%llu/%llu spread=%llu "
+      "podAffinity=%llu/%llu/%llu/%llu",
+      (unsigned long long)schedplug_pod_volume_count(pod),
+      (unsigned long long)schedplug_node_image_count(node),
+      (unsigned long long)n[0], (unsigned long long)n[1],
+      (unsigned long long)schedplug_pod_topology_spread_count(pod),
+      (unsigned long long)n[2], (unsigned long long)n[3],
+      (unsigned long long)n[4], (unsigned long long)n[5]);
+}
+
 static schedplug_code create(const char* args, uint64_t len,
                              const schedplug_host* host, void** instance,
                              schedplug_reason* error) {
@@ -179,6 +198,8 @@ static schedplug_code filter(void* instance, const schedplug_pod* pod,
     show_node(&out, node);
   } else if (schedplug_str_eq(show->value, "pods")) {
     show_pods(&out, node);
+  } else if (schedplug_str_eq(show->value, "v1.3")) {
+    show_v13(&out, pod, node);
   } else {
     put(&out, "unknown show label");
   }

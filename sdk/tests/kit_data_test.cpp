@@ -142,6 +142,37 @@ TEST(KitData, UndeclaredDataIsEmptyAsOnTheHost) {
   EXPECT_NE(seen(*plugin, full_pod(), full_node(), "pods"), "pods=0");
 }
 
+// ABI v1.3 data, declared or not.
+TEST(KitData, V13DataOnlyWhenDeclared) {
+  st::AffinityTerm anti;
+  anti.topology_key = "kubernetes.io/hostname";
+  anti.label_selector = st::Selector{{{"app", "web"}}, {}};
+  st::SpreadConstraint spread;
+  spread.topology_key = "zone";
+  const st::Pod pod = st::Pod("p")
+                          .volume("data", "persistentVolumeClaim", "pvc-1")
+                          .node_affinity_required({{{"zone", "In", {"a"}}}, {}})
+                          .topology_spread(spread)
+                          .pod_anti_affinity_required(anti);
+  const st::Node node = st::Node("n1").image({"img:1"}, 1000);
+  auto all = st::Plugin::load(SDK_TEST_DATA_ECHO_SO);
+  EXPECT_EQ(seen(*all, pod, node, "v1.3"),
+            "volumes=1 images=1 nodeAffinity=1/0 spread=1 "
+            "podAffinity=0/0/1/0");
+  auto none = st::Plugin::load(SDK_TEST_DATA_ECHO_SO, R"({"data": 0})");
+  EXPECT_EQ(seen(*none, pod, node, "v1.3"),
+            "volumes=0 images=0 nodeAffinity=0/0 spread=0 "
+            "podAffinity=0/0/0/0");
+  auto some = st::Plugin::load(SDK_TEST_DATA_ECHO_SO,
+                               R"({"data": )" +
+                                   std::to_string(SCHEDPLUG_DATA_POD_VOLUMES |
+                                                  SCHEDPLUG_DATA_POD_AFFINITY) +
+                                   "}");
+  EXPECT_EQ(seen(*some, pod, node, "v1.3"),
+            "volumes=1 images=0 nodeAffinity=0/0 spread=0 "
+            "podAffinity=0/0/1/0");
+}
+
 TEST(KitData, RunAndBeginPodSeeTheSameData) {
   auto plugin = st::Plugin::load(
       SDK_TEST_DATA_ECHO_SO,
