@@ -17,17 +17,17 @@
 
 #include "host/loader/plugin_library.hpp"
 #include "schedplug/plugin.h"
+#include "schedplug/runtime.hpp"
 
 namespace schedplug::host {
 
 class ArgsSession;
 class PluginInstance;
 
-struct Verdict {
-  schedplug_code code = SCHEDPLUG_SUCCESS;
-  std::string reason;
-  bool ok() const { return code == SCHEDPLUG_SUCCESS; }
-};
+// A hook's result, as the SDK's test kit sees it too (one definition, so
+// the kit cannot drift from the host).
+using Verdict = runtime::Verdict;
+using ScoreResult = runtime::ScoreResult;
 
 // A filter call's reason, reused across the calls of one PreFilter chunk.
 class FilterCall {
@@ -50,12 +50,6 @@ class FilterCall {
   char text_[SCHEDPLUG_REASON_MAX];
   schedplug_reason reason_{};
   std::string error_;
-};
-
-struct ScoreResult {
-  schedplug_code code = SCHEDPLUG_SUCCESS;
-  int64_t score = 0;
-  std::string reason;  // set when code is ERROR
 };
 
 // create() failed. what() names the plugin, its file and the plugin's own
