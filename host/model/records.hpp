@@ -16,34 +16,13 @@
 #include <vector>
 
 #include "schedplug/plugin.h"
+#include "schedplug/runtime.hpp"
 
 namespace schedplug::host {
 
-// Fills a view's v1.1 element sizes with this host's element sizes (the
-// v1.0 sizes: plugin.h rule 5 lets a host grow an element only for plugins
-// that index by element size).
-inline void set_element_sizes(schedplug_pod& pod) {
-  pod.kv_size = sizeof(schedplug_kv);
-  pod.resource_size = sizeof(schedplug_resource);
-  pod.toleration_size = sizeof(schedplug_toleration);
-  pod.node_score_size = sizeof(schedplug_node_score);
-  pod.owner_size = sizeof(schedplug_owner);
-  pod.container_size = sizeof(schedplug_container);
-  pod.port_size = sizeof(schedplug_container_port);
-  pod.volume_size = sizeof(schedplug_volume);
-  pod.requirement_size = sizeof(schedplug_selector_requirement);
-  pod.node_selector_term_size = sizeof(schedplug_node_selector_term);
-  pod.topology_spread_size = sizeof(schedplug_topology_spread_constraint);
-  pod.pod_affinity_term_size = sizeof(schedplug_pod_affinity_term);
-}
-inline void set_element_sizes(schedplug_node& node) {
-  node.kv_size = sizeof(schedplug_kv);
-  node.resource_size = sizeof(schedplug_resource);
-  node.taint_size = sizeof(schedplug_taint);
-  node.condition_size = sizeof(schedplug_node_condition);
-  node.node_pod_size = sizeof(schedplug_node_pod);
-  node.image_size = sizeof(schedplug_node_image);
-}
+// The element sizes a view carries (plugin.h rule 5): the SDK's rule, so the
+// host and the test kit cannot disagree.
+using ::schedplug::runtime::set_element_sizes;
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 using Resources = std::vector<std::pair<std::string, int64_t>>;

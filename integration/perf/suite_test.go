@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -196,6 +198,11 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		return nil, fmt.Errorf("workload %q is not in the suite's plan", w.Name)
 	}
 	st.watchDone = make(chan struct{})
+	// Every run shares this process with the runs before it: start each on
+	// a collected heap, so that no run pays for the garbage of the last
+	// (a 5000-node run leaves hundreds of MB).
+	runtime.GC()
+	debug.FreeOSMemory()
 	if st.Variant == VariantExtender {
 		return func() {
 			// The scheduler's extender client keeps its connections alive

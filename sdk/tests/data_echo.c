@@ -9,6 +9,13 @@
  *   show=pods        default/a 0 ReplicaSet labels[app=web] req[cpu=100]
  *   show=v1.3        volumes=1 images=1 nodeAffinity=1/0 spread=1
  *                    podAffinity=0/0/1/0 (the counts of the ABI v1.3 data)
+ *   show=volumes     volumes[data:persistentVolumeClaim:pvc-1:rw]
+ *                    images[img:1|img@sha256:ab=1000]
+ *   show=terms       node[0:zone In a,b|50:f:metadata.name In n1]
+ *                    spread[1 zone DoNotSchedule {app=web}]
+ *                    pod[2/0:kubernetes.io/hostname {app=web}]
+ *                    (node terms: weight, then requirements, `f:` a field;
+ *                    pod terms: SCHEDPLUG_POD_*AFFINITY_* / weight)
  * An empty string is "-". Pods without the label pass. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -160,6 +167,116 @@ static void show_v13(out_t* out, const schedplug_pod* pod,
       (unsigned long long)n[4], (unsigned long long)n[5]);
 }
 
+static void put_strs(out_t* out, const schedplug_str* items, uint64_t count,
+                     const char* sep) {
+  for (uint64_t i = 0; i < count; ++i) {
+    if (i > 0) put(out, "%s", sep);
+    put_str(out, items[i]);
+  }
+}
+
+static void show_volumes(out_t* out, const schedplug_pod* pod,
+                         const schedplug_node* node) {
+  put(out, "volumes[");
+  for (uint64_t i = 0; i < schedplug_pod_volume_count(pod); ++i) {
+    const schedplug_volume* v = schedplug_pod_volume(pod, i);
+    if (i > 0) put(out, ",");
+    put_str(out, v->name);
+    put(out, ":");
+    put_str(out, v->source);
+    put(out, ":");
+    put_str(out, v->claim_name);
+    put(out, v->read_only ? ":ro" : ":rw");
+  }
+  put(out, "] images[");
+  for (uint64_t i = 0; i < schedplug_node_image_count(node); ++i) {
+    const schedplug_node_image* image = schedplug_node_image_at(node, i);
+    if (i > 0) put(out, ",");
+    put_strs(out, image->names, image->name_count, "|");
+    put(out, "=%lld", (long long)image->size_bytes);
+  }
+  put(out, "]");
+}
+
+static void put_requirements(out_t* out, const schedplug_pod* pod,
+                             const schedplug_selector_requirement* items,
+                             uint64_t count, const char* prefix) {
+  for (uint64_t i = 0; i < count; ++i) {
+    const schedplug_selector_requirement* r =
+        schedplug_requirement_at(pod, items, i);
+    put(out, ":%s", prefix);
+    put_str(out, r->key);
+    put(out, " ");
+    put_str(out, r->op);
+    put(out, " ");
+    put_strs(out, r->values, r->value_count, ",");
+  }
+}
+
+static void put_selector(out_t* out, const schedplug_pod* pod,
+                         const schedplug_label_selector* selector) {
+  if (!selector->present) return;
+  put(out, " {");
+  for (uint64_t i = 0; i < selector->match_labels.count; ++i) {
+    const schedplug_kv* kv =
+        (const schedplug_kv*)(const void*)((const char*)
+                                               selector->match_labels.items +
+                                           i * schedplug_pod_kv_size(pod));
+    if (i > 0) put(out, ",");
+    put_str(out, kv->key);
+    put(out, "=");
+    put_str(out, kv->value);
+  }
+  put_requirements(out, pod, selector->match_expressions,
+                   selector->match_expression_count, "");
+  put(out, "}");
+}
+
+static void show_terms(out_t* out, const schedplug_pod* pod) {
+  put(out, "node[");
+  int first = 1;
+  for (int32_t preferred = 0; preferred <= 1; ++preferred) {
+    uint64_t count = 0;
+    const schedplug_node_selector_term* terms =
+        schedplug_pod_node_affinity(pod, preferred, &count);
+    for (uint64_t i = 0; i < count; ++i) {
+      const schedplug_node_selector_term* t =
+          schedplug_node_selector_term_at(pod, terms, i);
+      put(out, "%s%d", first ? "" : "|", (int)t->weight);
+      first = 0;
+      put_requirements(out, pod, t->match_expressions,
+                       t->match_expression_count, "");
+      put_requirements(out, pod, t->match_fields, t->match_field_count, "f:");
+    }
+  }
+  put(out, "] spread[");
+  for (uint64_t i = 0; i < schedplug_pod_topology_spread_count(pod); ++i) {
+    const schedplug_topology_spread_constraint* c =
+        schedplug_pod_topology_spread(pod, i);
+    put(out, "%s%d ", i == 0 ? "" : "|", (int)c->max_skew);
+    put_str(out, c->topology_key);
+    put(out, " ");
+    put_str(out, c->when_unsatisfiable);
+    put_selector(out, pod, &c->label_selector);
+  }
+  put(out, "] pod[");
+  first = 1;
+  for (int32_t which = 0; which < 4; ++which) {
+    uint64_t count = 0;
+    const schedplug_pod_affinity_term* terms =
+        schedplug_pod_affinity(pod, which, &count);
+    for (uint64_t i = 0; i < count; ++i) {
+      const schedplug_pod_affinity_term* t =
+          schedplug_pod_affinity_term_at(pod, terms, i);
+      put(out, "%s%d/%d:", first ? "" : "|", (int)which, (int)t->weight);
+      first = 0;
+      put_str(out, t->topology_key);
+      put_selector(out, pod, &t->label_selector);
+    }
+  }
+  put(out, "]");
+}
+
 static schedplug_code create(const char* args, uint64_t len,
                              const schedplug_host* host, void** instance,
                              schedplug_reason* error) {
@@ -200,6 +317,10 @@ static schedplug_code filter(void* instance, const schedplug_pod* pod,
     show_pods(&out, node);
   } else if (schedplug_str_eq(show->value, "v1.3")) {
     show_v13(&out, pod, node);
+  } else if (schedplug_str_eq(show->value, "volumes")) {
+    show_volumes(&out, pod, node);
+  } else if (schedplug_str_eq(show->value, "terms")) {
+    show_terms(&out, pod);
   } else {
     put(&out, "unknown show label");
   }

@@ -1,4 +1,4 @@
-/* The C test kit's builders for the declared data (ABI v1.2): DataEcho
+/* The C test kit's builders for the declared data (ABI v1.2 and v1.3): DataEcho
  * (data_echo.c) loaded through schedplug/testing.h spells out what it sees
  * of each field. */
 #include <schedplug/testing.h>
@@ -87,6 +87,35 @@ int main(void) {
          "unschedulable=0 conditions[] capacity[] pod_count=2 "
          "requested[cpu=350]");
   expect(none, pod, node, "pods", "pods=0");
+
+  /* ABI v1.3 data. */
+  schedplug_test_pod_volume(pod, "data", "persistentVolumeClaim", "pvc-1", 0);
+  schedplug_test_pod_volume(pod, "cfg", "configMap", NULL, 1);
+  const char* const zones[] = {"a", "b", NULL};
+  const char* const n1[] = {"n1", NULL};
+  const schedplug_test_requirement zone_in[] = {{"zone", "In", zones, 0}};
+  const schedplug_test_requirement named[] = {{"disk", "Exists", NULL, 0},
+                                              {"metadata.name", "In", n1, 1}};
+  schedplug_test_pod_node_affinity(pod, 0, zone_in, 1);
+  schedplug_test_pod_node_affinity(pod, 50, named, 2);
+  const char* const web[] = {"app", "web", NULL};
+  schedplug_test_pod_topology_spread(pod, 2, "zone", NULL, web);
+  schedplug_test_pod_topology_spread(pod, 1, "rack", "ScheduleAnyway", NULL);
+  schedplug_test_pod_affinity(pod, SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED, 0,
+                              "kubernetes.io/hostname", web);
+  schedplug_test_pod_affinity(pod, SCHEDPLUG_POD_AFFINITY_PREFERRED, 30, "zone",
+                              NULL);
+  const char* const image[] = {"img:1", "img@sha256:ab", NULL};
+  schedplug_test_node_image(node, image, 1000);
+  expect(plugin, pod, node, "volumes",
+         "volumes[data:persistentVolumeClaim:pvc-1:rw,cfg:configMap:-:ro] "
+         "images[img:1|img@sha256:ab=1000]");
+  expect(plugin, pod, node, "terms",
+         "node[0:zone In a,b|50:disk Exists :f:metadata.name In n1] "
+         "spread[2 zone DoNotSchedule {app=web}|1 rack ScheduleAnyway] "
+         "pod[1/30:zone|2/0:kubernetes.io/hostname {app=web}]");
+  expect(none, pod, node, "volumes", "volumes[] images[]");
+  expect(none, pod, node, "terms", "node[] spread[] pod[]");
 
   /* Explicit counts win over the listed pods'. */
   schedplug_test_node_pod_count(node, 9);

@@ -78,6 +78,45 @@ void schedplug_test_pod_container_port(schedplug_test_pod* pod,
                                        int32_t host_port, const char* protocol,
                                        const char* host_ip);
 
+/* Declared data (ABI v1.3). String arrays (`values`, `names`, `labels`)
+ * end with NULL; `labels` holds key, value, key, value, ... */
+/* A volume: `source` is its source's key in the pod spec
+ * ("persistentVolumeClaim", "ephemeral", "configMap", ...), `claim_name`
+ * its PVC (NULL: none). */
+void schedplug_test_pod_volume(schedplug_test_pod* pod, const char* name,
+                               const char* source, const char* claim_name,
+                               int32_t read_only);
+/* One requirement of a node selector term: `field` 0 for matchExpressions,
+ * 1 for matchFields; `op` "In", "NotIn", "Exists", "DoesNotExist", "Gt" or
+ * "Lt". */
+typedef struct schedplug_test_requirement {
+  const char* key;
+  const char* op;
+  const char* const* values;
+  int32_t field;
+} schedplug_test_requirement;
+/* A node affinity term of `count` requirements: `weight` 0 for a required
+ * term (requiredDuringScheduling...), 1..100 for a preferred one. */
+void schedplug_test_pod_node_affinity(
+    schedplug_test_pod* pod, int32_t weight,
+    const schedplug_test_requirement* requirements, uint64_t count);
+/* A topology spread constraint whose label selector is `labels`
+ * (matchLabels; NULL: no selector); `when_unsatisfiable` NULL:
+ * "DoNotSchedule". */
+void schedplug_test_pod_topology_spread(schedplug_test_pod* pod,
+                                        int32_t max_skew,
+                                        const char* topology_key,
+                                        const char* when_unsatisfiable,
+                                        const char* const* labels);
+/* A pod (anti-)affinity term: `which` is SCHEDPLUG_POD_AFFINITY_REQUIRED,
+ * _PREFERRED, SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED or _PREFERRED; `weight`
+ * (1..100) counts for the preferred ones; `labels` is its label selector's
+ * matchLabels (NULL: no selector). The C++ kit (schedplug/testing.hpp)
+ * builds every other part of a term. */
+void schedplug_test_pod_affinity(schedplug_test_pod* pod, int32_t which,
+                                 int32_t weight, const char* topology_key,
+                                 const char* const* labels);
+
 schedplug_test_node* schedplug_test_node_new(const char* name);
 void schedplug_test_node_label(schedplug_test_node* node, const char* key,
                                const char* value);
@@ -112,6 +151,10 @@ void schedplug_test_node_pod_label(schedplug_test_node* node, const char* key,
                                    const char* value);
 void schedplug_test_node_pod_request(schedplug_test_node* node,
                                      const char* resource, int64_t value);
+/* A container image on the node (status.images): its `names` (a tag and a
+ * digest reference, typically) and its size. ABI v1.3 declared data. */
+void schedplug_test_node_image(schedplug_test_node* node,
+                               const char* const* names, int64_t size_bytes);
 void schedplug_test_node_free(schedplug_test_node* node);
 
 /* One node's row of a cycle. */
