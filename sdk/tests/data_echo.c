@@ -47,6 +47,18 @@ static void put_str(out_t* out, schedplug_str s) {
   }
 }
 
+/* key=value,... of a kv list whose entries are `size` apart. */
+static void put_kvs(out_t* out, schedplug_kv_list list, uint64_t size) {
+  for (uint64_t i = 0; i < list.count; ++i) {
+    const schedplug_kv* kv =
+        (const schedplug_kv*)(const void*)((const char*)list.items + i * size);
+    if (i > 0) put(out, ",");
+    put_str(out, kv->key);
+    put(out, "=");
+    put_str(out, kv->value);
+  }
+}
+
 static void put_resources(out_t* out, const char* name,
                           schedplug_resource_list list, uint64_t size) {
   put(out, "%s[", name);
@@ -135,15 +147,7 @@ static void show_pods(out_t* out, const schedplug_node* node) {
     put(out, " %d ", (int)p->priority);
     put_str(out, p->owner_kind);
     put(out, " labels[");
-    for (uint64_t j = 0; j < p->labels.count; ++j) {
-      const schedplug_kv* kv =
-          (const schedplug_kv*)(const void*)((const char*)p->labels.items +
-                                             j * schedplug_node_kv_size(node));
-      put(out, "%s", j == 0 ? "" : ",");
-      put_str(out, kv->key);
-      put(out, "=");
-      put_str(out, kv->value);
-    }
+    put_kvs(out, p->labels, schedplug_node_kv_size(node));
     put(out, "] ");
     put_resources(out, "req", p->requests, schedplug_node_resource_size(node));
     put(out, ";");
@@ -217,16 +221,7 @@ static void put_selector(out_t* out, const schedplug_pod* pod,
                          const schedplug_label_selector* selector) {
   if (!selector->present) return;
   put(out, " {");
-  for (uint64_t i = 0; i < selector->match_labels.count; ++i) {
-    const schedplug_kv* kv =
-        (const schedplug_kv*)(const void*)((const char*)
-                                               selector->match_labels.items +
-                                           i * schedplug_pod_kv_size(pod));
-    if (i > 0) put(out, ",");
-    put_str(out, kv->key);
-    put(out, "=");
-    put_str(out, kv->value);
-  }
+  put_kvs(out, selector->match_labels, schedplug_pod_kv_size(pod));
   put_requirements(out, pod, selector->match_expressions,
                    selector->match_expression_count, "");
   put(out, "}");
