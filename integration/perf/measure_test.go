@@ -22,13 +22,19 @@ import (
 type wireStats struct {
 	mu   sync.Mutex
 	rpcs map[string]int64
+	// wall is the summed wall time of finished calls by method, from the
+	// shim's first byte out to its last byte in: the time a scheduling
+	// cycle waits on the host.
+	wall map[string]time.Duration
 	sent atomic.Int64
 	recv atomic.Int64
 }
 
 type methodKey struct{}
 
-func newWireStats() *wireStats { return &wireStats{rpcs: map[string]int64{}} }
+func newWireStats() *wireStats {
+	return &wireStats{rpcs: map[string]int64{}, wall: map[string]time.Duration{}}
+}
 
 func (w *wireStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
 	return context.WithValue(ctx, methodKey{}, path.Base(info.FullMethodName))
@@ -40,6 +46,12 @@ func (w *wireStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		if m, ok := ctx.Value(methodKey{}).(string); ok {
 			w.mu.Lock()
 			w.rpcs[m]++
+			w.mu.Unlock()
+		}
+	case *stats.End:
+		if m, ok := ctx.Value(methodKey{}).(string); ok {
+			w.mu.Lock()
+			w.wall[m] += st.EndTime.Sub(st.BeginTime)
 			w.mu.Unlock()
 		}
 	case *stats.OutPayload:
@@ -58,6 +70,7 @@ type snapshot struct {
 	procCPU time.Duration // this process: apiserver, scheduler, shim, pod creation
 	hostCPU time.Duration // schedplug-host (native variant only)
 	rpcs    map[string]int64
+	rpcWall map[string]time.Duration
 	sent    int64
 	recv    int64
 	// batch is scheduler_batch_attempts_total by result: whether the
@@ -67,7 +80,8 @@ type snapshot struct {
 }
 
 func takeSnapshot(w *wireStats, hostPid int) snapshot {
-	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}, batch: batchAttempts()}
+	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
+		batch: batchAttempts()}
 	if hostPid > 0 {
 		s.hostCPU, _ = procCPU(hostPid)
 	}
@@ -75,6 +89,9 @@ func takeSnapshot(w *wireStats, hostPid int) snapshot {
 		w.mu.Lock()
 		for k, v := range w.rpcs {
 			s.rpcs[k] = v
+		}
+		for k, v := range w.wall {
+			s.rpcWall[k] = v
 		}
 		w.mu.Unlock()
 		s.sent, s.recv = w.sent.Load(), w.recv.Load()

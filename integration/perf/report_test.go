@@ -35,6 +35,8 @@ type summary struct {
 	BytesSentPerPod     float64            `json:"bytesToHostPerPod,omitempty"`
 	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
 	BatchAttempts       map[string]float64 `json:"batchAttempts,omitempty"`
+	RPCWallMs           map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
+	CycleMs             map[string]float64 `json:"cycleMs,omitempty"`
 	// Ratios of the median window throughputs. (scheduler_perf's figure
 	// averages one-second samples, which is erratic at a few pods per
 	// second, as in the preemption workload, and missing for windows under
@@ -96,6 +98,18 @@ func (s *suite) report(started time.Time, load0, load1 string, final bool) *repo
 	return rep
 }
 
+// medians is the median of each key's values (nil when there are none).
+func medians(values map[string][]float64) map[string]float64 {
+	if len(values) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range values {
+		out[k] = median(v)
+	}
+	return out
+}
+
 // primary is the throughput the ratios use.
 func (s *summary) primary() float64 { return s.WindowPodsPerSecond }
 
@@ -104,6 +118,8 @@ func summarize(sh shape, variant string, runs []result) summary {
 	var tp, win, proc, host, rss, rpcs, sent, recv []float64
 	methods := map[string][]float64{}
 	batch := map[string][]float64{}
+	wall := map[string][]float64{}
+	cycle := map[string][]float64{}
 	for _, r := range runs {
 		if r.Shape != sh.Name || r.Variant != variant || !r.Complete {
 			continue
@@ -125,22 +141,18 @@ func summarize(sh shape, variant string, runs []result) summary {
 		for k, v := range r.BatchAttempts {
 			batch[k] = append(batch[k], v)
 		}
+		for k, v := range r.RPCWallMs {
+			wall[k] = append(wall[k], v)
+		}
+		for k, v := range r.CycleMs {
+			cycle[k] = append(cycle[k], v)
+		}
 	}
 	sum.Throughput, sum.WindowPodsPerSecond, sum.ProcCPUMsPerPod = median(tp), median(win), median(proc)
 	sum.HostCPUMsPerPod, sum.HostPeakRSSMB, sum.RPCsPerPod = median(host), median(rss), median(rpcs)
 	sum.BytesSentPerPod, sum.BytesRecvPerPod = median(sent), median(recv)
-	if len(batch) > 0 {
-		sum.BatchAttempts = map[string]float64{}
-		for k, v := range batch {
-			sum.BatchAttempts[k] = median(v)
-		}
-	}
-	if len(methods) > 0 {
-		sum.RPCsPerPodByMethod = map[string]float64{}
-		for m, v := range methods {
-			sum.RPCsPerPodByMethod[m] = median(v)
-		}
-	}
+	sum.BatchAttempts, sum.RPCsPerPodByMethod = medians(batch), medians(methods)
+	sum.RPCWallMs, sum.CycleMs = medians(wall), medians(cycle)
 	return sum
 }
 
@@ -211,6 +223,27 @@ func (r *report) table() string {
 		batch = append(batch, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, strings.Join(parts, ", ")))
 	}
 	fmt.Fprintf(&buf, "opportunistic batching attempts in the window, by result:\n%s\n", strings.Join(batch, "\n"))
+	fmt.Fprintf(&buf, "scheduling cycle, mean ms per pod (kube-scheduler's extension-point histogram; RPC wall time as the shim sees it):\n")
+	w = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "workload\tvariant\tPreFilter\tFilter\tPreScore\tScore\tthe four\tRPC wall, by method\t")
+	for _, s := range r.Summary {
+		var wall []string
+		for m, v := range s.RPCWallMs {
+			wall = append(wall, fmt.Sprintf("%s %.2f", m, v))
+		}
+		sort.Strings(wall)
+		if len(wall) == 0 {
+			wall = []string{"-"}
+		}
+		var stages float64
+		for _, st := range cycleStages {
+			stages += s.CycleMs[st]
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Shape, s.Variant,
+			num(s.CycleMs["PreFilter"], "%.2f"), num(s.CycleMs["Filter"], "%.2f"),
+			num(s.CycleMs["PreScore"], "%.2f"), num(s.CycleMs["Score"], "%.2f"), num(stages, "%.2f"), strings.Join(wall, ", "))
+	}
+	w.Flush()
 	return buf.String()
 }
 

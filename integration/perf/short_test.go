@@ -83,10 +83,18 @@ func TestSchedulerPerfShort(t *testing.T) {
 		if r.WindowPodsPerSecond <= 0 || r.ProcCPUMsPerPod <= 0 {
 			t.Errorf("%s: no throughput or CPU figure: %+v", r.ID, r)
 		}
+		// kube-scheduler's own histograms, read back from scheduler_perf's
+		// data items: every variant runs PreFilter and Filter per pod.
+		if r.CycleMs["PreFilter"] <= 0 || r.CycleMs["Filter"] <= 0 {
+			t.Errorf("%s: no scheduling-cycle durations: %v", r.ID, r.CycleMs)
+		}
 		if r.Variant == VariantNative {
 			// Every measured pod goes through at least one PreFilter.
 			if r.RPCsPerPodByMethod["PreFilter"] < 1 || r.BytesSentPerPod <= 0 || r.BytesRecvPerPod <= 0 || r.HostPeakRSSMB <= 0 {
 				t.Errorf("%s: native run without RPC, byte or host memory figures: %+v", r.ID, r)
+			}
+			if r.RPCWallMs["PreFilter"] <= 0 {
+				t.Errorf("%s: native run without the PreFilter round-trip time: %v", r.ID, r.RPCWallMs)
 			}
 		}
 	}

@@ -383,6 +383,16 @@ type result struct {
 	RPCsPerPodByMethod  map[string]float64 `json:"rpcsPerPodByMethod,omitempty"`
 	BytesSentPerPod     float64            `json:"bytesToHostPerPod,omitempty"`
 	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
+	// RPCWallMs is the mean wall time of one call by method, as the shim
+	// sees it (request out to answer in).
+	RPCWallMs map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
+	// CycleMs is scheduler_perf's mean of kube-scheduler's own
+	// extension-point histogram over the measured pods: "PreFilter",
+	// "Filter", "PreScore" and "Score" per cycle. They show where a variant
+	// lengthens the scheduling cycle, which kube-scheduler runs one pod at
+	// a time. (Its attempt histogram is no use here: it ends after the
+	// binding API call, which runs beside the next cycles.)
+	CycleMs map[string]float64 `json:"cycleMs,omitempty"`
 	// BatchAttempts counts the scheduler's opportunistic-batching
 	// attempts in the window by result (none when a plugin cannot sign
 	// pods, which turns batching off).
@@ -398,8 +408,17 @@ func (s *suite) results() []result {
 		res := result{ID: r.ID, Shape: r.Shape, Variant: r.Variant, Rep: r.Rep, Nodes: r.shape.Nodes,
 			MeasuredPods: r.shape.Measured, BoundPods: st.bound}
 		for _, it := range items {
-			if it.Labels["Metric"] == "SchedulingThroughput" && strings.Contains(it.Labels["Name"], "/"+r.ID+"/") {
+			if !strings.Contains(it.Labels["Name"], "/"+r.ID+"/") {
+				continue
+			}
+			if it.Labels["Metric"] == "SchedulingThroughput" {
 				res.Throughput, res.ThroughputP50 = it.Data["Average"], it.Data["Perc50"]
+			}
+			if k := cycleKey(it.Labels); k != "" && it.Unit == "ms" {
+				if res.CycleMs == nil {
+					res.CycleMs = map[string]float64{}
+				}
+				res.CycleMs[k] = it.Data["Average"]
 			}
 		}
 		if st.start != nil && st.end != nil {
@@ -432,6 +451,12 @@ func (s *suite) results() []result {
 					}
 				}
 				res.RPCsPerPod = float64(total) / n
+				res.RPCWallMs = map[string]float64{}
+				for m, v := range st.end.rpcWall {
+					if calls := st.end.rpcs[m] - st.start.rpcs[m]; calls > 0 {
+						res.RPCWallMs[m] = float64((v - st.start.rpcWall[m]).Microseconds()) / 1000 / float64(calls)
+					}
+				}
 				res.BytesSentPerPod = float64(st.end.sent-st.start.sent) / n
 				res.BytesRecvPerPod = float64(st.end.recv-st.start.recv) / n
 			}
@@ -439,6 +464,22 @@ func (s *suite) results() []result {
 		out = append(out, res)
 	}
 	return out
+}
+
+// cycleStages are the extension points whose durations results keep.
+var cycleStages = []string{"PreFilter", "Filter", "PreScore", "Score"}
+
+// cycleKey names a data item that belongs in result.CycleMs ("" if none).
+func cycleKey(labels map[string]string) string {
+	if labels["Metric"] != "scheduler_framework_extension_point_duration_seconds" {
+		return ""
+	}
+	for _, s := range cycleStages {
+		if labels["extension_point"] == s {
+			return s
+		}
+	}
+	return ""
 }
 
 // readDataItems reads the data-item files scheduler_perf wrote into dir
