@@ -22,11 +22,13 @@ import (
 // false, so the extender needs no informer of its own) and reads back the
 // nodes that pass.
 
-// hwEncrypt and dedicated are the rules with the sample plugins' default
-// args, as the twin and native variants run them.
+// hwEncrypt, dedicated and latency are the rules with the sample plugins'
+// default args (and the suite's latency file), as the twin and native
+// variants run them.
 type extender struct {
 	hwEncrypt twin.HwEncryptRules
 	dedicated twin.DedicatedNodesRules
+	latency   twin.NetworkLatencyRules
 }
 
 var (
@@ -38,12 +40,18 @@ var (
 // returns its URL; it serves every extender run of the test process.
 func extenderURL() string {
 	extenderOnce.Do(func() {
+		latency, err := twin.NewNetworkLatencyRules(latencyFileText, latencyFile, twin.DefaultLatencyMs)
+		if err != nil {
+			panic(err) // the suite's own constant
+		}
 		e := &extender{
 			hwEncrypt: twin.NewHwEncryptRules(twin.HwEncryptArgs{}),
 			dedicated: twin.NewDedicatedNodesRules(twin.DedicatedNodesArgs{}),
+			latency:   latency,
 		}
 		mux := http.NewServeMux()
 		mux.HandleFunc("/filter", e.serveFilter)
+		mux.HandleFunc("/prioritize", e.servePrioritize)
 		extenderSrv = httptest.NewServer(mux)
 	})
 	return extenderSrv.URL
@@ -96,4 +104,38 @@ func (e *extender) filter(args *extenderv1.ExtenderArgs) *extenderv1.ExtenderFil
 		}
 	}
 	return out
+}
+
+func (e *extender) servePrioritize(w http.ResponseWriter, r *http.Request) {
+	var args extenderv1.ExtenderArgs
+	if err := json.NewDecoder(r.Body).Decode(&args); err != nil {
+		// The prioritize reply has no error field: an HTTP error makes
+		// kube-scheduler log it and go on without the extender's scores.
+		http.Error(w, fmt.Sprintf("schedplug perf extender: cannot decode the prioritize request: %v", err), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(e.prioritize(&args)); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+// prioritize scores the nodes by NetworkLatency's rules: latency looked
+// up per node, reversed min-max to [0, 100], then scaled to the extender
+// range [0, MaxExtenderPriority] (kube-scheduler scales it back by
+// MaxNodeScore / MaxExtenderPriority and the extender's weight).
+func (e *extender) prioritize(args *extenderv1.ExtenderArgs) *extenderv1.HostPriorityList {
+	out := extenderv1.HostPriorityList{}
+	if args.Nodes == nil {
+		return &out
+	}
+	raw := make([]int64, len(args.Nodes.Items))
+	for i := range args.Nodes.Items {
+		raw[i] = e.latency.Score(args.Nodes.Items[i].Name)
+	}
+	e.latency.Normalize(raw)
+	for i := range args.Nodes.Items {
+		out = append(out, extenderv1.HostPriority{Host: args.Nodes.Items[i].Name, Score: raw[i] * extenderv1.MaxExtenderPriority / fwk.MaxNodeScore})
+	}
+	return &out
 }

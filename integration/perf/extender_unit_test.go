@@ -69,3 +69,31 @@ func TestExtenderFiltersLikeTheTwins(t *testing.T) {
 		t.Errorf("pod needing encryption: unresolvable %v, want plain and dedicated", hw.FailedAndUnresolvableNodes)
 	}
 }
+
+// The extender's prioritize gives NetworkLatency's normalized scores on
+// the extender scale [0, 10], rounded down: node-c (0.8 ms) 10, node-b
+// (3 ms, 98 of 100) 9, the unlisted node (the 100 ms default) 0.
+func TestExtenderPrioritizesLikeTheTwin(t *testing.T) {
+	nodes := &v1.NodeList{Items: []v1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "node-c"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "node-b"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "random-name"}},
+	}}
+	body, err := json.Marshal(extenderv1.ExtenderArgs{Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, Nodes: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(extenderURL()+"/prioritize", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got extenderv1.HostPriorityList
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := extenderv1.HostPriorityList{{Host: "node-c", Score: 10}, {Host: "node-b", Score: 9}, {Host: "random-name", Score: 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("prioritize gave %v, want %v", got, want)
+	}
+}

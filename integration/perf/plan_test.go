@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,11 +46,23 @@ const (
 
 var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantExtender}
 
-// Plugin names: the native ones as schedplug-host serves them, the Go
-// twins as integration/internal/twin registers them.
+// Plugin names: the native ones as schedplug-host serves them, and their
+// Go twins (integration/internal/twin). The basic and preemption workloads
+// run the two Filter plugins; the mixed one all three sample plugins.
 var (
-	nativePlugins = []string{"HwEncrypt", "DedicatedNodes"}
-	twinPlugins   = []string{"GoHwEncrypt", "GoDedicatedNodes"}
+	filterPlugins = []string{"HwEncrypt", "DedicatedNodes"}
+	allPlugins    = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
+	twinOf        = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency"}
+)
+
+// latencyFile is NetworkLatency's file for the mixed workload (native and
+// twin read it; the extender uses its text). scheduler_perf names nodes
+// at random, so none is listed and every node gets the default latency:
+// each plugin still looks every feasible node up and normalizes the
+// scores, which is the work being measured.
+const (
+	latencyFile     = "latency.txt"
+	latencyFileText = "# schedplug perf: scheduler_perf's node names are random, so every node gets defaultLatencyMs\nnode-a 12.5\nnode-b 3\nnode-c 0.8\n"
 )
 
 // measureNamespace holds the measured pods of every workload; the suite's
@@ -63,12 +76,15 @@ type shape struct {
 	Nodes    int
 	Measured int
 	ops      func(dir string) []map[string]any
+	// plugins are the native plugins enabled (their twins in the twin
+	// variant, their rules in the extender's).
+	plugins []string
 }
 
 // basic is upstream's SchedulingBasic: nodes, pods to fill them a bit, and
 // measured pods of the default template.
 func basic(name string, nodes, initPods, measured int) shape {
-	return shape{Name: name, Nodes: nodes, Measured: measured, ops: func(dir string) []map[string]any {
+	return shape{Name: name, Nodes: nodes, Measured: measured, plugins: filterPlugins, ops: func(dir string) []map[string]any {
 		return []map[string]any{
 			{"opcode": "createNodes", "count": nodes},
 			{"opcode": "createPods", "count": initPods},
@@ -86,7 +102,7 @@ func mixed(name string, nodes, initPods, measured int) shape {
 	if dedicated < 1 {
 		dedicated = 1
 	}
-	return shape{Name: name, Nodes: nodes, Measured: measured, ops: func(dir string) []map[string]any {
+	return shape{Name: name, Nodes: nodes, Measured: measured, plugins: allPlugins, ops: func(dir string) []map[string]any {
 		return []map[string]any{
 			{"opcode": "createNodes", "count": nodes - dedicated,
 				"labelNodePrepareStrategy": map[string]any{"labelKey": twin.DefaultHwLabel, "labelValues": []string{"true", "false"}}},
@@ -103,7 +119,7 @@ func mixed(name string, nodes, initPods, measured int) shape {
 // must preempt. Preemption dry runs call Filter per node outside the
 // snapshot, which is where the native plugins cost one RPC per node.
 func preemption(name string, nodes, lowPods, measured int) shape {
-	return shape{Name: name, Nodes: nodes, Measured: measured, ops: func(dir string) []map[string]any {
+	return shape{Name: name, Nodes: nodes, Measured: measured, plugins: filterPlugins, ops: func(dir string) []map[string]any {
 		return []map[string]any{
 			{"opcode": "createNodes", "count": nodes},
 			{"opcode": "createPods", "count": lowPods, "podTemplatePath": filepath.Join(dir, "pod-low-priority.yaml")},
@@ -292,23 +308,35 @@ spec:
 `,
 }
 
-// schedulerConfig is the KubeSchedulerConfiguration of a variant. The
-// native one is read by the in-process scheduler and by schedplug-host.
-func schedulerConfig(variant string) ([]byte, error) {
+// schedulerConfig is the KubeSchedulerConfiguration of a workload's
+// variant. The native one is read by the in-process scheduler and by
+// schedplug-host.
+func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 	profile := map[string]any{"schedulerName": "default-scheduler"}
 	var names []string
+	var pc []any
 	switch variant {
 	case VariantTwin:
-		names = twinPlugins
+		for _, n := range sh.plugins {
+			names = append(names, twinOf[n])
+			if n == "NetworkLatency" {
+				pc = append(pc, map[string]any{"name": twinOf[n], "args": map[string]any{"latencyFile": filepath.Join(dir, latencyFile)}})
+			}
+		}
 	case VariantNative:
-		names = nativePlugins
-		var pc []any
-		for _, n := range nativePlugins {
+		names = sh.plugins
+		for _, n := range sh.plugins {
 			// A generous per-call timeout: on a loaded shared machine the
 			// default 100ms would now and then apply the failure policy,
 			// which measures retries rather than the plugin path.
-			pc = append(pc, map[string]any{"name": n, "args": map[string]any{"schedplug": map[string]any{"timeout": "2s"}}})
+			args := map[string]any{"schedplug": map[string]any{"timeout": "2s"}}
+			if n == "NetworkLatency" {
+				args["latencyFile"] = filepath.Join(dir, latencyFile)
+			}
+			pc = append(pc, map[string]any{"name": n, "args": args})
 		}
+	}
+	if len(pc) > 0 {
 		profile["pluginConfig"] = pc
 	}
 	if len(names) > 0 {
@@ -324,12 +352,17 @@ func schedulerConfig(variant string) ([]byte, error) {
 		"profiles":   []any{profile},
 	}
 	if variant == VariantExtender {
-		cfg["extenders"] = []any{map[string]any{
+		ext := map[string]any{
 			"urlPrefix":        extenderURL(),
 			"filterVerb":       "filter",
 			"nodeCacheCapable": false,
 			"httpTimeout":      "30s",
-		}}
+		}
+		if slices.Contains(sh.plugins, "NetworkLatency") {
+			ext["prioritizeVerb"] = "prioritize"
+			ext["weight"] = 1
+		}
+		cfg["extenders"] = []any{ext}
 	}
 	return yaml.Marshal(cfg)
 }
@@ -343,24 +376,31 @@ func writeConfig(dir string, runs []*run) (string, map[string]string, error) {
 			return "", nil, fmt.Errorf("writing template %s: %w", name, err)
 		}
 	}
+	if err := os.WriteFile(filepath.Join(dir, latencyFile), []byte(latencyFileText), 0o644); err != nil {
+		return "", nil, fmt.Errorf("writing %s: %w", latencyFile, err)
+	}
 	configs := map[string]string{}
-	for _, v := range allVariants {
-		data, err := schedulerConfig(v)
+	for _, r := range runs {
+		key := configKey(r.Shape, r.Variant)
+		if _, done := configs[key]; done {
+			continue
+		}
+		data, err := schedulerConfig(r.shape, r.Variant, dir)
 		if err != nil {
 			return "", nil, err
 		}
-		file := filepath.Join(dir, "scheduler-"+v+".yaml")
+		file := filepath.Join(dir, "scheduler-"+r.Shape+"-"+r.Variant+".yaml")
 		if err := os.WriteFile(file, data, 0o644); err != nil {
 			return "", nil, fmt.Errorf("writing %s: %w", file, err)
 		}
-		configs[v] = file
+		configs[key] = file
 	}
 	var cases []any
 	for _, r := range runs {
 		cases = append(cases, map[string]any{
 			"name":                   r.ID,
 			"labels":                 []string{"performance", "short"},
-			"schedulerConfigPath":    configs[r.Variant],
+			"schedulerConfigPath":    configs[configKey(r.Shape, r.Variant)],
 			"defaultPodTemplatePath": filepath.Join(dir, "pod-default.yaml"),
 			"workloadTemplate":       r.shape.ops(dir),
 			"workloads":              []any{map[string]any{"name": r.ID}},
@@ -376,6 +416,9 @@ func writeConfig(dir string, runs []*run) (string, map[string]string, error) {
 	}
 	return file, configs, nil
 }
+
+// configKey names the scheduler configuration of a workload's variant.
+func configKey(workload, variant string) string { return workload + "/" + variant }
 
 func init() {
 	// upstream's templates/pod-default.yaml, used by SchedulingBasic.

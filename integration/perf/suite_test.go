@@ -108,10 +108,11 @@ func BenchmarkSchedplugPerf(b *testing.B) {
 		timeout = 3 * time.Minute
 	}
 	registry := frameworkruntime.Registry{
-		twinPlugins[0]: twin.NewHwEncrypt(twinPlugins[0]),
-		twinPlugins[1]: twin.NewDedicatedNodes(twinPlugins[1]),
+		twinOf["HwEncrypt"]:      twin.NewHwEncrypt(twinOf["HwEncrypt"]),
+		twinOf["DedicatedNodes"]: twin.NewDedicatedNodes(twinOf["DedicatedNodes"]),
+		twinOf["NetworkLatency"]: twin.NewNetworkLatency(twinOf["NetworkLatency"]),
 	}
-	for _, n := range nativePlugins {
+	for _, n := range allPlugins {
 		registry[n] = shim.FactoryFor(s.manager, n)
 	}
 	perf.RunBenchmarkPerfScheduling(b, s.cfgFile, "schedplug", registry,
@@ -219,7 +220,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 	if err != nil {
 		return nil, err
 	}
-	host := testenv.NewHost(s.hostBin, s.pluginDir, s.configs[VariantNative], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
+	host := testenv.NewHost(s.hostBin, s.pluginDir, s.configs[configKey(st.Shape, VariantNative)], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
 	if err := host.StartAndWait(60 * time.Second); err != nil {
 		os.RemoveAll(sockDir)
 		return nil, err
@@ -228,7 +229,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 	mgr, err := shim.NewManager(shim.Config{
 		Target:      host.Address,
 		ClientID:    "scheduler_perf " + st.ID,
-		Profiles:    []shim.Profile{{SchedulerName: "default-scheduler", Plugins: nativePlugins}},
+		Profiles:    []shim.Profile{{SchedulerName: "default-scheduler", Plugins: st.shape.plugins}},
 		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(st.wire)},
 	})
 	if err != nil {

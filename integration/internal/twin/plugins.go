@@ -1,10 +1,13 @@
 // Package twin holds Go re-implementations ("twins") of the sample native
-// plugins HwEncrypt (plugins/hw-encrypt) and DedicatedNodes
-// (plugins/dedicated-nodes), and TwinCheck, a Filter plugin that asks a
-// native plugin and its twin about the same pod and NodeInfo and records
-// every difference. They are compiled only into the test build of
-// kube-scheduler (go build -tags schedplug_twin ./cmd/kube-scheduler), for
-// the differential end-to-end test in integration/e2e (docs/e2e.md).
+// plugins HwEncrypt (plugins/hw-encrypt), DedicatedNodes
+// (plugins/dedicated-nodes) and NetworkLatency (plugins/network-latency;
+// network_latency.go), and TwinCheck, a Filter plugin that asks a native
+// plugin and its twin about the same pod and NodeInfo and records every
+// difference. The Filter twins and TwinCheck are compiled only into the
+// test build of kube-scheduler (go build -tags schedplug_twin
+// ./cmd/kube-scheduler), for the differential end-to-end test in
+// integration/e2e (docs/e2e.md); the scheduler_perf suite
+// (integration/perf) registers all three twins.
 package twin
 
 import (
