@@ -28,19 +28,8 @@ func TestExtenderFiltersLikeTheTwins(t *testing.T) {
 	ask := func(annotations map[string]string) *extenderv1.ExtenderFilterResult {
 		t.Helper()
 		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: annotations}}
-		body, err := json.Marshal(extenderv1.ExtenderArgs{Pod: pod, Nodes: nodes})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.Post(extenderURL()+"/filter", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
 		var out extenderv1.ExtenderFilterResult
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-			t.Fatal(err)
-		}
+		callExtender(t, "filter", extenderv1.ExtenderArgs{Pod: pod, Nodes: nodes}, &out)
 		if out.Error != "" {
 			t.Fatalf("extender error: %s", out.Error)
 		}
@@ -79,21 +68,28 @@ func TestExtenderPrioritizesLikeTheTwin(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "node-b"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "random-name"}},
 	}}
-	body, err := json.Marshal(extenderv1.ExtenderArgs{Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, Nodes: nodes})
+	var got extenderv1.HostPriorityList
+	callExtender(t, "prioritize", extenderv1.ExtenderArgs{Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, Nodes: nodes}, &got)
+	want := extenderv1.HostPriorityList{{Host: "node-c", Score: 10}, {Host: "node-b", Score: 9}, {Host: "random-name", Score: 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("prioritize gave %v, want %v", got, want)
+	}
+}
+
+// callExtender posts args to the extender's verb as kube-scheduler does
+// and decodes the answer into out.
+func callExtender(t *testing.T, verb string, args extenderv1.ExtenderArgs, out any) {
+	t.Helper()
+	body, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(extenderURL()+"/prioritize", "application/json", bytes.NewReader(body))
+	resp, err := http.Post(extenderURL()+"/"+verb, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var got extenderv1.HostPriorityList
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatal(err)
-	}
-	want := extenderv1.HostPriorityList{{Host: "node-c", Score: 10}, {Host: "node-b", Score: 9}, {Host: "random-name", Score: 0}}
-	if !slices.Equal(got, want) {
-		t.Errorf("prioritize gave %v, want %v", got, want)
 	}
 }

@@ -23,7 +23,7 @@ type wireStats struct {
 	mu   sync.Mutex
 	rpcs map[string]int64
 	// wall is the summed wall time of finished calls by method, from the
-	// shim's first byte out to its last byte in: the time a scheduling
+	// call's start to its end as the shim sees them: the time a scheduling
 	// cycle waits on the host.
 	wall map[string]time.Duration
 	sent atomic.Int64

@@ -319,20 +319,18 @@ func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 	case VariantTwin:
 		for _, n := range sh.plugins {
 			names = append(names, twinOf[n])
-			if n == "NetworkLatency" {
-				pc = append(pc, map[string]any{"name": twinOf[n], "args": map[string]any{"latencyFile": filepath.Join(dir, latencyFile)}})
+			if args := sampleArgs(n, dir); len(args) > 0 {
+				pc = append(pc, map[string]any{"name": twinOf[n], "args": args})
 			}
 		}
 	case VariantNative:
 		names = sh.plugins
 		for _, n := range sh.plugins {
+			args := sampleArgs(n, dir)
 			// A generous per-call timeout: on a loaded shared machine the
 			// default 100ms would now and then apply the failure policy,
 			// which measures retries rather than the plugin path.
-			args := map[string]any{"schedplug": map[string]any{"timeout": "2s"}}
-			if n == "NetworkLatency" {
-				args["latencyFile"] = filepath.Join(dir, latencyFile)
-			}
+			args["schedplug"] = map[string]any{"timeout": "2s"}
 			pc = append(pc, map[string]any{"name": n, "args": args})
 		}
 	}
@@ -415,6 +413,15 @@ func writeConfig(dir string, runs []*run) (string, map[string]string, error) {
 		return "", nil, fmt.Errorf("writing %s: %w", file, err)
 	}
 	return file, configs, nil
+}
+
+// sampleArgs are a sample plugin's own args, the same for it and its twin.
+func sampleArgs(plugin, dir string) map[string]any {
+	args := map[string]any{}
+	if plugin == "NetworkLatency" {
+		args["latencyFile"] = filepath.Join(dir, latencyFile)
+	}
+	return args
 }
 
 // configKey names the scheduler configuration of a workload's variant.

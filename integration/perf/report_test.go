@@ -200,51 +200,44 @@ func (r *report) table() string {
 		if len(s.RPCsPerPodByMethod) == 0 {
 			continue
 		}
-		var parts []string
-		for m, v := range s.RPCsPerPodByMethod {
-			parts = append(parts, fmt.Sprintf("%s %.2f", m, v))
-		}
-		sort.Strings(parts)
-		methods = append(methods, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, strings.Join(parts, ", ")))
+		methods = append(methods, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.RPCsPerPodByMethod, "%.2f", "")))
 	}
 	if len(methods) > 0 {
 		fmt.Fprintf(&buf, "RPCs per measured pod by method:\n%s\n", strings.Join(methods, "\n"))
 	}
 	var batch []string
 	for _, s := range r.Summary {
-		var parts []string
-		for k, v := range s.BatchAttempts {
-			parts = append(parts, fmt.Sprintf("%s %.0f", k, v))
-		}
-		sort.Strings(parts)
-		if len(parts) == 0 {
-			parts = []string{"none"}
-		}
-		batch = append(batch, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, strings.Join(parts, ", ")))
+		batch = append(batch, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.BatchAttempts, "%.0f", "none")))
 	}
 	fmt.Fprintf(&buf, "opportunistic batching attempts in the window, by result:\n%s\n", strings.Join(batch, "\n"))
 	fmt.Fprintf(&buf, "scheduling cycle, mean ms per pod (kube-scheduler's extension-point histogram; RPC wall time as the shim sees it):\n")
 	w = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "workload\tvariant\tPreFilter\tFilter\tPreScore\tScore\tthe four\tRPC wall, by method\t")
 	for _, s := range r.Summary {
-		var wall []string
-		for m, v := range s.RPCWallMs {
-			wall = append(wall, fmt.Sprintf("%s %.2f", m, v))
-		}
-		sort.Strings(wall)
-		if len(wall) == 0 {
-			wall = []string{"-"}
-		}
 		var stages float64
 		for _, st := range cycleStages {
 			stages += s.CycleMs[st]
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Shape, s.Variant,
 			num(s.CycleMs["PreFilter"], "%.2f"), num(s.CycleMs["Filter"], "%.2f"),
-			num(s.CycleMs["PreScore"], "%.2f"), num(s.CycleMs["Score"], "%.2f"), num(stages, "%.2f"), strings.Join(wall, ", "))
+			num(s.CycleMs["PreScore"], "%.2f"), num(s.CycleMs["Score"], "%.2f"), num(stages, "%.2f"), keyed(s.RPCWallMs, "%.2f", "-"))
 	}
 	w.Flush()
 	return buf.String()
+}
+
+// keyed is "k1 v1, k2 v2, ..." sorted by key, each value printed with
+// format; none when the map is empty.
+func keyed(m map[string]float64, format, none string) string {
+	if len(m) == 0 {
+		return none
+	}
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, k+" "+fmt.Sprintf(format, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 func num(v float64, format string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,17 +21,17 @@ func TestNetworkLatencyScoresLikeTheNativePlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := []int64{r.Score("node-a"), r.Score("node-b"), r.Score("node-c"), r.Score("node-x")}
-	if want := []int64{12500, 3000, 800, 100000}; !equal(raw, want) {
+	if want := []int64{12500, 3000, 800, 100000}; !slices.Equal(raw, want) {
 		t.Fatalf("raw scores %v, want %v", raw, want)
 	}
 	r.Normalize(raw)
 	// (100000 - s) * 100 / 99200, rounded to nearest.
-	if want := []int64{88, 98, 100, 0}; !equal(raw, want) {
+	if want := []int64{88, 98, 100, 0}; !slices.Equal(raw, want) {
 		t.Errorf("normalized %v, want %v", raw, want)
 	}
 	same := []int64{7, 7}
 	r.Normalize(same)
-	if !equal(same, []int64{100, 100}) {
+	if !slices.Equal(same, []int64{100, 100}) {
 		t.Errorf("equal raw scores normalized to %v, want every node 100", same)
 	}
 }
@@ -77,16 +78,4 @@ func TestNetworkLatencyArgs(t *testing.T) {
 			t.Errorf("args %s: no error", bad)
 		}
 	}
-}
-
-func equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
