@@ -23,6 +23,7 @@
 #include "host/refresh/refresh_scheduler.hpp"
 #include "host/security/tcp_credentials.hpp"
 #include "host/security/unix_listener.hpp"
+#include "host/service/fast_path_server.hpp"
 #include "host/service/listen_address.hpp"
 
 namespace schedplug::host {
@@ -33,7 +34,19 @@ namespace {
   throw StartupError(message);
 }
 
+// Fast-path connections served at once: the shim opens one per concurrent
+// cycle call (one per profile being scheduled), so this is plenty; more are
+// closed and those calls go over gRPC.
+constexpr size_t kFastPathMaxConnections = 32;
+
 }  // namespace
+
+std::filesystem::path fast_path_socket_path(
+    const std::filesystem::path& socket) {
+  std::filesystem::path fast = socket;
+  fast += ".fast";
+  return fast;
+}
 
 // Gives freed heap memory back to the system. glibc keeps memory freed in
 // the middle of its heaps (a full node-table upload frees tens of MiB of
@@ -217,6 +230,10 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   context.metrics = app->metrics_.get();
   app->peers_ = std::make_unique<PeerIdentities>();
   context.peers = app->peers_.get();
+  if (listen.is_unix && options.fast_path) {
+    app->fast_socket_path_ = fast_path_socket_path(listen.socket_path);
+    context.fast_path_socket = app->fast_socket_path_.filename().string();
+  }
   app->service_ =
       std::make_unique<HostService>(std::move(context), options.service);
 
@@ -261,6 +278,25 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     }
     spdlog::info("unix socket {}: connections from uid {} only",
                  listen.socket_path.string(), uids);
+    if (!app->fast_socket_path_.empty()) {
+      // The same checks as the gRPC socket (directory, modes, peer uids).
+      try {
+        app->fast_listener_ = std::make_unique<UnixListener>(
+            app->fast_socket_path_, options.security,
+            app->metrics_->registry().get());
+      } catch (const std::exception& e) {
+        fail(diagnostics, std::string(e.what()) +
+                              " (the fast-path socket; --fast-path=false "
+                              "serves gRPC only)");
+      }
+      app->fast_server_ = std::make_unique<FastPathServer>(
+          *app->service_, static_cast<size_t>(options.max_message_bytes),
+          kFastPathMaxConnections);
+      FastPathServer* fast = app->fast_server_.get();
+      app->fast_listener_->start([fast](int fd) { fast->serve(fd); });
+      spdlog::info("fast path for PreFilter and PreScore on {}",
+                   app->fast_socket_path_.string());
+    }
   } else if (selected_port > 0) {
     // "host:0" asks for any port; tell clients the real one.
     const auto colon = listen.grpc_uri.rfind(':');
@@ -307,6 +343,8 @@ void HostApp::shutdown(std::chrono::milliseconds drain) {
     spdlog::info("shutting down: draining in-flight calls (up to {} ms)",
                  drain.count());
     if (unix_listener_) unix_listener_->stop();
+    if (fast_listener_) fast_listener_->stop();
+    if (fast_server_) fast_server_->stop();
     server_->Shutdown(std::chrono::system_clock::now() + drain);
   }
   if (refresh_) {
@@ -329,6 +367,8 @@ void HostApp::wait() {
 HostApp::~HostApp() {
   shutdown(std::chrono::milliseconds(2000));
   unix_listener_.reset();
+  fast_listener_.reset();
+  fast_server_.reset();
   server_.reset();
   watchdog_.reset();
   trimmer_.reset();
@@ -339,6 +379,8 @@ HostApp::~HostApp() {
   if (!socket_path_.empty()) {
     std::error_code ec;
     std::filesystem::remove(socket_path_, ec);
+    if (!fast_socket_path_.empty())
+      std::filesystem::remove(fast_socket_path_, ec);
   }
 }
 

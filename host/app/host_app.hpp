@@ -26,8 +26,14 @@ class Server;
 
 namespace schedplug::host {
 
+class FastPathServer;
 class RefreshScheduler;
 class UnixListener;
+
+// The fast-path socket of a host listening on `socket`: the same path with
+// ".fast" appended.
+std::filesystem::path fast_path_socket_path(
+    const std::filesystem::path& socket);
 
 struct HostOptions {
   std::filesystem::path config;
@@ -36,6 +42,9 @@ struct HostOptions {
   std::string metrics_listen;  // empty: no metrics endpoint
   int max_message_bytes = 64 << 20;
   unsigned workers = 0;  // 0: ThreadPool::default_workers()
+  // With a unix --listen: also serve PreFilter and PreScore on the
+  // fast-path socket beside it (fast_path_socket_path()).
+  bool fast_path = true;
   ServiceOptions service;
   SecurityOptions security;  // socket modes, allowed uids, TLS
   // A plugin hook (applies, filter, score, normalize_score) running longer
@@ -103,6 +112,9 @@ class HostApp {
   std::unique_ptr<HostService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_listener_;  // unix --listen only
+  std::filesystem::path fast_socket_path_;
+  std::unique_ptr<FastPathServer> fast_server_;  // with --fast-path only
+  std::unique_ptr<UnixListener> fast_listener_;
   std::unique_ptr<HookWatchdog> watchdog_;
   class MemoryTrimmer;
   std::unique_ptr<MemoryTrimmer> trimmer_;

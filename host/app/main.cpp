@@ -118,6 +118,12 @@ int main(int argc, char** argv) {
          "Largest gRPC message accepted; bigger ones get RESOURCE_EXHAUSTED")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cli.add_option(
+         "--fast-path", options.fast_path,
+         "With a unix --listen, also serve PreFilter and PreScore on the "
+         "socket's path + \".fast\" as plain frames, which the shim uses "
+         "instead of gRPC for them (false: gRPC only)")
+      ->capture_default_str();
   cli.add_option("--workers", options.workers,
                  "Filter/score worker threads besides the request thread (0: "
                  "cores - 1)")

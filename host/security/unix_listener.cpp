@@ -177,7 +177,11 @@ UnixListener::~UnixListener() {
 }
 
 void UnixListener::start(grpc::Server* server) {
-  server_ = server;
+  start([server](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
+}
+
+void UnixListener::start(std::function<void(int fd)> serve) {
+  serve_ = std::move(serve);
   thread_ = std::thread([this] { accept_loop(); });
 }
 
@@ -253,7 +257,7 @@ void UnixListener::accept_loop() {
     spdlog::debug("connection on {} from uid {} (pid {})", path_.string(),
                   peer.uid, peer.pid);
     if (peers_ != nullptr) peers_->accepted(fd, peer.uid);
-    grpc::AddInsecureChannelFromFd(server_, fd);
+    serve_(fd);
   }
 }
 

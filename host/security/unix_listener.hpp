@@ -7,13 +7,14 @@
 //    logged once per peer uid (with its pid) and counted in
 //    schedplug_refused_connections_total.
 // Accepted connections are handed to the gRPC server with
-// grpc::AddInsecureChannelFromFd.
+// grpc::AddInsecureChannelFromFd, or to another server (the fast path).
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,6 +62,9 @@ class UnixListener {
 
   // Starts the accept thread; allowed connections go to `server`.
   void start(grpc::Server* server);
+  // The same, handing each allowed connection's fd to `serve`, which owns
+  // it from then on.
+  void start(std::function<void(int fd)> serve);
   // Stops accepting (connections already handed over stay with gRPC).
   void stop();
 
@@ -75,7 +79,7 @@ class UnixListener {
   std::vector<uid_t> allowed_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: stop() wakes the accept thread
-  grpc::Server* server_ = nullptr;
+  std::function<void(int fd)> serve_;
   PeerIdentities* peers_ = nullptr;
   std::thread thread_;
   std::atomic<uint64_t> refused_{0};

@@ -104,10 +104,10 @@ std::string unknown_session(const std::string& id) {
 
 // One RPC in flight: what to log and measure when it ends.
 struct HostService::Call {
-  Call(const char* method_name, grpc::ServerContext* server_context)
-      : method(method_name), context(server_context) {}
+  Call(const char* method_name, CallContext* call_context)
+      : method(method_name), context(call_context) {}
   const char* method;
-  grpc::ServerContext* context;
+  CallContext* context;  // nullptr: the Handshake (no deadline, no trailers)
   Clock::time_point start = Clock::now();
   Deadline deadline = Deadline::never();
   std::string what;  // "pod ns/name, profile X"
@@ -204,7 +204,7 @@ grpc::Status HostService::memory_status(const Call& call,
   return {grpc::StatusCode::RESOURCE_EXHAUSTED, message};
 }
 
-Deadline HostService::deadline_for(const grpc::ServerContext& context,
+Deadline HostService::deadline_for(const CallContext& context,
                                    Clock::time_point start) const {
   const auto caller = context.deadline();
   if (caller == std::chrono::system_clock::time_point::max()) {
@@ -317,7 +317,8 @@ grpc::Status HostService::finish(Call& call, grpc::Status status) {
   if (status.ok()) {
     spdlog::debug("{} {}: {} in {:.3f} ms", call.method, call.what,
                   call.summary, ms(took));
-    if (call.context->IsCancelled() || call.deadline.expired()) {
+    if ((call.context != nullptr && call.context->cancelled()) ||
+        call.deadline.expired()) {
       spdlog::warn("slow call: {} {} answered after its deadline ({:.1f} ms)",
                    call.method, call.what, ms(took));
     }
@@ -331,7 +332,7 @@ grpc::Status HostService::finish(Call& call, grpc::Status status) {
 grpc::Status HostService::Handshake(grpc::ServerContext* context,
                                     const v1::HandshakeRequest* request,
                                     v1::HandshakeResponse* response) {
-  Call call("Handshake", context);
+  Call call("Handshake", nullptr);
   call.what = "client \"" + request->client_id() + "\"";
   if (request->protocol_version() != v1::PROTOCOL_VERSION_1) {
     if (context_.metrics) {
@@ -384,6 +385,7 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
   auto session = sessions_.create(request->client_id(), peer);
   response->set_protocol_version(v1::PROTOCOL_VERSION_1);
   response->set_session_id(session->id);
+  response->set_fast_path_socket(context_.fast_path_socket);
   for (const auto& lib : context_.libraries) {
     v1::PluginInfo* info = response->add_plugins();
     info->set_name(lib->name());
@@ -443,22 +445,29 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
 grpc::Status HostService::PreFilter(grpc::ServerContext* context,
                                     const v1::PreFilterRequest* request,
                                     v1::PreFilterResponse* response) {
-  Call call("PreFilter", context);
-  call.deadline = deadline_for(*context, call.start);
-  call.what = "pod " + pod_label(request->pod()) + " (profile \"" +
-              request->scheduler_name() + "\")";
+  GrpcCallContext call_context(context);
+  return pre_filter(call_context, *request, *response);
+}
+
+grpc::Status HostService::pre_filter(CallContext& context,
+                                     const v1::PreFilterRequest& request,
+                                     v1::PreFilterResponse& response) {
+  Call call("PreFilter", &context);
+  call.deadline = deadline_for(context, call.start);
+  call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
+              request.scheduler_name() + "\")";
   std::shared_ptr<Session> session;
   const ProfileRuntime* profile = nullptr;
-  if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
+  if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
     return finish(call, s);
   }
   PodData pod_data;
   TableDelta delta;
   try {
-    pod_data = pod_from_proto(request->pod());
+    pod_data = pod_from_proto(request.pod());
     // Refused before the table is reached, so without the table-version
     // trailer: a resync would send the same node again.
-    delta = delta_from_proto(request->delta());
+    delta = delta_from_proto(request.delta());
   } catch (const FieldLimitError& e) {
     return finish(call, field_limit_status(e));
   }
@@ -468,13 +477,13 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
   const SessionCall lock(*session, call.deadline, "PreFilter " + call.what);
   if (!lock.owns()) {
     // The delta was not applied: the trailer says where the table is.
-    context->AddTrailingMetadata("schedplug-table-version",
-                                 std::to_string(session->last_table_version()));
+    context.add_trailer("schedplug-table-version",
+                        std::to_string(session->last_table_version()));
     return finish(call, busy_status(call, lock));
   }
   if (session->evicted()) {
     return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
-                         unknown_session(request->session_id())});
+                         unknown_session(request.session_id())});
   }
   NodeTable& table = session->table;
   MemoryLimit limit = memory_limit(*session);
@@ -505,8 +514,8 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
     // refusal as one about the table (the shim then resyncs after
     // INVALID_ARGUMENT; after RESOURCE_EXHAUSTED it keeps its delta and
     // sends it again with the next pod).
-    context->AddTrailingMetadata("schedplug-table-version",
-                                 std::to_string(table.version()));
+    context.add_trailer("schedplug-table-version",
+                        std::to_string(table.version()));
     if (e.kind() == DeltaError::Kind::kTooLarge) {
       return finish(call, memory_status(call, *session, table, delta,
                                         e.bytes_after(), pod_bytes, limit));
@@ -531,9 +540,9 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
                  session->id, table.size(), table.version());
   }
   // A failed call below still moved the table; the shim can read where to.
-  context->AddTrailingMetadata("schedplug-table-version",
-                               std::to_string(table.version()));
-  response->set_table_version(table.version());
+  context.add_trailer("schedplug-table-version",
+                      std::to_string(table.version()));
+  response.set_table_version(table.version());
 
   // A new pod cycle: the previous one (a pod that never reached PreScore)
   // ends first, then every native plugin of the profile begins this pod
@@ -542,14 +551,14 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
   // the shim also gets the gates (not_applying) in case the host loses the
   // cycle.
   session->end_cycle();
-  const std::string key = cycle_key(request->scheduler_name(), pod->data());
+  const std::string key = cycle_key(request.scheduler_name(), pod->data());
   const auto cycle =
       std::make_shared<const PodCycle>(key, std::move(pod), profile->plugins);
-  response->set_applies_reported(true);
+  response.set_applies_reported(true);
   for (const PluginInstance* plugin : profile->plugins) {
     const PodScope& scope = *cycle->scope_for(plugin);
     if (scope.error().empty() && !scope.runs_filter() && !scope.runs_score())
-      response->add_not_applying(plugin->name());
+      response.add_not_applying(plugin->name());
   }
   session->begin_cycle(cycle);
   const auto chain_start = Clock::now();
@@ -565,13 +574,13 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
   record_runs(outcome.runs, "filter");
 
   for (size_t i = 0; i < profile->filters.size(); ++i) {
-    response->add_plugins(profile->filters[i]->name());
-    response->add_skipped(outcome.skipped[i]);
+    response.add_plugins(profile->filters[i]->name());
+    response.add_skipped(outcome.skipped[i]);
   }
   {
     std::vector<std::string> reasons, names;
     for (const UnfinishedPlugin& u : outcome.unfinished) {
-      v1::UnfinishedPlugin* out = response->add_unfinished();
+      v1::UnfinishedPlugin* out = response.add_unfinished();
       out->set_plugin(u.instance->name());
       out->set_reason(u.reason);
       reasons.push_back(u.reason);
@@ -580,17 +589,17 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
     note_unfinished(call, reasons, names, outcome.runs);
   }
   for (std::string& reason : outcome.reasons)
-    response->add_reasons(std::move(reason));
+    response.add_reasons(std::move(reason));
   const int n = static_cast<int>(outcome.rejections.size());
-  response->mutable_rejected_nodes()->Reserve(n);
-  response->mutable_rejected_by()->Reserve(n);
-  response->mutable_codes()->Reserve(n);
-  response->mutable_reason()->Reserve(n);
+  response.mutable_rejected_nodes()->Reserve(n);
+  response.mutable_rejected_by()->Reserve(n);
+  response.mutable_codes()->Reserve(n);
+  response.mutable_reason()->Reserve(n);
   for (const FilterRejection& r : outcome.rejections) {
-    response->add_rejected_nodes(r.node);
-    response->add_rejected_by(r.plugin);
-    response->add_codes(static_cast<v1::Code>(r.code));
-    response->add_reason(r.reason);
+    response.add_rejected_nodes(r.node);
+    response.add_rejected_by(r.plugin);
+    response.add_codes(static_cast<v1::Code>(r.code));
+    response.add_reason(r.reason);
   }
   call.summary =
       fmt::format("{} nodes (delta +{} -{}{}), {} rejected, table version {}",
@@ -602,8 +611,9 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
 grpc::Status HostService::Filter(grpc::ServerContext* context,
                                  const v1::FilterRequest* request,
                                  v1::FilterResponse* response) {
-  Call call("Filter", context);
-  call.deadline = deadline_for(*context, call.start);
+  GrpcCallContext call_context(context);
+  Call call("Filter", &call_context);
+  call.deadline = deadline_for(call_context, call.start);
   call.what = "pod " + pod_label(request->pod()) + " on node \"" +
               clipped(request->node().name()) + "\" (profile \"" +
               request->scheduler_name() + "\")";
@@ -692,18 +702,25 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
 grpc::Status HostService::PreScore(grpc::ServerContext* context,
                                    const v1::PreScoreRequest* request,
                                    v1::PreScoreResponse* response) {
-  Call call("PreScore", context);
-  call.deadline = deadline_for(*context, call.start);
-  call.what = "pod " + pod_label(request->pod()) + " (profile \"" +
-              request->scheduler_name() + "\")";
+  GrpcCallContext call_context(context);
+  return pre_score(call_context, *request, *response);
+}
+
+grpc::Status HostService::pre_score(CallContext& context,
+                                    const v1::PreScoreRequest& request,
+                                    v1::PreScoreResponse& response) {
+  Call call("PreScore", &context);
+  call.deadline = deadline_for(context, call.start);
+  call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
+              request.scheduler_name() + "\")";
   std::shared_ptr<Session> session;
   const ProfileRuntime* profile = nullptr;
-  if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
+  if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
     return finish(call, s);
   }
   PodData pod_data;
   try {
-    pod_data = pod_from_proto(request->pod());
+    pod_data = pod_from_proto(request.pod());
   } catch (const FieldLimitError& e) {
     return finish(call, field_limit_status(e));
   }
@@ -713,21 +730,21 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
   if (!lock.owns()) return finish(call, busy_status(call, lock));
   if (session->evicted()) {
     return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
-                         unknown_session(request->session_id())});
+                         unknown_session(request.session_id())});
   }
   const NodeTable& table = session->table;
-  if (request->table_version() != table.version()) {
+  if (request.table_version() != table.version()) {
     return finish(
         call,
         {grpc::StatusCode::FAILED_PRECONDITION,
          fmt::format("node table version mismatch: PreScore names version {} "
                      "but the host's table is at {}; send the full node table "
                      "with the next PreFilter",
-                     request->table_version(), table.version())});
+                     request.table_version(), table.version())});
   }
   std::vector<const schedplug_node*> nodes;
-  nodes.reserve(static_cast<size_t>(request->nodes_size()));
-  for (uint32_t slot : request->nodes()) {
+  nodes.reserve(static_cast<size_t>(request.nodes_size()));
+  for (uint32_t slot : request.nodes()) {
     const CompactNode* record = table.at(slot);
     if (record == nullptr) {
       return finish(call, {grpc::StatusCode::INVALID_ARGUMENT,
@@ -737,12 +754,11 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
     }
     nodes.push_back(&record->view());
   }
-  const std::vector<uint8_t> applies =
-      known_applies(*request, profile->scorers);
+  const std::vector<uint8_t> applies = known_applies(request, profile->scorers);
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
   const auto cycle =
-      session->cycle(cycle_key(request->scheduler_name(), pod.data()));
+      session->cycle(cycle_key(request.scheduler_name(), pod.data()));
   ScoreOutcome outcome = run_scores(profile->scorers, pod.view(), nodes,
                                     *context_.pool, call.deadline,
                                     {.plugin_deadlines = deadlines,
@@ -756,7 +772,7 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
   std::vector<std::string> reasons, names;
   for (size_t i = 0; i < profile->scorers.size(); ++i) {
     PluginScoreOutcome& o = outcome.plugins[i];
-    v1::PluginScores* out = response->add_plugins();
+    v1::PluginScores* out = response.add_plugins();
     out->set_plugin(profile->scorers[i]->name());
     out->set_skipped(o.skipped);
     out->mutable_scores()->Add(o.scores.begin(), o.scores.end());

@@ -16,6 +16,7 @@
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
 #include "host/security/peer_identity.hpp"
+#include "host/service/call_context.hpp"
 #include "host/service/convert.hpp"
 #include "host/service/profile_runtime.hpp"
 #include "host/service/sessions.hpp"
@@ -63,6 +64,8 @@ struct ServiceContext {
   HostMetrics* metrics = nullptr;
   // Names the peer of a Handshake (nullptr: every caller is one peer).
   const PeerIdentities* peers = nullptr;
+  // The fast-path socket's file name, told to every Handshake ("": none).
+  std::string fast_path_socket;
 };
 
 class HostService final : public v1::Host::Service {
@@ -82,6 +85,15 @@ class HostService final : public v1::Host::Service {
                         const v1::PreScoreRequest* request,
                         v1::PreScoreResponse* response) override;
 
+  // The PreFilter and PreScore of a call from either transport (gRPC's
+  // overrides above and the fast path call these).
+  grpc::Status pre_filter(CallContext& context,
+                          const v1::PreFilterRequest& request,
+                          v1::PreFilterResponse& response);
+  grpc::Status pre_score(CallContext& context,
+                         const v1::PreScoreRequest& request,
+                         v1::PreScoreResponse& response);
+
   const SessionRegistry& sessions() const { return sessions_; }
 
  private:
@@ -89,7 +101,7 @@ class HostService final : public v1::Host::Service {
   struct Call;
 
   // The chain's deadline for a call that arrived at `start`.
-  Deadline deadline_for(const grpc::ServerContext& context,
+  Deadline deadline_for(const CallContext& context,
                         Clock::time_point start) const;
   // Finds the session or says why not (FAILED_PRECONDITION).
   grpc::Status find_session(const std::string& id,

@@ -14,6 +14,8 @@ import (
 
 	"google.golang.org/grpc/stats"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"schedplug.dev/integration/shim"
 )
 
 // wireStats is a gRPC stats handler on the shim's connection: RPCs by
@@ -59,6 +61,17 @@ func (w *wireStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	case *stats.InPayload:
 		w.recv.Add(int64(st.WireLength))
 	}
+}
+
+// fastCall counts a call made over the host's fast-path socket like a
+// gRPC one (its frame bytes, with their 4-byte length, as the wire bytes).
+func (w *wireStats) fastCall(c shim.FastCall) {
+	w.mu.Lock()
+	w.rpcs[c.Method]++
+	w.wall[c.Method] += c.Wall
+	w.mu.Unlock()
+	w.sent.Add(int64(c.SentBytes))
+	w.recv.Add(int64(c.ReceivedBytes))
 }
 
 func (w *wireStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }

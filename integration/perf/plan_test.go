@@ -35,16 +35,24 @@ const (
 
 // Variants: the same workload with no extra plugin, with the sample
 // plugins as Go twins compiled into the scheduler, with the same plugins
-// native through the shim and schedplug-host, and with the twins' rules
-// served as an HTTP extender (extender_test.go).
+// native through the shim and schedplug-host (PreFilter and PreScore over
+// the host's fast-path socket, as deployed), the same with the fast path
+// off (every call over gRPC), and with the twins' rules served as an HTTP
+// extender (extender_test.go).
 const (
-	VariantDefault  = "default"
-	VariantTwin     = "twin"
-	VariantNative   = "native"
-	VariantExtender = "extender"
+	VariantDefault    = "default"
+	VariantTwin       = "twin"
+	VariantNative     = "native"
+	VariantNativeGRPC = "native-grpc"
+	VariantExtender   = "extender"
 )
 
-var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantExtender}
+var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender}
+
+// isNative: the variant runs the native plugins in schedplug-host.
+func isNative(variant string) bool {
+	return variant == VariantNative || variant == VariantNativeGRPC
+}
 
 // Plugin names: the native ones as schedplug-host serves them, and their
 // Go twins (integration/internal/twin). The basic and preemption workloads
@@ -221,7 +229,7 @@ func optionsFromEnv(repoRoot string) (options, error) {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.TrimSpace(w)
 			switch w {
-			case VariantDefault, VariantTwin, VariantNative, VariantExtender:
+			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender:
 				o.Variants = append(o.Variants, w)
 			default:
 				return o, fmt.Errorf("%s=%q: unknown variant %q; choose from %s", EnvVariants, v, w, strings.Join(allVariants, ","))
@@ -323,7 +331,7 @@ func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 				pc = append(pc, map[string]any{"name": twinOf[n], "args": args})
 			}
 		}
-	case VariantNative:
+	case VariantNative, VariantNativeGRPC:
 		names = sh.plugins
 		for _, n := range sh.plugins {
 			args := sampleArgs(n, dir)

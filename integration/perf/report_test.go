@@ -248,7 +248,7 @@ func num(v float64, format string) string {
 }
 
 func native(s summary, v float64, format string) string {
-	if s.Variant != VariantNative {
+	if !isNative(s.Variant) {
 		return "-"
 	}
 	return fmt.Sprintf(format, v)

@@ -88,7 +88,7 @@ func TestSchedulerPerfShort(t *testing.T) {
 		if r.CycleMs["PreFilter"] <= 0 || r.CycleMs["Filter"] <= 0 {
 			t.Errorf("%s: no scheduling-cycle durations: %v", r.ID, r.CycleMs)
 		}
-		if r.Variant == VariantNative {
+		if isNative(r.Variant) {
 			// Every measured pod goes through at least one PreFilter.
 			if r.RPCsPerPodByMethod["PreFilter"] < 1 || r.BytesSentPerPod <= 0 || r.BytesRecvPerPod <= 0 || r.HostPeakRSSMB <= 0 {
 				t.Errorf("%s: native run without RPC, byte or host memory figures: %+v", r.ID, r)

@@ -213,7 +213,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 			s.writeProgress()
 		}, nil
 	}
-	if st.Variant != VariantNative {
+	if !isNative(st.Variant) {
 		return s.writeProgress, nil
 	}
 	sockDir, err := os.MkdirTemp("", "spperf-")
@@ -231,6 +231,9 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		ClientID:    "scheduler_perf " + st.ID,
 		Profiles:    []shim.Profile{{SchedulerName: "default-scheduler", Plugins: st.shape.plugins}},
 		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(st.wire)},
+		// The fast path's calls bypass gRPC's stats handler.
+		OnFastCall:      st.wire.fastCall,
+		DisableFastPath: st.Variant == VariantNativeGRPC,
 	})
 	if err != nil {
 		host.Stop(5 * time.Second)
@@ -439,7 +442,7 @@ func (s *suite) results() []result {
 					res.BatchAttempts[k] = d
 				}
 			}
-			if st.Variant == VariantNative {
+			if isNative(st.Variant) {
 				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
 				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024
 				res.RPCsPerPodByMethod = map[string]float64{}

@@ -16,6 +16,12 @@ const (
 	EnvHost           = "SCHEDPLUG_HOST"
 	EnvConnectTimeout = "SCHEDPLUG_CONNECT_TIMEOUT"
 	EnvResyncTimeout  = "SCHEDPLUG_RESYNC_TIMEOUT"
+	// EnvFastPath "off" keeps every call on gRPC (default "on": use the
+	// host's fast-path socket when it offers one).
+	EnvFastPath = "SCHEDPLUG_FAST_PATH"
+	// EnvFastPathSpin is how long a cycle polls for a fast-path answer
+	// before it sleeps, e.g. "1ms" (default DefaultFastPathSpin).
+	EnvFastPathSpin = "SCHEDPLUG_FAST_PATH_SPIN"
 )
 
 var (
@@ -35,7 +41,8 @@ func SetProfiles(profiles []Profile) {
 
 // ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST, the
 // SCHEDPLUG_TLS_* variables (tls.go),
-// SCHEDPLUG_CONNECT_TIMEOUT and SCHEDPLUG_RESYNC_TIMEOUT.
+// SCHEDPLUG_CONNECT_TIMEOUT, SCHEDPLUG_RESYNC_TIMEOUT, SCHEDPLUG_FAST_PATH
+// and SCHEDPLUG_FAST_PATH_SPIN.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
 	tlsConfig, err := tlsFromEnv()
@@ -46,7 +53,7 @@ func ConfigFromEnv() (Config, error) {
 	for _, e := range []struct {
 		name string
 		dst  *time.Duration
-	}{{EnvConnectTimeout, &cfg.ConnectTimeout}, {EnvResyncTimeout, &cfg.ResyncTimeout}} {
+	}{{EnvConnectTimeout, &cfg.ConnectTimeout}, {EnvResyncTimeout, &cfg.ResyncTimeout}, {EnvFastPathSpin, &cfg.FastPathSpin}} {
 		v := os.Getenv(e.name)
 		if v == "" {
 			continue
@@ -56,6 +63,13 @@ func ConfigFromEnv() (Config, error) {
 			return cfg, fmt.Errorf("environment variable %s=%q is not a positive duration; write it like \"30s\"", e.name, v)
 		}
 		*e.dst = d
+	}
+	switch v := os.Getenv(EnvFastPath); v {
+	case "", "on":
+	case "off":
+		cfg.DisableFastPath = true
+	default:
+		return cfg, fmt.Errorf("environment variable %s=%q: write \"on\" or \"off\"", EnvFastPath, v)
 	}
 	return cfg, nil
 }

@@ -2,7 +2,9 @@ package shim
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "schedplug.dev/integration/gen/schedplugv1"
 )
@@ -35,7 +38,10 @@ import (
 //     as the real host does when its deadline runs out.
 //
 // Like the real host it reports its table version in the trailer
-// "schedplug-table-version" of every PreFilter that reached the table.
+// "schedplug-table-version" of every PreFilter that reached the table, and
+// it offers its fast-path socket (host.sock.fast), which answers PreFilter
+// and PreScore with the same handlers; fastFault breaks that socket on
+// purpose.
 type fakeHost struct {
 	pb.UnimplementedHostServer
 
@@ -60,6 +66,16 @@ type fakeHost struct {
 
 	sock   string
 	server *grpc.Server
+
+	// offerFast: the Handshake names the fast-path socket.
+	offerFast bool
+	// fastFault, when set, is what the fast-path socket does with the next
+	// requests instead of answering: "drop" closes the connection after
+	// reading the request, "hang" never answers, "garbage" answers bytes
+	// that are not a FastResponse.
+	fastFault string
+	fastLis   net.Listener
+	fastConns map[net.Conn]bool
 }
 
 func newFakeHost(t *testing.T, plugins ...*pb.PluginInfo) *fakeHost {
@@ -69,7 +85,7 @@ func newFakeHost(t *testing.T, plugins ...*pb.PluginInfo) *fakeHost {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	h := &fakeHost{plugins: plugins, sock: filepath.Join(dir, "host.sock")}
+	h := &fakeHost{plugins: plugins, sock: filepath.Join(dir, "host.sock"), offerFast: true}
 	h.reset()
 	h.start(t)
 	t.Cleanup(h.stop)
@@ -102,6 +118,27 @@ func (h *fakeHost) start(t *testing.T) {
 	pb.RegisterHostServer(srv, h)
 	h.server = srv
 	go func() { _ = srv.Serve(lis) }()
+	_ = os.Remove(h.sock + ".fast")
+	fastLis, err := net.Listen("unix", h.sock+".fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.fastLis = fastLis
+	h.fastConns = map[net.Conn]bool{}
+	h.mu.Unlock()
+	go func() {
+		for {
+			c, err := fastLis.Accept()
+			if err != nil {
+				return
+			}
+			h.mu.Lock()
+			h.fastConns[c] = true
+			h.mu.Unlock()
+			go h.serveFast(c)
+		}
+	}()
 }
 
 func (h *fakeHost) stop() {
@@ -109,6 +146,103 @@ func (h *fakeHost) stop() {
 		h.server.Stop()
 		h.server = nil
 	}
+	h.closeFast()
+}
+
+// closeFast takes the fast-path socket away (gRPC keeps serving).
+func (h *fakeHost) closeFast() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fastLis != nil {
+		h.fastLis.Close()
+		h.fastLis = nil
+	}
+	for c := range h.fastConns {
+		c.Close()
+	}
+	h.fastConns = nil
+	_ = os.Remove(h.sock + ".fast")
+}
+
+// fastTrailer carries a fast-path call's table-version trailer from the
+// handlers (which set it with setTableVersion) to the answer frame.
+type fastTrailer struct{ version *uint64 }
+
+func setTableVersion(ctx context.Context, v uint64) {
+	if ft, ok := ctx.Value(fastTrailer{}).(*fastTrailer); ok {
+		ft.version = &v
+		return
+	}
+	_ = grpc.SetTrailer(ctx, metadata.Pairs("schedplug-table-version", strconv.FormatUint(v, 10)))
+}
+
+// serveFast answers FastRequest frames on one fast-path connection.
+func (h *fakeHost) serveFast(c net.Conn) {
+	defer c.Close()
+	for {
+		var header [4]byte
+		if _, err := io.ReadFull(c, header[:]); err != nil {
+			return
+		}
+		body := make([]byte, binary.LittleEndian.Uint32(header[:]))
+		if _, err := io.ReadFull(c, body); err != nil {
+			return
+		}
+		h.mu.Lock()
+		h.calls["fast"]++
+		fault := h.fastFault
+		h.mu.Unlock()
+		switch fault {
+		case "drop":
+			return
+		case "hang":
+			_, _ = io.Copy(io.Discard, c)
+			return
+		case "garbage":
+			_, _ = c.Write([]byte{3, 0, 0, 0, 0xff, 0xff, 0xff})
+			continue
+		}
+		req := &pb.FastRequest{}
+		if err := proto.Unmarshal(body, req); err != nil {
+			return
+		}
+		ft := &fastTrailer{}
+		ctx := context.WithValue(context.Background(), fastTrailer{}, ft)
+		resp := &pb.FastResponse{}
+		var err error
+		switch call := req.Call.(type) {
+		case *pb.FastRequest_PreFilter:
+			var a *pb.PreFilterResponse
+			if a, err = h.PreFilter(ctx, call.PreFilter); err == nil {
+				resp.Answer = &pb.FastResponse_PreFilter{PreFilter: a}
+			}
+		case *pb.FastRequest_PreScore:
+			var a *pb.PreScoreResponse
+			if a, err = h.PreScore(ctx, call.PreScore); err == nil {
+				resp.Answer = &pb.FastResponse_PreScore{PreScore: a}
+			}
+		default:
+			err = status.Error(codes.InvalidArgument, "no call")
+		}
+		if err != nil {
+			st := status.Convert(err)
+			resp.Code, resp.Message = int32(st.Code()), st.Message()
+		}
+		if ft.version != nil {
+			resp.HasTableVersion, resp.TableVersion = true, *ft.version
+		}
+		out, _ := proto.Marshal(resp)
+		frame := binary.LittleEndian.AppendUint32(nil, uint32(len(out)))
+		if _, err := c.Write(append(frame, out...)); err != nil {
+			return
+		}
+	}
+}
+
+func (h *fakeHost) setFastFault(fault string) {
+	h.mu.Lock()
+	h.fastFault = fault
+	h.mu.Unlock()
 }
 
 func (h *fakeHost) count(method string) int {
@@ -173,7 +307,11 @@ func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.H
 	// A new session starts with an empty table.
 	h.table = map[uint32]*pb.Node{}
 	h.version = 0
-	return &pb.HandshakeResponse{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, SessionId: id, Plugins: h.plugins}, nil
+	resp := &pb.HandshakeResponse{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, SessionId: id, Plugins: h.plugins}
+	if h.offerFast {
+		resp.FastPathSocket = filepath.Base(h.sock) + ".fast"
+	}
+	return resp, nil
 }
 
 func (h *fakeHost) applyDelta(d *pb.NodeTableDelta) error {
@@ -247,7 +385,7 @@ func (h *fakeHost) PreFilter(ctx context.Context, req *pb.PreFilterRequest) (*pb
 		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
 	}
 	err := h.applyDelta(req.Delta)
-	_ = grpc.SetTrailer(ctx, metadata.Pairs("schedplug-table-version", strconv.FormatUint(h.version, 10)))
+	setTableVersion(ctx, h.version)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,15 @@ type Config struct {
 	// scheduler_perf suite in integration/perf counts RPCs and bytes with a
 	// stats handler).
 	DialOptions []grpc.DialOption
+	// DisableFastPath makes every call over gRPC even when the host offers
+	// its fast-path socket (fastpath.go).
+	DisableFastPath bool
+	// FastPathSpin is how long a cycle polls for a fast-path answer before
+	// it sleeps (0: DefaultFastPathSpin).
+	FastPathSpin time.Duration
+	// OnFastCall, when set, is told of every call made over the fast path
+	// (the scheduler_perf suite counts them beside its gRPC stats handler).
+	OnFastCall func(FastCall)
 }
 
 // Defaults, overridable through the environment (see docs/shim.md).
@@ -120,6 +129,12 @@ type session struct {
 	// data: the SCHEDPLUG_DATA_* bits the host's plugins declared; the
 	// shim converts and sends only those extra pod and node fields.
 	data uint64
+	// fast: the host's fast-path socket for PreFilter and PreScore (nil:
+	// gRPC only).
+	fast *fastPath
+	// fastFailed: the fast path could not be reached once in this session
+	// (logged once).
+	fastFailed atomic.Bool
 }
 
 // podData is the current session's data bits (0 without a session).
@@ -183,8 +198,16 @@ func NewManager(cfg Config) (*Manager, error) {
 func (m *Manager) Close() {
 	m.closeOnce.Do(func() {
 		close(m.closed)
+		m.dropSession()
 		_ = m.conn.Close()
 	})
+}
+
+// dropSession forgets the session (and closes its fast-path connections).
+func (m *Manager) dropSession() {
+	if old := m.sess.Swap(nil); old != nil {
+		old.fast.close()
+	}
 }
 
 // register records a plugin instance: its policy decides call timeouts and
@@ -345,6 +368,11 @@ func (m *Manager) handshake(ctx context.Context) error {
 			resp.GetProtocolVersion(), pb.ProtocolVersion_PROTOCOL_VERSION_1)
 	}
 	s := &session{id: resp.GetSessionId(), plugins: map[string]*pb.PluginInfo{}, data: resp.GetData()}
+	fast, err := fastPathFor(m.cfg, resp.GetFastPathSocket())
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "schedplug: PreFilter and PreScore go over gRPC")
+	}
+	s.fast = fast
 	for _, p := range resp.GetPlugins() {
 		s.plugins[p.GetName()] = p
 	}
@@ -354,7 +382,9 @@ func (m *Manager) handshake(ctx context.Context) error {
 	m.table.reset()
 	m.needFull = true
 	m.pending = nil
-	m.sess.Store(s)
+	if old := m.sess.Swap(s); old != nil {
+		old.fast.close()
+	}
 	klog.FromContext(ctx).V(2).Info("schedplug-host session opened", "target", m.cfg.Target, "session", s.id, "plugins", len(s.plugins))
 	go m.activateRejected(ctx)
 	return nil
@@ -369,7 +399,7 @@ func (m *Manager) renewSession(ctx context.Context, stale *session) (*session, e
 	}
 	resyncs.Inc()
 	if err := m.handshake(ctx); err != nil {
-		m.sess.Store(nil)
+		m.dropSession()
 		m.startReconnect(ctx)
 		return nil, err
 	}
@@ -498,14 +528,23 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var trailer metadata.MD
 	m.table.noteIssued(plan.msg.GetNewVersion())
-	resp, err := m.client.PreFilter(cctx, &pb.PreFilterRequest{
+	req := &pb.PreFilterRequest{
 		SessionId:     s.id,
 		SchedulerName: profile,
 		Pod:           pod,
 		Delta:         plan.msg,
-	}, grpc.Trailer(&trailer))
+	}
+	var resp *pb.PreFilterResponse
+	var hostVersion *uint64
+	fresp, fversion, err := m.fastCall(cctx, s, "PreFilter", &pb.FastRequest{Call: &pb.FastRequest_PreFilter{PreFilter: req}})
+	if errors.Is(err, errFastNotSent) {
+		var trailer metadata.MD
+		resp, err = m.client.PreFilter(cctx, req, grpc.Trailer(&trailer))
+		hostVersion = trailerVersion(trailer)
+	} else {
+		resp, hostVersion = fresp.GetPreFilter(), fversion
+	}
 	countRPC("PreFilter", err)
 	if err == nil {
 		m.table.commit(plan, resp.GetTableVersion())
@@ -513,7 +552,6 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 		m.pending = nil
 		return &prefilterResult{resp: resp, states: plan.states}, nil, nil
 	}
-	hostVersion := trailerVersion(trailer)
 	switch code := status.Code(err); {
 	case hostVersion != nil && code != codes.FailedPrecondition && code != codes.InvalidArgument:
 		// The host applied the delta (its version says where it is) and
@@ -579,7 +617,7 @@ func (m *Manager) sendPreScore(ctx context.Context, s *session, profile string, 
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.callTimeout(profile))
 	defer cancel()
-	resp, err := m.client.PreScore(cctx, &pb.PreScoreRequest{
+	req := &pb.PreScoreRequest{
 		SessionId:     s.id,
 		SchedulerName: profile,
 		Pod:           pod,
@@ -587,9 +625,36 @@ func (m *Manager) sendPreScore(ctx context.Context, s *session, profile string, 
 		Nodes:         slots,
 		AppliesKnown:  applies.known,
 		NotApplying:   applies.notApplying,
-	})
+	}
+	fresp, _, err := m.fastCall(cctx, s, "PreScore", &pb.FastRequest{Call: &pb.FastRequest_PreScore{PreScore: req}})
+	var resp *pb.PreScoreResponse
+	if errors.Is(err, errFastNotSent) {
+		resp, err = m.client.PreScore(cctx, req)
+	} else {
+		resp = fresp.GetPreScore()
+	}
 	countRPC("PreScore", err)
 	return resp, err
+}
+
+// fastCall makes the call over the session's fast path. An error wrapping
+// errFastNotSent means the host did not get it: the session has no fast
+// path, or its socket could not be reached (logged once per session,
+// counted), and the caller makes the call over gRPC.
+func (m *Manager) fastCall(ctx context.Context, s *session, method string, req *pb.FastRequest) (*pb.FastResponse, *uint64, error) {
+	if s.fast == nil {
+		return nil, nil, errFastNotSent
+	}
+	resp, version, err := s.fast.call(ctx, method, req)
+	if errors.Is(err, errFastNotSent) {
+		fastPathFallbacks.WithLabelValues(method).Inc()
+		if s.fastFailed.CompareAndSwap(false, true) {
+			klog.FromContext(ctx).Info("schedplug-host's fast-path socket could not be reached; calls go over gRPC, which is slower on a busy scheduler", "socket", s.fast.path, "err", err)
+		}
+		return nil, nil, err
+	}
+	fastPathCalls.WithLabelValues(method).Inc()
+	return resp, version, err
 }
 
 // appliesInfo is the cycle's applies() answers, sent back to the host.

@@ -34,6 +34,18 @@ var (
 		Help:           "Calls to schedplug-host by method and gRPC status code.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"method", "code"})
+	fastPathCalls = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "fast_path_calls_total",
+		Help:           "PreFilter and PreScore calls made over schedplug-host's fast-path socket instead of gRPC, by method (also counted in rpcs_total).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"method"})
+	fastPathFallbacks = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "fast_path_fallbacks_total",
+		Help:           "PreFilter and PreScore calls made over gRPC although the host offered the fast path, because its socket could not be reached (the scheduler log says why, once per session).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"method"})
 	lazyCalls = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "lazy_calls_total",
@@ -64,6 +76,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(filterFallbacks, filterVerdictsReused, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
+		legacyregistry.MustRegister(fastPathCalls, fastPathFallbacks, filterFallbacks, filterVerdictsReused, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
 	})
 }

@@ -15,6 +15,15 @@
 //
 // The host also serves the standard grpc.health.v1.Health service.
 //
+// The fast path: a host listening on a unix socket also serves PreFilter
+// and PreScore on a second unix socket beside it (HandshakeResponse
+// names it), as FastRequest / FastResponse frames without HTTP/2. A
+// scheduling cycle's goroutine then writes its request and waits for the
+// answer itself, instead of handing both to gRPC's own goroutines, which on
+// a busy scheduler wait for a free thread. The calls, their errors and the
+// table-version trailer mean the same on both; the shim falls back to gRPC
+// whenever the fast socket cannot be reached.
+//
 // Errors are gRPC statuses with a message a person can act on:
 //   FAILED_PRECONDITION  unknown session, or a delta that does not apply to
 //                        the host's table version: Handshake again and send
@@ -390,9 +399,14 @@ type HandshakeResponse struct {
 	// instance declared. The shim fills the fields of Pod and Node marked
 	// "data:" only for the bits set here, and leaves the others empty, so a
 	// scheduler whose plugins declare nothing sends what it always sent.
-	Data          uint64 `protobuf:"varint,5,opt,name=data,proto3" json:"data,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Data uint64 `protobuf:"varint,5,opt,name=data,proto3" json:"data,omitempty"`
+	// The fast-path socket: a file name in the directory of the socket this
+	// Handshake came through (empty: the host offers no fast path, e.g. on
+	// TCP or with --fast-path=false). The session's PreFilter and PreScore
+	// calls may be sent there as FastRequest frames.
+	FastPathSocket string `protobuf:"bytes,6,opt,name=fast_path_socket,json=fastPathSocket,proto3" json:"fast_path_socket,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *HandshakeResponse) Reset() {
@@ -458,6 +472,13 @@ func (x *HandshakeResponse) GetData() uint64 {
 		return x.Data
 	}
 	return 0
+}
+
+func (x *HandshakeResponse) GetFastPathSocket() string {
+	if x != nil {
+		return x.FastPathSocket
+	}
+	return ""
 }
 
 type PluginInfo struct {
@@ -2776,6 +2797,216 @@ func (x *PreScoreResponse) GetPlugins() []*PluginScores {
 	return nil
 }
 
+type FastRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Call:
+	//
+	//	*FastRequest_PreFilter
+	//	*FastRequest_PreScore
+	Call isFastRequest_Call `protobuf_oneof:"call"`
+	// What gRPC's deadline is on the other path: the time left for the call,
+	// in microseconds, when it was sent (0: no deadline).
+	TimeoutMicros int64 `protobuf:"varint,3,opt,name=timeout_micros,json=timeoutMicros,proto3" json:"timeout_micros,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FastRequest) Reset() {
+	*x = FastRequest{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FastRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FastRequest) ProtoMessage() {}
+
+func (x *FastRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FastRequest.ProtoReflect.Descriptor instead.
+func (*FastRequest) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *FastRequest) GetCall() isFastRequest_Call {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *FastRequest) GetPreFilter() *PreFilterRequest {
+	if x != nil {
+		if x, ok := x.Call.(*FastRequest_PreFilter); ok {
+			return x.PreFilter
+		}
+	}
+	return nil
+}
+
+func (x *FastRequest) GetPreScore() *PreScoreRequest {
+	if x != nil {
+		if x, ok := x.Call.(*FastRequest_PreScore); ok {
+			return x.PreScore
+		}
+	}
+	return nil
+}
+
+func (x *FastRequest) GetTimeoutMicros() int64 {
+	if x != nil {
+		return x.TimeoutMicros
+	}
+	return 0
+}
+
+type isFastRequest_Call interface {
+	isFastRequest_Call()
+}
+
+type FastRequest_PreFilter struct {
+	PreFilter *PreFilterRequest `protobuf:"bytes,1,opt,name=pre_filter,json=preFilter,proto3,oneof"`
+}
+
+type FastRequest_PreScore struct {
+	PreScore *PreScoreRequest `protobuf:"bytes,2,opt,name=pre_score,json=preScore,proto3,oneof"`
+}
+
+func (*FastRequest_PreFilter) isFastRequest_Call() {}
+
+func (*FastRequest_PreScore) isFastRequest_Call() {}
+
+type FastResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A gRPC status code (google.rpc.Code: 0 OK, 9 FAILED_PRECONDITION, ...)
+	// and its message, as the same call over gRPC would end.
+	Code    int32  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// Types that are valid to be assigned to Answer:
+	//
+	//	*FastResponse_PreFilter
+	//	*FastResponse_PreScore
+	Answer isFastResponse_Answer `protobuf_oneof:"answer"`
+	// The "schedplug-table-version" trailer of a gRPC PreFilter, when the host
+	// sent it.
+	HasTableVersion bool   `protobuf:"varint,5,opt,name=has_table_version,json=hasTableVersion,proto3" json:"has_table_version,omitempty"`
+	TableVersion    uint64 `protobuf:"varint,6,opt,name=table_version,json=tableVersion,proto3" json:"table_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *FastResponse) Reset() {
+	*x = FastResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FastResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FastResponse) ProtoMessage() {}
+
+func (x *FastResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FastResponse.ProtoReflect.Descriptor instead.
+func (*FastResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *FastResponse) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *FastResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *FastResponse) GetAnswer() isFastResponse_Answer {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *FastResponse) GetPreFilter() *PreFilterResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*FastResponse_PreFilter); ok {
+			return x.PreFilter
+		}
+	}
+	return nil
+}
+
+func (x *FastResponse) GetPreScore() *PreScoreResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*FastResponse_PreScore); ok {
+			return x.PreScore
+		}
+	}
+	return nil
+}
+
+func (x *FastResponse) GetHasTableVersion() bool {
+	if x != nil {
+		return x.HasTableVersion
+	}
+	return false
+}
+
+func (x *FastResponse) GetTableVersion() uint64 {
+	if x != nil {
+		return x.TableVersion
+	}
+	return 0
+}
+
+type isFastResponse_Answer interface {
+	isFastResponse_Answer()
+}
+
+type FastResponse_PreFilter struct {
+	PreFilter *PreFilterResponse `protobuf:"bytes,3,opt,name=pre_filter,json=preFilter,proto3,oneof"`
+}
+
+type FastResponse_PreScore struct {
+	PreScore *PreScoreResponse `protobuf:"bytes,4,opt,name=pre_score,json=preScore,proto3,oneof"`
+}
+
+func (*FastResponse_PreFilter) isFastResponse_Answer() {}
+
+func (*FastResponse_PreScore) isFastResponse_Answer() {}
+
 var File_schedplug_v1_schedplug_proto protoreflect.FileDescriptor
 
 const file_schedplug_v1_schedplug_proto_rawDesc = "" +
@@ -2795,14 +3026,15 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\targs_json\x18\x03 \x01(\tR\bargsJson\x12%\n" +
 	"\x0efailure_policy\x18\x04 \x01(\tR\rfailurePolicy\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xe0\x01\n" +
+	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\x8a\x02\n" +
 	"\x11HandshakeResponse\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x122\n" +
 	"\aplugins\x18\x03 \x03(\v2\x18.schedplug.v1.PluginInfoR\aplugins\x12\x1a\n" +
 	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x12\n" +
-	"\x04data\x18\x05 \x01(\x04R\x04data\"\xcc\x01\n" +
+	"\x04data\x18\x05 \x01(\x04R\x04data\x12(\n" +
+	"\x10fast_path_socket\x18\x06 \x01(\tR\x0efastPathSocket\"\xcc\x01\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -3013,7 +3245,22 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"unfinished\x18\x05 \x01(\tR\n" +
 	"unfinished\"H\n" +
 	"\x10PreScoreResponse\x124\n" +
-	"\aplugins\x18\x01 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins*K\n" +
+	"\aplugins\x18\x01 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins\"\xbb\x01\n" +
+	"\vFastRequest\x12?\n" +
+	"\n" +
+	"pre_filter\x18\x01 \x01(\v2\x1e.schedplug.v1.PreFilterRequestH\x00R\tpreFilter\x12<\n" +
+	"\tpre_score\x18\x02 \x01(\v2\x1d.schedplug.v1.PreScoreRequestH\x00R\bpreScore\x12%\n" +
+	"\x0etimeout_micros\x18\x03 \x01(\x03R\rtimeoutMicrosB\x06\n" +
+	"\x04call\"\x98\x02\n" +
+	"\fFastResponse\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12@\n" +
+	"\n" +
+	"pre_filter\x18\x03 \x01(\v2\x1f.schedplug.v1.PreFilterResponseH\x00R\tpreFilter\x12=\n" +
+	"\tpre_score\x18\x04 \x01(\v2\x1e.schedplug.v1.PreScoreResponseH\x00R\bpreScore\x12*\n" +
+	"\x11has_table_version\x18\x05 \x01(\bR\x0fhasTableVersion\x12#\n" +
+	"\rtable_version\x18\x06 \x01(\x04R\ftableVersionB\b\n" +
+	"\x06answer*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
 	"\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12PROTOCOL_VERSION_1\x10\x01*x\n" +
@@ -3043,7 +3290,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),             // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                        // 1: schedplug.v1.Code
@@ -3079,6 +3326,8 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*PreScoreRequest)(nil),          // 31: schedplug.v1.PreScoreRequest
 	(*PluginScores)(nil),             // 32: schedplug.v1.PluginScores
 	(*PreScoreResponse)(nil),         // 33: schedplug.v1.PreScoreResponse
+	(*FastRequest)(nil),              // 34: schedplug.v1.FastRequest
+	(*FastResponse)(nil),             // 35: schedplug.v1.FastResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
@@ -3133,19 +3382,23 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	28, // 49: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
 	23, // 50: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
 	32, // 51: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 52: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	26, // 53: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	29, // 54: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	31, // 55: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	5,  // 56: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	27, // 57: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	30, // 58: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	33, // 59: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	56, // [56:60] is the sub-list for method output_type
-	52, // [52:56] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	26, // 52: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
+	31, // 53: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
+	27, // 54: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
+	33, // 55: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
+	2,  // 56: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	26, // 57: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	29, // 58: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	31, // 59: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	5,  // 60: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	27, // 61: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	30, // 62: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	33, // 63: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	60, // [60:64] is the sub-list for method output_type
+	56, // [56:60] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -3154,13 +3407,21 @@ func file_schedplug_v1_schedplug_proto_init() {
 		return
 	}
 	file_schedplug_v1_schedplug_proto_msgTypes[8].OneofWrappers = []any{}
+	file_schedplug_v1_schedplug_proto_msgTypes[32].OneofWrappers = []any{
+		(*FastRequest_PreFilter)(nil),
+		(*FastRequest_PreScore)(nil),
+	}
+	file_schedplug_v1_schedplug_proto_msgTypes[33].OneofWrappers = []any{
+		(*FastResponse_PreFilter)(nil),
+		(*FastResponse_PreScore)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   32,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

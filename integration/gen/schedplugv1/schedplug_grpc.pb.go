@@ -15,6 +15,15 @@
 //
 // The host also serves the standard grpc.health.v1.Health service.
 //
+// The fast path: a host listening on a unix socket also serves PreFilter
+// and PreScore on a second unix socket beside it (HandshakeResponse
+// names it), as FastRequest / FastResponse frames without HTTP/2. A
+// scheduling cycle's goroutine then writes its request and waits for the
+// answer itself, instead of handing both to gRPC's own goroutines, which on
+// a busy scheduler wait for a free thread. The calls, their errors and the
+// table-version trailer mean the same on both; the shim falls back to gRPC
+// whenever the fast socket cannot be reached.
+//
 // Errors are gRPC statuses with a message a person can act on:
 //   FAILED_PRECONDITION  unknown session, or a delta that does not apply to
 //                        the host's table version: Handshake again and send
