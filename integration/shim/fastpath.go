@@ -253,6 +253,10 @@ func (c *fastConn) readFrame(spin time.Duration) ([]byte, error) {
 			if time.Now().After(spinUntil) {
 				return false // park on the poller, called again when readable
 			}
+			// The host's thread, just woken by our write, is often queued
+			// on this very CPU (the kernel places a wakee near its waker):
+			// let it run rather than spin in its way. The P stays ours.
+			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 	})
 	if err == nil {

@@ -110,7 +110,7 @@ func TestAgainstRealHost(t *testing.T) {
 // startRealHost starts schedplug-host for this test with the repository's
 // scheduler configuration, its latency file replaced by a temporary one, and
 // returns the address the shim dials. The host stops when the test ends.
-func startRealHost(t *testing.T) string {
+func startRealHost(t testing.TB) string {
 	t.Helper()
 	target, _ := startRealHostWithConfig(t)
 	return target
@@ -118,7 +118,7 @@ func startRealHost(t *testing.T) string {
 
 // startRealHostWithConfig is startRealHost that also returns the
 // configuration file the host read.
-func startRealHostWithConfig(t *testing.T) (target, configFile string) {
+func startRealHostWithConfig(t testing.TB) (target, configFile string) {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
