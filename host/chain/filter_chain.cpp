@@ -206,7 +206,10 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
       }
       calls[c] = n;
     };
-    const size_t ran = pool.parallel_for(chunks, body, stop);
+    const size_t live = static_cast<size_t>(
+        std::count(rejected.begin(), rejected.end(), uint8_t{0}));
+    const size_t ran = pool.parallel_for(
+        chunks, body, stop, plugin.filter_cost().worth_sharing(live));
     run.duration = Clock::now() - start;
 
     // Merge this plugin's rejections (each chunk is in node order, chunks
@@ -242,6 +245,7 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
         [](const FilterRejection& a, const FilterRejection& b) {
           return a.node < b.node;
         });
+    plugin.filter_cost().record(run.duration, run.calls);
     if (ran < chunks || cut.load(std::memory_order_relaxed)) {
       out.unfinished.push_back(
           {static_cast<uint32_t>(p), &plugin,

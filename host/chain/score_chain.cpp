@@ -104,8 +104,10 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
         }
       }
     };
-    const size_t ran = pool.parallel_for(chunks, body, stop);
+    const size_t ran = pool.parallel_for(
+        chunks, body, stop, plugin.score_cost().worth_sharing(nodes.size()));
     run.calls = std::min(nodes.size(), ran * chunk);
+    plugin.score_cost().record(Clock::now() - start, run.calls);
     if (ran < chunks || cut.load(std::memory_order_relaxed)) {
       run.duration = Clock::now() - start;
       result.unfinished =

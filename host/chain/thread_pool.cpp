@@ -90,13 +90,14 @@ void ThreadPool::work() {
 
 size_t ThreadPool::parallel_for(size_t count,
                                 const std::function<void(size_t)>& body,
-                                const std::function<bool()>& stop) {
+                                const std::function<bool()>& stop,
+                                bool share_with_workers) {
   if (count == 0) return 0;
   auto loop = std::make_shared<Loop>();
   loop->body = &body;
   loop->stop = &stop;
   loop->count = count;
-  const bool share = !threads_.empty() && count > 1;
+  const bool share = share_with_workers && !threads_.empty() && count > 1;
   if (share) {
     {
       std::lock_guard lock(mutex_);

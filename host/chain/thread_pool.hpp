@@ -30,12 +30,14 @@ class ThreadPool {
 
   unsigned workers() const { return static_cast<unsigned>(threads_.size()); }
 
-  // Runs body(i) for every i in [0, count), on the caller and the workers.
+  // Runs body(i) for every i in [0, count), on the caller and the workers
+  // (with share = false on the caller alone, in order).
   // Before each index, `stop` (when set) is asked; once it says true no new
   // index starts. Returns when every started body has returned; the number
   // of indices that ran is returned. Exceptions must not escape `body`.
   size_t parallel_for(size_t count, const std::function<void(size_t)>& body,
-                      const std::function<bool()>& stop = {});
+                      const std::function<bool()>& stop = {},
+                      bool share = true);
 
  private:
   struct Loop;

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "host/loader/plugin_library.hpp"
+#include "host/runtime/hook_cost.hpp"
 #include "schedplug/plugin.h"
 #include "schedplug/runtime.hpp"
 
@@ -136,6 +137,11 @@ class PluginInstance {
   // refresh(); SUCCESS when the plugin has none.
   Verdict refresh();
 
+  // What its filter and score calls cost (the chain decides from it
+  // whether to share a loop over nodes with the pool's workers).
+  HookCost& filter_cost() const { return filter_cost_; }
+  HookCost& score_cost() const { return score_cost_; }
+
  private:
   explicit PluginInstance(std::shared_ptr<const PluginLibrary> library);
   friend class PodScope;
@@ -146,6 +152,8 @@ class PluginInstance {
   schedplug_host host_api_{};
   schedplug_settings settings_{};
   std::unique_ptr<ArgsSession> args_session_;
+  mutable HookCost filter_cost_;
+  mutable HookCost score_cost_;
 };
 
 }  // namespace schedplug::host

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
+
+#include "host/runtime/hook_cost.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -19,6 +22,46 @@ TEST(ThreadPool, RunsEveryIndexExactlyOnce) {
       for (size_t i = 0; i < count; ++i) EXPECT_EQ(hits[i].load(), 1) << i;
     }
   }
+}
+
+TEST(ThreadPool, UnsharedLoopsRunOnTheCallerInOrder) {
+  ThreadPool pool(3);
+  std::vector<size_t> order;
+  std::vector<std::thread::id> threads;
+  const size_t ran = pool.parallel_for(
+      100,
+      [&](size_t i) {
+        order.push_back(i);  // no lock: only the caller may run
+        threads.push_back(std::this_thread::get_id());
+      },
+      {}, /*share=*/false);
+  EXPECT_EQ(ran, 100u);
+  ASSERT_EQ(order.size(), 100u);
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(order[i], i);
+    EXPECT_EQ(threads[i], std::this_thread::get_id());
+  }
+}
+
+TEST(HookCost, SharesOnlyLoopsThatAreSlowOnOneThread) {
+  HookCost cost;
+  // Unknown: shared, so that the first runs of a slow plugin are not
+  // serialized.
+  EXPECT_TRUE(cost.worth_sharing(1));
+  // 50 ns a call (the sample plugins): 5000 nodes are 250 us, under the
+  // threshold; 10000 are not.
+  cost.record(std::chrono::microseconds(25), 500);
+  EXPECT_EQ(cost.ns_per_call(), 50u);
+  EXPECT_FALSE(cost.worth_sharing(5000));
+  EXPECT_TRUE(cost.worth_sharing(10000));
+  // A plugin that turns slow (a refresh made its look-ups costly) is
+  // shared again within a few loops.
+  for (int i = 0; i < 20; ++i) cost.record(std::chrono::milliseconds(5), 500);
+  EXPECT_TRUE(cost.worth_sharing(500));
+  // Loops that made no call teach nothing.
+  const uint64_t before = cost.ns_per_call();
+  cost.record(std::chrono::milliseconds(1), 0);
+  EXPECT_EQ(cost.ns_per_call(), before);
 }
 
 TEST(ThreadPool, StopsStartingIndicesOnceAsked) {
