@@ -456,6 +456,9 @@ type prefilterResult struct {
 	// states: the node state the host evaluated for each slot (freeSlot:
 	// no node).
 	states *slotStates
+	// slotOfInfo: the slot of each snapshot NodeInfo sent
+	// (plannedDelta.slotOfInfo).
+	slotOfInfo map[fwk.NodeInfo]uint32
 }
 
 // tableVersionTrailer is the trailing metadata key in which the host
@@ -550,7 +553,7 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 		m.table.commit(plan, resp.GetTableVersion())
 		m.needFull = false
 		m.pending = nil
-		return &prefilterResult{resp: resp, states: plan.states}, nil, nil
+		return &prefilterResult{resp: resp, states: plan.states, slotOfInfo: plan.slotOfInfo}, nil, nil
 	}
 	switch code := status.Code(err); {
 	case hostVersion != nil && code != codes.FailedPrecondition && code != codes.InvalidArgument:

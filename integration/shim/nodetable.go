@@ -38,6 +38,9 @@ type nodeTable struct {
 	// for another node's NodeInfo, so the same object at the same position
 	// is the same node.
 	seen []fwk.NodeInfo
+	// slotOfInfo maps each NodeInfo of seen to its slot (see
+	// plannedDelta.slotOfInfo); replaced, never modified, by commit.
+	slotOfInfo map[fwk.NodeInfo]uint32
 	// free holds released slots, reused before the table grows.
 	free    []uint32
 	version uint64
@@ -157,6 +160,13 @@ type plannedDelta struct {
 	// delta is applied (freeSlot for a free slot); the cycle keeps it to
 	// decide whether a Filter call may use the PreFilter verdicts.
 	states *slotStates
+	// slotOfInfo is order by NodeInfo: the slot of each snapshot NodeInfo.
+	// A Filter call finds its node's slot by the NodeInfo's identity, a
+	// pointer hash without a lock, instead of hashing the node's name
+	// under the table's lock (16 Filter workers do it for every node of
+	// every cycle). Shared with the previous plan when the snapshot's list
+	// did not change.
+	slotOfInfo map[fwk.NodeInfo]uint32
 }
 
 type plannedUpsert struct {
@@ -198,6 +208,7 @@ func (t *nodeTable) reset() {
 	t.states = nil
 	t.order = nil
 	t.seen = nil
+	t.slotOfInfo = nil
 	t.free = nil
 	t.version = 0
 }
@@ -283,7 +294,8 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 		p.seen[i] = ni
 	}
 	for i, ni := range nodes {
-		setOrder(i, noSlot)
+		// Every path below sets order[i] (setting noSlot first would copy
+		// the shared order on every cycle).
 		setSeen(i, ni)
 		if !full && i < len(t.seen) && i < len(t.order) && t.seen[i] == ni {
 			// The same NodeInfo as last cycle at this position: the same
@@ -298,6 +310,7 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 		}
 		node := ni.Node()
 		if node == nil {
+			setOrder(i, noSlot)
 			continue
 		}
 		name := node.Name
@@ -366,6 +379,17 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full bool, convert func(fwk.
 		msg.NewVersion = t.nextVersion()
 	} else if len(msg.Upserts) > 0 || len(msg.Removed) > 0 {
 		msg.NewVersion = t.nextVersion()
+	}
+
+	if sameOrder && sameSeen && t.slotOfInfo != nil {
+		p.slotOfInfo = t.slotOfInfo
+	} else {
+		p.slotOfInfo = make(map[fwk.NodeInfo]uint32, len(nodes))
+		for i, ni := range p.seen {
+			if p.order[i] != noSlot {
+				p.slotOfInfo[ni] = p.order[i]
+			}
+		}
 	}
 
 	// Node states per slot after the delta.
@@ -463,6 +487,7 @@ func (t *nodeTable) commit(p *plannedDelta, hostVersion uint64) {
 	t.states = p.states
 	t.order = p.order
 	t.seen = p.seen
+	t.slotOfInfo = p.slotOfInfo
 	t.version = p.msg.NewVersion
 	if hostVersion != 0 {
 		t.version = hostVersion

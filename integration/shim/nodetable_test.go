@@ -57,6 +57,51 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	}
 }
 
+// TestSlotByNodeInfoFollowsTheSnapshotList: Filter finds a node's slot by
+// its NodeInfo; the map is shared while the snapshot's list is unchanged
+// and rebuilt when a node comes or goes.
+func TestSlotByNodeInfoFollowsTheSnapshotList(t *testing.T) {
+	tbl := newNodeTable()
+	a, b, c := testNode("a", nil, 0), testNode("b", nil, 0), testNode("c", nil, 0)
+	check := func(p *plannedDelta, nodes ...*framework.NodeInfo) {
+		t.Helper()
+		if len(p.slotOfInfo) != len(nodes) {
+			t.Fatalf("%d NodeInfos mapped, want %d", len(p.slotOfInfo), len(nodes))
+		}
+		for _, ni := range nodes {
+			want, _ := tbl.slotOf(ni.Node().Name)
+			if got, ok := p.slotOfInfo[ni]; !ok || got != want {
+				t.Fatalf("%s: slot %d (found %v), want %d", ni.Node().Name, got, ok, want)
+			}
+		}
+	}
+	p := tbl.planDelta(asList(a, b, c), true, basicNode)
+	tbl.commit(p, 1)
+	check(p, a, b, c)
+
+	// A pod lands on b: same list, same map (not rebuilt).
+	b.AddPod(testPod("x", nil))
+	q := tbl.planDelta(asList(a, b, c), false, basicNode)
+	tbl.commit(q, 0)
+	if fmt.Sprintf("%p", q.slotOfInfo) != fmt.Sprintf("%p", p.slotOfInfo) {
+		t.Fatal("the map was rebuilt although the snapshot list did not change")
+	}
+	check(q, a, b, c)
+
+	// b goes, d comes (into b's freed slot): rebuilt.
+	d := testNode("d", nil, 0)
+	r := tbl.planDelta(asList(a, c, d), false, basicNode)
+	tbl.commit(r, 0)
+	check(r, a, c, d)
+	if _, ok := r.slotOfInfo[b]; ok {
+		t.Fatal("the removed node's NodeInfo is still mapped")
+	}
+	// A copy of a snapshot NodeInfo (a dry run's) is not the snapshot's.
+	if _, ok := r.slotOfInfo[a.SnapshotConcrete()]; ok {
+		t.Fatal("a copy of a NodeInfo found a slot by identity")
+	}
+}
+
 // BenchmarkPlanDelta5000 is the shim's per-cycle bookkeeping for a 5000-node
 // cluster where one node changed since the last pod (the usual case).
 func BenchmarkPlanDelta5000(b *testing.B) {

@@ -226,7 +226,12 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 			// cycle gets here).
 			return nil
 		}
-		if slot, ok := p.mgr.table.slotOf(node.Name); ok {
+		slot, ok := fs.res.slotOfInfo[ni]
+		if !ok {
+			// Not a snapshot NodeInfo (a dry-run copy): by name.
+			slot, ok = p.mgr.table.slotOf(node.Name)
+		}
+		if ok {
 			v, ok := fs.lookup(idx, slot, stateOf(ni))
 			if !ok {
 				if v, ok = p.podsChangedVerdict(fs, idx, slot, ni); ok {
