@@ -21,8 +21,9 @@ type filterState struct {
 	// err: the host did not answer; each plugin applies its failurePolicy.
 	err error
 	res *prefilterResult
-	// pluginIndex: native Filter plugin name -> index in res.resp.Plugins.
-	pluginIndex map[string]int
+	// plugins: the native Filter plugins of the verdicts, in profile order
+	// (res.resp.Plugins; see indexOf).
+	plugins []string
 	// rejection[slot]: index into the response's rejection arrays, -1 if
 	// the node passed every native Filter.
 	rejection []int32
@@ -42,10 +43,7 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 		return s
 	}
 	resp := res.resp
-	s.pluginIndex = make(map[string]int, len(resp.GetPlugins()))
-	for i, p := range resp.GetPlugins() {
-		s.pluginIndex[p] = i
-	}
+	s.plugins = resp.GetPlugins()
 	s.rejection = make([]int32, res.states.size)
 	for i := range s.rejection {
 		s.rejection[i] = -1
@@ -56,7 +54,7 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 		}
 	}
 	for _, u := range resp.GetUnfinished() {
-		if i, ok := s.pluginIndex[u.GetPlugin()]; ok {
+		if i, ok := s.indexOf(u.GetPlugin()); ok {
 			if s.unfinished == nil {
 				s.unfinished = map[int]string{}
 			}
@@ -64,6 +62,18 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 		}
 	}
 	return s
+}
+
+// indexOf is the position of a native Filter plugin in the verdicts. A
+// profile has a few of them: comparing names beats hashing one, which every
+// Filter call of every node does.
+func (s *filterState) indexOf(plugin string) (int, bool) {
+	for i, name := range s.plugins {
+		if name == plugin {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // appliesAnswer is what the shim sends back to the host with PreScore and

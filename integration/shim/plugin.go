@@ -96,7 +96,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 		p.mgr.watchRecovery()
 		return nil, nil
 	}
-	i, ok := fs.pluginIndex[p.name]
+	i, ok := fs.indexOf(p.name)
 	if !ok {
 		// No native Filter for this plugin in this profile.
 		return nil, fwk.NewStatus(fwk.Skip)
@@ -217,7 +217,7 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, p.failureReason(fs.err, p.mgr.callTimeout(p.profile)))
 	}
 	if fs != nil {
-		idx, ok := fs.pluginIndex[p.name]
+		idx, ok := fs.indexOf(p.name)
 		if !ok {
 			return nil
 		}

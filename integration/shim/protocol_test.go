@@ -205,7 +205,7 @@ func TestShimTurnsPanicsIntoErrors(t *testing.T) {
 	pl := e.plugins["HwEncrypt"]
 	state := framework.NewCycleState()
 	// A corrupt cycle state: verdicts without a response.
-	state.Write(filterStateKey, &filterState{pluginIndex: map[string]int{"HwEncrypt": 0}})
+	state.Write(filterStateKey, &filterState{plugins: []string{"HwEncrypt"}})
 	before, _ := testutil.GetCounterMetricValue(panicsRecovered)
 	var st *fwk.Status
 	func() {
