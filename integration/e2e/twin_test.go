@@ -113,6 +113,12 @@ func TestGoTwinDifferential(t *testing.T) {
 	for i := 0; i < nodes; i++ {
 		w.addNode()
 	}
+	// One roomy dedicated node the random changes never touch, so that
+	// every seed exercises both of DedicatedNodes' verdicts (some seeds
+	// left no dedicated node a pod could reach, and nothing to compare).
+	anchor := testenv.MakeNode("node-dedicated", testenv.NodeResources{CPU: "64", Memory: "256Gi", Pods: 110},
+		map[string]string{"topology.kubernetes.io/zone": "zone-0", twinDedicatedLabel: "true"})
+	s.must(testenv.CreateNodes(ctx, client, anchor))
 	start := time.Now()
 	liveLimit := 10 * nodes
 	for i := 0; i < pods; i++ {
