@@ -203,9 +203,13 @@ func (m *Manager) Close() {
 	})
 }
 
-// dropSession forgets the session (and closes its fast-path connections).
-func (m *Manager) dropSession() {
-	if old := m.sess.Swap(nil); old != nil {
+// dropSession forgets the session.
+func (m *Manager) dropSession() { m.replaceSession(nil) }
+
+// replaceSession makes s the session (nil: none) and closes the previous
+// one's fast-path connections.
+func (m *Manager) replaceSession(s *session) {
+	if old := m.sess.Swap(s); old != nil {
 		old.fast.close()
 	}
 }
@@ -382,9 +386,7 @@ func (m *Manager) handshake(ctx context.Context) error {
 	m.table.reset()
 	m.needFull = true
 	m.pending = nil
-	if old := m.sess.Swap(s); old != nil {
-		old.fast.close()
-	}
+	m.replaceSession(s)
 	klog.FromContext(ctx).V(2).Info("schedplug-host session opened", "target", m.cfg.Target, "session", s.id, "plugins", len(s.plugins))
 	go m.activateRejected(ctx)
 	return nil
