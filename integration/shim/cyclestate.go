@@ -33,6 +33,8 @@ type filterState struct {
 	// dryRuns: the host's answers for NodeInfos that are not the
 	// snapshot's (dryrun.go).
 	dryRuns dryRunCache
+	// podGroupCycle: the cycle is one of a pod group's (planDelta).
+	podGroupCycle bool
 }
 
 func (s *filterState) Clone() fwk.StateData { return s }

@@ -469,7 +469,8 @@ type prefilterResult struct {
 const tableVersionTrailer = "schedplug-table-version"
 
 // preFilter sends the pod and the node-table delta and returns every
-// native Filter's verdicts.
+// native Filter's verdicts. podGroupCycle is the cycle's
+// CycleState.IsPodGroupSchedulingCycle (see planDelta).
 //
 //   - FAILED_PRECONDITION: if the host reports the version of the last
 //     delta whose answer was lost, that delta was applied: it is committed
@@ -479,14 +480,14 @@ const tableVersionTrailer = "schedplug-table-version"
 //   - INVALID_ARGUMENT for a delta the host refused (it reports its table
 //     version): the tables disagree in a way a delta cannot fix, so the
 //     full table is sent once, on the same session.
-func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, nodes []fwk.NodeInfo) (*prefilterResult, error) {
+func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, podGroupCycle bool) (*prefilterResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sess.Load()
 	if s == nil {
 		return nil, errNoSession
 	}
-	res, hostVersion, err := m.sendPreFilter(ctx, s, profile, pod, nodes, m.needFull)
+	res, hostVersion, err := m.sendPreFilter(ctx, s, profile, pod, nodes, m.needFull, podGroupCycle)
 	switch status.Code(err) {
 	case codes.FailedPrecondition:
 		if p := m.pending; hostVersion != nil && p != nil && *hostVersion == p.msg.GetNewVersion() {
@@ -496,7 +497,7 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 			m.needFull = false
 			deltasRecovered.Inc()
 			klog.FromContext(ctx).V(2).Info("schedplug-host had applied the delta of a failed call; continuing from its table version", "profile", profile, "version", *hostVersion)
-			res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, false)
+			res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, false, podGroupCycle)
 			if status.Code(err) != codes.FailedPrecondition {
 				return res, err
 			}
@@ -506,7 +507,7 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 		if rerr != nil {
 			return nil, rerr
 		}
-		res, _, err = m.sendPreFilter(ctx, ns, profile, pod, nodes, true)
+		res, _, err = m.sendPreFilter(ctx, ns, profile, pod, nodes, true, podGroupCycle)
 		return res, err
 	case codes.InvalidArgument:
 		if hostVersion == nil {
@@ -517,7 +518,7 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 		klog.FromContext(ctx).Info("schedplug-host refused the node-table delta; sending the full table", "profile", profile, "err", status.Convert(err).Message())
 		resyncs.Inc()
 		m.needFull = true
-		res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, true)
+		res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, true, podGroupCycle)
 		return res, err
 	}
 	return res, err
@@ -525,8 +526,8 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 
 // sendPreFilter makes one PreFilter call and returns the table version the
 // host reported, if it did. Callers hold m.mu.
-func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, full bool) (*prefilterResult, *uint64, error) {
-	plan := m.table.planDelta(nodes, full, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return convertNode(ni, slot, s.data) })
+func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, full, podGroupCycle bool) (*prefilterResult, *uint64, error) {
+	plan := m.table.planDelta(nodes, full, podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return convertNode(ni, slot, s.data) })
 	timeout := m.callTimeout(profile)
 	if full {
 		timeout = max(timeout, m.cfg.ResyncTimeout)
@@ -589,7 +590,7 @@ func trailerVersion(md metadata.MD) *uint64 {
 // preScore asks for every native Score plugin's normalized scores on the
 // feasible nodes. allNodes is the cycle's snapshot, needed when the host
 // lost the table and it must be sent again.
-func (m *Manager) preScore(ctx context.Context, profile string, pod *pb.Pod, feasible []string, allNodes []fwk.NodeInfo, applies appliesInfo) (*pb.PreScoreResponse, error) {
+func (m *Manager) preScore(ctx context.Context, profile string, pod *pb.Pod, feasible []string, allNodes []fwk.NodeInfo, podGroupCycle bool, applies appliesInfo) (*pb.PreScoreResponse, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sess.Load()
@@ -605,7 +606,7 @@ func (m *Manager) preScore(ctx context.Context, profile string, pod *pb.Pod, fea
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := m.sendPreFilter(ctx, s, profile, pod, allNodes, true); err != nil {
+	if _, _, err := m.sendPreFilter(ctx, s, profile, pod, allNodes, true, podGroupCycle); err != nil {
 		return nil, err
 	}
 	return m.sendPreScore(ctx, s, profile, pod, feasible, applies)

@@ -15,7 +15,7 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	tbl := newNodeTable()
 	a, b, c := testNode("a", nil, 0), testNode("b", nil, 0), testNode("c", nil, 0)
 
-	p := tbl.planDelta(asList(a, b, c), true, basicNode)
+	p := tbl.planDelta(asList(a, b, c), true, false, basicNode)
 	if p.msg.NewVersion != 1 || len(p.msg.Upserts) != 3 {
 		t.Fatalf("full plan: %v", p.msg)
 	}
@@ -27,7 +27,7 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	slotB, _ := tbl.slotOf("b")
 
 	b.AddPod(testPod("x", nil))
-	p = tbl.planDelta(asList(a, c), false, basicNode)
+	p = tbl.planDelta(asList(a, c), false, false, basicNode)
 	if len(p.msg.Removed) != 1 || p.msg.Removed[0] != slotB || len(p.msg.Upserts) != 0 {
 		t.Fatalf("remove plan: %v", p.msg)
 	}
@@ -40,7 +40,7 @@ func TestNodeTablePlanAndCommit(t *testing.T) {
 	}
 
 	d, e := testNode("d", nil, 0), testNode("e", nil, 0)
-	p = tbl.planDelta(asList(a, c, d, e), false, basicNode)
+	p = tbl.planDelta(asList(a, c, d, e), false, false, basicNode)
 	if len(p.msg.Upserts) != 2 || p.msg.Upserts[0].Index != slotB || p.msg.Upserts[1].Index != 3 {
 		t.Fatalf("add plan: %v, want d in freed slot %d and e in slot 3", p.msg.Upserts, slotB)
 	}
@@ -75,13 +75,13 @@ func TestSlotByNodeInfoFollowsTheSnapshotList(t *testing.T) {
 			}
 		}
 	}
-	p := tbl.planDelta(asList(a, b, c), true, basicNode)
+	p := tbl.planDelta(asList(a, b, c), true, false, basicNode)
 	tbl.commit(p, 1)
 	check(p, a, b, c)
 
 	// A pod lands on b: same list, same map (not rebuilt).
 	b.AddPod(testPod("x", nil))
-	q := tbl.planDelta(asList(a, b, c), false, basicNode)
+	q := tbl.planDelta(asList(a, b, c), false, false, basicNode)
 	tbl.commit(q, 0)
 	if fmt.Sprintf("%p", q.slotOfInfo) != fmt.Sprintf("%p", p.slotOfInfo) {
 		t.Fatal("the map was rebuilt although the snapshot list did not change")
@@ -90,7 +90,7 @@ func TestSlotByNodeInfoFollowsTheSnapshotList(t *testing.T) {
 
 	// b goes, d comes (into b's freed slot): rebuilt.
 	d := testNode("d", nil, 0)
-	r := tbl.planDelta(asList(a, c, d), false, basicNode)
+	r := tbl.planDelta(asList(a, c, d), false, false, basicNode)
 	tbl.commit(r, 0)
 	check(r, a, c, d)
 	if _, ok := r.slotOfInfo[b]; ok {
@@ -110,12 +110,12 @@ func BenchmarkPlanDelta5000(b *testing.B) {
 		nodes[i] = testNode(fmt.Sprintf("node-%04d", i), map[string]string{"zone": "z1"}, 0)
 	}
 	tbl := newNodeTable()
-	tbl.commit(tbl.planDelta(nodes, true, basicNode), 0)
+	tbl.commit(tbl.planDelta(nodes, true, false, basicNode), 0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(testPod(fmt.Sprintf("p%d", i), nil))
-		p := tbl.planDelta(nodes, false, basicNode)
+		p := tbl.planDelta(nodes, false, false, basicNode)
 		if len(p.msg.Upserts) != 1 {
 			b.Fatalf("upserts %d", len(p.msg.Upserts))
 		}
@@ -161,7 +161,7 @@ func TestSlotStatesFollowTheTableAndStayPut(t *testing.T) {
 			nodes = append(nodes, testNode(fmt.Sprintf("n%d", next), nil, 0))
 			next++
 		}
-		p := tbl.planDelta(list(), cycle%97 == 0, basicNode)
+		p := tbl.planDelta(list(), cycle%97 == 0, false, basicNode)
 		tbl.commit(p, 0)
 		want := append([]nodeState(nil), tbl.gens...)
 		for slot := range want {

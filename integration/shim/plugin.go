@@ -130,8 +130,10 @@ func (p *Plugin) cycleFilterState(ctx context.Context, state fwk.CycleState, pod
 		return fs
 	}
 	wire := convertPod(pod, p.mgr.podData())
-	res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes)
+	podGroupCycle := state.IsPodGroupSchedulingCycle()
+	res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes, podGroupCycle)
 	fs := newFilterState(wire, nodes, res, err)
+	fs.podGroupCycle = podGroupCycle
 	state.Write(filterStateKey, fs)
 	return fs
 }
@@ -522,7 +524,7 @@ func (p *Plugin) scoreWith(ctx context.Context, fs *filterState, feasible []stri
 	}
 	var applies appliesInfo
 	applies.known, applies.notApplying = fs.appliesAnswer()
-	resp, err := p.mgr.preScore(ctx, p.profile, fs.pod, feasible, fs.nodes, applies)
+	resp, err := p.mgr.preScore(ctx, p.profile, fs.pod, feasible, fs.nodes, fs.podGroupCycle, applies)
 	return newScoreState(feasible, resp, err)
 }
 
