@@ -155,12 +155,26 @@ void HostMetrics::plugin_ran(const PluginRun& run,
   s.duration->Observe(std::chrono::duration<double>(run.duration).count());
 }
 
+HostMetrics::RpcSeries& HostMetrics::rpc_series(std::string_view method,
+                                                std::string_view code) {
+  std::string key(method);
+  key += '/';
+  key += code;
+  std::lock_guard lock(mutex_);
+  auto it = rpc_series_.find(key);
+  if (it != rpc_series_.end()) return it->second;
+  RpcSeries series{
+      &rpc_duration_.Add({{"method", std::string(method)}}, duration_buckets()),
+      &rpc_total_.Add(
+          {{"method", std::string(method)}, {"code", std::string(code)}})};
+  return rpc_series_.emplace(std::move(key), series).first->second;
+}
+
 void HostMetrics::rpc_done(std::string_view method, std::string_view code,
                            double seconds) {
-  rpc_duration_.Add({{"method", std::string(method)}}, duration_buckets())
-      .Observe(seconds);
-  rpc_total_.Add({{"method", std::string(method)}, {"code", std::string(code)}})
-      .Increment();
+  RpcSeries& s = rpc_series(method, code);
+  s.duration->Observe(seconds);
+  s.total->Increment();
 }
 
 void HostMetrics::node_table_changed(int64_t added_nodes) {

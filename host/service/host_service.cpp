@@ -110,8 +110,8 @@ struct HostService::Call {
   CallContext* context;  // nullptr: the Handshake (no deadline, no trailers)
   Clock::time_point start = Clock::now();
   Deadline deadline = Deadline::never();
-  std::string what;  // "pod ns/name, profile X"
-  std::string summary;
+  std::string what;     // "pod ns/name, profile X"
+  std::string summary;  // for the debug log only: left empty unless it is on
 };
 
 HostService::HostService(ServiceContext context, ServiceOptions options)
@@ -601,10 +601,12 @@ grpc::Status HostService::pre_filter(CallContext& context,
     response.add_codes(static_cast<v1::Code>(r.code));
     response.add_reason(r.reason);
   }
-  call.summary =
-      fmt::format("{} nodes (delta +{} -{}{}), {} rejected, table version {}",
-                  table.size(), delta.upserts.size(), delta.removed.size(),
-                  delta.full ? ", full" : "", n, table.version());
+  if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it
+    call.summary =
+        fmt::format("{} nodes (delta +{} -{}{}), {} rejected, table version {}",
+                    table.size(), delta.upserts.size(), delta.removed.size(),
+                    delta.full ? ", full" : "", n, table.version());
+  }
   return finish(call, grpc::Status::OK);
 }
 
@@ -789,8 +791,10 @@ grpc::Status HostService::pre_score(CallContext& context,
     }
   }
   note_unfinished(call, reasons, names, outcome.runs);
-  call.summary = fmt::format("{} nodes scored by {} plugins, {} failed",
-                             nodes.size(), profile->scorers.size(), failed);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    call.summary = fmt::format("{} nodes scored by {} plugins, {} failed",
+                               nodes.size(), profile->scorers.size(), failed);
+  }
   return finish(call, grpc::Status::OK);
 }
 

@@ -295,5 +295,36 @@ TEST(Metrics, PerPluginCallsAndTableSize) {
       std::string::npos);
 }
 
+// Each method and status code keeps its own series (the host looks them up
+// once and reuses them).
+TEST(Metrics, RpcSeriesByMethodAndCode) {
+  RunningHost host;
+  const std::string session = host.handshake();
+  v1::PreFilterResponse response;
+  ASSERT_TRUE(
+      prefilter(host, session, "default-scheduler", full_table(3), &response)
+          .ok());
+  ASSERT_EQ(
+      prefilter(host, session, "no-such-scheduler", full_table(3), &response)
+          .error_code(),
+      grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(
+      prefilter(host, session, "default-scheduler", full_table(3), &response)
+          .ok());
+  const std::string text = host.app().metrics().text();
+  EXPECT_NE(
+      text.find("schedplug_rpc_total{code=\"OK\",method=\"PreFilter\"} 2"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("schedplug_rpc_total{code=\"INVALID_ARGUMENT\","
+                      "method=\"PreFilter\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("schedplug_rpc_duration_seconds_count{method=\"PreFilter\"} 3"),
+      std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace schedplug::host::testing
