@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -95,9 +94,7 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	s := startStackWith(t, stackOptions{ConfigYAML: dataConfig, PluginDir: pluginDir})
 	ctx := s.ctx()
 	ns := s.namespace("pod-data")
-	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "probe-high"}, Value: 100}
-	_, err = s.client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
-	s.must(err)
+	s.must(testenv.CreatePriorityClasses(ctx, s.client, map[string]int32{"probe-high": 100}))
 
 	cordoned := testenv.MakeNode("node-c", bigNode, nil)
 	cordoned.Spec.Unschedulable = true
@@ -153,15 +150,7 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
 	c.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
 	c.Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 9090, Protocol: corev1.ProtocolTCP}}
-	// The Priority admission plugin reads PriorityClasses from its
-	// informer, which may not have the class yet: retry until it does.
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := s.client.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{})
-		if err != nil && strings.Contains(err.Error(), "no PriorityClass") {
-			return false, nil
-		}
-		return true, err
-	})
+	_, err = s.client.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{})
 	s.must(err)
 	saw := func(unschedulable int) string {
 		return fmt.Sprintf("saw nodeName=- nominated=- class=probe-high owner=ReplicaSet/rs(controller) "+

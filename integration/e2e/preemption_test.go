@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -42,12 +41,7 @@ func TestPreemptionWithNativeFilter(t *testing.T) {
 		testenv.MakeNode("plain-1", small, nil),
 		testenv.MakeNode("plain-2", small, nil),
 		testenv.MakeNode("enc-1", small, hwNode)))
-	for name, value := range map[string]int32{"low": 100, "high": 1000} {
-		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
-		if _, err := s.client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating PriorityClass %s: %v", name, err)
-		}
-	}
+	s.must(testenv.CreatePriorityClasses(ctx, s.client, map[string]int32{"low": 100, "high": 1000}))
 
 	// Fill enc-1 and plain-2 with low-priority pods.
 	s.must(testenv.CreatePods(ctx, s.client,

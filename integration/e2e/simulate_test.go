@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -187,8 +186,7 @@ func TestSimulateAgreesWithKubeScheduler(t *testing.T) {
 	s := startStackWith(t, stackOptions{ConfigYAML: func(kubeconfig string) string { return simulateConfig(kubeconfig, latency) }})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: testenv.SimPriorityClass}, Value: 1000}
-	if _, err := s.client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+	if err := testenv.CreatePriorityClasses(ctx, s.client, map[string]int32{testenv.SimPriorityClass: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	if err := testenv.CreateNamespace(ctx, s.client, testenv.SimNamespace); err != nil {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -106,7 +105,7 @@ func TestGoTwinDifferential(t *testing.T) {
 	client := fastClient(t, s.cp.Config)
 	ns := "twin"
 	s.must(testenv.CreateNamespace(ctx, client, ns))
-	s.must(createPriorityClasses(ctx, client, map[string]int32{"low": 100, "mid": 1000, "high": 10000}))
+	s.must(testenv.CreatePriorityClasses(ctx, client, map[string]int32{"low": 100, "mid": 1000, "high": 10000}))
 
 	w := &twinWorkload{t: t, ctx: ctx, c: client, ns: ns, rng: rand.New(rand.NewSource(seed))}
 	nodes := 12 + pods/1000
@@ -393,16 +392,6 @@ func fastClient(t *testing.T, cfg *rest.Config) kubernetes.Interface {
 		t.Fatal(err)
 	}
 	return client
-}
-
-func createPriorityClasses(ctx context.Context, c kubernetes.Interface, classes map[string]int32) error {
-	for name, value := range classes {
-		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
-		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating PriorityClass %s: %w", name, err)
-		}
-	}
-	return nil
 }
 
 // waitQueueSettled waits until kube-scheduler has no pod in its active or

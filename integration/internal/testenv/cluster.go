@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -120,6 +122,38 @@ func CreatePods(ctx context.Context, c kubernetes.Interface, pods ...*corev1.Pod
 	for _, p := range pods {
 		if _, err := c.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+	}
+	return nil
+}
+
+// CreatePriorityClasses creates priority classes (name -> value; existing
+// ones are kept) and waits until kube-apiserver admits pods that name them.
+// Its Priority admission plugin reads classes from an informer, so a pod
+// created right after its class can be refused with "no PriorityClass with
+// name ... was found"; a dry-run pod per class probes until it is not.
+func CreatePriorityClasses(ctx context.Context, c kubernetes.Interface, classes map[string]int32) error {
+	for name, value := range classes {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating PriorityClass %s: %w", name, err)
+		}
+	}
+	for name := range classes {
+		probe := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "priority-class-probe"},
+			Spec: corev1.PodSpec{
+				PriorityClassName: name,
+				Containers:        []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+			},
+		}
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, last = c.CoreV1().Pods(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return last == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("PriorityClass %s was created but kube-apiserver did not admit a pod naming it within 30s: %v", name, last)
 		}
 	}
 	return nil

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -176,9 +175,8 @@ func simPod(name string, i int, bound bool) *corev1.Pod {
 // bound pods and finished pods, and, when pending is true, its pending
 // pods (in order).
 func CreateSimCluster(ctx context.Context, c kubernetes.Interface, pending bool) error {
-	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: SimPriorityClass}, Value: 1000}
-	if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating priority class %s: %w", SimPriorityClass, err)
+	if err := CreatePriorityClasses(ctx, c, map[string]int32{SimPriorityClass: 1000}); err != nil {
+		return err
 	}
 	if err := CreateNamespace(ctx, c, SimNamespace); err != nil {
 		return err
