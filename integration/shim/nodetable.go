@@ -323,9 +323,7 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full, podGroupCycle bool, co
 			// node, in the same slot. Most nodes are, and this skips reading
 			// Node().Name, a cache miss per node that was most of this loop's
 			// time at 5000 nodes (the v1.Node objects are all over the heap).
-			// The generation alone says whether it changed, except while
-			// the snapshot may change in place (see nodeState).
-			if s := t.order[i]; int(s) < len(t.gens) && (!wholeStates && t.gens[s].gen == ni.GetGeneration() || wholeStates && t.gens[s] == stateOf(ni)) {
+			if s := t.order[i]; int(s) < len(t.gens) && t.unchangedAt(s, ni, wholeStates) {
 				matched++
 				setOrder(i, s)
 				continue
@@ -422,6 +420,16 @@ func (t *nodeTable) planDelta(nodes []fwk.NodeInfo, full, podGroupCycle bool, co
 	}
 	p.states = t.planStates(p, size)
 	return p
+}
+
+// unchangedAt says whether ni is in the state the table holds for slot s:
+// the generation alone says so, except while the snapshot may change in
+// place (wholeStates, see nodeState). Callers hold t.mu (read).
+func (t *nodeTable) unchangedAt(s uint32, ni fwk.NodeInfo, wholeStates bool) bool {
+	if wholeStates {
+		return t.gens[s] == stateOf(ni)
+	}
+	return t.gens[s].gen == ni.GetGeneration()
 }
 
 // planStates returns the slot states after p: the table's, with p's
