@@ -30,6 +30,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/service/sessions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/config_skew.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/handshake_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/node_window.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/host_service.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/fast_path_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/listen_address.cpp

@@ -206,8 +206,12 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
       }
       calls[c] = n;
     };
-    const size_t live = static_cast<size_t>(
-        std::count(rejected.begin(), rejected.end(), uint8_t{0}));
+    // Nodes this plugin will see (empty slots, and the slots outside a
+    // PreFilter window, are null).
+    size_t live = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      live += nodes[i] != nullptr && !rejected[i];
+    }
     const size_t ran = pool.parallel_for(
         chunks, body, stop, plugin.filter_cost().worth_sharing(live));
     run.duration = Clock::now() - start;

@@ -100,14 +100,20 @@ void dispatch(HostService& service, const v1::FastRequest& request,
       status = service.pre_filter(context, request.pre_filter(),
                                   *response.mutable_pre_filter());
       break;
+    case v1::FastRequest::kFilterNodes:
+      // Answered like PreFilter.
+      status = service.filter_nodes(context, request.filter_nodes(),
+                                    *response.mutable_pre_filter());
+      break;
     case v1::FastRequest::kPreScore:
       status = service.pre_score(context, request.pre_score(),
                                  *response.mutable_pre_score());
       break;
     default:
       set_error(response, grpc::StatusCode::INVALID_ARGUMENT,
-                "fast path: the request names no call (pre_filter or "
-                "pre_score); use a shim from the same schedplug release");
+                "fast path: the request names no call (pre_filter, "
+                "filter_nodes or pre_score); use a shim from the same "
+                "schedplug release");
       return;
   }
   if (!status.ok()) {

@@ -10,6 +10,7 @@
 #include "host/chain/score_chain.hpp"
 #include "host/service/config_skew.hpp"
 #include "host/service/handshake_check.hpp"
+#include "host/service/node_window.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -92,6 +93,35 @@ std::string human_bytes(size_t bytes) {
   }
   return unit == 0 ? fmt::format("{} bytes", bytes)
                    : fmt::format("{:.2f} {}", value, units[unit]);
+}
+
+// A request's `evaluate` as slots.
+std::span<const uint32_t> slots_of(
+    const google::protobuf::RepeatedField<uint32_t>& evaluate) {
+  return {evaluate.data(), static_cast<size_t>(evaluate.size())};
+}
+
+// The node views the filters run on: the whole table, or (`evaluate` not
+// empty) only its window, in a buffer of the calling thread that the
+// chain reads until the call returns.
+std::span<const schedplug_node* const> evaluated_views(
+    const NodeTable& table,
+    const google::protobuf::RepeatedField<uint32_t>& evaluate) {
+  if (evaluate.empty()) return table.views();
+  thread_local std::vector<const schedplug_node*> window;
+  return window_views(table.views(), slots_of(evaluate), window);
+}
+
+// The cycle's gates for the shim, which sends them back in case the host
+// loses the cycle: the plugins whose Filter and Score gates are both shut.
+void report_gates(const PodCycle& cycle, const ProfileRuntime& profile,
+                  v1::PreFilterResponse& response) {
+  response.set_applies_reported(true);
+  for (const PluginInstance* plugin : profile.plugins) {
+    const PodScope& scope = *cycle.scope_for(plugin);
+    if (scope.error().empty() && !scope.runs_filter() && !scope.runs_score())
+      response.add_not_applying(plugin->name());
+  }
 }
 
 std::string unknown_session(const std::string& id) {
@@ -471,6 +501,12 @@ grpc::Status HostService::pre_filter(CallContext& context,
   } catch (const FieldLimitError& e) {
     return finish(call, field_limit_status(e));
   }
+  // Also before the table: the delta is not applied.
+  if (std::string error = window_error(slots_of(request.evaluate()),
+                                       "PreFilter", /*required=*/false);
+      !error.empty()) {
+    return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, error});
+  }
   const size_t pod_bytes = estimated_bytes(pod_data);
   auto pod = std::make_unique<const PodRecord>(std::move(pod_data));
 
@@ -554,27 +590,38 @@ grpc::Status HostService::pre_filter(CallContext& context,
   const std::string key = cycle_key(request.scheduler_name(), pod->data());
   const auto cycle =
       std::make_shared<const PodCycle>(key, std::move(pod), profile->plugins);
-  response.set_applies_reported(true);
-  for (const PluginInstance* plugin : profile->plugins) {
-    const PodScope& scope = *cycle->scope_for(plugin);
-    if (scope.error().empty() && !scope.runs_filter() && !scope.runs_score())
-      response.add_not_applying(plugin->name());
-  }
+  report_gates(*cycle, *profile, response);
   session->begin_cycle(cycle);
   const auto chain_start = Clock::now();
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->filter_timeout_ms, chain_start);
-  FilterOutcome outcome =
-      run_filters(profile->filters, cycle->pod().view(), table.views(),
-                  *context_.pool, call.deadline,
-                  {.plugin_deadlines = deadlines,
-                   .applies = {},
-                   .keep_raw_scores = false,
-                   .cycle = cycle.get()});
+  // With `evaluate`, only its window (FilterNodes may ask about the rest).
+  response.set_windowed(!request.evaluate().empty());
+  FilterOutcome outcome = run_filters(
+      profile->filters, cycle->pod().view(),
+      evaluated_views(table, request.evaluate()), *context_.pool, call.deadline,
+      {.plugin_deadlines = deadlines,
+       .applies = {},
+       .keep_raw_scores = false,
+       .cycle = cycle.get()});
   record_runs(outcome.runs, "filter");
+  fill_filter_response(call, *profile, outcome, response);
+  if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it
+    call.summary = fmt::format(
+        "{} nodes{} (delta +{} -{}{}), {} rejected, table version {}",
+        table.size(), response.windowed() ? " (windowed)" : "",
+        delta.upserts.size(), delta.removed.size(), delta.full ? ", full" : "",
+        response.rejected_nodes_size(), table.version());
+  }
+  return finish(call, grpc::Status::OK);
+}
 
-  for (size_t i = 0; i < profile->filters.size(); ++i) {
-    response.add_plugins(profile->filters[i]->name());
+void HostService::fill_filter_response(Call& call,
+                                       const ProfileRuntime& profile,
+                                       FilterOutcome& outcome,
+                                       v1::PreFilterResponse& response) {
+  for (size_t i = 0; i < profile.filters.size(); ++i) {
+    response.add_plugins(profile.filters[i]->name());
     response.add_skipped(outcome.skipped[i]);
   }
   {
@@ -601,11 +648,83 @@ grpc::Status HostService::pre_filter(CallContext& context,
     response.add_codes(static_cast<v1::Code>(r.code));
     response.add_reason(r.reason);
   }
+}
+
+grpc::Status HostService::FilterNodes(grpc::ServerContext* context,
+                                      const v1::FilterNodesRequest* request,
+                                      v1::PreFilterResponse* response) {
+  GrpcCallContext call_context(context);
+  return filter_nodes(call_context, *request, *response);
+}
+
+grpc::Status HostService::filter_nodes(CallContext& context,
+                                       const v1::FilterNodesRequest& request,
+                                       v1::PreFilterResponse& response) {
+  Call call("FilterNodes", &context);
+  call.deadline = deadline_for(context, call.start);
+  call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
+              request.scheduler_name() + "\")";
+  std::shared_ptr<Session> session;
+  const ProfileRuntime* profile = nullptr;
+  if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
+    return finish(call, s);
+  }
+  if (std::string error = window_error(slots_of(request.evaluate()),
+                                       "FilterNodes", /*required=*/true);
+      !error.empty()) {
+    return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, error});
+  }
+  PodData pod_data;
+  try {
+    pod_data = pod_from_proto(request.pod());
+  } catch (const FieldLimitError& e) {
+    return finish(call, field_limit_status(e));
+  }
+  const PodRecord pod(std::move(pod_data));
+
+  const SessionCall lock(*session, call.deadline, "FilterNodes " + call.what);
+  if (!lock.owns()) return finish(call, busy_status(call, lock));
+  if (session->evicted()) {
+    return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
+                         unknown_session(request.session_id())});
+  }
+  const NodeTable& table = session->table;
+  if (request.table_version() != table.version()) {
+    return finish(
+        call, {grpc::StatusCode::FAILED_PRECONDITION,
+               fmt::format("the node table is at version {}, the FilterNodes "
+                           "request is for version {}; the table changed "
+                           "since this pod's PreFilter: send the full node "
+                           "table with the next PreFilter",
+                           table.version(), request.table_version())});
+  }
+  response.set_table_version(table.version());
+  // The cycle PreFilter began, when the host still holds it: its per-pod
+  // states, and it stays the session's (PreScore follows). Without it,
+  // each plugin begins and ends the pod within this run, as for Filter,
+  // with the shim's gates for plugins without pod_begin.
+  const auto cycle =
+      session->cycle(cycle_key(request.scheduler_name(), pod.data()));
+  if (cycle) report_gates(*cycle, *profile, response);
+  const std::vector<uint8_t> applies = known_applies(request, profile->filters);
+  const std::vector<Deadline> deadlines =
+      plugin_deadlines(call, profile->filter_timeout_ms, Clock::now());
+  response.set_windowed(true);
+  FilterOutcome outcome = run_filters(
+      profile->filters, pod.view(), evaluated_views(table, request.evaluate()),
+      *context_.pool, call.deadline,
+      {.plugin_deadlines = deadlines,
+       .applies = applies,
+       .keep_raw_scores = false,
+       .cycle = cycle.get()});
+  record_runs(outcome.runs, "filter");
+  fill_filter_response(call, *profile, outcome, response);
   if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it
-    call.summary =
-        fmt::format("{} nodes (delta +{} -{}{}), {} rejected, table version {}",
-                    table.size(), delta.upserts.size(), delta.removed.size(),
-                    delta.full ? ", full" : "", n, table.version());
+    call.summary = fmt::format(
+        "{} evaluate pairs on {} nodes, {} rejected, table version {}, {}",
+        request.evaluate_size() / 2, table.size(),
+        response.rejected_nodes_size(), table.version(),
+        cycle ? "the cycle's pod states" : "no cycle held");
   }
   return finish(call, grpc::Status::OK);
 }

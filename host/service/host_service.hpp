@@ -12,6 +12,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "host/chain/deadline.hpp"
+#include "host/chain/filter_chain.hpp"
 #include "host/chain/thread_pool.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
@@ -78,6 +79,9 @@ class HostService final : public v1::Host::Service {
   grpc::Status PreFilter(grpc::ServerContext* context,
                          const v1::PreFilterRequest* request,
                          v1::PreFilterResponse* response) override;
+  grpc::Status FilterNodes(grpc::ServerContext* context,
+                           const v1::FilterNodesRequest* request,
+                           v1::PreFilterResponse* response) override;
   grpc::Status Filter(grpc::ServerContext* context,
                       const v1::FilterRequest* request,
                       v1::FilterResponse* response) override;
@@ -85,11 +89,14 @@ class HostService final : public v1::Host::Service {
                         const v1::PreScoreRequest* request,
                         v1::PreScoreResponse* response) override;
 
-  // The PreFilter and PreScore of a call from either transport (gRPC's
-  // overrides above and the fast path call these).
+  // The PreFilter, FilterNodes and PreScore of a call from either
+  // transport (gRPC's overrides above and the fast path call these).
   grpc::Status pre_filter(CallContext& context,
                           const v1::PreFilterRequest& request,
                           v1::PreFilterResponse& response);
+  grpc::Status filter_nodes(CallContext& context,
+                            const v1::FilterNodesRequest& request,
+                            v1::PreFilterResponse& response);
   grpc::Status pre_score(CallContext& context,
                          const v1::PreScoreRequest& request,
                          v1::PreScoreResponse& response);
@@ -125,6 +132,12 @@ class HostService final : public v1::Host::Service {
   // The session's call lock was not free before the call's deadline.
   grpc::Status busy_status(Call& call, const SessionCall& lock);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);
+  // The filter chain's answer as PreFilter and FilterNodes send it (the
+  // profile's filters, skipped, unfinished, reasons and rejections), and
+  // the slow-call log of its unfinished plugins.
+  void fill_filter_response(Call& call, const ProfileRuntime& profile,
+                            FilterOutcome& outcome,
+                            v1::PreFilterResponse& response);
   grpc::Status finish(Call& call, grpc::Status status);
   // A pod or node over FieldLimits: INVALID_ARGUMENT, counted.
   grpc::Status field_limit_status(const FieldLimitError& e);

@@ -38,20 +38,27 @@ const (
 // native through the shim and schedplug-host (PreFilter and PreScore over
 // the host's fast-path socket, as deployed), the same with the fast path
 // off (every call over gRPC), and with the twins' rules served as an HTTP
-// extender (extender_test.go).
+// extender (extender_test.go). native-allnodes, run only when named in
+// SCHEDPLUG_PERF_VARIANTS, is native with the host evaluating every node in
+// PreFilter instead of the window kube-scheduler's Filter will visit.
 const (
 	VariantDefault    = "default"
 	VariantTwin       = "twin"
 	VariantNative     = "native"
 	VariantNativeGRPC = "native-grpc"
 	VariantExtender   = "extender"
+	// VariantNativeAllNodes: native with shim.Config.EvaluateAllNodes.
+	VariantNativeAllNodes = "native-allnodes"
 )
 
 var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender}
 
+// optionalVariants run only when SCHEDPLUG_PERF_VARIANTS names them.
+var optionalVariants = []string{VariantNativeAllNodes}
+
 // isNative: the variant runs the native plugins in schedplug-host.
 func isNative(variant string) bool {
-	return variant == VariantNative || variant == VariantNativeGRPC
+	return variant == VariantNative || variant == VariantNativeGRPC || variant == VariantNativeAllNodes
 }
 
 // Plugin names: the native ones as schedplug-host serves them, and their
@@ -229,10 +236,10 @@ func optionsFromEnv(repoRoot string) (options, error) {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.TrimSpace(w)
 			switch w {
-			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender:
+			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender, VariantNativeAllNodes:
 				o.Variants = append(o.Variants, w)
 			default:
-				return o, fmt.Errorf("%s=%q: unknown variant %q; choose from %s", EnvVariants, v, w, strings.Join(allVariants, ","))
+				return o, fmt.Errorf("%s=%q: unknown variant %q; choose from %s", EnvVariants, v, w, strings.Join(append(allVariants, optionalVariants...), ","))
 			}
 		}
 	}
@@ -331,7 +338,7 @@ func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 				pc = append(pc, map[string]any{"name": twinOf[n], "args": args})
 			}
 		}
-	case VariantNative, VariantNativeGRPC:
+	case VariantNative, VariantNativeGRPC, VariantNativeAllNodes:
 		names = sh.plugins
 		for _, n := range sh.plugins {
 			args := sampleArgs(n, dir)

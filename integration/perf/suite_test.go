@@ -220,7 +220,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 	if err != nil {
 		return nil, err
 	}
-	host := testenv.NewHost(s.hostBin, s.pluginDir, s.configs[configKey(st.Shape, VariantNative)], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
+	host := testenv.NewHost(s.hostBin, s.pluginDir, s.configs[configKey(st.Shape, st.Variant)], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
 	if err := host.StartAndWait(60 * time.Second); err != nil {
 		os.RemoveAll(sockDir)
 		return nil, err
@@ -232,8 +232,9 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		Profiles:    []shim.Profile{{SchedulerName: "default-scheduler", Plugins: st.shape.plugins}},
 		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(st.wire)},
 		// The fast path's calls bypass gRPC's stats handler.
-		OnFastCall:      st.wire.fastCall,
-		DisableFastPath: st.Variant == VariantNativeGRPC,
+		OnFastCall:       st.wire.fastCall,
+		DisableFastPath:  st.Variant == VariantNativeGRPC,
+		EvaluateAllNodes: st.Variant == VariantNativeAllNodes,
 	})
 	if err != nil {
 		host.Stop(5 * time.Second)

@@ -1,6 +1,9 @@
 package shim
 
 import (
+	"sync"
+	"sync/atomic"
+
 	fwk "k8s.io/kube-scheduler/framework"
 
 	pb "schedplug.dev/integration/gen/schedplugv1"
@@ -13,8 +16,9 @@ const (
 	scoreStateKey  fwk.StateKey = "schedplug.dev/prescore"
 )
 
-// filterState is the cycle's PreFilter outcome. It is never changed after
-// PreFilter, so Clone (preemption copies the CycleState) shares it.
+// filterState is the cycle's PreFilter outcome. Preemption copies the
+// CycleState (Clone), and the copies share it: its verdicts only grow (a
+// FilterNodes answer merged in) and are swapped in whole.
 type filterState struct {
 	pod   *pb.Pod
 	nodes []fwk.NodeInfo
@@ -24,12 +28,16 @@ type filterState struct {
 	// plugins: the native Filter plugins of the verdicts, in profile order
 	// (res.resp.Plugins; see indexOf).
 	plugins []string
-	// rejection[slot]: index into the response's rejection arrays, -1 if
-	// the node passed every native Filter.
-	rejection []int32
-	// unfinished: plugin index -> the host's sentence saying why that
-	// plugin has no verdict for the nodes it did not reject.
-	unfinished map[int]string
+	// verdicts: the rejections known so far; replaced, never modified.
+	verdicts atomic.Pointer[verdictTable]
+	// visits: the snapshot nodes this cycle's Filter asked about, from
+	// which the next cycle's window is predicted (window.go).
+	visits visitSet
+	// rest guards the cycle's one FilterNodes call for the nodes outside
+	// the window; restDone and restErr are its outcome.
+	rest     sync.Mutex
+	restDone bool
+	restErr  error
 	// dryRuns: the host's answers for NodeInfos that are not the
 	// snapshot's (dryrun.go).
 	dryRuns dryRunCache
@@ -39,6 +47,27 @@ type filterState struct {
 
 func (s *filterState) Clone() fwk.StateData { return s }
 
+// verdictTable is the host's rejections, indexed by slot.
+type verdictTable struct {
+	// rejection[slot]: index into the arrays below, -1 if the node passed
+	// every native Filter (or was not evaluated, see window).
+	rejection []int32
+	// Parallel arrays, as in PreFilterResponse; reason indexes reasons.
+	rejectedBy []uint32
+	codes      []pb.Code
+	reason     []uint32
+	reasons    []string
+	// unfinished: plugin index -> the host's sentence saying why that
+	// plugin has no verdict for the window's nodes it did not reject;
+	// unfinishedRest the same for the nodes outside the window.
+	unfinished     map[int]string
+	unfinishedRest map[int]string
+	// window: the slots PreFilter evaluated; nil when it evaluated every
+	// node. rest: FilterNodes evaluated the others.
+	window slotSet
+	rest   bool
+}
+
 func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err error) *filterState {
 	s := &filterState{pod: pod, nodes: nodes, err: err, res: res}
 	if err != nil {
@@ -46,24 +75,67 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 	}
 	resp := res.resp
 	s.plugins = resp.GetPlugins()
-	s.rejection = make([]int32, res.states.size)
-	for i := range s.rejection {
-		s.rejection[i] = -1
+	s.visits = newVisitSet(res.states.size)
+	vt := &verdictTable{
+		rejection:  make([]int32, res.states.size),
+		rejectedBy: resp.GetRejectedBy(),
+		codes:      resp.GetCodes(),
+		reason:     resp.GetReason(),
+		reasons:    resp.GetReasons(),
+		unfinished: s.unfinishedOf(resp),
+	}
+	if resp.GetWindowed() && res.window != nil {
+		// Only the window was evaluated (a host that predates windows
+		// evaluates every node and says so).
+		vt.window = res.window
+	}
+	for i := range vt.rejection {
+		vt.rejection[i] = -1
 	}
 	for i, slot := range resp.GetRejectedNodes() {
-		if int(slot) < len(s.rejection) {
-			s.rejection[slot] = int32(i)
+		if int(slot) < len(vt.rejection) {
+			vt.rejection[slot] = int32(i)
 		}
 	}
+	s.verdicts.Store(vt)
+	return s
+}
+
+// unfinishedOf maps the answer's unfinished plugins to their index.
+func (s *filterState) unfinishedOf(resp *pb.PreFilterResponse) map[int]string {
+	var out map[int]string
 	for _, u := range resp.GetUnfinished() {
 		if i, ok := s.indexOf(u.GetPlugin()); ok {
-			if s.unfinished == nil {
-				s.unfinished = map[int]string{}
+			if out == nil {
+				out = map[int]string{}
 			}
-			s.unfinished[i] = u.GetReason()
+			out[i] = u.GetReason()
 		}
 	}
-	return s
+	return out
+}
+
+// withRest is the table with a FilterNodes answer for the nodes outside
+// the window merged in.
+func (vt *verdictTable) withRest(s *filterState, resp *pb.PreFilterResponse) *verdictTable {
+	out := *vt
+	out.rest = true
+	out.unfinishedRest = s.unfinishedOf(resp)
+	out.rejection = append([]int32(nil), vt.rejection...)
+	base := len(vt.rejectedBy)
+	out.rejectedBy = append(append([]uint32(nil), vt.rejectedBy...), resp.GetRejectedBy()...)
+	out.codes = append(append([]pb.Code(nil), vt.codes...), resp.GetCodes()...)
+	out.reasons = append(append([]string(nil), vt.reasons...), resp.GetReasons()...)
+	out.reason = append([]uint32(nil), vt.reason...)
+	for _, r := range resp.GetReason() {
+		out.reason = append(out.reason, r+uint32(len(vt.reasons)))
+	}
+	for i, slot := range resp.GetRejectedNodes() {
+		if int(slot) < len(out.rejection) && !vt.window.has(slot) {
+			out.rejection[slot] = int32(base + i)
+		}
+	}
+	return &out
 }
 
 // indexOf is the position of a native Filter plugin in the verdicts. A
@@ -98,8 +170,10 @@ type verdict struct {
 
 // lookup returns the plugin's verdict on the node in `slot` if the host
 // evaluated exactly this state of it (see nodeState); ok=false means the
-// caller must ask the host about this NodeInfo explicitly.
-func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdict, ok bool) {
+// caller must ask the host about this NodeInfo explicitly. outside: the
+// state is the one sent, but the node is outside the window PreFilter
+// evaluated and FilterNodes has not been asked yet (see evaluateRest).
+func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdict, ok, outside bool) {
 	return s.verdictAt(pluginIdx, slot, st, false)
 }
 
@@ -108,53 +182,61 @@ func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdic
 // there, so there is no verdict of its own to reuse on a changed copy of
 // the node, on which the earlier plugin may pass.
 func (s *filterState) ownVerdict(pluginIdx int, slot uint32, st nodeState) (v verdict, ok bool) {
-	return s.verdictAt(pluginIdx, slot, st, true)
+	v, ok, _ = s.verdictAt(pluginIdx, slot, st, true)
+	return v, ok
 }
 
-func (s *filterState) verdictAt(pluginIdx int, slot uint32, st nodeState, own bool) (v verdict, ok bool) {
-	if s.res == nil || int(slot) >= len(s.rejection) {
-		return verdict{}, false
+func (s *filterState) verdictAt(pluginIdx int, slot uint32, st nodeState, own bool) (v verdict, ok, outside bool) {
+	if s.res == nil {
+		return verdict{}, false, false
+	}
+	vt := s.verdicts.Load()
+	if int(slot) >= len(vt.rejection) {
+		return verdict{}, false, false
 	}
 	if held, ok := s.res.states.at(slot); !ok || held != st {
-		return verdict{}, false
+		return verdict{}, false, false
 	}
-	i := s.rejection[slot]
+	unfinished := vt.unfinished
+	if vt.window != nil && !vt.window.has(slot) {
+		if !vt.rest {
+			return verdict{}, false, true
+		}
+		unfinished = vt.unfinishedRest
+	}
+	i := vt.rejection[slot]
 	notRejectedHere := func() verdict {
-		if why, ok := s.unfinished[pluginIdx]; ok {
+		if why, ok := unfinished[pluginIdx]; ok {
 			return verdict{unfinished: true, reason: why}
 		}
 		return verdict{code: pb.Code_CODE_SUCCESS}
 	}
-	if i < 0 {
-		return notRejectedHere(), true
+	if i < 0 || int(i) >= len(vt.rejectedBy) {
+		return notRejectedHere(), true, false
 	}
-	resp := s.res.resp
-	if int(i) >= len(resp.GetRejectedBy()) {
-		return notRejectedHere(), true
-	}
-	if by := int(resp.GetRejectedBy()[i]); by < pluginIdx {
+	if by := int(vt.rejectedBy[i]); by < pluginIdx {
 		// Rejected by an earlier native plugin of the profile: the
 		// framework stops at the first rejection in profile order, as the
 		// host did, so this plugin's answer does not matter.
 		if own {
-			return verdict{}, false
+			return verdict{}, false, false
 		}
-		return verdict{code: pb.Code_CODE_SUCCESS}, true
+		return verdict{code: pb.Code_CODE_SUCCESS}, true, false
 	} else if by > pluginIdx {
 		// A later plugin rejected it, so this one passed it, unless this
 		// one did not finish (the host still runs later plugins then).
-		return notRejectedHere(), true
+		return notRejectedHere(), true, false
 	}
 	v.code = pb.Code_CODE_UNSCHEDULABLE
-	if int(i) < len(resp.GetCodes()) {
-		v.code = resp.GetCodes()[i]
+	if int(i) < len(vt.codes) {
+		v.code = vt.codes[i]
 	}
-	if int(i) < len(resp.GetReason()) {
-		if r := resp.GetReason()[i]; int(r) < len(resp.GetReasons()) {
-			v.reason = resp.GetReasons()[r]
+	if int(i) < len(vt.reason) {
+		if r := vt.reason[i]; int(r) < len(vt.reasons) {
+			v.reason = vt.reasons[r]
 		}
 	}
-	return v, true
+	return v, true, false
 }
 
 // scoreState is the cycle's PreScore outcome.

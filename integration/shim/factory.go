@@ -22,6 +22,10 @@ const (
 	// EnvFastPathSpin is how long a cycle polls for a fast-path answer
 	// before it sleeps, e.g. "1ms" (default DefaultFastPathSpin).
 	EnvFastPathSpin = "SCHEDPLUG_FAST_PATH_SPIN"
+	// EnvFilterWindow "off" makes PreFilter ask the host about every node
+	// (default "on": the window kube-scheduler's Filter is expected to
+	// visit; window.go).
+	EnvFilterWindow = "SCHEDPLUG_FILTER_WINDOW"
 )
 
 var (
@@ -41,8 +45,8 @@ func SetProfiles(profiles []Profile) {
 
 // ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST, the
 // SCHEDPLUG_TLS_* variables (tls.go),
-// SCHEDPLUG_CONNECT_TIMEOUT, SCHEDPLUG_RESYNC_TIMEOUT, SCHEDPLUG_FAST_PATH
-// and SCHEDPLUG_FAST_PATH_SPIN.
+// SCHEDPLUG_CONNECT_TIMEOUT, SCHEDPLUG_RESYNC_TIMEOUT, SCHEDPLUG_FAST_PATH,
+// SCHEDPLUG_FAST_PATH_SPIN and SCHEDPLUG_FILTER_WINDOW.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
 	tlsConfig, err := tlsFromEnv()
@@ -64,12 +68,17 @@ func ConfigFromEnv() (Config, error) {
 		}
 		*e.dst = d
 	}
-	switch v := os.Getenv(EnvFastPath); v {
-	case "", "on":
-	case "off":
-		cfg.DisableFastPath = true
-	default:
-		return cfg, fmt.Errorf("environment variable %s=%q: write \"on\" or \"off\"", EnvFastPath, v)
+	for _, e := range []struct {
+		name string
+		off  *bool
+	}{{EnvFastPath, &cfg.DisableFastPath}, {EnvFilterWindow, &cfg.EvaluateAllNodes}} {
+		switch v := os.Getenv(e.name); v {
+		case "", "on":
+		case "off":
+			*e.off = true
+		default:
+			return cfg, fmt.Errorf("environment variable %s=%q: write \"on\" or \"off\"", e.name, v)
+		}
 	}
 	return cfg, nil
 }

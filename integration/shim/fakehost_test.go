@@ -62,7 +62,12 @@ type fakeHost struct {
 	// (as the real host does when its chain runs out of time).
 	failAfterApply error
 	lastPreScore   *pb.PreScoreRequest
-	lastFilter     *pb.FilterRequest
+	// filterNodesErr, when set, is FilterNodes' answer.
+	filterNodesErr error
+	// evaluates: the `evaluate` ranges of every PreFilter and FilterNodes
+	// call, in order (nil: every node).
+	evaluates  [][]uint32
+	lastFilter *pb.FilterRequest
 
 	sock   string
 	server *grpc.Server
@@ -104,6 +109,8 @@ func (h *fakeHost) reset() {
 	h.version = 0
 	h.calls = map[string]int{}
 	h.deltas = nil
+	h.evaluates = nil
+	h.filterNodesErr = nil
 	h.failAfterApply = nil
 }
 
@@ -214,6 +221,11 @@ func (h *fakeHost) serveFast(c net.Conn) {
 		case *pb.FastRequest_PreFilter:
 			var a *pb.PreFilterResponse
 			if a, err = h.PreFilter(ctx, call.PreFilter); err == nil {
+				resp.Answer = &pb.FastResponse_PreFilter{PreFilter: a}
+			}
+		case *pb.FastRequest_FilterNodes:
+			var a *pb.PreFilterResponse
+			if a, err = h.FilterNodes(ctx, call.FilterNodes); err == nil {
 				resp.Answer = &pb.FastResponse_PreFilter{PreFilter: a}
 			}
 		case *pb.FastRequest_PreScore:
@@ -392,14 +404,51 @@ func (h *fakeHost) PreFilter(ctx context.Context, req *pb.PreFilterRequest) (*pb
 	if h.failAfterApply != nil {
 		return nil, h.failAfterApply
 	}
-	resp := &pb.PreFilterResponse{TableVersion: h.version, AppliesReported: true}
-	for _, n := range h.profiles[req.SchedulerName] {
-		if skips(n, req.Pod) {
+	h.evaluates = append(h.evaluates, req.Evaluate)
+	return h.verdicts(req.SchedulerName, req.Pod, req.Evaluate), nil
+}
+
+// FilterNodes answers like PreFilter on the requested slots, without
+// touching the table.
+func (h *fakeHost) FilterNodes(_ context.Context, req *pb.FilterNodesRequest) (*pb.PreFilterResponse, error) {
+	defer h.begin("FilterNodes")()
+	if !h.sessions[req.SessionId] {
+		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
+	}
+	if h.filterNodesErr != nil {
+		return nil, h.filterNodesErr
+	}
+	if req.TableVersion != h.version {
+		return nil, status.Errorf(codes.FailedPrecondition, "the node table is at version %d, the request is for %d", h.version, req.TableVersion)
+	}
+	if len(req.Evaluate) == 0 || len(req.Evaluate)%2 != 0 {
+		return nil, status.Error(codes.InvalidArgument, "evaluate must hold [first, end) pairs")
+	}
+	h.evaluates = append(h.evaluates, req.Evaluate)
+	return h.verdicts(req.SchedulerName, req.Pod, req.Evaluate), nil
+}
+
+// inRanges: slot is in one of the [first, end) pairs.
+func inRanges(ranges []uint32, slot uint32) bool {
+	for i := 0; i+1 < len(ranges); i += 2 {
+		if ranges[i] <= slot && slot < ranges[i+1] {
+			return true
+		}
+	}
+	return false
+}
+
+// verdicts evaluates the profile's filters on the table's slots (those in
+// `evaluate` when it is not empty). Callers hold h.mu.
+func (h *fakeHost) verdicts(profile string, pod *pb.Pod, evaluate []uint32) *pb.PreFilterResponse {
+	resp := &pb.PreFilterResponse{TableVersion: h.version, AppliesReported: true, Windowed: len(evaluate) > 0}
+	for _, n := range h.profiles[profile] {
+		if skips(n, pod) {
 			resp.NotApplying = append(resp.NotApplying, n)
 		}
 	}
 	var filters []string
-	for _, n := range h.profiles[req.SchedulerName] {
+	for _, n := range h.profiles[profile] {
 		if h.info(n).HasFilter {
 			filters = append(filters, n)
 		}
@@ -408,13 +457,15 @@ func (h *fakeHost) PreFilter(ctx context.Context, req *pb.PreFilterRequest) (*pb
 	reasonIdx := map[string]uint32{}
 	slots := make([]uint32, 0, len(h.table))
 	for s := range h.table {
-		slots = append(slots, s)
+		if len(evaluate) == 0 || inRanges(evaluate, s) {
+			slots = append(slots, s)
+		}
 	}
 	sort.Slice(slots, func(i, j int) bool { return slots[i] < slots[j] })
 	slow := len(filters)
 	for i, p := range filters {
-		resp.Skipped = append(resp.Skipped, skips(p, req.Pod))
-		if _, ok := label(req.Pod.Labels, "unfinished-"+p); ok && slow == len(filters) {
+		resp.Skipped = append(resp.Skipped, skips(p, pod))
+		if _, ok := label(pod.Labels, "unfinished-"+p); ok && slow == len(filters) {
 			slow = i
 		}
 	}
@@ -430,7 +481,7 @@ func (h *fakeHost) PreFilter(ctx context.Context, req *pb.PreFilterRequest) (*pb
 			if resp.Skipped[i] {
 				continue
 			}
-			code, reason := evalFilter(p, req.Pod, h.table[s])
+			code, reason := evalFilter(p, pod, h.table[s])
 			if code == pb.Code_CODE_SUCCESS {
 				continue
 			}
@@ -447,7 +498,7 @@ func (h *fakeHost) PreFilter(ctx context.Context, req *pb.PreFilterRequest) (*pb
 			break
 		}
 	}
-	return resp, nil
+	return resp
 }
 
 func (h *fakeHost) Filter(_ context.Context, req *pb.FilterRequest) (*pb.FilterResponse, error) {
@@ -475,6 +526,9 @@ func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.Pre
 	h.lastPreScore = req
 	if !h.sessions[req.SessionId] {
 		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
+	}
+	if h.filterNodesErr != nil {
+		return nil, h.filterNodesErr
 	}
 	if req.TableVersion != h.version {
 		return nil, status.Errorf(codes.FailedPrecondition, "table version %d, host has %d", req.TableVersion, h.version)

@@ -236,11 +236,11 @@ func TestFastPathAgainstRealHost(t *testing.T) {
 			pod.Annotations["schedplug.io/dedicated-ok"] = "true"
 		}
 		pbPod := convertPod(pod, 0)
-		a, err := fast.preFilter(context.Background(), "schedplug-scheduler", pbPod, nodes, false)
+		a, err := fast.preFilter(context.Background(), "schedplug-scheduler", pbPod, nodes, false, "")
 		if err != nil {
 			t.Fatalf("fast path PreFilter: %v", err)
 		}
-		b, err := slow.preFilter(context.Background(), "schedplug-scheduler", pbPod, nodes, false)
+		b, err := slow.preFilter(context.Background(), "schedplug-scheduler", pbPod, nodes, false, "")
 		if err != nil {
 			t.Fatalf("gRPC PreFilter: %v", err)
 		}
@@ -293,7 +293,7 @@ func BenchmarkCycleRoundTrip(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(testPod(fmt.Sprintf("x%d", i), nil))
-				if _, err := m.preFilter(ctx, "schedplug-scheduler", pod, nodes, false); err != nil {
+				if _, err := m.preFilter(ctx, "schedplug-scheduler", pod, nodes, false, ""); err != nil {
 					b.Fatal(err)
 				}
 				if _, err := m.preScore(ctx, "schedplug-scheduler", pod, feasible, nodes, false, appliesInfo{}); err != nil {

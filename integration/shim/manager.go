@@ -62,6 +62,10 @@ type Config struct {
 	// OnFastCall, when set, is told of every call made over the fast path
 	// (the scheduler_perf suite counts them beside its gRPC stats handler).
 	OnFastCall func(FastCall)
+	// EvaluateAllNodes makes every PreFilter ask the host about every node
+	// instead of the window of nodes kube-scheduler's Filter is expected to
+	// visit (window.go).
+	EvaluateAllNodes bool
 }
 
 // Defaults, overridable through the environment (see docs/shim.md).
@@ -92,6 +96,8 @@ type Manager struct {
 	mu       sync.Mutex
 	table    *nodeTable
 	needFull bool
+	// visits: the slots the last cycle's Filter asked about (window.go).
+	visits visitSet
 	// pending is the last delta sent whose fate is unknown (the call
 	// failed without saying which table version the host has). If the host
 	// later reports that version, the delta was applied and is committed
@@ -461,6 +467,9 @@ type prefilterResult struct {
 	// slotOfInfo: the slot of each snapshot NodeInfo sent
 	// (plannedDelta.slotOfInfo).
 	slotOfInfo map[fwk.NodeInfo]uint32
+	// window: the slots the request asked the host to evaluate; nil when
+	// it asked about every node.
+	window slotSet
 }
 
 // tableVersionTrailer is the trailing metadata key in which the host
@@ -480,14 +489,17 @@ const tableVersionTrailer = "schedplug-table-version"
 //   - INVALID_ARGUMENT for a delta the host refused (it reports its table
 //     version): the tables disagree in a way a delta cannot fix, so the
 //     full table is sent once, on the same session.
-func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, podGroupCycle bool) (*prefilterResult, error) {
+//
+// nominated is the pod's nominated node, if any: kube-scheduler filters it
+// first, so it joins the window.
+func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, podGroupCycle bool, nominated string) (*prefilterResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sess.Load()
 	if s == nil {
 		return nil, errNoSession
 	}
-	res, hostVersion, err := m.sendPreFilter(ctx, s, profile, pod, nodes, m.needFull, podGroupCycle)
+	res, hostVersion, err := m.sendPreFilter(ctx, s, profile, pod, nodes, m.needFull, podGroupCycle, nominated)
 	switch status.Code(err) {
 	case codes.FailedPrecondition:
 		if p := m.pending; hostVersion != nil && p != nil && *hostVersion == p.msg.GetNewVersion() {
@@ -497,7 +509,7 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 			m.needFull = false
 			deltasRecovered.Inc()
 			klog.FromContext(ctx).V(2).Info("schedplug-host had applied the delta of a failed call; continuing from its table version", "profile", profile, "version", *hostVersion)
-			res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, false, podGroupCycle)
+			res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, false, podGroupCycle, nominated)
 			if status.Code(err) != codes.FailedPrecondition {
 				return res, err
 			}
@@ -507,7 +519,7 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 		if rerr != nil {
 			return nil, rerr
 		}
-		res, _, err = m.sendPreFilter(ctx, ns, profile, pod, nodes, true, podGroupCycle)
+		res, _, err = m.sendPreFilter(ctx, ns, profile, pod, nodes, true, podGroupCycle, nominated)
 		return res, err
 	case codes.InvalidArgument:
 		if hostVersion == nil {
@@ -518,7 +530,7 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 		klog.FromContext(ctx).Info("schedplug-host refused the node-table delta; sending the full table", "profile", profile, "err", status.Convert(err).Message())
 		resyncs.Inc()
 		m.needFull = true
-		res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, true, podGroupCycle)
+		res, _, err = m.sendPreFilter(ctx, s, profile, pod, nodes, true, podGroupCycle, nominated)
 		return res, err
 	}
 	return res, err
@@ -526,7 +538,7 @@ func (m *Manager) preFilter(ctx context.Context, profile string, pod *pb.Pod, no
 
 // sendPreFilter makes one PreFilter call and returns the table version the
 // host reported, if it did. Callers hold m.mu.
-func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, full, podGroupCycle bool) (*prefilterResult, *uint64, error) {
+func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string, pod *pb.Pod, nodes []fwk.NodeInfo, full, podGroupCycle bool, nominated string) (*prefilterResult, *uint64, error) {
 	plan := m.table.planDelta(nodes, full, podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return convertNode(ni, slot, s.data) })
 	timeout := m.callTimeout(profile)
 	if full {
@@ -540,6 +552,18 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 		SchedulerName: profile,
 		Pod:           pod,
 		Delta:         plan.msg,
+	}
+	var window slotSet
+	if !m.cfg.EvaluateAllNodes {
+		if start, length, ok := predictWindow(plan.order, m.visits); ok {
+			req.Evaluate, window = windowRanges(plan.order, start, length, plan.states.size)
+			if nominated != "" {
+				if slot, ok := m.table.slotOf(nominated); ok && int(slot) < plan.states.size && !window.has(slot) {
+					req.Evaluate = append(req.Evaluate, slot, slot+1)
+					window.add(slot)
+				}
+			}
+		}
 	}
 	var resp *pb.PreFilterResponse
 	var hostVersion *uint64
@@ -556,7 +580,10 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 		m.table.commit(plan, resp.GetTableVersion())
 		m.needFull = false
 		m.pending = nil
-		return &prefilterResult{resp: resp, states: plan.states, slotOfInfo: plan.slotOfInfo}, nil, nil
+		if window != nil && resp.GetWindowed() {
+			filterWindows.Inc()
+		}
+		return &prefilterResult{resp: resp, states: plan.states, slotOfInfo: plan.slotOfInfo, window: window}, nil, nil
 	}
 	switch code := status.Code(err); {
 	case hostVersion != nil && code != codes.FailedPrecondition && code != codes.InvalidArgument:
@@ -606,7 +633,7 @@ func (m *Manager) preScore(ctx context.Context, profile string, pod *pb.Pod, fea
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := m.sendPreFilter(ctx, s, profile, pod, allNodes, true, podGroupCycle); err != nil {
+	if _, _, err := m.sendPreFilter(ctx, s, profile, pod, allNodes, true, podGroupCycle, ""); err != nil {
 		return nil, err
 	}
 	return m.sendPreScore(ctx, s, profile, pod, feasible, applies)
@@ -640,6 +667,75 @@ func (m *Manager) sendPreScore(ctx context.Context, s *session, profile string, 
 		resp = fresp.GetPreScore()
 	}
 	countRPC("PreScore", err)
+	return resp, err
+}
+
+// noteCycle keeps the cycle's Filter visits, from which the next PreFilter
+// predicts its window.
+func (m *Manager) noteCycle(fs *filterState) {
+	if fs.visits == nil {
+		return
+	}
+	m.mu.Lock()
+	m.visits = fs.visits
+	m.mu.Unlock()
+}
+
+// evaluateRest asks the host about the nodes outside the window of the
+// cycle's PreFilter, once per cycle: the first Filter call outside the
+// window makes the call, the framework's other workers wait for it, and
+// every later one finds the verdicts merged in (or the same error).
+func (m *Manager) evaluateRest(ctx context.Context, profile string, fs *filterState) error {
+	fs.rest.Lock()
+	defer fs.rest.Unlock()
+	if fs.restDone {
+		return fs.restErr
+	}
+	fs.restDone = true
+	vt := fs.verdicts.Load()
+	var applies appliesInfo
+	applies.known, applies.notApplying = fs.appliesAnswer()
+	resp, err := m.filterNodes(ctx, profile, fs.pod, fs.res.resp.GetTableVersion(), vt.window.complementRanges(len(vt.rejection)), applies)
+	if err == nil && !resp.GetWindowed() {
+		err = status.Error(codes.Internal, "schedplug-host answered FilterNodes without windowed set; the host and the shim are from different schedplug releases")
+	}
+	if err != nil {
+		fs.restErr = err
+		return err
+	}
+	filterWindowMisses.Inc()
+	fs.verdicts.Store(vt.withRest(fs, resp))
+	return nil
+}
+
+// filterNodes runs every native Filter on the given slots (as [first, end)
+// pairs) for the cycle's pod, on the table PreFilter answered for.
+func (m *Manager) filterNodes(ctx context.Context, profile string, pod *pb.Pod, tableVersion uint64, ranges []uint32, applies appliesInfo) (*pb.PreFilterResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sess.Load()
+	if s == nil {
+		return nil, errNoSession
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.callTimeout(profile))
+	defer cancel()
+	req := &pb.FilterNodesRequest{
+		SessionId:     s.id,
+		SchedulerName: profile,
+		Pod:           pod,
+		TableVersion:  tableVersion,
+		Evaluate:      ranges,
+		AppliesKnown:  applies.known,
+		NotApplying:   applies.notApplying,
+	}
+	fresp, _, err := m.fastCall(cctx, s, "FilterNodes", &pb.FastRequest{Call: &pb.FastRequest_FilterNodes{FilterNodes: req}})
+	var resp *pb.PreFilterResponse
+	if errors.Is(err, errFastNotSent) {
+		resp, err = m.client.FilterNodes(cctx, req)
+	} else {
+		resp = fresp.GetPreFilter()
+	}
+	countRPC("FilterNodes", err)
 	return resp, err
 }
 

@@ -22,6 +22,18 @@ var (
 		Help:           "Filter calls on a copy of a snapshot node whose pods alone changed (preemption dry runs, nominated pods) answered from the node's PreFilter verdict without a call to the host, because the plugin promised its filter ignores the node's pods (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS).",
 		StabilityLevel: metrics.ALPHA,
 	})
+	filterWindows = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_windows_total",
+		Help:           "PreFilter calls that asked schedplug-host about the window of nodes kube-scheduler's Filter was expected to visit instead of every node.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	filterWindowMisses = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_window_misses_total",
+		Help:           "Cycles whose Filter went beyond PreFilter's window (an unschedulable pod visits every node), answered by one FilterNodes call for the other nodes.",
+		StabilityLevel: metrics.ALPHA,
+	})
 	resyncs = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "resyncs_total",
@@ -76,6 +88,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(fastPathCalls, fastPathFallbacks, filterFallbacks, filterVerdictsReused, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
+		legacyregistry.MustRegister(fastPathCalls, fastPathFallbacks, filterFallbacks, filterVerdictsReused, filterWindows, filterWindowMisses, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
 	})
 }

@@ -131,9 +131,10 @@ func (p *Plugin) cycleFilterState(ctx context.Context, state fwk.CycleState, pod
 	}
 	wire := convertPod(pod, p.mgr.podData())
 	podGroupCycle := state.IsPodGroupSchedulingCycle()
-	res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes, podGroupCycle)
+	res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes, podGroupCycle, pod.Status.NominatedNodeName)
 	fs := newFilterState(wire, nodes, res, err)
 	fs.podGroupCycle = podGroupCycle
+	p.mgr.noteCycle(fs)
 	state.Write(filterStateKey, fs)
 	return fs
 }
@@ -229,12 +230,24 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 			return nil
 		}
 		slot, ok := fs.res.slotOfInfo[ni]
-		if !ok {
+		if ok {
+			fs.visits.add(slot)
+		} else {
 			// Not a snapshot NodeInfo (a dry-run copy): by name.
 			slot, ok = p.mgr.table.slotOf(node.Name)
 		}
 		if ok {
-			v, ok := fs.lookup(idx, slot, stateOf(ni))
+			st := stateOf(ni)
+			v, ok, outside := fs.lookup(idx, slot, st)
+			if outside {
+				if err := p.mgr.evaluateRest(ctx, p.profile, fs); err != nil {
+					if callerGaveUp(ctx) {
+						return p.cancelledFilter(ctx)
+					}
+					return p.hostFailureFilter(ctx, pod, err)
+				}
+				v, ok, _ = fs.lookup(idx, slot, st)
+			}
 			if !ok {
 				if v, ok = p.podsChangedVerdict(fs, idx, slot, ni); ok {
 					filterVerdictsReused.Inc()

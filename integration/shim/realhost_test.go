@@ -2,12 +2,14 @@ package shim
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -170,3 +172,73 @@ func startRealHostWithConfig(t testing.TB) (target, configFile string) {
 type realHandle struct{ fakeHandle }
 
 func (h *realHandle) ProfileName() string { return "schedplug-scheduler" }
+
+// TestFilterWindowAgainstRealHost: with a window in PreFilter and one
+// FilterNodes call for a cycle that goes beyond it, the real host's
+// verdicts on every node are those of HwEncrypt (nodes without the
+// hw-encrypt label fail a pod that requires it), over the fast path and
+// over gRPC alike.
+func TestFilterWindowAgainstRealHost(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		t.Run(map[bool]string{true: "fast path", false: "gRPC"}[fast], func(t *testing.T) {
+			target := startRealHost(t)
+			names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
+			m, err := NewManager(Config{Target: target, DisableFastPath: !fast, Profiles: []Profile{{SchedulerName: "schedplug-scheduler", Plugins: names}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			h := &realHandle{}
+			hw := NewPlugin(m, "HwEncrypt", DefaultPolicy(), h)
+			for _, n := range names[1:] {
+				NewPlugin(m, n, DefaultPolicy(), h)
+			}
+			if err := m.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var nodes []fwk.NodeInfo
+			for i := 0; i < 400; i++ {
+				var labels map[string]string
+				if i%3 == 0 {
+					labels = map[string]string{"node.kubernetes.io/hw-encrypt": "true"}
+				}
+				nodes = append(nodes, testNode(fmt.Sprintf("n%03d", i), labels, 0))
+			}
+			h.setSnapshot(nodes)
+			rpcCount := func(method string) float64 {
+				v, _ := testutil.GetCounterMetricValue(rpcs.WithLabelValues(method, codes.OK.String()))
+				return v
+			}
+			windowsBefore, _ := testutil.GetCounterMetricValue(filterWindows)
+			filterNodesBefore := rpcCount("FilterNodes")
+			cycle := func(start, count int) {
+				t.Helper()
+				pod := testPod(fmt.Sprintf("p%d", start), nil)
+				pod.Annotations = map[string]string{"myorg.io/require-hw-encrypt": "true"}
+				state := framework.NewCycleState()
+				if _, st := hw.PreFilter(context.Background(), state, pod, nodes); !st.IsSuccess() {
+					t.Fatalf("PreFilter: %v", st)
+				}
+				for i := 0; i < count; i++ {
+					pos := (start + i) % len(nodes)
+					st := hw.Filter(context.Background(), state, pod, nodes[pos])
+					if want := pos%3 == 0; st.IsSuccess() != want {
+						t.Fatalf("HwEncrypt on %s: %v %q, want success %v", nodes[pos].Node().Name, st.Code(), st.Message(), want)
+					}
+				}
+			}
+			cycle(0, 120)   // every node: nothing to predict from
+			cycle(120, 120) // a window
+			if got, _ := testutil.GetCounterMetricValue(filterWindows); got-windowsBefore != 1 {
+				t.Fatalf("windowed PreFilter calls: %v, want 1", got-windowsBefore)
+			}
+			if got := rpcCount("FilterNodes") - filterNodesBefore; got != 0 {
+				t.Fatalf("FilterNodes calls within the window: %v, want 0", got)
+			}
+			cycle(240, 400) // every node, beyond the window
+			if got := rpcCount("FilterNodes") - filterNodesBefore; got != 1 {
+				t.Fatalf("FilterNodes calls for a cycle beyond its window: %v, want 1", got)
+			}
+		})
+	}
+}

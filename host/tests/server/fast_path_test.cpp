@@ -173,6 +173,51 @@ TEST_F(FastPath, AnswersAsGrpcDoesWithTheTableVersion) {
   EXPECT_EQ(scored->pre_score().plugins(0).scores_size(), 40);
 }
 
+TEST_F(FastPath, FilterNodesAnswersAsGrpcDoes) {
+  FastClient client(socket_);
+  v1::PreFilterRequest first = prefilter_request(0, 1, true, 40, 9);
+  first.add_evaluate(30);
+  first.add_evaluate(40);
+  const auto windowed = client.call(fast(first));
+  ASSERT_TRUE(windowed.has_value());
+  ASSERT_EQ(windowed->code(), 0) << windowed->message();
+  EXPECT_TRUE(windowed->pre_filter().windowed());
+
+  // The rest of the table, over either transport: the same answer.
+  v1::FastRequest rest;
+  v1::FilterNodesRequest* r = rest.mutable_filter_nodes();
+  r->set_session_id(session_);
+  r->set_scheduler_name("default-scheduler");
+  *r->mutable_pod() = first.pod();
+  r->set_table_version(1);
+  r->add_evaluate(0);
+  r->add_evaluate(30);
+  rest.set_timeout_micros(5'000'000);
+  const auto fast_answer = client.call(rest);
+  ASSERT_TRUE(fast_answer.has_value());
+  ASSERT_EQ(fast_answer->code(), 0) << fast_answer->message();
+  ASSERT_TRUE(fast_answer->has_pre_filter());
+  EXPECT_TRUE(fast_answer->pre_filter().windowed());
+  v1::PreFilterResponse grpc_answer;
+  grpc::ClientContext context;
+  ASSERT_TRUE(host_->stub()
+                  .FilterNodes(&context, rest.filter_nodes(), &grpc_answer)
+                  .ok());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      grpc_answer, fast_answer->pre_filter()))
+      << grpc_answer.ShortDebugString() << "\nvs\n"
+      << fast_answer->pre_filter().ShortDebugString();
+  EXPECT_GT(grpc_answer.rejected_nodes_size(), 0);
+  for (uint32_t slot : grpc_answer.rejected_nodes()) EXPECT_LT(slot, 30u);
+
+  // Its errors as codes too: a table version the host is not at.
+  r->set_table_version(2);
+  const auto stale = client.call(rest);
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_EQ(stale->code(), static_cast<int>(StatusCode::FAILED_PRECONDITION));
+  EXPECT_FALSE(stale->has_pre_filter());
+}
+
 TEST_F(FastPath, ErrorsCarryTheirCodeAndTheTrailer) {
   FastClient client(socket_);
   ASSERT_TRUE(client.call(fast(prefilter_request(0, 1, true, 3, 1)))->code() ==

@@ -119,6 +119,38 @@ TEST_F(ServerErrors, StaleTableVersionAsksForResync) {
   expect_still_serving();
 }
 
+TEST_F(ServerErrors, PreFilterWithAMalformedWindowLeavesTheTable) {
+  // A delta to version 2 (a fourth node), refused for its `evaluate`
+  // before the table is reached: no delta applied, no trailer.
+  RandomCluster rnd(4);
+  v1::NodeTableDelta d = delta_on(1);
+  *d.add_upserts() = rnd.node(3, "n3", 1);
+  for (const std::vector<uint32_t>& evaluate :
+       {std::vector<uint32_t>{0}, std::vector<uint32_t>{0, 2, 1},
+        std::vector<uint32_t>{2, 2}, std::vector<uint32_t>{0, 4, 3, 1}}) {
+    v1::PreFilterRequest request;
+    request.set_session_id(session_);
+    request.set_scheduler_name("default-scheduler");
+    request.mutable_pod()->set_name("p");
+    *request.mutable_delta() = d;
+    for (uint32_t slot : evaluate) request.add_evaluate(slot);
+    v1::PreFilterResponse response;
+    grpc::ClientContext context;
+    const grpc::Status s =
+        host_->stub().PreFilter(&context, request, &response);
+    expect_error(s, StatusCode::INVALID_ARGUMENT, "PreFilter: evaluate");
+    EXPECT_EQ(
+        context.GetServerTrailingMetadata().count("schedplug-table-version"),
+        0u);
+  }
+  // Still at version 1: the same delta applies now.
+  v1::PreFilterResponse response;
+  const grpc::Status s = prefilter(d, {}, "default-scheduler", &response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(response.table_version(), 2u);
+  EXPECT_FALSE(response.windowed());
+}
+
 TEST_F(ServerErrors, PreScoreOfAnEmptySlot) {
   v1::PreScoreRequest request;
   request.set_session_id(session_);

@@ -6,7 +6,10 @@
 //
 //   Handshake   once per connection (and again after FAILED_PRECONDITION)
 //   PreFilter   once per pod: the pod + a delta of the node table; answered
-//               with every native Filter's verdict on every node
+//               with every native Filter's verdict on every node, or on the
+//               window of nodes kube-scheduler is expected to visit
+//   FilterNodes only when kube-scheduler's Filter goes beyond that window
+//               (at most once per pod): the verdicts on the other nodes
 //   Filter      only when kube-scheduler hands Filter a NodeInfo that is not
 //               the snapshot's (preemption dry runs, nominated pods): one
 //               node, its state sent explicitly
@@ -2138,6 +2141,15 @@ type PreFilterRequest struct {
 	SchedulerName string          `protobuf:"bytes,2,opt,name=scheduler_name,json=schedulerName,proto3" json:"scheduler_name,omitempty"`
 	Pod           *Pod            `protobuf:"bytes,3,opt,name=pod,proto3" json:"pod,omitempty"`
 	Delta         *NodeTableDelta `protobuf:"bytes,4,opt,name=delta,proto3" json:"delta,omitempty"`
+	// The node slots to run the Filter plugins on, as [first, end) pairs
+	// with first < end (slots past the end of the table are ignored); empty:
+	// every node. kube-scheduler's Filter stops once it has found enough feasible
+	// nodes (percentageOfNodesToScore), starting where the previous cycle
+	// stopped, so on a large cluster it visits a run of a few hundred nodes;
+	// the shim sends the run it expects, and asks FilterNodes about the rest
+	// when kube-scheduler goes beyond it. An odd count or a range with
+	// first >= end is INVALID_ARGUMENT, before the delta is applied.
+	Evaluate      []uint32 `protobuf:"varint,5,rep,packed,name=evaluate,proto3" json:"evaluate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2200,6 +2212,13 @@ func (x *PreFilterRequest) GetDelta() *NodeTableDelta {
 	return nil
 }
 
+func (x *PreFilterRequest) GetEvaluate() []uint32 {
+	if x != nil {
+		return x.Evaluate
+	}
+	return nil
+}
+
 type PreFilterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The table version after the delta was applied.
@@ -2234,8 +2253,12 @@ type PreFilterResponse struct {
 	// per scheduling cycle.
 	AppliesReported bool     `protobuf:"varint,10,opt,name=applies_reported,json=appliesReported,proto3" json:"applies_reported,omitempty"`
 	NotApplying     []string `protobuf:"bytes,11,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// True when only the request's `evaluate` slots were evaluated: a node
+	// outside them is not listed above whatever its verdict. False when
+	// every node was (`evaluate` empty, or a host that predates it).
+	Windowed      bool `protobuf:"varint,12,opt,name=windowed,proto3" json:"windowed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PreFilterResponse) Reset() {
@@ -2345,6 +2368,13 @@ func (x *PreFilterResponse) GetNotApplying() []string {
 	return nil
 }
 
+func (x *PreFilterResponse) GetWindowed() bool {
+	if x != nil {
+		return x.Windowed
+	}
+	return false
+}
+
 // A plugin that did not finish within the host's deadline.
 type UnfinishedPlugin struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -2401,6 +2431,107 @@ func (x *UnfinishedPlugin) GetReason() string {
 	return ""
 }
 
+// The native Filter plugins on more slots of the node table, for the pod of
+// the cycle PreFilter began (the plugins' per-pod states are reused; the
+// table does not change). Answered like PreFilter with `evaluate`
+// (`windowed` is true); FAILED_PRECONDITION when the table is no longer at
+// `table_version`.
+type FilterNodesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SchedulerName string                 `protobuf:"bytes,2,opt,name=scheduler_name,json=schedulerName,proto3" json:"scheduler_name,omitempty"`
+	Pod           *Pod                   `protobuf:"bytes,3,opt,name=pod,proto3" json:"pod,omitempty"`
+	// The table version of the cycle's PreFilter answer.
+	TableVersion uint64 `protobuf:"varint,4,opt,name=table_version,json=tableVersion,proto3" json:"table_version,omitempty"`
+	// As PreFilterRequest.evaluate; must not be empty.
+	Evaluate []uint32 `protobuf:"varint,5,rep,packed,name=evaluate,proto3" json:"evaluate,omitempty"`
+	// As in FilterRequest: the cycle's applies() answers from PreFilter, used
+	// when the host no longer holds the cycle.
+	AppliesKnown  bool     `protobuf:"varint,6,opt,name=applies_known,json=appliesKnown,proto3" json:"applies_known,omitempty"`
+	NotApplying   []string `protobuf:"bytes,7,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FilterNodesRequest) Reset() {
+	*x = FilterNodesRequest{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FilterNodesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FilterNodesRequest) ProtoMessage() {}
+
+func (x *FilterNodesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FilterNodesRequest.ProtoReflect.Descriptor instead.
+func (*FilterNodesRequest) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *FilterNodesRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *FilterNodesRequest) GetSchedulerName() string {
+	if x != nil {
+		return x.SchedulerName
+	}
+	return ""
+}
+
+func (x *FilterNodesRequest) GetPod() *Pod {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *FilterNodesRequest) GetTableVersion() uint64 {
+	if x != nil {
+		return x.TableVersion
+	}
+	return 0
+}
+
+func (x *FilterNodesRequest) GetEvaluate() []uint32 {
+	if x != nil {
+		return x.Evaluate
+	}
+	return nil
+}
+
+func (x *FilterNodesRequest) GetAppliesKnown() bool {
+	if x != nil {
+		return x.AppliesKnown
+	}
+	return false
+}
+
+func (x *FilterNodesRequest) GetNotApplying() []string {
+	if x != nil {
+		return x.NotApplying
+	}
+	return nil
+}
+
 type FilterRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -2423,7 +2554,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2435,7 +2566,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2448,7 +2579,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{27}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FilterRequest) GetSessionId() string {
@@ -2515,7 +2646,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2527,7 +2658,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2540,7 +2671,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{28}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *FilterResponse) GetCode() Code {
@@ -2590,7 +2721,7 @@ type PreScoreRequest struct {
 
 func (x *PreScoreRequest) Reset() {
 	*x = PreScoreRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2602,7 +2733,7 @@ func (x *PreScoreRequest) String() string {
 func (*PreScoreRequest) ProtoMessage() {}
 
 func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2615,7 +2746,7 @@ func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreRequest.ProtoReflect.Descriptor instead.
 func (*PreScoreRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{29}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PreScoreRequest) GetSessionId() string {
@@ -2689,7 +2820,7 @@ type PluginScores struct {
 
 func (x *PluginScores) Reset() {
 	*x = PluginScores{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2701,7 +2832,7 @@ func (x *PluginScores) String() string {
 func (*PluginScores) ProtoMessage() {}
 
 func (x *PluginScores) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2714,7 +2845,7 @@ func (x *PluginScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScores.ProtoReflect.Descriptor instead.
 func (*PluginScores) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{30}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PluginScores) GetPlugin() string {
@@ -2762,7 +2893,7 @@ type PreScoreResponse struct {
 
 func (x *PreScoreResponse) Reset() {
 	*x = PreScoreResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2774,7 +2905,7 @@ func (x *PreScoreResponse) String() string {
 func (*PreScoreResponse) ProtoMessage() {}
 
 func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2787,7 +2918,7 @@ func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreResponse.ProtoReflect.Descriptor instead.
 func (*PreScoreResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{31}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PreScoreResponse) GetPlugins() []*PluginScores {
@@ -2803,6 +2934,7 @@ type FastRequest struct {
 	//
 	//	*FastRequest_PreFilter
 	//	*FastRequest_PreScore
+	//	*FastRequest_FilterNodes
 	Call isFastRequest_Call `protobuf_oneof:"call"`
 	// What gRPC's deadline is on the other path: the time left for the call,
 	// in microseconds, when it was sent (0: no deadline).
@@ -2813,7 +2945,7 @@ type FastRequest struct {
 
 func (x *FastRequest) Reset() {
 	*x = FastRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2825,7 +2957,7 @@ func (x *FastRequest) String() string {
 func (*FastRequest) ProtoMessage() {}
 
 func (x *FastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2838,7 +2970,7 @@ func (x *FastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastRequest.ProtoReflect.Descriptor instead.
 func (*FastRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{32}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *FastRequest) GetCall() isFastRequest_Call {
@@ -2866,6 +2998,15 @@ func (x *FastRequest) GetPreScore() *PreScoreRequest {
 	return nil
 }
 
+func (x *FastRequest) GetFilterNodes() *FilterNodesRequest {
+	if x != nil {
+		if x, ok := x.Call.(*FastRequest_FilterNodes); ok {
+			return x.FilterNodes
+		}
+	}
+	return nil
+}
+
 func (x *FastRequest) GetTimeoutMicros() int64 {
 	if x != nil {
 		return x.TimeoutMicros
@@ -2885,9 +3026,15 @@ type FastRequest_PreScore struct {
 	PreScore *PreScoreRequest `protobuf:"bytes,2,opt,name=pre_score,json=preScore,proto3,oneof"`
 }
 
+type FastRequest_FilterNodes struct {
+	FilterNodes *FilterNodesRequest `protobuf:"bytes,4,opt,name=filter_nodes,json=filterNodes,proto3,oneof"`
+}
+
 func (*FastRequest_PreFilter) isFastRequest_Call() {}
 
 func (*FastRequest_PreScore) isFastRequest_Call() {}
+
+func (*FastRequest_FilterNodes) isFastRequest_Call() {}
 
 type FastResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2910,7 +3057,7 @@ type FastResponse struct {
 
 func (x *FastResponse) Reset() {
 	*x = FastResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2922,7 +3069,7 @@ func (x *FastResponse) String() string {
 func (*FastResponse) ProtoMessage() {}
 
 func (x *FastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2935,7 +3082,7 @@ func (x *FastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastResponse.ProtoReflect.Descriptor instead.
 func (*FastResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{33}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FastResponse) GetCode() int32 {
@@ -2996,6 +3143,7 @@ type isFastResponse_Answer interface {
 }
 
 type FastResponse_PreFilter struct {
+	// The answer to pre_filter and to filter_nodes.
 	PreFilter *PreFilterResponse `protobuf:"bytes,3,opt,name=pre_filter,json=preFilter,proto3,oneof"`
 }
 
@@ -3185,13 +3333,14 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"newVersion\x12\x12\n" +
 	"\x04full\x18\x03 \x01(\bR\x04full\x12,\n" +
 	"\aupserts\x18\x04 \x03(\v2\x12.schedplug.v1.NodeR\aupserts\x12\x18\n" +
-	"\aremoved\x18\x05 \x03(\rR\aremoved\"\xb1\x01\n" +
+	"\aremoved\x18\x05 \x03(\rR\aremoved\"\xcd\x01\n" +
 	"\x10PreFilterRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
 	"\x0escheduler_name\x18\x02 \x01(\tR\rschedulerName\x12#\n" +
 	"\x03pod\x18\x03 \x01(\v2\x11.schedplug.v1.PodR\x03pod\x122\n" +
-	"\x05delta\x18\x04 \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\"\x9e\x03\n" +
+	"\x05delta\x18\x04 \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\x12\x1a\n" +
+	"\bevaluate\x18\x05 \x03(\rR\bevaluate\"\xba\x03\n" +
 	"\x11PreFilterResponse\x12#\n" +
 	"\rtable_version\x18\x01 \x01(\x04R\ftableVersion\x12\x18\n" +
 	"\aplugins\x18\x02 \x03(\tR\aplugins\x12\x18\n" +
@@ -3207,10 +3356,20 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"unfinished\x12)\n" +
 	"\x10applies_reported\x18\n" +
 	" \x01(\bR\x0fappliesReported\x12!\n" +
-	"\fnot_applying\x18\v \x03(\tR\vnotApplying\"B\n" +
+	"\fnot_applying\x18\v \x03(\tR\vnotApplying\x12\x1a\n" +
+	"\bwindowed\x18\f \x01(\bR\bwindowed\"B\n" +
 	"\x10UnfinishedPlugin\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x84\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x88\x02\n" +
+	"\x12FilterNodesRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
+	"\x0escheduler_name\x18\x02 \x01(\tR\rschedulerName\x12#\n" +
+	"\x03pod\x18\x03 \x01(\v2\x11.schedplug.v1.PodR\x03pod\x12#\n" +
+	"\rtable_version\x18\x04 \x01(\x04R\ftableVersion\x12\x1a\n" +
+	"\bevaluate\x18\x05 \x03(\rR\bevaluate\x12#\n" +
+	"\rapplies_known\x18\x06 \x01(\bR\fappliesKnown\x12!\n" +
+	"\fnot_applying\x18\a \x03(\tR\vnotApplying\"\x84\x02\n" +
 	"\rFilterRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -3245,11 +3404,12 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"unfinished\x18\x05 \x01(\tR\n" +
 	"unfinished\"H\n" +
 	"\x10PreScoreResponse\x124\n" +
-	"\aplugins\x18\x01 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins\"\xbb\x01\n" +
+	"\aplugins\x18\x01 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins\"\x82\x02\n" +
 	"\vFastRequest\x12?\n" +
 	"\n" +
 	"pre_filter\x18\x01 \x01(\v2\x1e.schedplug.v1.PreFilterRequestH\x00R\tpreFilter\x12<\n" +
-	"\tpre_score\x18\x02 \x01(\v2\x1d.schedplug.v1.PreScoreRequestH\x00R\bpreScore\x12%\n" +
+	"\tpre_score\x18\x02 \x01(\v2\x1d.schedplug.v1.PreScoreRequestH\x00R\bpreScore\x12E\n" +
+	"\ffilter_nodes\x18\x04 \x01(\v2 .schedplug.v1.FilterNodesRequestH\x00R\vfilterNodes\x12%\n" +
 	"\x0etimeout_micros\x18\x03 \x01(\x03R\rtimeoutMicrosB\x06\n" +
 	"\x04call\"\x98\x02\n" +
 	"\fFastResponse\x12\x12\n" +
@@ -3270,10 +3430,11 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"CODE_ERROR\x10\x01\x12\x16\n" +
 	"\x12CODE_UNSCHEDULABLE\x10\x02\x12'\n" +
 	"#CODE_UNSCHEDULABLE_AND_UNRESOLVABLE\x10\x03\x12\r\n" +
-	"\tCODE_SKIP\x10\x052\xb2\x02\n" +
+	"\tCODE_SKIP\x10\x052\x84\x03\n" +
 	"\x04Host\x12L\n" +
 	"\tHandshake\x12\x1e.schedplug.v1.HandshakeRequest\x1a\x1f.schedplug.v1.HandshakeResponse\x12L\n" +
-	"\tPreFilter\x12\x1e.schedplug.v1.PreFilterRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12C\n" +
+	"\tPreFilter\x12\x1e.schedplug.v1.PreFilterRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12P\n" +
+	"\vFilterNodes\x12 .schedplug.v1.FilterNodesRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12C\n" +
 	"\x06Filter\x12\x1b.schedplug.v1.FilterRequest\x1a\x1c.schedplug.v1.FilterResponse\x12I\n" +
 	"\bPreScore\x12\x1d.schedplug.v1.PreScoreRequest\x1a\x1e.schedplug.v1.PreScoreResponseB7Z5schedplug.dev/integration/gen/schedplugv1;schedplugv1b\x06proto3"
 
@@ -3290,7 +3451,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),             // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                        // 1: schedplug.v1.Code
@@ -3321,13 +3482,14 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*PreFilterRequest)(nil),         // 26: schedplug.v1.PreFilterRequest
 	(*PreFilterResponse)(nil),        // 27: schedplug.v1.PreFilterResponse
 	(*UnfinishedPlugin)(nil),         // 28: schedplug.v1.UnfinishedPlugin
-	(*FilterRequest)(nil),            // 29: schedplug.v1.FilterRequest
-	(*FilterResponse)(nil),           // 30: schedplug.v1.FilterResponse
-	(*PreScoreRequest)(nil),          // 31: schedplug.v1.PreScoreRequest
-	(*PluginScores)(nil),             // 32: schedplug.v1.PluginScores
-	(*PreScoreResponse)(nil),         // 33: schedplug.v1.PreScoreResponse
-	(*FastRequest)(nil),              // 34: schedplug.v1.FastRequest
-	(*FastResponse)(nil),             // 35: schedplug.v1.FastResponse
+	(*FilterNodesRequest)(nil),       // 29: schedplug.v1.FilterNodesRequest
+	(*FilterRequest)(nil),            // 30: schedplug.v1.FilterRequest
+	(*FilterResponse)(nil),           // 31: schedplug.v1.FilterResponse
+	(*PreScoreRequest)(nil),          // 32: schedplug.v1.PreScoreRequest
+	(*PluginScores)(nil),             // 33: schedplug.v1.PluginScores
+	(*PreScoreResponse)(nil),         // 34: schedplug.v1.PreScoreResponse
+	(*FastRequest)(nil),              // 35: schedplug.v1.FastRequest
+	(*FastResponse)(nil),             // 36: schedplug.v1.FastResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
@@ -3376,29 +3538,33 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	25, // 43: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
 	1,  // 44: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
 	28, // 45: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	23, // 46: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	24, // 47: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 48: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	28, // 49: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	23, // 50: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	32, // 51: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	26, // 52: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
-	31, // 53: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
-	27, // 54: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
-	33, // 55: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
-	2,  // 56: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	26, // 57: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	29, // 58: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	31, // 59: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	5,  // 60: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	27, // 61: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	30, // 62: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	33, // 63: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	60, // [60:64] is the sub-list for method output_type
-	56, // [56:60] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	23, // 46: schedplug.v1.FilterNodesRequest.pod:type_name -> schedplug.v1.Pod
+	23, // 47: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	24, // 48: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,  // 49: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	28, // 50: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	23, // 51: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	33, // 52: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	26, // 53: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
+	32, // 54: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
+	29, // 55: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
+	27, // 56: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
+	34, // 57: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
+	2,  // 58: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	26, // 59: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	29, // 60: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	30, // 61: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	32, // 62: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	5,  // 63: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	27, // 64: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	27, // 65: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	31, // 66: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	34, // 67: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	63, // [63:68] is the sub-list for method output_type
+	58, // [58:63] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -3407,11 +3573,12 @@ func file_schedplug_v1_schedplug_proto_init() {
 		return
 	}
 	file_schedplug_v1_schedplug_proto_msgTypes[8].OneofWrappers = []any{}
-	file_schedplug_v1_schedplug_proto_msgTypes[32].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[33].OneofWrappers = []any{
 		(*FastRequest_PreFilter)(nil),
 		(*FastRequest_PreScore)(nil),
+		(*FastRequest_FilterNodes)(nil),
 	}
-	file_schedplug_v1_schedplug_proto_msgTypes[33].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[34].OneofWrappers = []any{
 		(*FastResponse_PreFilter)(nil),
 		(*FastResponse_PreScore)(nil),
 	}
@@ -3421,7 +3588,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -6,7 +6,10 @@
 //
 //   Handshake   once per connection (and again after FAILED_PRECONDITION)
 //   PreFilter   once per pod: the pod + a delta of the node table; answered
-//               with every native Filter's verdict on every node
+//               with every native Filter's verdict on every node, or on the
+//               window of nodes kube-scheduler is expected to visit
+//   FilterNodes only when kube-scheduler's Filter goes beyond that window
+//               (at most once per pod): the verdicts on the other nodes
 //   Filter      only when kube-scheduler hands Filter a NodeInfo that is not
 //               the snapshot's (preemption dry runs, nominated pods): one
 //               node, its state sent explicitly
@@ -54,10 +57,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Host_Handshake_FullMethodName = "/schedplug.v1.Host/Handshake"
-	Host_PreFilter_FullMethodName = "/schedplug.v1.Host/PreFilter"
-	Host_Filter_FullMethodName    = "/schedplug.v1.Host/Filter"
-	Host_PreScore_FullMethodName  = "/schedplug.v1.Host/PreScore"
+	Host_Handshake_FullMethodName   = "/schedplug.v1.Host/Handshake"
+	Host_PreFilter_FullMethodName   = "/schedplug.v1.Host/PreFilter"
+	Host_FilterNodes_FullMethodName = "/schedplug.v1.Host/FilterNodes"
+	Host_Filter_FullMethodName      = "/schedplug.v1.Host/Filter"
+	Host_PreScore_FullMethodName    = "/schedplug.v1.Host/PreScore"
 )
 
 // HostClient is the client API for Host service.
@@ -66,6 +70,7 @@ const (
 type HostClient interface {
 	Handshake(ctx context.Context, in *HandshakeRequest, opts ...grpc.CallOption) (*HandshakeResponse, error)
 	PreFilter(ctx context.Context, in *PreFilterRequest, opts ...grpc.CallOption) (*PreFilterResponse, error)
+	FilterNodes(ctx context.Context, in *FilterNodesRequest, opts ...grpc.CallOption) (*PreFilterResponse, error)
 	Filter(ctx context.Context, in *FilterRequest, opts ...grpc.CallOption) (*FilterResponse, error)
 	PreScore(ctx context.Context, in *PreScoreRequest, opts ...grpc.CallOption) (*PreScoreResponse, error)
 }
@@ -98,6 +103,16 @@ func (c *hostClient) PreFilter(ctx context.Context, in *PreFilterRequest, opts .
 	return out, nil
 }
 
+func (c *hostClient) FilterNodes(ctx context.Context, in *FilterNodesRequest, opts ...grpc.CallOption) (*PreFilterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PreFilterResponse)
+	err := c.cc.Invoke(ctx, Host_FilterNodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *hostClient) Filter(ctx context.Context, in *FilterRequest, opts ...grpc.CallOption) (*FilterResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(FilterResponse)
@@ -124,6 +139,7 @@ func (c *hostClient) PreScore(ctx context.Context, in *PreScoreRequest, opts ...
 type HostServer interface {
 	Handshake(context.Context, *HandshakeRequest) (*HandshakeResponse, error)
 	PreFilter(context.Context, *PreFilterRequest) (*PreFilterResponse, error)
+	FilterNodes(context.Context, *FilterNodesRequest) (*PreFilterResponse, error)
 	Filter(context.Context, *FilterRequest) (*FilterResponse, error)
 	PreScore(context.Context, *PreScoreRequest) (*PreScoreResponse, error)
 	mustEmbedUnimplementedHostServer()
@@ -141,6 +157,9 @@ func (UnimplementedHostServer) Handshake(context.Context, *HandshakeRequest) (*H
 }
 func (UnimplementedHostServer) PreFilter(context.Context, *PreFilterRequest) (*PreFilterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PreFilter not implemented")
+}
+func (UnimplementedHostServer) FilterNodes(context.Context, *FilterNodesRequest) (*PreFilterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FilterNodes not implemented")
 }
 func (UnimplementedHostServer) Filter(context.Context, *FilterRequest) (*FilterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Filter not implemented")
@@ -205,6 +224,24 @@ func _Host_PreFilter_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_FilterNodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FilterNodesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).FilterNodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_FilterNodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).FilterNodes(ctx, req.(*FilterNodesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Host_Filter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(FilterRequest)
 	if err := dec(in); err != nil {
@@ -255,6 +292,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PreFilter",
 			Handler:    _Host_PreFilter_Handler,
+		},
+		{
+			MethodName: "FilterNodes",
+			Handler:    _Host_FilterNodes_Handler,
 		},
 		{
 			MethodName: "Filter",

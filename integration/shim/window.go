@@ -1,0 +1,173 @@
+package shim
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+)
+
+// The filter window: which nodes PreFilter asks the host about.
+//
+// kube-scheduler's Filter does not visit every node. It walks the snapshot's
+// node list from where the previous cycle stopped (its private
+// nextStartNodeIndex) and stops once it has found enough feasible nodes
+// (percentageOfNodesToScore: by default about 230 of 500 nodes, 500 of
+// 5000). Evaluating every node in PreFilter makes the host do ten times the
+// work the framework uses at 5000 nodes. So the shim records which nodes
+// the previous cycle's Filter asked about, predicts that this cycle starts
+// right after them and visits about as many, and sends that run of list
+// positions (with a margin on both sides, see windowMargin) as PreFilter's
+// `evaluate`. When
+// the framework goes beyond it (an unschedulable pod visits every node; a
+// cycle of another profile moved the start), the first Filter call outside
+// the window makes one FilterNodes call for all the other nodes.
+
+// windowMaxShare: a window over more than this share of the nodes saves
+// too little to risk the second call; every node is evaluated.
+const windowMaxShare = 0.75
+
+// windowMargin is how many list positions the window adds on each side of
+// the predicted run. The framework's Filter workers take the list in
+// chunks of about sqrt(nodes) positions (upstream's parallelize
+// chunkSizeFor), and a worker can check the first nodes of its chunk just
+// before the others found enough: those visits lie up to a chunk beyond
+// the nodes the framework counts, and the next cycle starts up to a chunk
+// before the last visit. Measured at 5000 nodes with a fixed 32: a fifth of
+// the cycles started 30 to 70 positions early.
+func windowMargin(nodes int) int {
+	return int(math.Sqrt(float64(nodes))) + 16
+}
+
+// slotSet is a set of node-table slots.
+type slotSet []uint64
+
+func newSlotSet(slots int) slotSet { return make(slotSet, (slots+63)/64) }
+
+func (s slotSet) add(slot uint32) { s[slot>>6] |= 1 << (slot & 63) }
+
+func (s slotSet) has(slot uint32) bool {
+	w := int(slot >> 6)
+	return w < len(s) && s[w]&(1<<(slot&63)) != 0
+}
+
+// complementRanges returns the slots in [0, slots) not in s as [first, end)
+// pairs (PreFilterRequest.evaluate's form).
+func (s slotSet) complementRanges(slots int) []uint32 {
+	var ranges []uint32
+	open := -1
+	for slot := 0; slot < slots; slot++ {
+		in := s.has(uint32(slot))
+		switch {
+		case !in && open < 0:
+			open = slot
+		case in && open >= 0:
+			ranges = append(ranges, uint32(open), uint32(slot))
+			open = -1
+		}
+	}
+	if open >= 0 {
+		ranges = append(ranges, uint32(open), uint32(slots))
+	}
+	return ranges
+}
+
+// visitSet records the slots a cycle's Filter was asked about. The
+// framework's parallel Filter workers add to it concurrently.
+type visitSet []atomic.Uint64
+
+func newVisitSet(slots int) visitSet { return make(visitSet, (slots+63)/64) }
+
+func (v visitSet) add(slot uint32) {
+	w := int(slot >> 6)
+	if w >= len(v) {
+		return
+	}
+	bit := uint64(1) << (slot & 63)
+	if v[w].Load()&bit == 0 {
+		v[w].Or(bit)
+	}
+}
+
+func (v visitSet) has(slot uint32) bool {
+	w := int(slot >> 6)
+	return w < len(v) && v[w].Load()&(1<<(slot&63)) != 0
+}
+
+func (v visitSet) count() int {
+	n := 0
+	for i := range v {
+		n += bits.OnesCount64(v[i].Load())
+	}
+	return n
+}
+
+// predictWindow returns the run of list positions [start, start+length)
+// (wrapping around the list) that this cycle's Filter is expected to visit,
+// given the slot of each position (`order`) and the slots the previous
+// cycle's Filter visited. ok is false when there is nothing to go by or
+// the window would cover most nodes: evaluate them all.
+//
+// The previous cycle's visits form one run of positions, wrapping, with
+// holes where earlier plugins rejected a node before this one was asked:
+// the run is what the largest gap of unvisited positions leaves.
+func predictWindow(order []uint32, visited visitSet) (start, length int, ok bool) {
+	n := len(order)
+	if n == 0 || visited == nil {
+		return 0, 0, false
+	}
+	at := func(pos int) bool { s := order[pos]; return s != noSlot && visited.has(s) }
+	first := -1
+	for pos := 0; pos < n; pos++ {
+		if at(pos) {
+			first = pos
+			break
+		}
+	}
+	if first < 0 {
+		return 0, 0, false
+	}
+	// Walk once around from the first visited position, measuring the gaps.
+	gap, bestGap, bestGapStart := 0, -1, 0
+	for i := 1; i <= n; i++ {
+		pos := (first + i) % n
+		if !at(pos) {
+			gap++
+			continue
+		}
+		if gap > bestGap {
+			bestGap, bestGapStart = gap, (pos-gap+n)%n
+		}
+		gap = 0
+	}
+	run := n - bestGap // positions from the run's first visit to its last
+	margin := windowMargin(n)
+	// A quarter more than the last run: more infeasible nodes this time.
+	length = margin + run + run/4 + margin
+	if float64(length) > windowMaxShare*float64(n) {
+		return 0, 0, false
+	}
+	// The run ended just before the largest gap: this cycle starts there.
+	start = (bestGapStart - margin + n) % n
+	return start, length, true
+}
+
+// windowRanges turns the positions [start, start+length) (wrapping) into
+// slot ranges for PreFilterRequest.evaluate, and the set of those slots.
+func windowRanges(order []uint32, start, length, slots int) ([]uint32, slotSet) {
+	in := newSlotSet(slots)
+	var ranges []uint32
+	n := len(order)
+	for i := 0; i < length && i < n; i++ {
+		slot := order[(start+i)%n]
+		if slot == noSlot || int(slot) >= slots {
+			continue
+		}
+		in.add(slot)
+		if k := len(ranges); k > 0 && ranges[k-1] == slot {
+			ranges[k-1] = slot + 1 // extends the last range
+			continue
+		}
+		ranges = append(ranges, slot, slot+1)
+	}
+	return ranges, in
+}
