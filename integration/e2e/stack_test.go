@@ -37,6 +37,8 @@ type stackOptions struct {
 	Plugins     []testenv.NativePlugin
 	FilterFirst []string // see testenv.SchedulerConfig
 	ClientQPS   float32
+	// PercentageOfNodesToScore is the profile's (0: the adaptive default).
+	PercentageOfNodesToScore int32
 	// Twin runs the test build of kube-scheduler with the Go twins and
 	// TwinCheck (testenv.TwinSchedulerBinary).
 	Twin         bool
@@ -93,7 +95,8 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 			t.Fatal(err)
 		}
 	} else {
-		cfg := testenv.SchedulerConfig{Kubeconfig: cp.Kubeconfig, Plugins: o.Plugins, FilterFirst: o.FilterFirst, ClientQPS: o.ClientQPS}
+		cfg := testenv.SchedulerConfig{Kubeconfig: cp.Kubeconfig, Plugins: o.Plugins, FilterFirst: o.FilterFirst, ClientQPS: o.ClientQPS,
+			PercentageOfNodesToScore: o.PercentageOfNodesToScore}
 		if err := cfg.WriteFile(s.configFile); err != nil {
 			t.Fatal(err)
 		}

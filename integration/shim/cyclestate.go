@@ -181,9 +181,8 @@ func (s *filterState) lookup(pluginIdx int, slot uint32, st nodeState) (v verdic
 // earlier native plugin rejected the node: the host never ran this one
 // there, so there is no verdict of its own to reuse on a changed copy of
 // the node, on which the earlier plugin may pass.
-func (s *filterState) ownVerdict(pluginIdx int, slot uint32, st nodeState) (v verdict, ok bool) {
-	v, ok, _ = s.verdictAt(pluginIdx, slot, st, true)
-	return v, ok
+func (s *filterState) ownVerdict(pluginIdx int, slot uint32, st nodeState) (v verdict, ok, outside bool) {
+	return s.verdictAt(pluginIdx, slot, st, true)
 }
 
 func (s *filterState) verdictAt(pluginIdx int, slot uint32, st nodeState, own bool) (v verdict, ok, outside bool) {

@@ -249,7 +249,7 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 				v, ok, _ = fs.lookup(idx, slot, st)
 			}
 			if !ok {
-				if v, ok = p.podsChangedVerdict(fs, idx, slot, ni); ok {
+				if v, ok = p.podsChangedVerdict(ctx, fs, idx, slot, ni); ok {
 					filterVerdictsReused.Inc()
 				}
 			}
@@ -316,7 +316,12 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 // PreFilter, when the plugin promised that its filter ignores the node's
 // pods (plugin.h's SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS). Without the
 // promise, or for any other NodeInfo, ok is false and the host is asked.
-func (p *Plugin) podsChangedVerdict(fs *filterState, idx int, slot uint32, ni fwk.NodeInfo) (verdict, bool) {
+//
+// A snapshot node outside PreFilter's window gets its verdict from the
+// cycle's FilterNodes call, made here if the cycle's Filter has not made it
+// (a preemptor's Filter never reaches this plugin on full nodes; its dry
+// runs do, on copies); if that call fails, the host is asked about the copy.
+func (p *Plugin) podsChangedVerdict(ctx context.Context, fs *filterState, idx int, slot uint32, ni fwk.NodeInfo) (verdict, bool) {
 	if info := p.mgr.pluginInfo(p.name); info == nil || info.GetHints()&hintFilterIgnoresNodePods == 0 {
 		return verdict{}, false
 	}
@@ -324,7 +329,11 @@ func (p *Plugin) podsChangedVerdict(fs *filterState, idx int, slot uint32, ni fw
 	if snap == nil || snap.Node() != ni.Node() {
 		return verdict{}, false
 	}
-	return fs.ownVerdict(idx, slot, stateOf(snap))
+	v, ok, outside := fs.ownVerdict(idx, slot, stateOf(snap))
+	if outside && p.mgr.evaluateRest(ctx, p.profile, fs) == nil {
+		v, ok, _ = fs.ownVerdict(idx, slot, stateOf(snap))
+	}
+	return v, ok
 }
 
 // hintFilterIgnoresNodePods is plugin.h's SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS.

@@ -197,12 +197,12 @@ func TestFilterWindowAgainstRealHost(t *testing.T) {
 				t.Fatal(err)
 			}
 			var nodes []fwk.NodeInfo
-			for i := 0; i < 400; i++ {
+			for i := 0; i < 1000; i++ {
 				var labels map[string]string
 				if i%3 == 0 {
 					labels = map[string]string{"node.kubernetes.io/hw-encrypt": "true"}
 				}
-				nodes = append(nodes, testNode(fmt.Sprintf("n%03d", i), labels, 0))
+				nodes = append(nodes, testNode(fmt.Sprintf("n%04d", i), labels, 0))
 			}
 			h.setSnapshot(nodes)
 			rpcCount := func(method string) float64 {
@@ -235,7 +235,7 @@ func TestFilterWindowAgainstRealHost(t *testing.T) {
 			if got := rpcCount("FilterNodes") - filterNodesBefore; got != 0 {
 				t.Fatalf("FilterNodes calls within the window: %v, want 0", got)
 			}
-			cycle(240, 400) // every node, beyond the window
+			cycle(240, 1000) // every node, beyond the window
 			if got := rpcCount("FilterNodes") - filterNodesBefore; got != 1 {
 				t.Fatalf("FilterNodes calls for a cycle beyond its window: %v, want 1", got)
 			}

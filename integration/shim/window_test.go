@@ -54,7 +54,7 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	}
 	start, length, ok := predictWindow(order, visitsAt(1000, visited...))
 	margin := windowMargin(1000) // 31 + 16
-	wantLen := margin + 230 + 230/4 + margin
+	wantLen := margin + 230 + 230/2 + margin
 	if !ok || start != 330-margin || length != wantLen {
 		t.Fatalf("predictWindow = (%d, %d, %v), want (%d, %d, true)", start, length, ok, 330-margin, wantLen)
 	}
@@ -92,6 +92,7 @@ func TestPredictWindowEvaluatesEverythingWithoutAGuide(t *testing.T) {
 		"nothing visited":          {order, newVisitSet(1000)},
 		"every node visited":       {order, visitsAt(1000, span(0, 1000, 1)...)},
 		"a run over most nodes":    {order, visitsAt(1000, span(0, 600, 1)...)},
+		"a window over half":       {order, visitsAt(1000, span(0, 300, 1)...)},
 		"a cluster of a few nodes": {identityOrder(20), visitsAt(20, 3, 4, 5)},
 	}
 	for name, c := range cases {
@@ -137,8 +138,12 @@ type windowEnv struct {
 	nodes []fwk.NodeInfo
 }
 
-func newWindowEnv(t *testing.T, n int, pols map[string]Policy) *windowEnv {
-	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("HwEncrypt"), filterScorePlugin("NetworkLatency")}, pols)
+func newWindowEnv(t *testing.T, n int, pols map[string]Policy, hints uint64) *windowEnv {
+	infos := []*pb.PluginInfo{filterScorePlugin("HwEncrypt"), filterScorePlugin("NetworkLatency")}
+	for _, info := range infos {
+		info.Hints = hints
+	}
+	e := newEnv(t, infos, pols)
 	w := &windowEnv{env: e}
 	for i := 0; i < n; i++ {
 		labels := map[string]string{}
@@ -148,7 +153,7 @@ func newWindowEnv(t *testing.T, n int, pols map[string]Policy) *windowEnv {
 		if i%15 == 0 {
 			labels["reject-NetworkLatency"] = ""
 		}
-		w.nodes = append(w.nodes, testNode(fmt.Sprintf("n%03d", i), labels, 0))
+		w.nodes = append(w.nodes, testNode(fmt.Sprintf("n%04d", i), labels, 0))
 	}
 	e.handle.setSnapshot(w.nodes)
 	return w
@@ -214,7 +219,7 @@ func (w *windowEnv) lastEvaluate() []uint32 {
 }
 
 func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
-	w := newWindowEnv(t, 400, nil)
+	w := newWindowEnv(t, 1000, nil, 0)
 
 	// The first cycle has nothing to go by: every node.
 	w.cycle(t, 0, 120, 4)
@@ -223,9 +228,9 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 	}
 	// The next one starts where it stopped and gets a window around that.
 	w.cycle(t, 120, 120, 4)
-	margin := uint32(windowMargin(400)) // 20 + 16
+	margin := uint32(windowMargin(1000)) // 31 + 16
 	wantStart := 120 - margin
-	wantEnd := wantStart + margin + 120 + 120/4 + margin
+	wantEnd := wantStart + margin + 120 + 120/2 + margin
 	if ev := w.lastEvaluate(); len(ev) != 2 || ev[0] != wantStart || ev[1] != wantEnd {
 		t.Fatalf("second cycle evaluated %v, want [%d %d]", ev, wantStart, wantEnd)
 	}
@@ -237,7 +242,7 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 	// stopped: the first node outside the window asks about all the
 	// others, once, whichever of 16 workers gets there first.
 	misses := testutilCounter(t, filterWindowMisses)
-	w.cycle(t, 240, 400, 16)
+	w.cycle(t, 240, 1000, 16)
 	if got := w.host.count("FilterNodes"); got != 1 {
 		t.Fatalf("FilterNodes calls = %d for a cycle beyond its window, want 1", got)
 	}
@@ -258,12 +263,12 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 }
 
 func TestFilterWindowHoldsTheNominatedNode(t *testing.T) {
-	w := newWindowEnv(t, 400, nil)
+	w := newWindowEnv(t, 1000, nil, 0)
 	w.cycle(t, 0, 120, 4)
 	// kube-scheduler filters a pod's nominated node first.
 	state := framework.NewCycleState()
 	pod := testPod("nominated", nil)
-	pod.Status.NominatedNodeName = "n371"
+	pod.Status.NominatedNodeName = "n0371"
 	w.runPreFilter(t, []string{"HwEncrypt", "NetworkLatency"}, state, pod, w.nodes)
 	if ev := w.lastEvaluate(); len(ev) != 4 || ev[2] != 371 || ev[3] != 372 {
 		t.Fatalf("evaluated %v, want the window and then [371 372]", ev)
@@ -279,8 +284,35 @@ func TestFilterWindowHoldsTheNominatedNode(t *testing.T) {
 	}
 }
 
+// A preemption dry run on a copy of a node outside the window (the
+// preemptor's Filter never reached this plugin: full nodes fail
+// NodeResourcesFit first) of a plugin that promised its filter ignores the
+// node's pods: the cycle's FilterNodes call answers it, not a single-node
+// Filter per copy.
+func TestFilterWindowAnswersDryRunsOutsideIt(t *testing.T) {
+	w := newWindowEnv(t, 1000, nil, hintFilterIgnoresNodePods)
+	w.cycle(t, 0, 120, 4)
+	state := framework.NewCycleState()
+	pod := testPod("preemptor", nil)
+	w.runPreFilter(t, []string{"HwEncrypt", "NetworkLatency"}, state, pod, w.nodes)
+	for _, pos := range []int{500, 510, 511} { // 500, 510 reject HwEncrypt
+		copyOf := w.nodes[pos].(*framework.NodeInfo).SnapshotConcrete()
+		copyOf.AddPod(testPod(fmt.Sprintf("victim-%d", pos), nil))
+		st := w.plugins["HwEncrypt"].Filter(context.Background(), state.Clone(), pod, copyOf)
+		if want := pos%10 == 0; st.IsSuccess() == want {
+			t.Errorf("HwEncrypt on a dry-run copy of node %d: %v, want rejected %v", pos, st, want)
+		}
+	}
+	if got := w.host.count("FilterNodes"); got != 1 {
+		t.Errorf("FilterNodes calls = %d, want 1", got)
+	}
+	if got := w.host.count("Filter"); got != 0 {
+		t.Errorf("single-node Filter calls = %d, want 0: the copies' verdicts come from the cycle", got)
+	}
+}
+
 func TestFilterWindowOffEvaluatesEveryNode(t *testing.T) {
-	w := newWindowEnv(t, 400, nil)
+	w := newWindowEnv(t, 1000, nil, 0)
 	w.mgr.cfg.EvaluateAllNodes = true
 	w.cycle(t, 0, 120, 4)
 	w.cycle(t, 120, 120, 4)
@@ -290,10 +322,10 @@ func TestFilterWindowOffEvaluatesEveryNode(t *testing.T) {
 }
 
 func TestFilterWindowMissAppliesTheFailurePolicyWhenTheHostFails(t *testing.T) {
-	w := newWindowEnv(t, 400, map[string]Policy{
+	w := newWindowEnv(t, 1000, map[string]Policy{
 		"HwEncrypt":      {FailurePolicy: FailurePolicyFail, Timeout: time.Second},
 		"NetworkLatency": {FailurePolicy: FailurePolicyIgnore, Timeout: time.Second},
-	})
+	}, 0)
 	w.cycle(t, 0, 120, 1)
 	w.host.mu.Lock()
 	w.host.filterNodesErr = status.Error(codes.Unavailable, "the host went away")

@@ -31,6 +31,9 @@ type SchedulerConfig struct {
 	// ClientQPS raises kube-scheduler's API client rate limit (default 50
 	// QPS, burst 100) to this, burst twice as much; 0 keeps the default.
 	ClientQPS float32
+	// PercentageOfNodesToScore is the profile's; 0 keeps the adaptive
+	// default.
+	PercentageOfNodesToScore int32
 }
 
 // YAML renders the configuration.
@@ -75,6 +78,9 @@ func (c SchedulerConfig) YAML() ([]byte, error) {
 	profile := map[string]any{
 		"schedulerName": name,
 		"plugins":       points,
+	}
+	if c.PercentageOfNodesToScore > 0 {
+		profile["percentageOfNodesToScore"] = c.PercentageOfNodesToScore
 	}
 	if len(pluginConfig) > 0 {
 		profile["pluginConfig"] = pluginConfig
