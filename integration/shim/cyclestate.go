@@ -38,6 +38,10 @@ type filterState struct {
 	rest     sync.Mutex
 	restDone bool
 	restErr  error
+	// windowed: PreFilter evaluated a window; missed: the cycle went
+	// beyond it (the next PreFilter records both in Manager.windows).
+	windowed bool
+	missed   atomic.Bool
 	// dryRuns: the host's answers for NodeInfos that are not the
 	// snapshot's (dryrun.go).
 	dryRuns dryRunCache
@@ -88,6 +92,7 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 		// Only the window was evaluated (a host that predates windows
 		// evaluates every node and says so).
 		vt.window = res.window
+		s.windowed = true
 	}
 	for i := range vt.rejection {
 		vt.rejection[i] = -1

@@ -96,8 +96,11 @@ type Manager struct {
 	mu       sync.Mutex
 	table    *nodeTable
 	needFull bool
-	// visits: the slots the last cycle's Filter asked about (window.go).
-	visits visitSet
+	// visits: the slots the last cycle's Filter asked about, lastCycle
+	// that cycle, windows how recent windows fared (window.go).
+	visits    visitSet
+	lastCycle *filterState
+	windows   windowLog
 	// pending is the last delta sent whose fate is unknown (the call
 	// failed without saying which table version the host has). If the host
 	// later reports that version, the delta was applied and is committed
@@ -553,8 +556,14 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 		Pod:           pod,
 		Delta:         plan.msg,
 	}
+	if last := m.lastCycle; last != nil {
+		m.lastCycle = nil
+		if last.windowed && m.windows.record(last.missed.Load()) {
+			klog.FromContext(ctx).V(2).Info("kube-scheduler's Filter went beyond the filter window too often; schedplug-host evaluates every node for a while", "misses", windowMaxMisses, "of", windowLogSize, "pausedCycles", windowPause)
+		}
+	}
 	var window slotSet
-	if !m.cfg.EvaluateAllNodes {
+	if !m.cfg.EvaluateAllNodes && m.windows.allowed() {
 		if start, length, ok := predictWindow(plan.order, m.visits); ok {
 			req.Evaluate, window = windowRanges(plan.order, start, length, plan.states.size)
 			if nominated != "" {
@@ -678,6 +687,7 @@ func (m *Manager) noteCycle(fs *filterState) {
 	}
 	m.mu.Lock()
 	m.visits = fs.visits
+	m.lastCycle = fs
 	m.mu.Unlock()
 }
 
@@ -692,6 +702,7 @@ func (m *Manager) evaluateRest(ctx context.Context, profile string, fs *filterSt
 		return fs.restErr
 	}
 	fs.restDone = true
+	fs.missed.Store(true)
 	vt := fs.verdicts.Load()
 	var applies appliesInfo
 	applies.known, applies.notApplying = fs.appliesAnswer()

@@ -44,6 +44,63 @@ func windowMargin(nodes int) int {
 	return int(math.Sqrt(float64(nodes))) + 16
 }
 
+// The window pays only while the prediction holds: a cycle that goes beyond
+// its window costs a second call, which at 5000 nodes takes about three
+// times what the window saves (docs/performance.md). Workloads where the
+// framework's walk is not the previous cycle's continuation (kube-scheduler
+// trying a batching hint or a nominated node first, profiles without
+// native plugins taking turns, pods whose runs differ widely) would miss
+// often, so after windowMaxMisses misses among the last windowLogSize
+// windowed cycles the shim evaluates every node for windowPause cycles,
+// then tries again.
+const (
+	windowLogSize   = 32
+	windowMaxMisses = 8
+	windowPause     = 256
+)
+
+// windowLog is the outcome of the recent windowed cycles.
+type windowLog struct {
+	missed [windowLogSize]bool
+	n      int // outcomes recorded, up to windowLogSize
+	next   int // where the next outcome goes
+	misses int // true entries among the recorded
+	// paused: cycles left that evaluate every node.
+	paused int
+}
+
+// record notes whether a windowed cycle went beyond its window; it reports
+// true when that pauses the window.
+func (l *windowLog) record(missed bool) (paused bool) {
+	if l.n == windowLogSize {
+		if l.missed[l.next] {
+			l.misses--
+		}
+	} else {
+		l.n++
+	}
+	l.missed[l.next] = missed
+	if missed {
+		l.misses++
+	}
+	l.next = (l.next + 1) % windowLogSize
+	if l.misses >= windowMaxMisses {
+		*l = windowLog{paused: windowPause}
+		return true
+	}
+	return false
+}
+
+// allowed reports whether this cycle may send a window, counting a paused
+// log down.
+func (l *windowLog) allowed() bool {
+	if l.paused > 0 {
+		l.paused--
+		return false
+	}
+	return true
+}
+
 // slotSet is a set of node-table slots.
 type slotSet []uint64
 

@@ -382,3 +382,57 @@ func BenchmarkWindow5000(b *testing.B) {
 		windowRanges(order, start, length, 5000)
 	}
 }
+
+func TestWindowLogPausesAfterTooManyMisses(t *testing.T) {
+	var l windowLog
+	// An old miss leaves the log once windowLogSize later outcomes came.
+	l.record(true)
+	for i := 0; i < windowLogSize; i++ {
+		if l.record(false) {
+			t.Fatal("paused without misses")
+		}
+	}
+	for i := 0; i < windowMaxMisses-1; i++ {
+		if l.record(true) {
+			t.Fatalf("paused after %d misses in the log, want %d", i+1, windowMaxMisses)
+		}
+	}
+	if !l.allowed() {
+		t.Fatal("not allowed before the pause")
+	}
+	if !l.record(true) {
+		t.Fatalf("not paused after %d misses among the last %d", windowMaxMisses, windowLogSize)
+	}
+	for i := 0; i < windowPause; i++ {
+		if l.allowed() {
+			t.Fatalf("allowed %d cycles into a pause of %d", i, windowPause)
+		}
+	}
+	if !l.allowed() {
+		t.Fatal("still paused after the pause")
+	}
+	if l.n != 0 || l.misses != 0 {
+		t.Fatalf("the pause did not start a fresh log: %+v", l)
+	}
+}
+
+// Cycles that never continue where the last one stopped (as when
+// kube-scheduler tries batching hints first): after windowMaxMisses
+// misses the shim stops sending windows.
+func TestFilterWindowPausesWhenThePredictionKeepsMissing(t *testing.T) {
+	w := newWindowEnv(t, 1000, nil, 0)
+	w.cycle(t, 0, 120, 4)
+	for i := 0; i < windowMaxMisses; i++ {
+		w.cycle(t, 500*((i+1)%2), 120, 4) // 500, 0, 500, ...: never the predicted start
+		if ev := w.lastEvaluate(); ev == nil {
+			t.Fatalf("cycle %d evaluated every node, want a window", i+2)
+		}
+	}
+	if got := w.host.count("FilterNodes"); got != windowMaxMisses {
+		t.Fatalf("FilterNodes calls = %d, want %d", got, windowMaxMisses)
+	}
+	w.cycle(t, 0, 120, 4)
+	if ev := w.lastEvaluate(); ev != nil {
+		t.Fatalf("after %d misses in a row the next cycle evaluated %v, want every node", windowMaxMisses, ev)
+	}
+}
