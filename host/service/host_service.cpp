@@ -124,6 +124,20 @@ void report_gates(const PodCycle& cycle, const ProfileRuntime& profile,
   }
 }
 
+// A PreScore or FilterNodes works on the table its cycle's PreFilter
+// answered for; after any change the shim must start over with the full
+// table.
+grpc::Status table_version_status(const NodeTable& table, uint64_t requested,
+                                  std::string_view method) {
+  if (requested == table.version()) return grpc::Status::OK;
+  return {grpc::StatusCode::FAILED_PRECONDITION,
+          fmt::format("node table version mismatch: the node table is at "
+                      "version {}, the {} request is for version {}; the "
+                      "table changed since this pod's PreFilter: send the "
+                      "full node table with the next PreFilter",
+                      table.version(), method, requested)};
+}
+
 std::string unknown_session(const std::string& id) {
   return "unknown session \"" + id +
          "\": the host restarted or the session expired; handshake again "
@@ -689,14 +703,10 @@ grpc::Status HostService::filter_nodes(CallContext& context,
                          unknown_session(request.session_id())});
   }
   const NodeTable& table = session->table;
-  if (request.table_version() != table.version()) {
-    return finish(
-        call, {grpc::StatusCode::FAILED_PRECONDITION,
-               fmt::format("the node table is at version {}, the FilterNodes "
-                           "request is for version {}; the table changed "
-                           "since this pod's PreFilter: send the full node "
-                           "table with the next PreFilter",
-                           table.version(), request.table_version())});
+  if (grpc::Status s =
+          table_version_status(table, request.table_version(), "FilterNodes");
+      !s.ok()) {
+    return finish(call, s);
   }
   response.set_table_version(table.version());
   // The cycle PreFilter began, when the host still holds it: its per-pod
@@ -854,14 +864,10 @@ grpc::Status HostService::pre_score(CallContext& context,
                          unknown_session(request.session_id())});
   }
   const NodeTable& table = session->table;
-  if (request.table_version() != table.version()) {
-    return finish(
-        call,
-        {grpc::StatusCode::FAILED_PRECONDITION,
-         fmt::format("node table version mismatch: PreScore names version {} "
-                     "but the host's table is at {}; send the full node table "
-                     "with the next PreFilter",
-                     request.table_version(), table.version())});
+  if (grpc::Status s =
+          table_version_status(table, request.table_version(), "PreScore");
+      !s.ok()) {
+    return finish(call, s);
   }
   std::vector<const schedplug_node*> nodes;
   nodes.reserve(static_cast<size_t>(request.nodes_size()));

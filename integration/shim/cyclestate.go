@@ -38,10 +38,6 @@ type filterState struct {
 	rest     sync.Mutex
 	restDone bool
 	restErr  error
-	// windowed: PreFilter evaluated a window; missed: the cycle went
-	// beyond it (the next PreFilter records both in Manager.windows).
-	windowed bool
-	missed   atomic.Bool
 	// dryRuns: the host's answers for NodeInfos that are not the
 	// snapshot's (dryrun.go).
 	dryRuns dryRunCache
@@ -92,7 +88,6 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 		// Only the window was evaluated (a host that predates windows
 		// evaluates every node and says so).
 		vt.window = res.window
-		s.windowed = true
 	}
 	for i := range vt.rejection {
 		vt.rejection[i] = -1
@@ -104,6 +99,17 @@ func newFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, res *prefilterResult, err
 	}
 	s.verdicts.Store(vt)
 	return s
+}
+
+// windowOutcome says whether PreFilter evaluated a window and whether the
+// cycle went beyond it (the next PreFilter records it in Manager.windows).
+func (s *filterState) windowOutcome() (windowed, missed bool) {
+	if vt := s.verdicts.Load(); vt == nil || vt.window == nil {
+		return false, false
+	}
+	s.rest.Lock()
+	defer s.rest.Unlock()
+	return true, s.restDone
 }
 
 // unfinishedOf maps the answer's unfinished plugins to their index.

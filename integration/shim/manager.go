@@ -558,7 +558,7 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 	}
 	if last := m.lastCycle; last != nil {
 		m.lastCycle = nil
-		if last.windowed && m.windows.record(last.missed.Load()) {
+		if windowed, missed := last.windowOutcome(); windowed && m.windows.record(missed) {
 			klog.FromContext(ctx).V(2).Info("kube-scheduler's Filter went beyond the filter window too often; schedplug-host evaluates every node for a while", "misses", windowMaxMisses, "of", windowLogSize, "pausedCycles", windowPause)
 		}
 	}
@@ -702,7 +702,6 @@ func (m *Manager) evaluateRest(ctx context.Context, profile string, fs *filterSt
 		return fs.restErr
 	}
 	fs.restDone = true
-	fs.missed.Store(true)
 	vt := fs.verdicts.Load()
 	var applies appliesInfo
 	applies.known, applies.notApplying = fs.appliesAnswer()
