@@ -2,6 +2,7 @@ package perf
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +55,18 @@ func TestSchedulerPerfShort(t *testing.T) {
 	logFile := filepath.Join(out, "bench.log")
 	_ = os.WriteFile(logFile, output, 0o644)
 	if err != nil {
-		t.Fatalf("the short scheduler_perf suite failed (%v); its output ends with:\n%s", err, tail(string(output), 80))
+		// The run's logs (scheduler, host, etcd per run) live in a temporary
+		// directory: keep them where CI and a developer can read them.
+		where := "not kept (no repository root)"
+		if root, rerr := testenv.RepoRoot(); rerr == nil {
+			kept := filepath.Join(root, "build", "perf-short-failed")
+			_ = os.RemoveAll(kept)
+			where = "kept in " + kept
+			if cerr := os.CopyFS(kept, os.DirFS(out)); cerr != nil {
+				where = fmt.Sprintf("not kept (%v)", cerr)
+			}
+		}
+		t.Fatalf("the short scheduler_perf suite failed (%v); its logs are %s; its output ends with:\n%s", err, where, tail(string(output), 80))
 	}
 	data, err := os.ReadFile(filepath.Join(out, resultsFile))
 	if err != nil {

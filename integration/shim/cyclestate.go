@@ -36,7 +36,7 @@ type filterState struct {
 	// rest guards the cycle's one FilterNodes call for the nodes outside
 	// the window; restDone and restErr are its outcome.
 	rest     sync.Mutex
-	restDone bool
+	restDone atomic.Bool // set under rest; read without it by windowOutcome
 	restErr  error
 	// dryRuns: the host's answers for NodeInfos that are not the
 	// snapshot's (dryrun.go).
@@ -107,9 +107,9 @@ func (s *filterState) windowOutcome() (windowed, missed bool) {
 	if vt := s.verdicts.Load(); vt == nil || vt.window == nil {
 		return false, false
 	}
-	s.rest.Lock()
-	defer s.rest.Unlock()
-	return true, s.restDone
+	// Not under s.rest: the caller holds Manager.mu, which evaluateRest
+	// takes while holding s.rest.
+	return true, s.restDone.Load()
 }
 
 // unfinishedOf maps the answer's unfinished plugins to their index.

@@ -698,10 +698,10 @@ func (m *Manager) noteCycle(fs *filterState) {
 func (m *Manager) evaluateRest(ctx context.Context, profile string, fs *filterState) error {
 	fs.rest.Lock()
 	defer fs.rest.Unlock()
-	if fs.restDone {
+	if fs.restDone.Load() {
 		return fs.restErr
 	}
-	fs.restDone = true
+	fs.restDone.Store(true)
 	vt := fs.verdicts.Load()
 	var applies appliesInfo
 	applies.known, applies.notApplying = fs.appliesAnswer()
