@@ -16,6 +16,8 @@ import (
 const (
 	windowsMetric      = "schedplug_shim_filter_windows_total"
 	windowMissesMetric = "schedplug_shim_filter_window_misses_total"
+	reuseMetric        = "schedplug_shim_verdict_reuse_cycles_total"
+	reuseMissesMetric  = "schedplug_shim_verdict_reuse_misses_total"
 )
 
 // TestFilterWindowWithKubeScheduler: on 1000 nodes with
@@ -23,7 +25,10 @@ const (
 // hundred per cycle, and the shim's PreFilter asks the host about only
 // those (the filter window; with the adaptive default a cluster this small
 // is evaluated whole). Plain pods
-// schedule with windowed PreFilters; a pod that needs hardware encryption
+// schedule with windowed PreFilters, and being replicas most of them reuse
+// the verdicts kept for the first ones (no call); after every 4th node is
+// made dedicated (new Node objects), 40 more replicas land only on the
+// others. A pod that needs hardware encryption
 // while no node has it visits every node, and its FailedScheduling event
 // counts HwEncrypt's reason on all 1000 — the nodes outside the window
 // answered by one FilterNodes call; once a third of the nodes are labelled,
@@ -59,6 +64,39 @@ func TestFilterWindowWithKubeScheduler(t *testing.T) {
 	if got := s.counter(windowsMetric); got == 0 {
 		t.Fatalf("%s is 0 after 20 pods on %d nodes: PreFilter never sent a window", windowsMetric, nodes)
 	}
+	// The plain pods are replicas (the same apart from name and uid) and
+	// both plugins promise what verdict reuse needs: most of them make no
+	// call.
+	if got := s.counter(reuseMetric); got < 10 {
+		t.Fatalf("%s = %v after 20 identical pods, want at least 10", reuseMetric, got)
+	}
+
+	// Every 4th node becomes dedicated: new Node objects, so the verdicts
+	// kept for the plain pods no longer hold there. More replicas must
+	// never land on them.
+	reuseMisses := s.counter(reuseMissesMetric)
+	for i := 0; i < nodes; i += 4 {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, dedicatedLabel)
+		_, err := s.client.CoreV1().Nodes().Patch(ctx, windowNode(i), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+		s.must(err)
+	}
+	var more []string
+	for i := 0; i < 40; i++ {
+		name := fmt.Sprintf("plain-after-%d", i)
+		s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: name, CPU: "100m"})))
+		more = append(more, name)
+	}
+	placedMore, err := testenv.WaitForBound(ctx, s.client, ns, more, 120*time.Second)
+	s.must(err)
+	for _, name := range more {
+		var i int
+		if _, err := fmt.Sscanf(placedMore[name], "w-%d", &i); err != nil || i%4 == 0 {
+			t.Errorf("replica %s went to %s, a node labelled %s=true since the verdicts were kept", name, placedMore[name], dedicatedLabel)
+		}
+	}
+	if got := s.counter(reuseMissesMetric); got <= reuseMisses {
+		t.Errorf("%s stayed at %v: no replica reached a relabelled node's kept verdict", reuseMissesMetric, got)
+	}
 
 	missesBefore := s.counter(windowMissesMetric)
 	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "hw-early", Annotations: needsHw, CPU: "100m"})))
@@ -90,7 +128,8 @@ func TestFilterWindowWithKubeScheduler(t *testing.T) {
 			t.Errorf("pod %s went to %s, a node without %s=true", name, placed[name], hwLabel)
 		}
 	}
-	t.Logf("%s %v, %s %v; hardware pods on %v", windowsMetric, s.counter(windowsMetric), windowMissesMetric, s.counter(windowMissesMetric), placed)
+	t.Logf("%s %v, %s %v, %s %v, %s %v; hardware pods on %v", windowsMetric, s.counter(windowsMetric), windowMissesMetric, s.counter(windowMissesMetric),
+		reuseMetric, s.counter(reuseMetric), reuseMissesMetric, s.counter(reuseMissesMetric), placed)
 }
 
 func windowNode(i int) string { return fmt.Sprintf("w-%04d", i) }

@@ -90,11 +90,14 @@ type snapshot struct {
 	// scheduler's opportunistic batching (reusing the previous cycle's
 	// results for an identical pod) was possible.
 	batch map[string]float64
+	// reuse is the shim's verdict-reuse counters: "cycles" answered from
+	// kept verdicts and the "misses" among them that called after all.
+	reuse map[string]float64
 }
 
 func takeSnapshot(w *wireStats, hostPid int) snapshot {
 	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
-		batch: batchAttempts()}
+		batch: batchAttempts(), reuse: verdictReuse()}
 	if hostPid > 0 {
 		s.hostCPU, _ = procCPU(hostPid)
 	}
@@ -163,6 +166,26 @@ func procMemKB(pid int, key string) int64 {
 		}
 	}
 	return 0
+}
+
+// verdictReuse reads the shim's verdict-reuse counters from the same
+// registry.
+func verdictReuse() map[string]float64 {
+	out := map[string]float64{}
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return out
+	}
+	for _, f := range families {
+		for name, key := range map[string]string{"schedplug_shim_verdict_reuse_cycles_total": "cycles", "schedplug_shim_verdict_reuse_misses_total": "misses"} {
+			if f.GetName() == name {
+				for _, m := range f.GetMetric() {
+					out[key] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
 }
 
 // batchAttempts reads scheduler_batch_attempts_total from the registry the

@@ -38,9 +38,11 @@ const (
 // native through the shim and schedplug-host (PreFilter and PreScore over
 // the host's fast-path socket, as deployed), the same with the fast path
 // off (every call over gRPC), and with the twins' rules served as an HTTP
-// extender (extender_test.go). native-allnodes, run only when named in
-// SCHEDPLUG_PERF_VARIANTS, is native with the host evaluating every node in
-// PreFilter instead of the window kube-scheduler's Filter will visit.
+// extender (extender_test.go). Run only when named in
+// SCHEDPLUG_PERF_VARIANTS: native-allnodes, native with the host
+// evaluating every node in PreFilter instead of the window kube-scheduler's
+// Filter will visit, and native-noreuse, native with every cycle calling
+// the host even for replicas whose verdicts it could reuse.
 const (
 	VariantDefault    = "default"
 	VariantTwin       = "twin"
@@ -49,16 +51,18 @@ const (
 	VariantExtender   = "extender"
 	// VariantNativeAllNodes: native with shim.Config.EvaluateAllNodes.
 	VariantNativeAllNodes = "native-allnodes"
+	// VariantNativeNoReuse: native with shim.Config.NoVerdictReuse.
+	VariantNativeNoReuse = "native-noreuse"
 )
 
 var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender}
 
 // optionalVariants run only when SCHEDPLUG_PERF_VARIANTS names them.
-var optionalVariants = []string{VariantNativeAllNodes}
+var optionalVariants = []string{VariantNativeAllNodes, VariantNativeNoReuse}
 
 // isNative: the variant runs the native plugins in schedplug-host.
 func isNative(variant string) bool {
-	return variant == VariantNative || variant == VariantNativeGRPC || variant == VariantNativeAllNodes
+	return variant == VariantNative || variant == VariantNativeGRPC || variant == VariantNativeAllNodes || variant == VariantNativeNoReuse
 }
 
 // Plugin names: the native ones as schedplug-host serves them, and their
@@ -236,7 +240,7 @@ func optionsFromEnv(repoRoot string) (options, error) {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.TrimSpace(w)
 			switch w {
-			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender, VariantNativeAllNodes:
+			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender, VariantNativeAllNodes, VariantNativeNoReuse:
 				o.Variants = append(o.Variants, w)
 			default:
 				return o, fmt.Errorf("%s=%q: unknown variant %q; choose from %s", EnvVariants, v, w, strings.Join(append(allVariants, optionalVariants...), ","))
@@ -338,7 +342,7 @@ func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 				pc = append(pc, map[string]any{"name": twinOf[n], "args": args})
 			}
 		}
-	case VariantNative, VariantNativeGRPC, VariantNativeAllNodes:
+	case VariantNative, VariantNativeGRPC, VariantNativeAllNodes, VariantNativeNoReuse:
 		names = sh.plugins
 		for _, n := range sh.plugins {
 			args := sampleArgs(n, dir)

@@ -35,6 +35,7 @@ type summary struct {
 	BytesSentPerPod     float64            `json:"bytesToHostPerPod,omitempty"`
 	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
 	BatchAttempts       map[string]float64 `json:"batchAttempts,omitempty"`
+	VerdictReuse        map[string]float64 `json:"verdictReusePerPod,omitempty"`
 	RPCWallMs           map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
 	CycleMs             map[string]float64 `json:"cycleMs,omitempty"`
 	// Ratios of the median window throughputs. (scheduler_perf's figure
@@ -118,6 +119,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	var tp, win, proc, host, rss, rpcs, sent, recv []float64
 	methods := map[string][]float64{}
 	batch := map[string][]float64{}
+	reuse := map[string][]float64{}
 	wall := map[string][]float64{}
 	cycle := map[string][]float64{}
 	for _, r := range runs {
@@ -141,6 +143,9 @@ func summarize(sh shape, variant string, runs []result) summary {
 		for k, v := range r.BatchAttempts {
 			batch[k] = append(batch[k], v)
 		}
+		for k, v := range r.VerdictReuse {
+			reuse[k] = append(reuse[k], v)
+		}
 		for k, v := range r.RPCWallMs {
 			wall[k] = append(wall[k], v)
 		}
@@ -152,6 +157,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	sum.HostCPUMsPerPod, sum.HostPeakRSSMB, sum.RPCsPerPod = median(host), median(rss), median(rpcs)
 	sum.BytesSentPerPod, sum.BytesRecvPerPod = median(sent), median(recv)
 	sum.BatchAttempts, sum.RPCsPerPodByMethod = medians(batch), medians(methods)
+	sum.VerdictReuse = medians(reuse)
 	sum.RPCWallMs, sum.CycleMs = medians(wall), medians(cycle)
 	return sum
 }
@@ -204,6 +210,15 @@ func (r *report) table() string {
 	}
 	if len(methods) > 0 {
 		fmt.Fprintf(&buf, "RPCs per measured pod by method:\n%s\n", strings.Join(methods, "\n"))
+	}
+	var reuse []string
+	for _, s := range r.Summary {
+		if isNative(s.Variant) {
+			reuse = append(reuse, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.VerdictReuse, "%.2f", "none")))
+		}
+	}
+	if len(reuse) > 0 {
+		fmt.Fprintf(&buf, "cycles answered from verdicts kept for identical replicas, per measured pod (misses: of those, the ones that called after all):\n%s\n", strings.Join(reuse, "\n"))
 	}
 	var batch []string
 	for _, s := range r.Summary {

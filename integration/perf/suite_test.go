@@ -235,6 +235,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		OnFastCall:       st.wire.fastCall,
 		DisableFastPath:  st.Variant == VariantNativeGRPC,
 		EvaluateAllNodes: st.Variant == VariantNativeAllNodes,
+		NoVerdictReuse:   st.Variant == VariantNativeNoReuse,
 	})
 	if err != nil {
 		host.Stop(5 * time.Second)
@@ -402,7 +403,11 @@ type result struct {
 	// attempts in the window by result (none when a plugin cannot sign
 	// pods, which turns batching off).
 	BatchAttempts map[string]float64 `json:"batchAttempts,omitempty"`
-	Complete      bool               `json:"complete"`
+	// VerdictReuse is the shim's verdict reuse per measured pod: "cycles"
+	// answered from verdicts kept for identical replicas, and the "misses"
+	// among them that called the host after all (native variants only).
+	VerdictReuse map[string]float64 `json:"verdictReusePerPod,omitempty"`
+	Complete     bool               `json:"complete"`
 }
 
 func (s *suite) results() []result {
@@ -444,6 +449,14 @@ func (s *suite) results() []result {
 				}
 			}
 			if isNative(st.Variant) {
+				for k, v := range st.end.reuse {
+					if d := v - st.start.reuse[k]; d > 0 {
+						if res.VerdictReuse == nil {
+							res.VerdictReuse = map[string]float64{}
+						}
+						res.VerdictReuse[k] = d / n
+					}
+				}
 				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
 				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024
 				res.RPCsPerPodByMethod = map[string]float64{}

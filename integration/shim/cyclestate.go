@@ -43,9 +43,36 @@ type filterState struct {
 	dryRuns dryRunCache
 	// podGroupCycle: the cycle is one of a pod group's (planDelta).
 	podGroupCycle bool
+	// profile and nominated: the cycle's profile and the pod's nominated
+	// node; sig: the pod's signature when the profile may reuse verdicts
+	// ("" otherwise; reuse.go).
+	profile   string
+	nominated string
+	sig       string
+	// reused: the kept verdicts this cycle answers from instead of a
+	// PreFilter call; late, made under lateMu, is the call the cycle made
+	// after all (callForReuseCycle), which every later Filter uses.
+	reused *reusedVerdicts
+	lateMu sync.Mutex
+	late   atomic.Pointer[filterState]
 }
 
 func (s *filterState) Clone() fwk.StateData { return s }
+
+// reusedFilterState is a cycle that answers from kept verdicts.
+func reusedFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, r *reusedVerdicts) *filterState {
+	return &filterState{pod: pod, nodes: nodes, reused: r, plugins: r.plugins, visits: newVisitSet(len(r.bySlot))}
+}
+
+// skipped says whether applies() said no for the plugin at index i (its
+// PreFilter returns Skip).
+func (s *filterState) skipped(i int) bool {
+	sk := s.reused.skippedList()
+	if s.res != nil {
+		sk = s.res.resp.GetSkipped()
+	}
+	return i < len(sk) && sk[i]
+}
 
 // verdictTable is the host's rejections, indexed by slot.
 type verdictTable struct {
@@ -164,6 +191,12 @@ func (s *filterState) indexOf(plugin string) (int, bool) {
 // appliesAnswer is what the shim sends back to the host with PreScore and
 // single-node Filter calls so that applies() is asked once per cycle.
 func (s *filterState) appliesAnswer() (known bool, notApplying []string) {
+	if s != nil && s.reused != nil && s.res == nil {
+		if !s.reused.appliesReported {
+			return false, nil
+		}
+		return true, s.reused.notApplying
+	}
 	if s == nil || s.err != nil || s.res == nil || !s.res.resp.GetAppliesReported() {
 		return false, nil
 	}

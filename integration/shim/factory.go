@@ -26,6 +26,10 @@ const (
 	// (default "on": the window kube-scheduler's Filter is expected to
 	// visit; window.go).
 	EnvFilterWindow = "SCHEDPLUG_FILTER_WINDOW"
+	// EnvVerdictReuse "off" makes every cycle call the host (default
+	// "on": replicas identical apart from name and uid reuse verdicts when
+	// the plugins promise it; reuse.go).
+	EnvVerdictReuse = "SCHEDPLUG_VERDICT_REUSE"
 )
 
 var (
@@ -46,7 +50,8 @@ func SetProfiles(profiles []Profile) {
 // ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST, the
 // SCHEDPLUG_TLS_* variables (tls.go),
 // SCHEDPLUG_CONNECT_TIMEOUT, SCHEDPLUG_RESYNC_TIMEOUT, SCHEDPLUG_FAST_PATH,
-// SCHEDPLUG_FAST_PATH_SPIN and SCHEDPLUG_FILTER_WINDOW.
+// SCHEDPLUG_FAST_PATH_SPIN, SCHEDPLUG_FILTER_WINDOW and
+// SCHEDPLUG_VERDICT_REUSE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
 	tlsConfig, err := tlsFromEnv()
@@ -71,7 +76,7 @@ func ConfigFromEnv() (Config, error) {
 	for _, e := range []struct {
 		name string
 		off  *bool
-	}{{EnvFastPath, &cfg.DisableFastPath}, {EnvFilterWindow, &cfg.EvaluateAllNodes}} {
+	}{{EnvFastPath, &cfg.DisableFastPath}, {EnvFilterWindow, &cfg.EvaluateAllNodes}, {EnvVerdictReuse, &cfg.NoVerdictReuse}} {
 		switch v := os.Getenv(e.name); v {
 		case "", "on":
 		case "off":

@@ -66,6 +66,9 @@ type Config struct {
 	// instead of the window of nodes kube-scheduler's Filter is expected to
 	// visit (window.go).
 	EvaluateAllNodes bool
+	// NoVerdictReuse makes every cycle call the host, even for a pod
+	// identical apart from name and uid to the ones before it (reuse.go).
+	NoVerdictReuse bool
 }
 
 // Defaults, overridable through the environment (see docs/shim.md).
@@ -101,6 +104,11 @@ type Manager struct {
 	visits    visitSet
 	lastCycle *filterState
 	windows   windowLog
+	// reuse: per profile, the verdicts kept for the replicas of one pod
+	// signature; lastSig the signature of the profile's last call
+	// (reuse.go).
+	reuse   map[string]*reusedVerdicts
+	lastSig map[string]string
 	// pending is the last delta sent whose fate is unknown (the call
 	// failed without saying which table version the host has). If the host
 	// later reports that version, the delta was applied and is committed
@@ -196,6 +204,8 @@ func NewManager(cfg Config) (*Manager, error) {
 		policies: map[string]map[string]Policy{},
 		closed:   make(chan struct{}),
 		rejected: map[string]*v1.Pod{},
+		reuse:    map[string]*reusedVerdicts{},
+		lastSig:  map[string]string{},
 	}
 	for _, p := range cfg.Profiles {
 		m.profiles = append(m.profiles, Profile{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...), Configs: append([]PluginConfig(nil), p.Configs...)})
@@ -470,6 +480,8 @@ type prefilterResult struct {
 	// slotOfInfo: the slot of each snapshot NodeInfo sent
 	// (plannedDelta.slotOfInfo).
 	slotOfInfo map[fwk.NodeInfo]uint32
+	// order[i]: the slot of the i-th snapshot node (plannedDelta.order).
+	order []uint32
 	// window: the slots the request asked the host to evaluate; nil when
 	// it asked about every node.
 	window slotSet
@@ -558,6 +570,9 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 	}
 	if last := m.lastCycle; last != nil {
 		m.lastCycle = nil
+		if late := last.late.Load(); late != nil {
+			last = late
+		}
 		if windowed, missed := last.windowOutcome(); windowed && m.windows.record(missed) {
 			klog.FromContext(ctx).V(2).Info("kube-scheduler's Filter went beyond the filter window too often; schedplug-host evaluates every node for a while", "misses", windowMaxMisses, "of", windowLogSize, "pausedCycles", windowPause)
 		}
@@ -592,7 +607,7 @@ func (m *Manager) sendPreFilter(ctx context.Context, s *session, profile string,
 		if window != nil && resp.GetWindowed() {
 			filterWindows.Inc()
 		}
-		return &prefilterResult{resp: resp, states: plan.states, slotOfInfo: plan.slotOfInfo, window: window}, nil, nil
+		return &prefilterResult{resp: resp, states: plan.states, slotOfInfo: plan.slotOfInfo, order: plan.order, window: window}, nil, nil
 	}
 	switch code := status.Code(err); {
 	case hostVersion != nil && code != codes.FailedPrecondition && code != codes.InvalidArgument:

@@ -34,6 +34,18 @@ var (
 		Help:           "Cycles whose Filter went beyond PreFilter's window (an unschedulable pod visits every node), answered by one FilterNodes call for the other nodes.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	verdictReuseCycles = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "verdict_reuse_cycles_total",
+		Help:           "Cycles whose PreFilter made no call because the pod is identical, apart from name and uid, to the replicas before it and every native plugin of the profile promised that its verdicts allow reuse.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	verdictReuseMisses = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "verdict_reuse_misses_total",
+		Help:           "Reusing cycles whose Filter reached a node with no kept verdict (its node object changed, or it was never evaluated for this pod signature) and so made the cycle's PreFilter call after all.",
+		StabilityLevel: metrics.ALPHA,
+	})
 	resyncs = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "resyncs_total",
@@ -88,6 +100,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(fastPathCalls, fastPathFallbacks, filterFallbacks, filterVerdictsReused, filterWindows, filterWindowMisses, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
+		legacyregistry.MustRegister(fastPathCalls, fastPathFallbacks, filterFallbacks, filterVerdictsReused, filterWindows, filterWindowMisses, verdictReuseCycles, verdictReuseMisses, resyncs, rpcs, policyApplied, lazyCalls, deltasRecovered, panicsRecovered)
 	})
 }

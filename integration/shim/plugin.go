@@ -101,7 +101,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 		// No native Filter for this plugin in this profile.
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	if sk := fs.res.resp.GetSkipped(); i < len(sk) && sk[i] {
+	if fs.skipped(i) {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	return nil, nil
@@ -131,9 +131,18 @@ func (p *Plugin) cycleFilterState(ctx context.Context, state fwk.CycleState, pod
 	}
 	wire := convertPod(pod, p.mgr.podData())
 	podGroupCycle := state.IsPodGroupSchedulingCycle()
-	res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes, podGroupCycle, pod.Status.NominatedNodeName)
-	fs := newFilterState(wire, nodes, res, err)
+	nominated := pod.Status.NominatedNodeName
+	var fs *filterState
+	reused, sig := p.mgr.startCycle(p.profile, wire, nodes, podGroupCycle)
+	if reused != nil {
+		verdictReuseCycles.Inc()
+		fs = reusedFilterState(wire, nodes, reused)
+	} else {
+		res, err := p.mgr.preFilter(ctx, p.profile, wire, nodes, podGroupCycle, nominated)
+		fs = newFilterState(wire, nodes, res, err)
+	}
 	fs.podGroupCycle = podGroupCycle
+	fs.profile, fs.nominated, fs.sig = p.profile, nominated, sig
 	p.mgr.noteCycle(fs)
 	state.Write(filterStateKey, fs)
 	return fs
@@ -209,6 +218,12 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		// No native plugin of this profile is enabled at preFilter.
 		fs = p.lazyFilterState(ctx, state, pod, nil)
 	}
+	if fs != nil && fs.reused != nil && fs.late.Load() == nil {
+		if v, ok := p.reusedFilter(fs, ni); ok {
+			return filterStatus(v.code, v.reason, p.name, node.Name)
+		}
+	}
+	fs = p.called(ctx, fs, pod)
 	if fs != nil && fs.err != nil {
 		if callerGaveUp(ctx) {
 			return p.cancelledFilter(ctx)
@@ -224,7 +239,7 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		if !ok {
 			return nil
 		}
-		if sk := fs.res.resp.GetSkipped(); idx < len(sk) && sk[idx] {
+		if fs.skipped(idx) {
 			// applies() said no (PreFilter returns Skip for it; a lazy
 			// cycle gets here).
 			return nil
@@ -535,6 +550,7 @@ func (p *Plugin) cycleScoreState(ctx context.Context, state fwk.CycleState, pod 
 		// host's table up to date first.
 		fs = p.lazyFilterState(ctx, state, pod, feasible)
 	}
+	fs = p.called(ctx, fs, pod)
 	ss := p.scoreWith(ctx, fs, nodeNames(feasible))
 	state.Write(scoreStateKey, ss)
 	return ss

@@ -63,10 +63,11 @@ func TestAgainstRealHost(t *testing.T) {
 	if st := pls["HwEncrypt"].Filter(context.Background(), state, pod, whatIf); !st.IsSuccess() {
 		t.Errorf("HwEncrypt fallback on enc: %v", st)
 	}
-	// The sample filters read labels only and promise so
-	// (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS); NetworkLatency has no
+	// The sample filters read labels and annotations only, never the pod's
+	// name or uid, and promise so (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS,
+	// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY); NetworkLatency has no
 	// filter and promises nothing.
-	for name, want := range map[string]uint64{"HwEncrypt": hintFilterIgnoresNodePods, "DedicatedNodes": hintFilterIgnoresNodePods, "NetworkLatency": 0} {
+	for name, want := range map[string]uint64{"HwEncrypt": reuseHints, "DedicatedNodes": reuseHints, "NetworkLatency": 0} {
 		if got := m.pluginInfo(name).GetHints(); got != want {
 			t.Errorf("%s: the host reports hints %#x, want %#x", name, got, want)
 		}

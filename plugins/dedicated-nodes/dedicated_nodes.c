@@ -79,11 +79,14 @@ static schedplug_code dn_create(const char* args_json, uint64_t args_len,
            self->node_label, self->pod_annotation);
   /* dn_filter reads only labels and annotations, never the node's pods, so
    * preemption may reuse its PreFilter verdicts (ABI v1.3; older hosts
-   * have no hints). */
+   * have no hints). It reads neither the pod's name nor its uid, and
+   * nothing here changes over time (no refresh hook), so the next replica
+   * of a pod may reuse them too (ABI v1.4; a v1.3 host refuses this bit). */
   if (SCHEDPLUG_HAS_FIELD(host, schedplug_host, settings) &&
       host->settings != NULL &&
       SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings, hints)) {
-    host->settings->hints |= SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS;
+    host->settings->hints |= SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                             SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY;
   }
   *instance_out = self;
   return SCHEDPLUG_SUCCESS;

@@ -20,8 +20,11 @@ class HwEncrypt {
   static constexpr uint64_t kEvents =
       SCHEDPLUG_EVENT_NODE_ADD | SCHEDPLUG_EVENT_NODE_UPDATE_LABEL;
   // Filter reads a label, never the node's pods: preemption dry runs may
-  // reuse its PreFilter verdicts.
-  static constexpr uint64_t kHints = SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS;
+  // reuse its PreFilter verdicts. BeginPod and Filter read neither the pod's
+  // name nor its uid, and there is no Refresh: the next replica of a pod may
+  // reuse them too.
+  static constexpr uint64_t kHints = SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                                     SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY;
 
   explicit HwEncrypt(const schedplug::Args& args) {
     args.allow_only({"podAnnotation", "nodeLabel"});

@@ -1,6 +1,8 @@
 // The test kit holds a plugin to its hints: a plugin that promises
 // SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS must answer the same on a node
-// with and without its pods, or its tests fail, naming the broken promise.
+// with and without its pods, and one that promises
+// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY the same for a copy of the pod
+// under another name and uid, or its tests fail, naming the broken promise.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -35,13 +37,96 @@ TEST(KitHints, ABrokenPromiseFailsTheCycleNamingIt) {
 TEST(KitHints, AKeptPromisePassesOnNodesWithPods) {
   // HwEncrypt promises it and reads only a label.
   auto plugin = create_plugin(HW_ENCRYPT_SO);
-  EXPECT_EQ(plugin->settings().hints, SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS);
+  EXPECT_EQ(plugin->settings().hints,
+            SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY);
   Pod pod("web");
   pod.annotation("myorg.io/require-hw-encrypt", "true");
   Node busy("busy");
   busy.pod_count(3).requested("cpu", 500);
   const Verdict v = plugin->filter(pod, busy);
   EXPECT_EQ(v.code, SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE) << v.reason;
+}
+
+// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY: FalseIdentity's filter rejects
+// pods whose name starts with "x"; the copy the kit makes is named
+// "twin-of-<name>", so the promise holds for "web" and breaks for "xenon".
+constexpr const char* kIdentityAdvice =
+    "; drop the hint, or read neither the pod's name nor its uid in "
+    "applies, pod_begin and filter";
+
+TEST(KitHints, ABrokenIdentityPromiseInFilterFailsTheCycleNamingIt) {
+  auto plugin = create_plugin(FALSE_IDENTITY_SO);
+  EXPECT_EQ(plugin->settings().hints,
+            SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY);
+  Node node("n1");
+  EXPECT_EQ(plugin->filter(Pod("web"), node).code, SCHEDPLUG_SUCCESS);
+  EXPECT_TRUE(plugin->run(Pod("web"), {node}).error.empty());
+  Pod xenon("xenon");
+  xenon.uid("3f1c-uid");
+  const Verdict v = plugin->filter(xenon, node);
+  EXPECT_EQ(v.code, SCHEDPLUG_ERROR);
+  EXPECT_EQ(v.reason,
+            std::string("FalseIdentity promised "
+                        "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (kHints), "
+                        "but on node \"n1\" pod \"xenon\" (uid \"3f1c-uid\") "
+                        "got applies true, then filter Unschedulable (\"pod "
+                        "names starting with x are not welcome\") and a copy "
+                        "named \"twin-of-xenon\" (uid \"twin-of-3f1c-uid\") "
+                        "got applies true, then filter Success") +
+                kIdentityAdvice);
+  const Cycle cycle = plugin->run(xenon, {node});
+  EXPECT_EQ(cycle.error, v.reason);
+  ASSERT_EQ(cycle.nodes.size(), 1u);
+  EXPECT_EQ(cycle.nodes[0].filter.code, SCHEDPLUG_ERROR);
+}
+
+// The gates are part of the promise: a pod whose filter applies() skips is
+// checked too, although its filter never runs.
+TEST(KitHints, ABrokenIdentityPromiseInAppliesFailsTheCycleNamingIt) {
+  auto plugin =
+      create_plugin(FALSE_IDENTITY_SO, R"({"readNameIn": "applies"})");
+  Node node("n1");
+  EXPECT_TRUE(plugin->run(Pod("web"), {node}).error.empty());
+  const Cycle cycle = plugin->run(Pod("xenon"), {node});
+  EXPECT_EQ(cycle.error,
+            std::string("FalseIdentity promised "
+                        "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (kHints), "
+                        "but on node \"n1\" pod \"xenon\" (uid \"uid-1\") "
+                        "got applies false and a copy named \"twin-of-xenon\" "
+                        "(uid \"twin-of-uid-1\") got applies true, then "
+                        "filter Success") +
+                kIdentityAdvice);
+  EXPECT_EQ(plugin->filter(Pod("xenon"), node).reason, cycle.error);
+}
+
+// The sample filters keep the promise on pods of any name, with and without
+// their annotations (HwEncrypt's BeginPod closes the filter gate without
+// one).
+TEST(KitHints, TheSampleFiltersKeepTheIdentityPromise) {
+  auto hw = create_plugin(HW_ENCRYPT_SO);
+  auto dedicated = create_plugin(DEDICATED_NODES_SO);
+  EXPECT_EQ(dedicated->settings().hints,
+            SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY);
+  Node plain("plain");
+  Node special("special");
+  special.label("node.kubernetes.io/hw-encrypt", "true")
+      .label("schedplug.io/dedicated", "true");
+  for (const char* name : {"web-5d8f7-abcde", "xenon", "twin-of-x"}) {
+    for (const char* value : {"", "true", "maybe"}) {
+      Pod pod(name);
+      pod.uid(std::string("uid-of-") + name);
+      if (value[0] != '\0') {
+        pod.annotation("myorg.io/require-hw-encrypt", value)
+            .annotation("schedplug.io/dedicated-ok", value);
+      }
+      EXPECT_EQ(hw->run(pod, {plain, special}).error, "") << name << value;
+      EXPECT_EQ(dedicated->run(pod, {plain, special}).error, "")
+          << name << value;
+    }
+  }
 }
 
 }  // namespace

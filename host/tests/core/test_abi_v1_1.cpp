@@ -160,12 +160,35 @@ TEST(Settings, BrokenSettingsAreRefusedNamingThePlugin) {
   EXPECT_THAT(create_error("typed_args", R"({"events": 4096})"),
               HasSubstr("events has bits 0x1000 that are not "
                         "SCHEDPLUG_EVENT_* values"));
+  EXPECT_THAT(create_error("typed_args", R"({"hints": 12})"),
+              HasSubstr("hints has bits 0xc that are not SCHEDPLUG_HINT_* "
+                        "values"));
   EXPECT_THAT(create_error("typed_args", R"({"hints": 6})"),
-              HasSubstr("hints has bits 0x6 that are not SCHEDPLUG_HINT_* "
+              HasSubstr("hints has bits 0x4 that are not SCHEDPLUG_HINT_* "
                         "values"));
   EXPECT_THAT(create_error("typed_args", R"({"period": "100us"})"),
               HasSubstr("refresh_period_ms is 0 but the plugin has a "
                         "refresh() hook"));
+}
+
+// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY promises verdicts that do not
+// change over time; TypedArgs has a refresh hook, so the host refuses it.
+TEST(Settings, PodIdentityHintWithARefreshHookIsRefused) {
+  const std::string refusal =
+      "TypedArgs (" + abi_file("typed_args").string() +
+      ") returned broken settings from create(): hints has "
+      "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which promises verdicts "
+      "that do not change over time, but the plugin has a refresh() hook "
+      "(every 60000 ms) that can change them; drop the hint, or the refresh "
+      "hook (args given: {\"hints\": 2})";
+  EXPECT_EQ(create_error("typed_args", R"({"hints": 2})"), refusal);
+  EXPECT_THAT(create_error("typed_args", R"({"hints": 3, "period": "2s"})"),
+              HasSubstr("but the plugin has a refresh() hook (every 2000 ms) "
+                        "that can change them; drop the hint, or the refresh "
+                        "hook"));
+  // The other hint does not depend on time: a refresh hook is fine there.
+  EXPECT_EQ(make("typed_args", R"({"hints": 1})")->settings().hints,
+            SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS);
 }
 
 // --- per-pod state -----------------------------------------------------------

@@ -249,6 +249,34 @@ TEST(CheckCreate, BadArgsAndThrowingCreateAreErrors) {
                     HasSubstr("plugin CreateThrows threw through the C ABI")));
 }
 
+// `schedplug check` creates every instance as the host does, so it reports
+// the settings the host refuses: here a promise that verdicts never change
+// over time from a plugin with a refresh hook.
+TEST(CheckCreate, BrokenSettingsAreErrors) {
+  SchedulerConfig c = config(R"(profiles:
+  - schedulerName: s
+    plugins:
+      multiPoint:
+        enabled: [{name: TypedArgs}]
+    pluginConfig:
+      - name: TypedArgs
+        args: {hints: 2}
+)");
+  const std::vector<std::shared_ptr<PluginLibrary>> plugins = {load_plugin_file(
+      std::filesystem::path(SCHEDPLUG_ABI_DIR) / "typed_args.so")};
+  auto ds = check_create(c, resolve_profiles(c, plugins));
+  ASSERT_THAT(ds, SizeIs(1));
+  EXPECT_EQ(ds[0].severity, Severity::kError);
+  EXPECT_THAT(
+      ds[0].message,
+      AllOf(HasSubstr("sched.yaml:9: profile \"s\": TypedArgs ("),
+            HasSubstr(") returned broken settings from create(): hints has "
+                      "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which "
+                      "promises verdicts that do not change over time, but "
+                      "the plugin has a refresh() hook (every 60000 ms) that "
+                      "can change them; drop the hint, or the refresh hook")));
+}
+
 TEST(Suggest, ClosestName) {
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(closest_name("hwencrypt", {"Other", "HwEncrypt"}), "HwEncrypt");

@@ -67,6 +67,9 @@
  *         declared data: the pod's volumes (with their PVC names), node
  *         affinity, topology spread constraints and pod (anti-)affinity
  *         terms; the node's images (status.images).
+ *   v1.4  hint SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (a new bit, no new
+ *         field). A v1.3 host refuses it as an unknown SCHEDPLUG_HINT_* bit,
+ *         as every host refuses bits it does not know.
  *
  * Threading contract:
  *
@@ -602,8 +605,10 @@ typedef int32_t schedplug_log_level;
  * successful create(); create() overwrites what depends on its args. Same
  * rules as the descriptor fields of the same name (a refresh hook needs a
  * period > 0; a policy other than NONE excludes normalize_score; events
- * only SCHEDPLUG_EVENT_* bits); the host refuses to start, naming the
- * plugin, when they are broken. */
+ * only SCHEDPLUG_EVENT_* bits); data and hints take only SCHEDPLUG_DATA_*
+ * and SCHEDPLUG_HINT_* bits, and SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY
+ * excludes a refresh hook. The host refuses to start, naming the plugin,
+ * when they are broken. */
 typedef struct schedplug_settings {
   uint32_t struct_size; /* sizeof(schedplug_settings) as the host knows it */
   /* How often refresh() runs, in milliseconds. */
@@ -635,8 +640,24 @@ typedef struct schedplug_settings {
  * A false promise makes preemption decide on wrong verdicts: the C++ test
  * kit checks it on every node it runs (schedplug/testing.hpp). */
 #define SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS (1ull << 0)
+/* v1.4: applies(), pod_begin() and filter() give the same results (status
+ * code, reason text, pod_begin's skip bits) for two pods that differ only
+ * in their name and uid: the plugin reads neither pod->name nor pod->uid
+ * (nor anything derived from them), and its verdicts depend on nothing else
+ * that changes over time (no refresh hook, no clock, no randomness, no
+ * counters). kube-scheduler schedules the replicas of a Deployment or a Job
+ * one after another, and they are identical in everything a filter reads;
+ * with this hint and SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS the scheduler
+ * may reuse a node's verdict for the next pod that is identical apart from
+ * name and uid, as long as the node object (labels, taints, allocatable,
+ * conditions...) has not changed, instead of asking the host again. The
+ * host refuses an instance that sets it and has a refresh hook. A false
+ * promise makes the scheduler place pods on verdicts computed for another
+ * pod: the C++ test kit checks it on every node it runs, with a copy of the
+ * pod under another name and uid (schedplug/testing.hpp). */
+#define SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (1ull << 1)
 /* Every bit this ABI version defines. */
-#define SCHEDPLUG_HINT_ALL ((1ull << 1) - 1)
+#define SCHEDPLUG_HINT_ALL ((1ull << 2) - 1)
 
 /* One JSON object of the plugin's args (the root, or a nested object),
  * read with the schedplug_host arg functions. Opaque, host-owned. */

@@ -254,6 +254,16 @@ inline std::string settings_problem(const schedplug_plugin& d,
              names + " values";
     }
   }
+  // A refresh hook changes what the verdicts depend on over time, which
+  // the hint rules out (plugin.h).
+  if ((s.hints & SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY) != 0 &&
+      d.refresh != nullptr && s.refresh_period_ms > 0) {
+    return "hints has SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which "
+           "promises verdicts that do not change over time, but the plugin "
+           "has a refresh() hook (every " +
+           std::to_string(s.refresh_period_ms) +
+           " ms) that can change them; drop the hint, or the refresh hook";
+  }
   return {};
 }
 

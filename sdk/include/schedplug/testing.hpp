@@ -1089,33 +1089,67 @@ class Plugin {
   // A plugin that promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS is held
   // to it: its filter runs again on the node without its pods (as a
   // preemption dry run may see it), and a different verdict is an ERROR.
+  // One that promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY is held to
+  // that too (identity_problem): a copy of the pod under another name and
+  // uid must get the same applies / pod_begin / filter results.
   Verdict filter(const schedplug_pod& given,
                  const schedplug_node& given_node) const {
     const schedplug_pod pod = sent(given);
     const schedplug_node node = sent(given_node);
     Verdict v = filter_once(pod, node);
-    if ((settings_.hints & SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS) == 0 ||
-        v.code == SCHEDPLUG_ERROR) {
-      return v;
+    if (v.code == SCHEDPLUG_ERROR) return v;
+    if ((settings_.hints & SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS) != 0) {
+      schedplug_node bare = node;
+      bare.requested = {};
+      bare.pod_count = 0;
+      bare.pod_list = nullptr;
+      bare.pod_list_count = 0;
+      const Verdict without = filter_once(pod, bare);
+      if (without.code != v.code || without.reason != v.reason) {
+        return {SCHEDPLUG_ERROR,
+                name_ + " promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS " +
+                    "(kHints), but its filter on node \"" +
+                    std::string(node.name.data, node.name.len) +
+                    "\" answered " + said(v) + " with the node's pods and " +
+                    said(without) + " without them; drop the hint, or " +
+                    "read nothing of node->requested, pod_count and pod_list"};
+      }
     }
-    schedplug_node bare = node;
-    bare.requested = {};
-    bare.pod_count = 0;
-    bare.pod_list = nullptr;
-    bare.pod_list_count = 0;
-    const Verdict without = filter_once(pod, bare);
-    if (without.code == v.code && without.reason == v.reason) return v;
-    const auto said = [](const Verdict& x) {
-      return std::string(code_name(x.code)) +
-             (x.reason.empty() ? "" : " (\"" + x.reason + "\")");
-    };
-    return {SCHEDPLUG_ERROR,
-            name_ + " promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS " +
-                "(kHints), but its filter on node \"" +
-                std::string(node.name.data, node.name.len) + "\" answered " +
-                said(v) + " with the node's pods and " + said(without) +
-                " without them; drop the hint, or read nothing of " +
-                "node->requested, pod_count and pod_list"};
+    if (std::string problem = identity_problem(given, node); !problem.empty()) {
+      return {SCHEDPLUG_ERROR, std::move(problem)};
+    }
+    return v;
+  }
+  // For a plugin that promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY:
+  // begins `given` afresh (pod_begin, else applies) and filters it on
+  // `node`, then does the same for a copy named "twin-of-<name>" with the
+  // uid "twin-of-<uid>"; a sentence naming what differed, or empty (also
+  // when the plugin made no such promise).
+  std::string identity_problem(const schedplug_pod& given,
+                               const schedplug_node& given_node) const {
+    if ((settings_.hints & SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY) == 0) {
+      return {};
+    }
+    const schedplug_node node = sent(given_node);
+    const std::string name = runtime::str_of(given.name);
+    const std::string uid = runtime::str_of(given.uid);
+    const std::string twin_name = "twin-of-" + name;
+    const std::string twin_uid = "twin-of-" + uid;
+    schedplug_pod again = given;
+    again.state = nullptr;
+    schedplug_pod twin = again;
+    twin.name = detail::str(twin_name);
+    twin.uid = detail::str(twin_uid);
+    const std::string got = outcome(again, node);
+    const std::string twin_got = outcome(twin, node);
+    if (got == twin_got) return {};
+    return name_ + " promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY " +
+           "(kHints), but on node \"" + runtime::str_of(node.name) +
+           "\" pod \"" + name + "\" (uid \"" + uid + "\") got " + got +
+           " and a copy named \"" + twin_name + "\" (uid \"" + twin_uid +
+           "\") got " + twin_got +
+           "; drop the hint, or read neither the pod's name nor its uid in "
+           "applies, pod_begin and filter";
   }
   // The filter hook once, on views as sent() gives them.
   Verdict filter_once(const schedplug_pod& pod,
@@ -1185,6 +1219,14 @@ class Plugin {
       const schedplug_node& nv = node.view();
       row.filter =
           cycle.filter_skipped ? Verdict{SCHEDPLUG_SKIP, {}} : filter(view, nv);
+      // A promise about the pod's identity covers the gates too: a pod whose
+      // filter was skipped is checked like one whose filter ran.
+      if (cycle.filter_skipped && d_.filter != nullptr) {
+        if (std::string problem = identity_problem(pod.view(), nv);
+            !problem.empty()) {
+          row.filter = {SCHEDPLUG_ERROR, std::move(problem)};
+        }
+      }
       if (row.filter.code == SCHEDPLUG_ERROR && cycle.error.empty()) {
         cycle.error = row.filter.reason;
       }
@@ -1232,6 +1274,36 @@ class Plugin {
                                               "debug"};
     const char* name = level >= 0 && level < 4 ? kLevels[level] : "log";
     self->logs_.push_back(std::string(name) + ": " + runtime::str_of(msg));
+  }
+
+  static std::string said(const Verdict& x) {
+    return std::string(code_name(x.code)) +
+           (x.reason.empty() ? "" : " (\"" + x.reason + "\")");
+  }
+
+  // What the host would make of `pod` on `node`, in words: how pod_begin
+  // (or applies) gated it, then the filter's verdict.
+  std::string outcome(const schedplug_pod& pod,
+                      const schedplug_node& node) const {
+    const PodScope scope = begin_pod(pod);
+    std::string out;
+    if (d_.pod_begin != nullptr) {
+      if (!scope.error().empty()) {
+        return "pod_begin failing (" + scope.error() + ")";
+      }
+      const char* skipped = "nothing";
+      if (!scope.runs_filter()) {
+        skipped = scope.runs_score() ? "filter" : "filter and score";
+      } else if (!scope.runs_score()) {
+        skipped = "score";
+      }
+      out = std::string("pod_begin skipping ") + skipped;
+    } else if (d_.applies != nullptr) {
+      out = std::string("applies ") + (scope.runs_filter() ? "true" : "false");
+    }
+    if (!scope.runs_filter()) return out;
+    return (out.empty() ? "" : out + ", then ") + "filter " +
+           said(filter_once(scope.pod(), node));
   }
 
   void create(const std::string& args_json) {

@@ -512,6 +512,11 @@ constexpr schedplug_plugin make_descriptor(const char* name,
   if constexpr (HasHints<T>) {
     static_assert((T::kHints & ~SCHEDPLUG_HINT_ALL) == 0,
                   "kHints may only contain SCHEDPLUG_HINT_* bits");
+    static_assert(
+        !HasRefresh<T> ||
+            (T::kHints & SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY) == 0,
+        "kHints has SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which a "
+        "plugin with Refresh cannot keep; drop the hint or Refresh");
   }
   return d;
 }
