@@ -94,6 +94,8 @@ std::unique_ptr<PluginInstance> PluginInstance::create(
     throw CreateError(
         runtime::create_broken_settings(where, problem, args_json));
   }
+  // The keys are the instance's memory: copied once, never read again.
+  self->pod_keys_.keep(self->settings_);
   return self;
 }
 

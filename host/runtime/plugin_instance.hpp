@@ -108,6 +108,10 @@ class PluginInstance {
   // This instance's settings: the descriptor's, as create() changed them
   // (plugin.h v1.1), validated.
   const schedplug_settings& settings() const { return settings_; }
+  // The pod label and annotation keys of its settings (plugin.h v1.4),
+  // copied out of the plugin after create(), sorted; settings()' key arrays
+  // view these copies.
+  const runtime::PodKeys& pod_keys() const { return pod_keys_; }
   // The typed-args session; non-NULL only while create() runs.
   ArgsSession* args_session() const { return args_session_.get(); }
 
@@ -151,6 +155,7 @@ class PluginInstance {
   void* instance_ = nullptr;
   schedplug_host host_api_{};
   schedplug_settings settings_{};
+  runtime::PodKeys pod_keys_;
   std::unique_ptr<ArgsSession> args_session_;
   mutable HookCost filter_cost_;
   mutable HookCost score_cost_;

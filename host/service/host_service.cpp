@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -472,6 +474,22 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
       }
     }
     info->set_hints(enabled ? hints : 0);
+    // The keys that go with SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS
+    // (plugin.h v1.4): the union over its instances, sorted.
+    std::set<std::string> label_keys, annotation_keys;
+    for (const auto& profile : context_.runtime->profiles()) {
+      for (const PluginInstance* p : profile.plugins) {
+        if (&p->library() != lib.get()) continue;
+        label_keys.insert(p->pod_keys().labels().begin(),
+                          p->pod_keys().labels().end());
+        annotation_keys.insert(p->pod_keys().annotations().begin(),
+                               p->pod_keys().annotations().end());
+      }
+    }
+    for (const std::string& k : label_keys) info->add_pod_label_keys(k);
+    for (const std::string& k : annotation_keys) {
+      info->add_pod_annotation_keys(k);
+    }
   }
   for (const std::string& w : context_.startup_warnings)
     response->add_warnings(w);

@@ -27,8 +27,9 @@ const (
 // is evaluated whole). Plain pods
 // schedule with windowed PreFilters, and being replicas most of them reuse
 // the verdicts kept for the first ones (no call); after every 4th node is
-// made dedicated (new Node objects), 40 more replicas land only on the
-// others. A pod that needs hardware encryption
+// made dedicated (new Node objects), 40 more pods, which differ in labels
+// and annotations no plugin reads, reuse them too and land only on the
+// other nodes. A pod that needs hardware encryption
 // while no node has it visits every node, and its FailedScheduling event
 // counts HwEncrypt's reason on all 1000 — the nodes outside the window
 // answered by one FilterNodes call; once a third of the nodes are labelled,
@@ -80,10 +81,15 @@ func TestFilterWindowWithKubeScheduler(t *testing.T) {
 		_, err := s.client.CoreV1().Nodes().Patch(ctx, windowNode(i), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
 		s.must(err)
 	}
+	// These pods also differ in labels and annotations neither plugin
+	// reads (both declare the one annotation each reads): they still reuse.
+	reuseBefore := s.counter(reuseMetric)
 	var more []string
 	for i := 0; i < 40; i++ {
 		name := fmt.Sprintf("plain-after-%d", i)
-		s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: name, CPU: "100m"})))
+		pod := testenv.MakePod(ns, testenv.PodSpec{Name: name, CPU: "100m", Annotations: map[string]string{"example.com/note": fmt.Sprint(i)}})
+		pod.Labels = map[string]string{"workload": fmt.Sprint(i % 4)}
+		s.must(testenv.CreatePods(ctx, s.client, pod))
 		more = append(more, name)
 	}
 	placedMore, err := testenv.WaitForBound(ctx, s.client, ns, more, 120*time.Second)
@@ -93,6 +99,9 @@ func TestFilterWindowWithKubeScheduler(t *testing.T) {
 		if _, err := fmt.Sscanf(placedMore[name], "w-%d", &i); err != nil || i%4 == 0 {
 			t.Errorf("replica %s went to %s, a node labelled %s=true since the verdicts were kept", name, placedMore[name], dedicatedLabel)
 		}
+	}
+	if got := s.counter(reuseMetric) - reuseBefore; got < 20 {
+		t.Errorf("%s went up by %v for 40 pods that differ only in labels and annotations no plugin reads, want at least 20", reuseMetric, got)
 	}
 	if got := s.counter(reuseMissesMetric); got <= reuseMisses {
 		t.Errorf("%s stayed at %v: no replica reached a relabelled node's kept verdict", reuseMissesMetric, got)

@@ -37,7 +37,7 @@ var (
 	verdictReuseCycles = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "verdict_reuse_cycles_total",
-		Help:           "Cycles whose PreFilter made no call because the pod is identical, apart from name and uid, to the replicas before it and every native plugin of the profile promised that its verdicts allow reuse.",
+		Help:           "Cycles whose PreFilter made no call because the pod has the signature of the pods before it (identical apart from name, uid and the labels and annotations no native plugin reads) and every native plugin of the profile promised what reusing their verdicts needs.",
 		StabilityLevel: metrics.ALPHA,
 	})
 	verdictReuseMisses = metrics.NewCounter(&metrics.CounterOpts{

@@ -63,13 +63,20 @@ func TestAgainstRealHost(t *testing.T) {
 	if st := pls["HwEncrypt"].Filter(context.Background(), state, pod, whatIf); !st.IsSuccess() {
 		t.Errorf("HwEncrypt fallback on enc: %v", st)
 	}
-	// The sample filters read labels and annotations only, never the pod's
-	// name or uid, and promise so (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS,
-	// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY); NetworkLatency has no
+	// The sample filters read node labels and one pod annotation each,
+	// never the pod's name, uid or other labels and annotations, and
+	// promise so (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS,
+	// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY,
+	// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS); NetworkLatency has no
 	// filter and promises nothing.
-	for name, want := range map[string]uint64{"HwEncrypt": reuseHints, "DedicatedNodes": reuseHints, "NetworkLatency": 0} {
-		if got := m.pluginInfo(name).GetHints(); got != want {
-			t.Errorf("%s: the host reports hints %#x, want %#x", name, got, want)
+	all := uint64(reuseHints | hintFilterReadsDeclaredPodKeys)
+	for name, want := range map[string]struct {
+		hints uint64
+		keys  string
+	}{"HwEncrypt": {all, "myorg.io/require-hw-encrypt"}, "DedicatedNodes": {all, "schedplug.io/dedicated-ok"}, "NetworkLatency": {0, ""}} {
+		info := m.pluginInfo(name)
+		if got, keys := info.GetHints(), strings.Join(info.GetPodAnnotationKeys(), ","); got != want.hints || keys != want.keys || len(info.GetPodLabelKeys()) != 0 {
+			t.Errorf("%s: the host reports hints %#x, pod annotation keys %q and label keys %q; want %#x, %q and none", name, got, keys, info.GetPodLabelKeys(), want.hints, want.keys)
 		}
 	}
 	// With the snapshot known, the dry-run copies of both nodes are

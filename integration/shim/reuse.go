@@ -2,6 +2,8 @@ package shim
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
@@ -16,10 +18,13 @@ import (
 // (plugin.h's SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY) nor on the pods
 // on the node (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS), a node's verdict
 // for one replica is its verdict for the next as long as the node object
-// (labels, taints, allocatable, conditions) is the same. The shim keeps
-// such verdicts per node-table slot for the pod signature it last saw
-// twice in a row, and a cycle whose pod has that signature makes no call
-// at all: Filter answers from the kept verdicts, and the first node with
+// (labels, taints, allocatable, conditions) is the same; when they also
+// declared the pod label and annotation keys they read
+// (SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS), so is the verdict for
+// any pod that differs only in other labels and annotations. The shim
+// keeps such verdicts per node-table slot for the pod signature it last
+// saw twice in a row, and a cycle whose pod has that signature makes no
+// call at all: Filter answers from the kept verdicts, and the first node with
 // none (a changed node object, a node never evaluated for this signature)
 // makes the cycle's PreFilter call there and then, the framework's other
 // Filter workers waiting for it. The host gets the node-table changes with
@@ -36,6 +41,11 @@ var deterministic = proto.MarshalOptions{Deterministic: true}
 // hintFilterIgnoresPodIdentity is plugin.h's
 // SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY.
 const hintFilterIgnoresPodIdentity = 1 << 1
+
+// hintFilterReadsDeclaredPodKeys is plugin.h's
+// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS: of the pod's labels and
+// annotations the plugin reads only those whose keys PluginInfo lists.
+const hintFilterReadsDeclaredPodKeys = 1 << 2
 
 // reuseHints are the promises verdict reuse needs from every native plugin
 // of the profile.
@@ -70,16 +80,23 @@ type keptVerdict struct {
 	reason string
 }
 
+// podKeys are the pod label and annotation keys a profile's native
+// plugins read (SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS); nil: all.
+type podKeys struct {
+	labels, annotations map[string]bool
+}
+
 // reuseEligible says whether the profile's cycles may reuse verdicts:
 // reuse is on, and every native plugin of the profile is a Filter without
-// Score that made both promises.
-func (m *Manager) reuseEligible(s *session, profile string) bool {
+// Score that made both promises. keys is non-nil when every such plugin
+// also declared the pod label and annotation keys it reads.
+func (m *Manager) reuseEligible(s *session, profile string) (ok bool, keys *podKeys) {
 	if m.cfg.NoVerdictReuse || s == nil {
-		return false
+		return false, nil
 	}
 	m.regMu.RLock()
 	defer m.regMu.RUnlock()
-	found := false
+	declared := &podKeys{labels: map[string]bool{}, annotations: map[string]bool{}}
 	for i := range m.profiles {
 		if m.profiles[i].SchedulerName != profile {
 			continue
@@ -87,30 +104,66 @@ func (m *Manager) reuseEligible(s *session, profile string) bool {
 		for _, name := range m.profiles[i].Plugins {
 			info := s.plugins[name]
 			if info == nil || info.GetHasScore() {
-				return false
+				return false, nil
 			}
-			if info.GetHasFilter() && info.GetHints()&reuseHints != reuseHints {
-				return false
+			if !info.GetHasFilter() {
+				continue
 			}
-			found = true
+			if info.GetHints()&reuseHints != reuseHints {
+				return false, nil
+			}
+			ok = true
+			if declared == nil || info.GetHints()&hintFilterReadsDeclaredPodKeys == 0 {
+				declared = nil
+				continue
+			}
+			for _, k := range info.GetPodLabelKeys() {
+				declared.labels[k] = true
+			}
+			for _, k := range info.GetPodAnnotationKeys() {
+				declared.annotations[k] = true
+			}
 		}
 	}
-	return found
+	if !ok {
+		return false, nil
+	}
+	return true, declared
 }
 
-// podSignature is the pod as sent to the host without its name and uid:
-// two pods with the same signature get the same verdicts from plugins that
-// made both promises. The pod is the cycle's own conversion, restored
+// podSignature is the pod as sent to the host without its name and uid,
+// and with only the declared labels and annotations when keys is set: two
+// pods with the same signature get the same verdicts from plugins that
+// made the promises. The pod is the cycle's own conversion, restored
 // before return.
-func podSignature(pod *pb.Pod) string {
-	name, uid := pod.Name, pod.Uid
+func podSignature(pod *pb.Pod, keys *podKeys) string {
+	name, uid, labels, annotations, selector := pod.Name, pod.Uid, pod.Labels, pod.Annotations, pod.NodeSelector
 	pod.Name, pod.Uid = "", ""
+	// The conversion lists map entries in map order: sort them.
+	var keepLabels, keepAnnotations map[string]bool
+	if keys != nil {
+		keepLabels, keepAnnotations = keys.labels, keys.annotations
+	}
+	pod.Labels, pod.Annotations = sortedKeys(labels, keepLabels, keys != nil), sortedKeys(annotations, keepAnnotations, keys != nil)
+	pod.NodeSelector = sortedKeys(selector, nil, false)
 	b, err := deterministic.Marshal(pod)
-	pod.Name, pod.Uid = name, uid
+	pod.Name, pod.Uid, pod.Labels, pod.Annotations, pod.NodeSelector = name, uid, labels, annotations, selector
 	if err != nil {
 		return ""
 	}
 	return string(b)
+}
+
+// sortedKeys is kvs sorted by key; only the keys in keep when filter is set.
+func sortedKeys(kvs []*pb.KeyValue, keep map[string]bool, filter bool) []*pb.KeyValue {
+	out := make([]*pb.KeyValue, 0, len(kvs))
+	for _, kv := range kvs {
+		if !filter || keep[kv.GetKey()] {
+			out = append(out, kv)
+		}
+	}
+	slices.SortFunc(out, func(a, b *pb.KeyValue) int { return strings.Compare(a.GetKey(), b.GetKey()) })
+	return out
 }
 
 // startCycle keeps what the last cycle answered (keepVerdicts) and returns
@@ -118,10 +171,14 @@ func podSignature(pod *pb.Pod) string {
 // the host; sig is the pod's signature ("" when the profile may not reuse).
 func (m *Manager) startCycle(profile string, pod *pb.Pod, nodes []fwk.NodeInfo, podGroupCycle bool) (r *reusedVerdicts, sig string) {
 	s := m.sess.Load()
-	if podGroupCycle || !m.reuseEligible(s, profile) {
+	if podGroupCycle {
 		return nil, ""
 	}
-	sig = podSignature(pod)
+	ok, keys := m.reuseEligible(s, profile)
+	if !ok {
+		return nil, ""
+	}
+	sig = podSignature(pod, keys)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.keepVerdicts(profile)

@@ -15,10 +15,14 @@ import (
 // promises.
 func newReuseEnv(t *testing.T, n int, hints uint64, allNodes bool) *windowEnv {
 	t.Helper()
-	infos := []*pb.PluginInfo{
+	return newReuseEnvWith(t, n, []*pb.PluginInfo{
 		{Name: "HwEncrypt", HasFilter: true, Hints: hints},
 		{Name: "NetworkLatency", HasFilter: true, Hints: hints},
-	}
+	}, allNodes)
+}
+
+func newReuseEnvWith(t *testing.T, n int, infos []*pb.PluginInfo, allNodes bool) *windowEnv {
+	t.Helper()
 	e := newEnv(t, infos, nil)
 	e.mgr.cfg.EvaluateAllNodes = allNodes
 	w := &windowEnv{env: e}
@@ -150,45 +154,61 @@ func TestReuseAsksTheHostAboutAChangedNode(t *testing.T) {
 	}
 }
 
-func TestReuseNeedsTheSameSignatureAndBothPromises(t *testing.T) {
+func TestReuseNeedsTheSameSignatureAndThePromises(t *testing.T) {
+	both := uint64(hintFilterIgnoresNodePods | hintFilterIgnoresPodIdentity)
+	all := both | hintFilterReadsDeclaredPodKeys
+	fixed := func(int) map[string]string { return nil }
+	byCycle := func(key string) func(int) map[string]string {
+		return func(i int) map[string]string { return map[string]string{key: fmt.Sprint(i)} }
+	}
 	for _, tc := range []struct {
-		name     string
-		hints    uint64
-		score    bool
-		off      bool
-		relabel  bool
-		newList  bool
-		want     int // PreFilter calls for five cycles
-		podGroup bool
+		name        string
+		hints       uint64
+		annotations []string // declared pod annotation keys
+		score       bool
+		off         bool
+		newList     bool
+		labels      func(i int) map[string]string
+		annots      func(i int) map[string]string
+		want        int // PreFilter calls for five cycles
 	}{
-		{name: "both promises", hints: hintFilterIgnoresNodePods | hintFilterIgnoresPodIdentity, want: 2},
+		{name: "both promises", hints: both, want: 2},
 		{name: "pods on nodes only", hints: hintFilterIgnoresNodePods, want: 5},
 		{name: "identity only", hints: hintFilterIgnoresPodIdentity, want: 5},
-		{name: "a Score plugin in the profile", hints: hintFilterIgnoresNodePods | hintFilterIgnoresPodIdentity, score: true, want: 5},
-		{name: "reuse turned off", hints: hintFilterIgnoresNodePods | hintFilterIgnoresPodIdentity, off: true, want: 5},
-		{name: "pods that differ", hints: hintFilterIgnoresNodePods | hintFilterIgnoresPodIdentity, relabel: true, want: 5},
-		{name: "a new node list each cycle", hints: hintFilterIgnoresNodePods | hintFilterIgnoresPodIdentity, newList: true, want: 5},
+		{name: "a Score plugin in the profile", hints: both, score: true, want: 5},
+		{name: "reuse turned off", hints: both, off: true, want: 5},
+		{name: "pods whose labels differ", hints: both, labels: byCycle("kind"), want: 5},
+		{name: "a new node list each cycle", hints: both, newList: true, want: 5},
+		// Labels come from a map: the signature must not depend on its order.
+		{name: "many labels in map order", hints: both, labels: func(int) map[string]string {
+			return map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"}
+		}, want: 2},
+		{name: "pods whose undeclared labels differ", hints: all, annotations: []string{"wants"}, labels: byCycle("signature"), want: 2},
+		{name: "pods whose undeclared annotations differ", hints: all, annotations: []string{"wants"}, annots: byCycle("note"), want: 2},
+		{name: "pods whose declared annotation differs", hints: all, annotations: []string{"wants"}, annots: byCycle("wants"), want: 5},
+		{name: "keys without the third promise", hints: both, annotations: []string{"wants"}, labels: byCycle("signature"), want: 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newReuseEnv(t, 100, tc.hints, true)
-			if tc.score {
-				w.host.plugins[1].HasScore = true
-				if err := w.mgr.handshake(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			w := newReuseEnvWith(t, 100, []*pb.PluginInfo{
+				{Name: "HwEncrypt", HasFilter: true, Hints: tc.hints, PodAnnotationKeys: tc.annotations},
+				{Name: "NetworkLatency", HasFilter: true, HasScore: tc.score, Hints: tc.hints, PodAnnotationKeys: tc.annotations},
+			}, true)
 			w.mgr.cfg.NoVerdictReuse = tc.off
+			labels, annots := tc.labels, tc.annots
+			if labels == nil {
+				labels = fixed
+			}
+			if annots == nil {
+				annots = fixed
+			}
 			for i := 0; i < 5; i++ {
 				if tc.newList {
 					w.nodes = append([]fwk.NodeInfo(nil), w.nodes...)
 					w.handle.setSnapshot(w.nodes)
 				}
 				state := framework.NewCycleState()
-				labels := map[string]string{}
-				if tc.relabel {
-					labels["kind"] = fmt.Sprint(i)
-				}
-				pod := testPod(fmt.Sprintf("p%d", i), labels)
+				pod := testPod(fmt.Sprintf("p%d", i), labels(i))
+				pod.Annotations = annots(i)
 				w.runPreFilter(t, []string{"HwEncrypt", "NetworkLatency"}, state, pod, w.nodes)
 				for pos := 0; pos < 100; pos++ {
 					st := w.plugins["HwEncrypt"].Filter(context.Background(), state, pod, w.nodes[pos])

@@ -12,6 +12,9 @@
 typedef struct dedicated_nodes {
   char* node_label;
   char* pod_annotation;
+  /* The one pod annotation key it reads, declared in its settings (ABI
+   * v1.4): views pod_annotation. */
+  schedplug_str annotation_key;
   /* Built once; shown as "0/5 nodes are available: 3 <reason>." */
   char reason[SCHEDPLUG_REASON_MAX];
 } dedicated_nodes;
@@ -81,12 +84,24 @@ static schedplug_code dn_create(const char* args_json, uint64_t args_len,
    * preemption may reuse its PreFilter verdicts (ABI v1.3; older hosts
    * have no hints). It reads neither the pod's name nor its uid, and
    * nothing here changes over time (no refresh hook), so the next replica
-   * of a pod may reuse them too (ABI v1.4; a v1.3 host refuses this bit). */
+   * of a pod may reuse them too; and of the pod's labels and annotations it
+   * reads only the annotation `pod_annotation`, which it declares, so pods
+   * that differ only in other labels and annotations may reuse them as
+   * well (ABI v1.4; a v1.3 host refuses these bits and has no key fields).
+   * The host copies the key view after create() returns; it points into
+   * `self` anyway. */
   if (SCHEDPLUG_HAS_FIELD(host, schedplug_host, settings) &&
       host->settings != NULL &&
       SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings, hints)) {
     host->settings->hints |= SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
                              SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY;
+    if (SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings,
+                            pod_annotation_key_count)) {
+      self->annotation_key = schedplug_str_of(self->pod_annotation);
+      host->settings->hints |= SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS;
+      host->settings->pod_annotation_keys = &self->annotation_key;
+      host->settings->pod_annotation_key_count = 1;
+    }
   }
   *instance_out = self;
   return SCHEDPLUG_SUCCESS;

@@ -7,6 +7,7 @@
 #include <schedplug/plugin.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -22,9 +23,13 @@ class HwEncrypt {
   // Filter reads a label, never the node's pods: preemption dry runs may
   // reuse its PreFilter verdicts. BeginPod and Filter read neither the pod's
   // name nor its uid, and there is no Refresh: the next replica of a pod may
-  // reuse them too.
-  static constexpr uint64_t kHints = SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
-                                     SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY;
+  // reuse them too. Of the pod's labels and annotations they read only the
+  // annotation `podAnnotation` (PodAnnotationKeys): pods that differ only
+  // in other labels and annotations may reuse them as well.
+  static constexpr uint64_t kHints =
+      SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+      SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY |
+      SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS;
 
   explicit HwEncrypt(const schedplug::Args& args) {
     args.allow_only({"podAnnotation", "nodeLabel"});
@@ -38,6 +43,12 @@ class HwEncrypt {
                           node_label_ + "=true)");
     bad_annotation_ = schedplug::Reason("pod's annotation " + pod_annotation_ +
                                         " must be \"true\" or \"false\"");
+  }
+
+  // The pod's labels and annotations BeginPod and Filter read
+  // (SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS): the annotation alone.
+  std::vector<std::string> PodAnnotationKeys() const {
+    return {pod_annotation_};
   }
 
   // Once per pod (not per node): read the annotation. Most pods carry

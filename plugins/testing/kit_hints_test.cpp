@@ -1,11 +1,15 @@
 // The test kit holds a plugin to its hints: a plugin that promises
 // SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS must answer the same on a node
-// with and without its pods, and one that promises
+// with and without its pods, one that promises
 // SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY the same for a copy of the pod
-// under another name and uid, or its tests fail, naming the broken promise.
+// under another name and uid, and one that promises
+// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS the same for a copy without
+// its undeclared labels and annotations and with an undeclared one of each,
+// or its tests fail, naming the broken promise.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "plugin_testing.hpp"
 
@@ -37,9 +41,7 @@ TEST(KitHints, ABrokenPromiseFailsTheCycleNamingIt) {
 TEST(KitHints, AKeptPromisePassesOnNodesWithPods) {
   // HwEncrypt promises it and reads only a label.
   auto plugin = create_plugin(HW_ENCRYPT_SO);
-  EXPECT_EQ(plugin->settings().hints,
-            SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
-                SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY);
+  EXPECT_EQ(plugin->settings().hints, SCHEDPLUG_HINT_ALL);
   Pod pod("web");
   pod.annotation("myorg.io/require-hw-encrypt", "true");
   Node busy("busy");
@@ -107,9 +109,7 @@ TEST(KitHints, ABrokenIdentityPromiseInAppliesFailsTheCycleNamingIt) {
 TEST(KitHints, TheSampleFiltersKeepTheIdentityPromise) {
   auto hw = create_plugin(HW_ENCRYPT_SO);
   auto dedicated = create_plugin(DEDICATED_NODES_SO);
-  EXPECT_EQ(dedicated->settings().hints,
-            SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
-                SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY);
+  EXPECT_EQ(dedicated->settings().hints, SCHEDPLUG_HINT_ALL);
   Node plain("plain");
   Node special("special");
   special.label("node.kubernetes.io/hw-encrypt", "true")
@@ -126,6 +126,121 @@ TEST(KitHints, TheSampleFiltersKeepTheIdentityPromise) {
       EXPECT_EQ(dedicated->run(pod, {plain, special}).error, "")
           << name << value;
     }
+  }
+}
+
+// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS: FalseKeys declares the
+// annotation "team.io/tier" and reads it (tier "none" is rejected), but its
+// filter also rejects pods labelled app=batch, a label it did not declare.
+// The kit's copy keeps only the declared labels and annotations and gains
+// "schedplug-kit.test/undeclared": "x".
+constexpr const char* kKeysAdvice =
+    "; declare every pod label and annotation key the plugin reads in "
+    "applies, pod_begin and filter (declared label keys: none; annotation "
+    "keys: \"team.io/tier\"), or drop the hint";
+
+TEST(KitHints, ABrokenKeysPromiseInFilterFailsTheCycleNamingIt) {
+  auto plugin = create_plugin(FALSE_KEYS_SO);
+  EXPECT_EQ(plugin->settings().hints, SCHEDPLUG_HINT_ALL);
+  EXPECT_TRUE(plugin->pod_keys().labels().empty());
+  EXPECT_EQ(plugin->pod_keys().annotations(),
+            std::vector<std::string>{"team.io/tier"});
+  Node node("n1");
+  // Undeclared labels and annotations it does not read: the promise holds.
+  Pod web("web");
+  web.label("app", "web").annotation("deploy.io/rev", "3");
+  EXPECT_EQ(plugin->filter(web, node).code, SCHEDPLUG_SUCCESS);
+  // The declared annotation stays on the copy: the same verdict either way.
+  Pod waiting("waiting");
+  waiting.label("app", "web").annotation("team.io/tier", "none");
+  EXPECT_EQ(plugin->filter(waiting, node).code, SCHEDPLUG_UNSCHEDULABLE);
+  EXPECT_TRUE(plugin->run(waiting, {node}).error.empty());
+  Pod batch("batch-1");
+  batch.label("app", "batch")
+      .label("pod-template-hash", "5d8f7")
+      .annotation("deploy.io/rev", "3")
+      .annotation("team.io/tier", "gold");
+  const Verdict v = plugin->filter(batch, node);
+  EXPECT_EQ(v.code, SCHEDPLUG_ERROR);
+  EXPECT_EQ(v.reason,
+            std::string("FalseKeys promised "
+                        "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS "
+                        "(kHints), but on node \"n1\" pod \"batch-1\" got "
+                        "applies true, then filter Unschedulable (\"batch "
+                        "pods are not welcome\") and a copy without its "
+                        "undeclared labels (\"app\", \"pod-template-hash\") "
+                        "and annotations (\"deploy.io/rev\") and with the "
+                        "undeclared label and annotation "
+                        "\"schedplug-kit.test/undeclared\": \"x\" got "
+                        "applies true, then filter Success") +
+                kKeysAdvice);
+  const Cycle cycle = plugin->run(batch, {node});
+  EXPECT_EQ(cycle.error, v.reason);
+  ASSERT_EQ(cycle.nodes.size(), 1u);
+  EXPECT_EQ(cycle.nodes[0].filter.code, SCHEDPLUG_ERROR);
+}
+
+// The gates are part of the promise: applies() reading an undeclared
+// annotation is caught although the filter never runs.
+TEST(KitHints, ABrokenKeysPromiseInAppliesFailsTheCycleNamingIt) {
+  auto plugin = create_plugin(FALSE_KEYS_SO, R"({"undeclared": "annotation"})");
+  Node node("n1");
+  EXPECT_TRUE(plugin->run(Pod("web"), {node}).error.empty());
+  Pod skipped("skipped");
+  skipped.annotation("skip.io/me", "yes");
+  const Cycle cycle = plugin->run(skipped, {node});
+  EXPECT_EQ(cycle.error,
+            std::string("FalseKeys promised "
+                        "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS "
+                        "(kHints), but on node \"n1\" pod \"skipped\" got "
+                        "applies false and a copy without its undeclared "
+                        "labels (none) and annotations (\"skip.io/me\") and "
+                        "with the undeclared label and annotation "
+                        "\"schedplug-kit.test/undeclared\": \"x\" got "
+                        "applies true, then filter Success") +
+                kKeysAdvice);
+  EXPECT_EQ(plugin->filter(skipped, node).reason, cycle.error);
+}
+
+// The sample filters declare the one pod annotation they read (their
+// podAnnotation arg) and no label, and keep the promise on pods with any
+// other labels and annotations.
+TEST(KitHints, TheSampleFiltersKeepTheDeclaredKeysPromise) {
+  auto hw = create_plugin(HW_ENCRYPT_SO);
+  auto dedicated = create_plugin(DEDICATED_NODES_SO);
+  EXPECT_TRUE(hw->pod_keys().labels().empty());
+  EXPECT_EQ(hw->pod_keys().annotations(),
+            std::vector<std::string>{"myorg.io/require-hw-encrypt"});
+  EXPECT_TRUE(dedicated->pod_keys().labels().empty());
+  EXPECT_EQ(dedicated->pod_keys().annotations(),
+            std::vector<std::string>{"schedplug.io/dedicated-ok"});
+  // The key follows the arg.
+  EXPECT_EQ(create_plugin(HW_ENCRYPT_SO, R"({"podAnnotation": "a.io/enc"})")
+                ->pod_keys()
+                .annotations(),
+            std::vector<std::string>{"a.io/enc"});
+  EXPECT_EQ(create_plugin(DEDICATED_NODES_SO, R"({"podAnnotation": "a.io/ok"})")
+                ->pod_keys()
+                .annotations(),
+            std::vector<std::string>{"a.io/ok"});
+  Node plain("plain");
+  Node special("special");
+  special.label("node.kubernetes.io/hw-encrypt", "true")
+      .label("schedplug.io/dedicated", "true");
+  for (const char* value : {"", "true", "false", "maybe"}) {
+    Pod pod("web-5d8f7-abcde");
+    pod.label("app", "web")
+        .label("pod-template-hash", "5d8f7")
+        .annotation("deploy.io/revision", "3")
+        .annotation("schedplug.io/dedicated", "true");
+    if (value[0] != '\0') {
+      pod.annotation("myorg.io/require-hw-encrypt", value)
+          .annotation("schedplug.io/dedicated-ok", value);
+    }
+    EXPECT_EQ(hw->run(pod, {plain, special}).error, "") << value;
+    EXPECT_EQ(dedicated->run(pod, {plain, special}).error, "") << value;
+    EXPECT_NE(hw->filter(pod, special).code, SCHEDPLUG_ERROR) << value;
+    EXPECT_NE(dedicated->filter(pod, special).code, SCHEDPLUG_ERROR) << value;
   }
 }
 

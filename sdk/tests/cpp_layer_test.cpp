@@ -577,6 +577,10 @@ TEST(Settings, ConfigureWritesTheHostsSettings) {
                               d.normalize_policy,
                               0,
                               0,
+                              0,
+                              nullptr,
+                              0,
+                              nullptr,
                               0};
   schedplug_host host{};
   host.struct_size = sizeof host;
@@ -587,6 +591,51 @@ TEST(Settings, ConfigureWritesTheHostsSettings) {
   d.destroy(inst);
   // A host without settings (older than v1.1): create still works.
   d.destroy(create_ok(d, R"({"period": "1m"})"));
+}
+
+// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (ABI v1.4): the keys a
+// class declares reach the host's settings and stay valid after create()
+// returns (the host copies them then).
+struct DeclaresKeys {
+  static constexpr uint64_t kHints =
+      SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS;
+  explicit DeclaresKeys(const Args& args)
+      : annotation_(args.string("annotation", "team.io/tier")) {}
+  std::vector<std::string> PodAnnotationKeys() const {
+    return {annotation_, "team.io/owner"};
+  }
+  Status Filter(const Pod& pod, const Node&) const {
+    return pod.annotation(annotation_) ? Status::Success()
+                                       : Status::Unschedulable("no tier");
+  }
+  std::string annotation_;
+};
+
+TEST(Settings, PodKeysReachTheHostAndOutliveCreate) {
+  constexpr schedplug_plugin d =
+      make_descriptor<DeclaresKeys>("DeclaresKeys", "1");
+  schedplug_settings settings{};
+  settings.struct_size = sizeof settings;
+  schedplug_host host{};
+  host.struct_size = sizeof host;
+  host.settings = &settings;
+  void* inst = create_ok(d, R"({"annotation": "a.io/b"})", &host);
+  EXPECT_EQ(settings.hints, SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS);
+  EXPECT_EQ(settings.pod_label_key_count, 0u);
+  ASSERT_EQ(settings.pod_annotation_key_count, 2u);
+  EXPECT_EQ(schedplug::runtime::str_of(settings.pod_annotation_keys[0]),
+            "a.io/b");
+  EXPECT_EQ(schedplug::runtime::str_of(settings.pod_annotation_keys[1]),
+            "team.io/owner");
+  EXPECT_EQ(schedplug::runtime::settings_problem(d, settings), "");
+  d.destroy(inst);
+  // A host whose settings end before the keys (v1.3) gets none written.
+  schedplug_settings old{};
+  old.struct_size = offsetof(schedplug_settings, pod_label_keys);
+  host.settings = &old;
+  d.destroy(create_ok(d, "{}", &host));
+  EXPECT_EQ(old.pod_annotation_keys, nullptr);
+  EXPECT_EQ(old.pod_annotation_key_count, 0u);
 }
 
 struct Stateful {

@@ -160,11 +160,11 @@ TEST(Settings, BrokenSettingsAreRefusedNamingThePlugin) {
   EXPECT_THAT(create_error("typed_args", R"({"events": 4096})"),
               HasSubstr("events has bits 0x1000 that are not "
                         "SCHEDPLUG_EVENT_* values"));
-  EXPECT_THAT(create_error("typed_args", R"({"hints": 12})"),
-              HasSubstr("hints has bits 0xc that are not SCHEDPLUG_HINT_* "
+  EXPECT_THAT(create_error("typed_args", R"({"hints": 24})"),
+              HasSubstr("hints has bits 0x18 that are not SCHEDPLUG_HINT_* "
                         "values"));
-  EXPECT_THAT(create_error("typed_args", R"({"hints": 6})"),
-              HasSubstr("hints has bits 0x4 that are not SCHEDPLUG_HINT_* "
+  EXPECT_THAT(create_error("typed_args", R"({"hints": 12})"),
+              HasSubstr("hints has bits 0x8 that are not SCHEDPLUG_HINT_* "
                         "values"));
   EXPECT_THAT(create_error("typed_args", R"({"period": "100us"})"),
               HasSubstr("refresh_period_ms is 0 but the plugin has a "
@@ -186,9 +186,94 @@ TEST(Settings, PodIdentityHintWithARefreshHookIsRefused) {
               HasSubstr("but the plugin has a refresh() hook (every 2000 ms) "
                         "that can change them; drop the hint, or the refresh "
                         "hook"));
-  // The other hint does not depend on time: a refresh hook is fine there.
+  // The other hints do not depend on time: a refresh hook is fine there.
   EXPECT_EQ(make("typed_args", R"({"hints": 1})")->settings().hints,
             SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS);
+  EXPECT_EQ(make("typed_args", R"({"hints": 5})")->settings().hints,
+            SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS);
+}
+
+// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS and its keys (plugin.h
+// v1.4): the host copies the keys after create() (TypedArgs frees the
+// args' strings they came from before that), sorted and without
+// duplicates; the hint alone, without keys, is valid (the plugin reads no
+// label or annotation), and so is the hint without the other two.
+TEST(Settings, DeclaredPodKeysAreCopiedAfterCreate) {
+  auto p = make("typed_args", R"({"hints": 4, "labelKeys": ["b", "a", "b"],
+                                  "annotationKeys": ["x.io/y"]})");
+  EXPECT_EQ(p->settings().hints, SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS);
+  EXPECT_EQ(p->pod_keys().labels(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(p->pod_keys().annotations(), (std::vector<std::string>{"x.io/y"}));
+  // settings() views the host's copies, not the plugin's arrays.
+  ASSERT_EQ(p->settings().pod_label_key_count, 2u);
+  EXPECT_EQ(p->settings().pod_label_keys[0].data,
+            p->pod_keys().labels()[0].data());
+  EXPECT_EQ(runtime::str_of(p->settings().pod_label_keys[1]), "b");
+  ASSERT_EQ(p->settings().pod_annotation_key_count, 1u);
+  EXPECT_EQ(runtime::str_of(p->settings().pod_annotation_keys[0]), "x.io/y");
+  auto none = make("typed_args", R"({"hints": 4})");
+  EXPECT_TRUE(none->pod_keys().labels().empty());
+  EXPECT_TRUE(none->pod_keys().annotations().empty());
+  EXPECT_EQ(none->settings().pod_label_keys, nullptr);
+  EXPECT_EQ(make("typed_args", "{}")->settings().pod_annotation_key_count, 0u);
+}
+
+TEST(Settings, BrokenPodKeysAreRefusedNamingThePlugin) {
+  const std::string where = "TypedArgs (" + abi_file("typed_args").string() +
+                            ") returned broken settings from create(): ";
+  EXPECT_EQ(create_error("typed_args", R"({"annotationKeys": ["a", "b"]})"),
+            where +
+                "pod_annotation_keys lists 2 keys (the first is \"a\") but "
+                "hints lacks SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS, "
+                "which the keys go with; set the hint, or leave "
+                "pod_annotation_keys empty (args given: {\"annotationKeys\": "
+                "[\"a\", \"b\"]})");
+  EXPECT_EQ(
+      create_error("typed_args", R"({"hints": 3, "labelKeys": ["app"]})"),
+      where +
+          "hints has SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which "
+          "promises verdicts that do not change over time, but the plugin "
+          "has a refresh() hook (every 60000 ms) that can change them; drop "
+          "the hint, or the refresh hook (args given: {\"hints\": 3, "
+          "\"labelKeys\": [\"app\"]})");
+  EXPECT_THAT(create_error("typed_args", R"({"labelKeys": ["app"]})"),
+              HasSubstr("pod_label_keys lists 1 key (the first is \"app\") "
+                        "but hints lacks "
+                        "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS"));
+  EXPECT_EQ(create_error("typed_args", R"({"hints": 4, "nullLabelKeys": 3})"),
+            where +
+                "pod_label_keys is NULL but pod_label_key_count is 3; point "
+                "pod_label_keys at the 3 keys, or set the count to 0 (args "
+                "given: {\"hints\": 4, \"nullLabelKeys\": 3})");
+  EXPECT_EQ(
+      create_error(
+          "typed_args",
+          R"({"hints": 4, "labelKeys": ["a"], "emptyLabelKey": true})"),
+      where +
+          "pod_label_keys[1] is an empty key; list only the non-empty keys "
+          "the plugin reads (an empty list declares none) (args given: "
+          "{\"hints\": 4, \"labelKeys\": [\"a\"], \"emptyLabelKey\": "
+          "true})");
+  std::string keys;
+  for (int i = 0; i <= 64; ++i) {
+    keys += (i == 0 ? "\"k" : ", \"k") + std::to_string(i) + "\"";
+  }
+  EXPECT_THAT(
+      create_error("typed_args",
+                   R"({"hints": 4, "annotationKeys": [)" + keys + "]}"),
+      HasSubstr(where + "pod_annotation_key_count is 65, more than the 64 "
+                        "keys a list may hold; declare at most 64, or drop "
+                        "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS and "
+                        "the keys (args given: "));
+  // 64 keys are fine.
+  keys.erase(keys.rfind(", "));
+  EXPECT_EQ(
+      make("typed_args", R"({"hints": 4, "annotationKeys": [)" + keys + "]}")
+          ->pod_keys()
+          .annotations()
+          .size(),
+      64u);
 }
 
 // --- per-pod state -----------------------------------------------------------

@@ -277,6 +277,34 @@ TEST(CheckCreate, BrokenSettingsAreErrors) {
                       "can change them; drop the hint, or the refresh hook")));
 }
 
+// The same for the pod keys of SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS
+// (plugin.h v1.4): keys declared without the hint.
+TEST(CheckCreate, PodKeysWithoutTheirHintAreErrors) {
+  SchedulerConfig c = config(R"(profiles:
+  - schedulerName: s
+    plugins:
+      multiPoint:
+        enabled: [{name: TypedArgs}]
+    pluginConfig:
+      - name: TypedArgs
+        args: {annotationKeys: [team.io/tier]}
+)");
+  const std::vector<std::shared_ptr<PluginLibrary>> plugins = {load_plugin_file(
+      std::filesystem::path(SCHEDPLUG_ABI_DIR) / "typed_args.so")};
+  auto ds = check_create(c, resolve_profiles(c, plugins));
+  ASSERT_THAT(ds, SizeIs(1));
+  EXPECT_EQ(ds[0].severity, Severity::kError);
+  EXPECT_THAT(
+      ds[0].message,
+      AllOf(HasSubstr("sched.yaml:9: profile \"s\": TypedArgs ("),
+            HasSubstr(") returned broken settings from create(): "
+                      "pod_annotation_keys lists 1 key (the first is "
+                      "\"team.io/tier\") but hints lacks "
+                      "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS, which "
+                      "the keys go with; set the hint, or leave "
+                      "pod_annotation_keys empty")));
+}
+
 TEST(Suggest, ClosestName) {
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(closest_name("hwencrypt", {"Other", "HwEncrypt"}), "HwEncrypt");

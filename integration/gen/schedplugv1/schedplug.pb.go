@@ -500,9 +500,17 @@ type PluginInfo struct {
 	// SCHEDPLUG_HINT_* bits of plugin.h that every instance of this plugin
 	// promised (the intersection over its profiles; 0 when it is enabled in
 	// none). The shim only skips work a promise allows.
-	Hints         uint64 `protobuf:"varint,8,opt,name=hints,proto3" json:"hints,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Hints uint64 `protobuf:"varint,8,opt,name=hints,proto3" json:"hints,omitempty"`
+	// The pod label keys and pod annotation keys that go with
+	// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS: what the plugin's
+	// applies, pod_begin and filter read of the pod's labels and annotations
+	// (schedplug_settings.pod_label_keys, pod_annotation_keys). The union over
+	// the plugin's instances (as `hints` is the intersection over them),
+	// sorted, without duplicates; empty when no instance declared any.
+	PodLabelKeys      []string `protobuf:"bytes,9,rep,name=pod_label_keys,json=podLabelKeys,proto3" json:"pod_label_keys,omitempty"`
+	PodAnnotationKeys []string `protobuf:"bytes,10,rep,name=pod_annotation_keys,json=podAnnotationKeys,proto3" json:"pod_annotation_keys,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PluginInfo) Reset() {
@@ -589,6 +597,20 @@ func (x *PluginInfo) GetHints() uint64 {
 		return x.Hints
 	}
 	return 0
+}
+
+func (x *PluginInfo) GetPodLabelKeys() []string {
+	if x != nil {
+		return x.PodLabelKeys
+	}
+	return nil
+}
+
+func (x *PluginInfo) GetPodAnnotationKeys() []string {
+	if x != nil {
+		return x.PodAnnotationKeys
+	}
+	return nil
 }
 
 type KeyValue struct {
@@ -3182,7 +3204,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\aplugins\x18\x03 \x03(\v2\x18.schedplug.v1.PluginInfoR\aplugins\x12\x1a\n" +
 	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x12\n" +
 	"\x04data\x18\x05 \x01(\x04R\x04data\x12(\n" +
-	"\x10fast_path_socket\x18\x06 \x01(\tR\x0efastPathSocket\"\xcc\x01\n" +
+	"\x10fast_path_socket\x18\x06 \x01(\tR\x0efastPathSocket\"\xa2\x02\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -3193,7 +3215,10 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\thas_score\x18\x05 \x01(\bR\bhasScore\x12\x16\n" +
 	"\x06events\x18\x06 \x01(\x04R\x06events\x12\x12\n" +
 	"\x04data\x18\a \x01(\x04R\x04data\x12\x14\n" +
-	"\x05hints\x18\b \x01(\x04R\x05hints\"2\n" +
+	"\x05hints\x18\b \x01(\x04R\x05hints\x12$\n" +
+	"\x0epod_label_keys\x18\t \x03(\tR\fpodLabelKeys\x12.\n" +
+	"\x13pod_annotation_keys\x18\n" +
+	" \x03(\tR\x11podAnnotationKeys\"2\n" +
 	"\bKeyValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"4\n" +

@@ -67,9 +67,12 @@
  *         declared data: the pod's volumes (with their PVC names), node
  *         affinity, topology spread constraints and pod (anti-)affinity
  *         terms; the node's images (status.images).
- *   v1.4  hint SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (a new bit, no new
- *         field). A v1.3 host refuses it as an unknown SCHEDPLUG_HINT_* bit,
- *         as every host refuses bits it does not know.
+ *   v1.4  hints SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY and
+ *         SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS, with the pod label
+ *         and annotation keys the latter declares (schedplug_settings.
+ *         pod_label_keys, pod_annotation_keys). A v1.3 host refuses either
+ *         bit as an unknown SCHEDPLUG_HINT_* bit, as every host refuses bits
+ *         it does not know, and has no key fields (SCHEDPLUG_HAS_FIELD).
  *
  * Threading contract:
  *
@@ -607,8 +610,10 @@ typedef int32_t schedplug_log_level;
  * period > 0; a policy other than NONE excludes normalize_score; events
  * only SCHEDPLUG_EVENT_* bits); data and hints take only SCHEDPLUG_DATA_*
  * and SCHEDPLUG_HINT_* bits, and SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY
- * excludes a refresh hook. The host refuses to start, naming the plugin,
- * when they are broken. */
+ * excludes a refresh hook; pod label and annotation keys need
+ * SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS, a non-NULL array when their
+ * count is not 0, at most SCHEDPLUG_POD_KEYS_MAX keys a list, none empty.
+ * The host refuses to start, naming the plugin, when they are broken. */
 typedef struct schedplug_settings {
   uint32_t struct_size; /* sizeof(schedplug_settings) as the host knows it */
   /* How often refresh() runs, in milliseconds. */
@@ -629,7 +634,24 @@ typedef struct schedplug_settings {
    * the scheduler skip work. 0 (the default) promises nothing. A host that
    * predates v1.3 has no such field and simply does not use the hints. */
   uint64_t hints;
+
+  /* ---- v1.4: test with SCHEDPLUG_HAS_FIELD(settings, ...) before writing */
+  /* The pod label keys and the pod annotation keys this instance reads,
+   * for SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (empty without it).
+   * Ownership: the arrays and the bytes of their keys are the instance's
+   * (set them in create(), e.g. pointing into the instance); the host
+   * copies them after create() returns and never reads them again, so they
+   * need to stay valid only until then. Keys are compared byte for byte
+   * with the pod's, as schedplug_kv_find() does; an empty list (count 0,
+   * the default) declares no key. */
+  const schedplug_str* pod_label_keys; /* pod_label_key_count views */
+  uint64_t pod_label_key_count;
+  const schedplug_str* pod_annotation_keys; /* pod_annotation_key_count views */
+  uint64_t pod_annotation_key_count;
 } schedplug_settings;
+
+/* The most keys pod_label_keys, and pod_annotation_keys, may hold (v1.4). */
+#define SCHEDPLUG_POD_KEYS_MAX 64u
 
 /* filter()'s verdict on a node does not depend on the pods on it: it reads
  * nothing of node->requested, node->pod_count or node->pod_list. A
@@ -656,8 +678,30 @@ typedef struct schedplug_settings {
  * pod: the C++ test kit checks it on every node it runs, with a copy of the
  * pod under another name and uid (schedplug/testing.hpp). */
 #define SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (1ull << 1)
+/* v1.4: of the pod's labels and annotations, applies(), pod_begin() and
+ * filter() read only those whose keys the instance lists in its settings
+ * (schedplug_settings.pod_label_keys and pod_annotation_keys; none when a
+ * list is empty): no other label or annotation, not even to count them or
+ * to iterate over them. The pod's other fields stay free to read. Real pods
+ * carry labels and annotations a filter never reads (a Deployment's
+ * pod-template-hash, an app label, a tool's annotations); with this hint
+ * and the other two (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS,
+ * SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY) the scheduler reuses a node's
+ * verdict for the next pod that differs only in name, uid and undeclared
+ * labels and annotations (e.g. pods of different Deployments that look the
+ * same to the plugin), as long as the node object has not changed. The
+ * hint is independent of the other two, but the scheduler uses it only
+ * together with them. The host refuses keys without the hint. A false
+ * promise makes the scheduler place pods on verdicts computed for another
+ * pod: the C++ test kit checks it on every node it runs, with a copy of the
+ * pod that keeps only the declared labels and annotations and gains an
+ * undeclared one of each (schedplug/testing.hpp). A v1.3 host refuses the
+ * bit as unknown, like the previous one, and has no key fields: test them
+ * with SCHEDPLUG_HAS_FIELD(settings, schedplug_settings,
+ * pod_annotation_key_count) before writing them. */
+#define SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (1ull << 2)
 /* Every bit this ABI version defines. */
-#define SCHEDPLUG_HINT_ALL ((1ull << 2) - 1)
+#define SCHEDPLUG_HINT_ALL ((1ull << 3) - 1)
 
 /* One JSON object of the plugin's args (the root, or a nested object),
  * read with the schedplug_host arg functions. Opaque, host-owned. */

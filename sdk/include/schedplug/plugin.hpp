@@ -32,6 +32,10 @@
 //   static constexpr uint64_t kData                      SCHEDPLUG_DATA_*
 //   static constexpr uint64_t kHints                     SCHEDPLUG_HINT_*
 //   void     Configure(Settings&) const     per-instance settings from args
+//   std::vector<std::string> PodLabelKeys() const        the pod label and
+//   std::vector<std::string> PodAnnotationKeys() const   annotation keys the
+//       instance reads, for SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS
+//       (called once, after Configure; absent: none)
 //
 // Per-pod state (plugin.h's pod_begin): a class that declares a type
 // `PodState` and BeginPod gets it built once per pod and passed to every

@@ -264,8 +264,105 @@ inline std::string settings_problem(const schedplug_plugin& d,
            std::to_string(s.refresh_period_ms) +
            " ms) that can change them; drop the hint, or the refresh hook";
   }
+  // The keys of SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (plugin.h
+  // v1.4): read here, while the instance that owns them is alive.
+  struct KeyList {
+    const char* field;
+    const char* count_field;
+    const schedplug_str* keys;
+    uint64_t count;
+  };
+  for (const auto& [field, count_field, keys, count] :
+       {KeyList{"pod_label_keys", "pod_label_key_count", s.pod_label_keys,
+                s.pod_label_key_count},
+        KeyList{"pod_annotation_keys", "pod_annotation_key_count",
+                s.pod_annotation_keys, s.pod_annotation_key_count}}) {
+    if (count == 0) continue;
+    const std::string n = std::to_string(count);
+    if (keys == nullptr) {
+      return std::string(field) + " is NULL but " + count_field + " is " + n +
+             "; point " + field + " at the " + n +
+             " keys, or set the count to 0";
+    }
+    if (count > SCHEDPLUG_POD_KEYS_MAX) {
+      return std::string(count_field) + " is " + n + ", more than the " +
+             std::to_string(SCHEDPLUG_POD_KEYS_MAX) +
+             " keys a list may hold; declare at most " +
+             std::to_string(SCHEDPLUG_POD_KEYS_MAX) +
+             ", or drop SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS and the "
+             "keys";
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      const std::string at = std::string(field) + "[" + std::to_string(i) + "]";
+      if (keys[i].len == 0) {
+        return at +
+               " is an empty key; list only the non-empty keys the plugin "
+               "reads (an empty list declares none)";
+      }
+      if (keys[i].data == nullptr) {
+        return at + " has NULL data and length " + std::to_string(keys[i].len) +
+               "; point it at the key's bytes";
+      }
+    }
+    if ((s.hints & SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS) == 0) {
+      return std::string(field) + " lists " + n +
+             (count == 1 ? " key" : " keys") + " (the first is \"" +
+             str_of(keys[0]) +
+             "\") but hints lacks "
+             "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS, "
+             "which the keys go with; set the hint, or leave " +
+             field + " empty";
+    }
+  }
   return {};
 }
+
+// The pod label and annotation keys an instance declared (plugin.h v1.4,
+// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS), copied out of the
+// plugin's memory right after create() returned, once settings_problem()
+// accepted them; the plugin's arrays are never read again. Sorted, without
+// duplicates. Not copyable: the settings it repoints view its strings.
+class PodKeys {
+ public:
+  PodKeys() = default;
+  PodKeys(const PodKeys&) = delete;
+  PodKeys& operator=(const PodKeys&) = delete;
+
+  // Copies the keys `s` lists and points its arrays at the copies.
+  void keep(schedplug_settings& s) {
+    labels_ = copy(s.pod_label_keys, s.pod_label_key_count);
+    annotations_ = copy(s.pod_annotation_keys, s.pod_annotation_key_count);
+    label_views_ = views(labels_);
+    annotation_views_ = views(annotations_);
+    s.pod_label_keys = labels_.empty() ? nullptr : label_views_.data();
+    s.pod_label_key_count = labels_.size();
+    s.pod_annotation_keys =
+        annotations_.empty() ? nullptr : annotation_views_.data();
+    s.pod_annotation_key_count = annotations_.size();
+  }
+  const std::vector<std::string>& labels() const { return labels_; }
+  const std::vector<std::string>& annotations() const { return annotations_; }
+
+ private:
+  static std::vector<std::string> copy(const schedplug_str* keys,
+                                       uint64_t count) {
+    std::vector<std::string> out;
+    if (keys == nullptr) return out;
+    out.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) out.push_back(str_of(keys[i]));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+  static std::vector<schedplug_str> views(const std::vector<std::string>& in) {
+    std::vector<schedplug_str> out;
+    out.reserve(in.size());
+    for (const std::string& k : in) out.push_back({k.data(), k.size()});
+    return out;
+  }
+  std::vector<std::string> labels_, annotations_;
+  std::vector<schedplug_str> label_views_, annotation_views_;
+};
 
 // ---------------------------------------------------------------------------
 // Hook results.

@@ -29,7 +29,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <initializer_list>
@@ -1091,7 +1093,10 @@ class Plugin {
   // preemption dry run may see it), and a different verdict is an ERROR.
   // One that promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY is held to
   // that too (identity_problem): a copy of the pod under another name and
-  // uid must get the same applies / pod_begin / filter results.
+  // uid must get the same applies / pod_begin / filter results; and one that
+  // promised SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS likewise for a
+  // copy without its undeclared labels and annotations and with an
+  // undeclared one of each (undeclared_keys_problem).
   Verdict filter(const schedplug_pod& given,
                  const schedplug_node& given_node) const {
     const schedplug_pod pod = sent(given);
@@ -1115,7 +1120,8 @@ class Plugin {
                     "read nothing of node->requested, pod_count and pod_list"};
       }
     }
-    if (std::string problem = identity_problem(given, node); !problem.empty()) {
+    if (std::string problem = pod_promise_problem(given, node);
+        !problem.empty()) {
       return {SCHEDPLUG_ERROR, std::move(problem)};
     }
     return v;
@@ -1151,6 +1157,71 @@ class Plugin {
            "; drop the hint, or read neither the pod's name nor its uid in "
            "applies, pod_begin and filter";
   }
+  // The label and annotation key the copy of undeclared_keys_problem gains
+  // (with the value "x"), unless the plugin declared it.
+  static constexpr const char* kUndeclaredKey = "schedplug-kit.test/undeclared";
+  // For a plugin that promised SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS:
+  // begins `given` afresh (pod_begin, else applies) and filters it on
+  // `node`, then does the same for a copy that keeps only the labels and
+  // annotations whose keys the plugin declared (pod_keys()) and gains the
+  // undeclared label and annotation kUndeclaredKey: "x"; a sentence naming
+  // what differed, or empty (also when the plugin made no such promise).
+  std::string undeclared_keys_problem(const schedplug_pod& given,
+                                      const schedplug_node& given_node) const {
+    if ((settings_.hints & SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS) ==
+        0) {
+      return {};
+    }
+    const schedplug_node node = sent(given_node);
+    const auto declared = [](const std::vector<std::string>& keys,
+                             const std::string& key) {
+      return std::binary_search(keys.begin(), keys.end(), key);
+    };
+    std::string extra = kUndeclaredKey;
+    while (declared(pod_keys_.labels(), extra) ||
+           declared(pod_keys_.annotations(), extra)) {
+      extra += "-";
+    }
+    const std::string value = "x";
+    const uint64_t kv_size = schedplug_pod_kv_size(&given);
+    std::vector<std::string> dropped_labels, dropped_annotations;
+    std::vector<uint64_t> label_store, annotation_store;
+    schedplug_pod again = given;
+    again.state = nullptr;
+    schedplug_pod copy = again;
+    copy.labels = only_declared(given.labels, kv_size, pod_keys_.labels(),
+                                extra, value, dropped_labels, label_store);
+    copy.annotations =
+        only_declared(given.annotations, kv_size, pod_keys_.annotations(),
+                      extra, value, dropped_annotations, annotation_store);
+    const std::string got = outcome(again, node);
+    const std::string copy_got = outcome(copy, node);
+    if (got == copy_got) return {};
+    const auto listed = [](const std::vector<std::string>& keys) {
+      if (keys.empty()) return std::string("none");
+      std::string out;
+      for (const std::string& k : keys) {
+        out += (out.empty() ? "\"" : ", \"") + k + "\"";
+      }
+      return out;
+    };
+    return name_ + " promised SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS " +
+           "(kHints), but on node \"" + runtime::str_of(node.name) +
+           "\" pod \"" + runtime::str_of(given.name) + "\" got " + got +
+           " and a copy without its undeclared labels (" +
+           listed(dropped_labels) + ") and annotations (" +
+           listed(dropped_annotations) +
+           ") and with the undeclared label and annotation \"" + extra +
+           "\": \"" + value + "\" got " + copy_got +
+           "; declare every pod label and annotation key the plugin reads in "
+           "applies, pod_begin and filter (declared label keys: " +
+           listed(pod_keys_.labels()) +
+           "; annotation keys: " + listed(pod_keys_.annotations()) +
+           "), or drop the hint";
+  }
+  // The pod label and annotation keys the plugin declared in create()
+  // (plugin.h v1.4), copied and sorted as the host copies them.
+  const runtime::PodKeys& pod_keys() const { return pod_keys_; }
   // The filter hook once, on views as sent() gives them.
   Verdict filter_once(const schedplug_pod& pod,
                       const schedplug_node& node) const {
@@ -1219,10 +1290,11 @@ class Plugin {
       const schedplug_node& nv = node.view();
       row.filter =
           cycle.filter_skipped ? Verdict{SCHEDPLUG_SKIP, {}} : filter(view, nv);
-      // A promise about the pod's identity covers the gates too: a pod whose
-      // filter was skipped is checked like one whose filter ran.
+      // A promise about the pod's identity or its undeclared labels and
+      // annotations covers the gates too: a pod whose filter was skipped is
+      // checked like one whose filter ran.
       if (cycle.filter_skipped && d_.filter != nullptr) {
-        if (std::string problem = identity_problem(pod.view(), nv);
+        if (std::string problem = pod_promise_problem(pod.view(), nv);
             !problem.empty()) {
           row.filter = {SCHEDPLUG_ERROR, std::move(problem)};
         }
@@ -1274,6 +1346,54 @@ class Plugin {
                                               "debug"};
     const char* name = level >= 0 && level < 4 ? kLevels[level] : "log";
     self->logs_.push_back(std::string(name) + ": " + runtime::str_of(msg));
+  }
+
+  // The promises about the pod (identity, then undeclared keys): the first
+  // one broken on `node`, in a sentence, or empty.
+  std::string pod_promise_problem(const schedplug_pod& given,
+                                  const schedplug_node& node) const {
+    std::string problem = identity_problem(given, node);
+    if (problem.empty()) problem = undeclared_keys_problem(given, node);
+    return problem;
+  }
+
+  // `list` (entries `kv_size` apart) with only the entries whose keys are
+  // in `keep` (sorted), plus `extra`: `value`, still sorted; the entries
+  // are laid out `kv_size` apart in `store`, the keys left out appended to
+  // `dropped`. Keys and values view `list`'s and the arguments' bytes.
+  static schedplug_kv_list only_declared(schedplug_kv_list list,
+                                         uint64_t kv_size,
+                                         const std::vector<std::string>& keep,
+                                         const std::string& extra,
+                                         const std::string& value,
+                                         std::vector<std::string>& dropped,
+                                         std::vector<uint64_t>& store) {
+    std::vector<schedplug_kv> kept;
+    for (uint64_t i = 0; i < list.count; ++i) {
+      const auto* kv = static_cast<const schedplug_kv*>(
+          schedplug_element_at(list.items, kv_size, i));
+      const std::string key = runtime::str_of(kv->key);
+      if (std::binary_search(keep.begin(), keep.end(), key)) {
+        kept.push_back(*kv);
+      } else {
+        dropped.push_back(key);
+      }
+    }
+    const schedplug_kv added{detail::str(extra), detail::str(value)};
+    kept.insert(
+        std::lower_bound(kept.begin(), kept.end(), added,
+                         [](const schedplug_kv& a, const schedplug_kv& b) {
+                           return schedplug_str_cmp(a.key, b.key) < 0;
+                         }),
+        added);
+    const uint64_t stride = std::max<uint64_t>(kv_size, sizeof(schedplug_kv));
+    store.assign(
+        (kept.size() * stride + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
+    auto* bytes = reinterpret_cast<char*>(store.data());
+    for (size_t i = 0; i < kept.size(); ++i) {
+      std::memcpy(bytes + i * stride, &kept[i], sizeof(schedplug_kv));
+    }
+    return {reinterpret_cast<const schedplug_kv*>(store.data()), kept.size()};
   }
 
   static std::string said(const Verdict& x) {
@@ -1337,6 +1457,8 @@ class Plugin {
         !problem.empty()) {
       throw Error(runtime::create_broken_settings(where, problem, args_json));
     }
+    // The keys are the instance's memory: copied once, never read again.
+    pod_keys_.keep(settings_);
   }
   void end_create() {
     host_.settings = nullptr;
@@ -1352,6 +1474,7 @@ class Plugin {
   bool created_ = false;
   schedplug_host host_{};
   schedplug_settings settings_{};
+  runtime::PodKeys pod_keys_;
   std::unique_ptr<runtime::ArgsSession> args_session_;
   std::vector<std::string> logs_;
   uint64_t extra_data_ = 0;

@@ -10,15 +10,54 @@
 
 #include "schedplug/plugin.h"
 
+/* Pod label or annotation keys (ABI v1.4), copied from the args: the args'
+ * strings are gone once create() returns, and the host copies the keys
+ * only after that. */
+typedef struct key_list {
+  schedplug_str* keys;
+  uint64_t count;
+} key_list;
+
 typedef struct typed_args {
   char summary[SCHEDPLUG_REASON_MAX];
   const schedplug_host* host;
+  key_list label_keys;
+  key_list annotation_keys;
 } typed_args;
+
+static void free_keys(key_list* list) {
+  for (uint64_t i = 0; i < list->count; ++i) free((char*)list->keys[i].data);
+  free(list->keys);
+}
+
+static void ta_destroy(void* instance) {
+  typed_args* self = instance;
+  if (self == NULL) return;
+  free_keys(&self->label_keys);
+  free_keys(&self->annotation_keys);
+  free(self);
+}
+
+/* `extra` more entries than `count` are allocated (left empty). */
+static int copy_keys(key_list* out, const schedplug_str* keys, uint64_t count,
+                     uint64_t extra) {
+  out->keys = calloc(count + extra + 1, sizeof *out->keys);
+  if (out->keys == NULL) return 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    char* data = malloc(keys[i].len + 1);
+    if (data == NULL) return 0;
+    memcpy(data, keys[i].data, keys[i].len);
+    out->keys[i].data = data;
+    out->keys[i].len = keys[i].len;
+    out->count = i + 1;
+  }
+  return 1;
+}
 
 #define TRY(call)                    \
   do {                               \
     if ((call) == SCHEDPLUG_ERROR) { \
-      free(self);                    \
+      ta_destroy(self);              \
       return SCHEDPLUG_ERROR;        \
     }                                \
   } while (0)
@@ -32,10 +71,11 @@ static schedplug_code ta_create(const char* args_json, uint64_t args_len,
   if (self == NULL) return SCHEDPLUG_ERROR;
   self->host = host;
   void* c = host->context;
-  static const char* const kKnown[] = {"name",   "enabled", "count",  "ratio",
-                                       "period", "zones",   "limits", "events",
-                                       "policy", "hints"};
-  TRY(host->args_allow_only(c, host->args, kKnown, 10, error));
+  static const char* const kKnown[] = {
+      "name",      "enabled",        "count",         "ratio",        "period",
+      "zones",     "limits",         "events",        "policy",       "hints",
+      "labelKeys", "annotationKeys", "nullLabelKeys", "emptyLabelKey"};
+  TRY(host->args_allow_only(c, host->args, kKnown, 14, error));
   schedplug_str name = schedplug_str_of("default");
   int32_t enabled = 0;
   int64_t count = -1;
@@ -48,6 +88,12 @@ static schedplug_code ta_create(const char* args_json, uint64_t args_len,
   int64_t events = -1;
   int64_t policy = -1;
   int64_t hints = -1;
+  const schedplug_str* label_keys = NULL;
+  uint64_t label_key_count = 0;
+  const schedplug_str* annotation_keys = NULL;
+  uint64_t annotation_key_count = 0;
+  int64_t null_label_keys = 0;
+  int32_t empty_label_key = 0;
   TRY(host->arg_string(c, host->args, "name", &name, error));
   TRY(host->arg_bool(c, host->args, "enabled", &enabled, error));
   TRY(host->arg_int(c, host->args, "count", 0, 10, &count, error));
@@ -58,6 +104,13 @@ static schedplug_code ta_create(const char* args_json, uint64_t args_len,
   TRY(host->arg_int(c, host->args, "events", 0, INT64_MAX, &events, error));
   TRY(host->arg_int(c, host->args, "policy", 0, 100, &policy, error));
   TRY(host->arg_int(c, host->args, "hints", 0, INT64_MAX, &hints, error));
+  TRY(host->arg_string_list(c, host->args, "labelKeys", &label_keys,
+                            &label_key_count, error));
+  TRY(host->arg_string_list(c, host->args, "annotationKeys", &annotation_keys,
+                            &annotation_key_count, error));
+  TRY(host->arg_int(c, host->args, "nullLabelKeys", 0, 100, &null_label_keys,
+                    error));
+  TRY(host->arg_bool(c, host->args, "emptyLabelKey", &empty_label_key, error));
   schedplug_code found =
       host->arg_object(c, host->args, "limits", &limits, error);
   TRY(found);
@@ -84,11 +137,28 @@ static schedplug_code ta_create(const char* args_json, uint64_t args_len,
   if (events >= 0) host->settings->events = (uint64_t)events;
   if (policy >= 0) host->settings->normalize_policy = (uint32_t)policy;
   if (hints >= 0) host->settings->hints = (uint64_t)hints;
+  /* The pod keys (ABI v1.4), broken on request: a NULL array with a count
+   * ("nullLabelKeys"), an empty label key after the given ones
+   * ("emptyLabelKey"). */
+  if (!copy_keys(&self->label_keys, label_keys, label_key_count, 1) ||
+      !copy_keys(&self->annotation_keys, annotation_keys, annotation_key_count,
+                 0)) {
+    ta_destroy(self);
+    return SCHEDPLUG_ERROR;
+  }
+  /* copy_keys left an empty entry after the copies. */
+  host->settings->pod_label_keys = self->label_keys.keys;
+  host->settings->pod_label_key_count =
+      self->label_keys.count + (empty_label_key ? 1 : 0);
+  if (null_label_keys > 0) {
+    host->settings->pod_label_keys = NULL;
+    host->settings->pod_label_key_count = (uint64_t)null_label_keys;
+  }
+  host->settings->pod_annotation_keys = self->annotation_keys.keys;
+  host->settings->pod_annotation_key_count = self->annotation_keys.count;
   *instance_out = self;
   return SCHEDPLUG_SUCCESS;
 }
-
-static void ta_destroy(void* instance) { free(instance); }
 
 static schedplug_code ta_filter(void* instance, const schedplug_pod* pod,
                                 const schedplug_node* node,

@@ -75,6 +75,14 @@ concept HasHints = requires {
   { T::kHints } -> std::convertible_to<uint64_t>;
 };
 template <class T>
+concept HasPodLabelKeys = requires(const T& t) {
+  { t.PodLabelKeys() } -> std::convertible_to<std::vector<std::string>>;
+};
+template <class T>
+concept HasPodAnnotationKeys = requires(const T& t) {
+  { t.PodAnnotationKeys() } -> std::convertible_to<std::vector<std::string>>;
+};
+template <class T>
 concept HasConfigure = requires(const T& t, Settings& s) {
   { t.Configure(s) } -> std::same_as<void>;
 };
@@ -126,6 +134,14 @@ template <class T>
 concept NamesBeginPod = requires {
   &T::BeginPod;
 };
+template <class T>
+concept NamesPodLabelKeys = requires {
+  &T::PodLabelKeys;
+};
+template <class T>
+concept NamesPodAnnotationKeys = requires {
+  &T::PodAnnotationKeys;
+};
 
 constexpr bool is_upper_camel_case(const char* s) {
   if (s == nullptr || !(s[0] >= 'A' && s[0] <= 'Z')) return false;
@@ -139,11 +155,36 @@ constexpr bool is_upper_camel_case(const char* s) {
   return true;
 }
 
+// The pod label and annotation keys an instance declared (PodLabelKeys,
+// PodAnnotationKeys; plugin.h v1.4), kept for the host, which copies them
+// after create() returns.
+struct DeclaredPodKeys {
+  std::vector<std::string> labels, annotations;
+  std::vector<schedplug_str> label_views, annotation_views;
+};
+
 template <class T>
 struct Holder {
   Host host;
   T plugin;
+  DeclaredPodKeys keys;
 };
+
+// Points `s`'s key arrays at `keys` (views kept in `keys` too).
+inline void declare_pod_keys(schedplug_settings& s, DeclaredPodKeys& keys) {
+  const auto views = [](const std::vector<std::string>& in) {
+    std::vector<schedplug_str> out;
+    out.reserve(in.size());
+    for (const std::string& k : in) out.push_back({k.data(), k.size()});
+    return out;
+  };
+  keys.label_views = views(keys.labels);
+  keys.annotation_views = views(keys.annotations);
+  s.pod_label_keys = keys.label_views.data();
+  s.pod_label_key_count = keys.label_views.size();
+  s.pod_annotation_keys = keys.annotation_views.data();
+  s.pod_annotation_key_count = keys.annotation_views.size();
+}
 
 inline void set_reason(schedplug_reason* out, std::string_view msg) {
   if (out == nullptr || out->text == nullptr || out->capacity == 0) return;
@@ -197,12 +238,12 @@ schedplug_code create(const char* args_json, uint64_t args_len,
     Host h(host);
     Holder<T>* holder = nullptr;
     if constexpr (std::is_constructible_v<T, const Args&, const Host&>) {
-      holder = new Holder<T>{h, T(args, h)};
+      holder = new Holder<T>{h, T(args, h), {}};
     } else if constexpr (std::is_constructible_v<T, const Args&>) {
-      holder = new Holder<T>{h, T(args)};
+      holder = new Holder<T>{h, T(args), {}};
     } else if constexpr (std::is_default_constructible_v<T>) {
       args.allow_only({});
-      holder = new Holder<T>{h, T()};
+      holder = new Holder<T>{h, T(), {}};
     } else {
       static_assert(std::is_default_constructible_v<T>,
                     "a schedplug plugin class needs a constructor taking "
@@ -253,6 +294,29 @@ schedplug_code create(const char* args_json, uint64_t args_len,
         host->settings->normalize_policy = settings.normalize;
         if (has_data) host->settings->data = settings.data;
         if (has_hints) host->settings->hints = settings.hints;
+      }
+    }
+    // The keys that go with SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS
+    // (ABI v1.4). A host without the fields predates the hint too: it
+    // refuses the bit, or (older than v1.3) uses no hints at all.
+    if constexpr (HasPodLabelKeys<T> || HasPodAnnotationKeys<T>) {
+      if (has_settings &&
+          SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings,
+                              pod_annotation_key_count)) {
+        try {
+          const T& p = holder->plugin;
+          if constexpr (HasPodLabelKeys<T>) {
+            holder->keys.labels = p.PodLabelKeys();
+          }
+          if constexpr (HasPodAnnotationKeys<T>) {
+            holder->keys.annotations = p.PodAnnotationKeys();
+          }
+        } catch (...) {
+          delete holder;
+          *instance_out = nullptr;
+          throw;
+        }
+        declare_pod_keys(*host->settings, holder->keys);
       }
     }
     return SCHEDPLUG_SUCCESS;
@@ -435,6 +499,16 @@ schedplug_code refresh(void* instance, schedplug_reason* reason) noexcept {
   });
 }
 
+// The class's kHints, 0 without.
+template <class T>
+constexpr uint64_t static_hints() {
+  if constexpr (HasHints<T>) {
+    return T::kHints;
+  } else {
+    return 0;
+  }
+}
+
 template <class T>
 constexpr schedplug_plugin make_descriptor(const char* name,
                                            const char* version) {
@@ -464,6 +538,12 @@ constexpr schedplug_plugin make_descriptor(const char* name,
                 "declare either BeginPod (it gates too) or Applies, not both");
   static_assert(!HasPodState<T> || HasBeginPod<T>,
                 "a class with a PodState type needs BeginPod to build it");
+  static_assert(!NamesPodLabelKeys<T> || HasPodLabelKeys<T>,
+                "PodLabelKeys must be `std::vector<std::string> "
+                "PodLabelKeys() const`");
+  static_assert(!NamesPodAnnotationKeys<T> || HasPodAnnotationKeys<T>,
+                "PodAnnotationKeys must be `std::vector<std::string> "
+                "PodAnnotationKeys() const`");
   static_assert(!HasNormalizeScore<T> || HasScore<T> || HasStateScore<T>,
                 "NormalizeScore needs a Score hook");
   static_assert(!(HasNormalizeScore<T> && HasNormalizePolicy<T>),
@@ -518,6 +598,14 @@ constexpr schedplug_plugin make_descriptor(const char* name,
         "kHints has SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which a "
         "plugin with Refresh cannot keep; drop the hint or Refresh");
   }
+  // Declared keys go with the hint (the host refuses them without it);
+  // a class with Configure may set the hint there.
+  static_assert(
+      !(HasPodLabelKeys<T> || HasPodAnnotationKeys<T>) || HasConfigure<T> ||
+          (static_hints<T>() & SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS) !=
+              0,
+      "PodLabelKeys / PodAnnotationKeys declare the keys of "
+      "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS; add the hint to kHints");
   return d;
 }
 
