@@ -321,10 +321,14 @@ func (p *Plugin) reusedFilter(fs *filterState, ni fwk.NodeInfo) (v verdict, ok b
 		return verdict{code: pb.Code_CODE_SUCCESS}, true
 	}
 	slot, ok := r.slotOfInfo[ni]
-	if !ok {
+	if ok {
+		fs.visits.add(slot)
+	} else if slot, ok = p.mgr.table.slotOf(ni.Node().Name); !ok {
 		return verdict{}, false
 	}
-	fs.visits.add(slot)
+	// A copy of a snapshot node (a preemption dry run, the nominated-pods
+	// pass) differs only in its pods and keeps the Node object, which the
+	// kept verdict is checked against: the plugins promised to ignore pods.
 	return r.verdict(idx, slot, ni.Node())
 }
 

@@ -225,8 +225,9 @@ func TestReuseNeedsTheSameSignatureAndThePromises(t *testing.T) {
 }
 
 // A preemption dry run in a reusing cycle (a pod that fits nowhere): the
-// copies are not snapshot nodes, so the cycle makes its call and answers
-// them as any cycle does.
+// copies of snapshot nodes keep their Node objects and differ only in
+// pods, which the plugins promised to ignore, so the kept verdicts answer
+// them; a NodeInfo with another Node object makes the cycle's call.
 func TestReuseCycleAnswersDryRuns(t *testing.T) {
 	w := newReuseEnv(t, 100, hintFilterIgnoresNodePods|hintFilterIgnoresPodIdentity, true)
 	w.cycle(t, 0, 100, 4)
@@ -242,11 +243,19 @@ func TestReuseCycleAnswersDryRuns(t *testing.T) {
 			t.Errorf("dry-run copy of node %d: %v, want rejected %v", pos, st, want)
 		}
 	}
-	if got := w.host.count("PreFilter"); got != 3 {
-		t.Errorf("PreFilter calls = %d, want 3: the dry run made the reusing cycle's call", got)
+	if got := w.host.count("PreFilter") + w.host.count("Filter"); got != 2 {
+		t.Errorf("PreFilter and Filter calls = %d, want 2 (none for the reusing cycle's dry runs)", got)
 	}
-	if got := w.host.count("Filter"); got != 0 {
-		t.Errorf("single-node Filter calls = %d, want 0", got)
+	// A node whose object changed since (relabelled), copied by a dry run:
+	// no kept verdict holds for it, so the cycle calls.
+	w.replaceNode(42, map[string]string{"reject-HwEncrypt": ""})
+	changed := w.nodes[42].(*framework.NodeInfo).SnapshotConcrete()
+	changed.AddPod(testPod("victim-42", nil))
+	if st := w.plugins["HwEncrypt"].Filter(context.Background(), state.Clone(), pod, changed); st.IsSuccess() {
+		t.Errorf("dry-run copy of relabelled node 42: success, want rejected")
+	}
+	if got := w.host.count("PreFilter"); got != 3 {
+		t.Errorf("PreFilter calls = %d, want 3: the changed node made the reusing cycle's call", got)
 	}
 }
 
