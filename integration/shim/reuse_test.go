@@ -25,19 +25,7 @@ func newReuseEnvWith(t *testing.T, n int, infos []*pb.PluginInfo, allNodes bool)
 	t.Helper()
 	e := newEnv(t, infos, nil)
 	e.mgr.cfg.EvaluateAllNodes = allNodes
-	w := &windowEnv{env: e}
-	for i := 0; i < n; i++ {
-		labels := map[string]string{}
-		if i%10 == 0 {
-			labels["reject-HwEncrypt"] = ""
-		}
-		if i%15 == 0 {
-			labels["reject-NetworkLatency"] = ""
-		}
-		w.nodes = append(w.nodes, testNode(fmt.Sprintf("n%04d", i), labels, 0))
-	}
-	e.handle.setSnapshot(w.nodes)
-	return w
+	return withWindowNodes(e, n)
 }
 
 // replaceNode gives the snapshot's NodeInfo at pos a new node object (an

@@ -143,7 +143,12 @@ func newWindowEnv(t *testing.T, n int, pols map[string]Policy, hints uint64) *wi
 	for _, info := range infos {
 		info.Hints = hints
 	}
-	e := newEnv(t, infos, pols)
+	return withWindowNodes(newEnv(t, infos, pols), n)
+}
+
+// withWindowNodes gives the env n nodes, every 10th rejected by HwEncrypt
+// and every 15th by NetworkLatency, as its snapshot.
+func withWindowNodes(e *env, n int) *windowEnv {
 	w := &windowEnv{env: e}
 	for i := 0; i < n; i++ {
 		labels := map[string]string{}
