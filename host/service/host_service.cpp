@@ -439,53 +439,39 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     info->set_file(lib->file().string());
     info->set_has_filter(lib->has_filter());
     info->set_has_score(lib->has_score());
-    // Events are per instance (create() may set them from its args): a
-    // plugin enabled in several profiles reports the union, 0 (every
-    // event) when any instance asks for every event.
-    // No instance (enabled nowhere): the descriptor's events.
-    uint64_t events = 0;
+    // One pass over the plugin's instances (create() may set each of these
+    // from its args):
+    //  - events: the union, 0 (every event) when any instance asks for
+    //    every event; no instance (enabled nowhere): the descriptor's;
+    //  - data, the pod and node data they read (plugin.h v1.2): the union;
+    //  - hints are promises (plugin.h v1.3): only what every instance
+    //    promised;
+    //  - the keys of SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (plugin.h
+    //    v1.4): the union, sorted.
+    uint64_t events = 0, data = 0, hints = ~uint64_t{0};
     bool every_event = false, enabled = false;
-    for (const auto& profile : context_.runtime->profiles()) {
-      for (const PluginInstance* p : profile.plugins) {
-        if (&p->library() != lib.get()) continue;
-        enabled = true;
-        every_event = every_event || p->settings().events == 0;
-        events |= p->settings().events;
-      }
-    }
-    info->set_events(!enabled      ? lib->descriptor().events
-                     : every_event ? 0
-                                   : events);
-    // The pod and node data its instances read (plugin.h v1.2).
-    uint64_t data = 0;
-    for (const auto& profile : context_.runtime->profiles()) {
-      for (const PluginInstance* p : profile.plugins) {
-        if (&p->library() == lib.get()) data |= p->settings().data;
-      }
-    }
-    info->set_data(data);
-    response->set_data(response->data() | data);
-    // Hints are promises: only what every instance promised (plugin.h
-    // v1.3).
-    uint64_t hints = ~uint64_t{0};
-    for (const auto& profile : context_.runtime->profiles()) {
-      for (const PluginInstance* p : profile.plugins) {
-        if (&p->library() == lib.get()) hints &= p->settings().hints;
-      }
-    }
-    info->set_hints(enabled ? hints : 0);
-    // The keys that go with SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS
-    // (plugin.h v1.4): the union over its instances, sorted.
     std::set<std::string> label_keys, annotation_keys;
     for (const auto& profile : context_.runtime->profiles()) {
       for (const PluginInstance* p : profile.plugins) {
         if (&p->library() != lib.get()) continue;
+        const schedplug_settings& settings = p->settings();
+        enabled = true;
+        every_event = every_event || settings.events == 0;
+        events |= settings.events;
+        data |= settings.data;
+        hints &= settings.hints;
         label_keys.insert(p->pod_keys().labels().begin(),
                           p->pod_keys().labels().end());
         annotation_keys.insert(p->pod_keys().annotations().begin(),
                                p->pod_keys().annotations().end());
       }
     }
+    info->set_events(!enabled      ? lib->descriptor().events
+                     : every_event ? 0
+                                   : events);
+    info->set_data(data);
+    response->set_data(response->data() | data);
+    info->set_hints(enabled ? hints : 0);
     for (const std::string& k : label_keys) info->add_pod_label_keys(k);
     for (const std::string& k : annotation_keys) {
       info->add_pod_annotation_keys(k);

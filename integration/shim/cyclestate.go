@@ -67,9 +67,12 @@ func reusedFilterState(pod *pb.Pod, nodes []fwk.NodeInfo, r *reusedVerdicts) *fi
 // skipped says whether applies() said no for the plugin at index i (its
 // PreFilter returns Skip).
 func (s *filterState) skipped(i int) bool {
-	sk := s.reused.skippedList()
-	if s.res != nil {
+	var sk []bool
+	switch {
+	case s.res != nil:
 		sk = s.res.resp.GetSkipped()
+	case s.reused != nil:
+		sk = s.reused.skipped
 	}
 	return i < len(sk) && sk[i]
 }

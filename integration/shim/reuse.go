@@ -82,8 +82,9 @@ type keptVerdict struct {
 
 // podKeys are the pod label and annotation keys a profile's native
 // plugins read (SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS); nil: all.
+// A handful at most, so slices, searched in place.
 type podKeys struct {
-	labels, annotations map[string]bool
+	labels, annotations []string
 }
 
 // reuseEligible says whether the profile's cycles may reuse verdicts:
@@ -96,7 +97,7 @@ func (m *Manager) reuseEligible(s *session, profile string) (ok bool, keys *podK
 	}
 	m.regMu.RLock()
 	defer m.regMu.RUnlock()
-	declared := &podKeys{labels: map[string]bool{}, annotations: map[string]bool{}}
+	declared := &podKeys{}
 	for i := range m.profiles {
 		if m.profiles[i].SchedulerName != profile {
 			continue
@@ -117,12 +118,8 @@ func (m *Manager) reuseEligible(s *session, profile string) (ok bool, keys *podK
 				declared = nil
 				continue
 			}
-			for _, k := range info.GetPodLabelKeys() {
-				declared.labels[k] = true
-			}
-			for _, k := range info.GetPodAnnotationKeys() {
-				declared.annotations[k] = true
-			}
+			declared.labels = append(declared.labels, info.GetPodLabelKeys()...)
+			declared.annotations = append(declared.annotations, info.GetPodAnnotationKeys()...)
 		}
 	}
 	if !ok {
@@ -140,7 +137,7 @@ func podSignature(pod *pb.Pod, keys *podKeys) string {
 	name, uid, labels, annotations, selector := pod.Name, pod.Uid, pod.Labels, pod.Annotations, pod.NodeSelector
 	pod.Name, pod.Uid = "", ""
 	// The conversion lists map entries in map order: sort them.
-	var keepLabels, keepAnnotations map[string]bool
+	var keepLabels, keepAnnotations []string
 	if keys != nil {
 		keepLabels, keepAnnotations = keys.labels, keys.annotations
 	}
@@ -155,10 +152,10 @@ func podSignature(pod *pb.Pod, keys *podKeys) string {
 }
 
 // sortedKeys is kvs sorted by key; only the keys in keep when filter is set.
-func sortedKeys(kvs []*pb.KeyValue, keep map[string]bool, filter bool) []*pb.KeyValue {
+func sortedKeys(kvs []*pb.KeyValue, keep []string, filter bool) []*pb.KeyValue {
 	out := make([]*pb.KeyValue, 0, len(kvs))
 	for _, kv := range kvs {
-		if !filter || keep[kv.GetKey()] {
+		if !filter || slices.Contains(keep, kv.GetKey()) {
 			out = append(out, kv)
 		}
 	}
@@ -227,7 +224,7 @@ func (m *Manager) keepVerdicts(profile string) {
 	r := &reusedVerdicts{sig: last.sig, sess: s, nodes: last.nodes, slotOfInfo: last.res.slotOfInfo,
 		plugins: resp.GetPlugins(), skipped: resp.GetSkipped(), appliesReported: resp.GetAppliesReported(), notApplying: resp.GetNotApplying(),
 		bySlot: make([]keptVerdict, len(vt.rejection))}
-	if prev != nil && equalStrings(prev.plugins, r.plugins) {
+	if prev != nil && slices.Equal(prev.plugins, r.plugins) {
 		copy(r.bySlot, prev.bySlot)
 	}
 	for i, ni := range last.nodes {
@@ -259,25 +256,6 @@ func (m *Manager) keepVerdicts(profile string) {
 	}
 	m.reuse[profile] = r
 	m.lastSig[profile] = last.sig
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func (r *reusedVerdicts) skippedList() []bool {
-	if r == nil {
-		return nil
-	}
-	return r.skipped
 }
 
 // verdict is plugin pluginIdx's kept verdict on the node, if one was kept
