@@ -32,8 +32,8 @@ bin="$root/build/go"
 mkdir -p "$bin"
 step --fatal go-mod-download bash -c 'cd integration && go mod download'
 say "go-build: kube-scheduler (upstream + shim) and schedplug-demo; the first build takes several minutes"
-step --fatal go-build bash -c "cd integration && go build -o '$bin/kube-scheduler' ./cmd/kube-scheduler &&
-  go build -o '$bin/schedplug-demo' ./cmd/schedplug-demo"
+step --fatal go-build bash -c "cd integration && go build -o '$bin/kube-scheduler' ./scheduler/cmd/kube-scheduler &&
+  go build -o '$bin/schedplug-demo' ./testbed/cmd/schedplug-demo"
 
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the Go code for proto/schedplug/v1/schedplug.proto into
-# integration/gen/schedplugv1. The output is committed so that `go build`
+# integration/scheduler/gen/schedplugv1. The output is committed so that `go build`
 # needs no protoc; run this after every change to the proto.
 #
 # Needs protoc (Debian: protobuf-compiler) and the two Go generators:
@@ -19,7 +19,7 @@ for tool in protoc protoc-gen-go protoc-gen-go-grpc; do
   fi
 done
 
-out="${root}/integration/gen/schedplugv1"
+out="${root}/integration/scheduler/gen/schedplugv1"
 mkdir -p "${out}"
 # module= strips the go_package prefix so files land directly in ${out}.
 protoc -I "${root}/proto" \

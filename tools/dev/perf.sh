@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full scheduler_perf suite (integration/perf, docs/performance.md):
+# The full scheduler_perf suite (integration/testbed/perf, docs/performance.md):
 # builds schedplug-host, the sample plugins and etcd (from the Go module
 # proxy), then runs every workload (500 and 5000 nodes, mixed, preemption)
 # for every variant (default plugins, Go twins, native through shim and
@@ -36,7 +36,7 @@ say "uptime before: $(uptime)"
 log="$SCHEDPLUG_PERF_OUT/bench.log"
 say "running the suite (output: $(rel "$log"))"
 rc=0
-(cd integration && go test -run '^$' -bench '^BenchmarkSchedplugPerf$' -benchtime 1x -timeout 0 ./perf/) >"$log" 2>&1 || rc=$?
+(cd integration && go test -run '^$' -bench '^BenchmarkSchedplugPerf$' -benchtime 1x -timeout 0 ./testbed/perf/) >"$log" 2>&1 || rc=$?
 say "uptime after: $(uptime)"
 # The summary table, then any failure.
 sed -n '/^schedplug scheduler_perf,/,/^results: /p' "$log"

@@ -40,12 +40,12 @@ export SCHEDPLUG_SCHEDULER_BIN="$root/build/go/kube-scheduler"
 step go-mod-download bash -c 'cd integration && go mod download'
 # Built here rather than inside the first e2e test, so a cold build (many
 # minutes on 2 cores) does not count against go test's timeout.
-step go-build-scheduler bash -c 'cd integration && go build -o "$SCHEDPLUG_SCHEDULER_BIN" ./cmd/kube-scheduler'
+step go-build-scheduler bash -c 'cd integration && go build -o "$SCHEDPLUG_SCHEDULER_BIN" ./scheduler/cmd/kube-scheduler'
 # The same command with the Go twins of the sample plugins compiled in, for
 # the differential test (docs/e2e.md).
 export SCHEDPLUG_TWIN_SCHEDULER_BIN="$root/build/go/kube-scheduler-twin"
-step go-build-scheduler-twin bash -c 'cd integration && go build -tags schedplug_twin -o "$SCHEDPLUG_TWIN_SCHEDULER_BIN" ./cmd/kube-scheduler'
-# etcd for the scheduler_perf suite (integration/perf, docs/performance.md),
+step go-build-scheduler-twin bash -c 'cd integration && go build -o "$SCHEDPLUG_TWIN_SCHEDULER_BIN" ./testbed/cmd/kube-scheduler-twin'
+# etcd for the scheduler_perf suite (integration/testbed/perf, docs/performance.md),
 # built from the Go module proxy at the version integration/go.mod pins.
 export SCHEDPLUG_ETCD_BIN="$root/build/go/etcd"
 step go-build-etcd bash -c 'cd integration && go build -o "$SCHEDPLUG_ETCD_BIN" go.etcd.io/etcd/server/v3'
@@ -67,7 +67,7 @@ say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed,
 # kube-scheduler as a separate, uninstrumented binary, so -race there would
 # mostly check the test harness at the price of a race build of all of
 # Kubernetes (docs/sanitizers.md).
-step --show "$go_summary" go-test-race bash -c 'cd integration && go test -race -count=1 -timeout 30m ./shim/...'
+step --show "$go_summary" go-test-race bash -c 'cd integration && go test -race -count=1 -timeout 30m ./scheduler/shim/...'
 
 # The C++ suites again under AddressSanitizer+UndefinedBehaviorSanitizer
 # (clang; the same tree holds the libFuzzer targets) and the threaded suites

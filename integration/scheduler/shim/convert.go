@@ -1,0 +1,369 @@
+package shim
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/storage/ephemeral"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+)
+
+// Conversions from Kubernetes objects to the wire form. Quantities are sent
+// in the canonical units the proto documents: cpu in millicores, memory and
+// ephemeral-storage in bytes, pods as a count, extended resources as their
+// integer value.
+
+// The SCHEDPLUG_DATA_* bits of plugin.h: pod and node data beyond the
+// basic view, converted and sent only when a native plugin declared it
+// (the Handshake's `data`).
+const (
+	dataPodNodeName       uint64 = 1 << 0
+	dataPodNominatedNode  uint64 = 1 << 1
+	dataPodPriorityClass  uint64 = 1 << 2
+	dataPodOwners         uint64 = 1 << 3
+	dataPodContainers     uint64 = 1 << 4
+	dataNodeUnschedulable uint64 = 1 << 5
+	dataNodeConditions    uint64 = 1 << 6
+	dataNodeCapacity      uint64 = 1 << 7
+	dataNodePods          uint64 = 1 << 8
+	dataPodVolumes        uint64 = 1 << 9
+	dataNodeImages        uint64 = 1 << 10
+	dataPodNodeAffinity   uint64 = 1 << 11
+	dataPodTopologySpread uint64 = 1 << 12
+	dataPodAffinity       uint64 = 1 << 13
+)
+
+// convertPod converts the pod being scheduled; `data` selects the extra
+// fields (see the data* bits).
+func convertPod(pod *v1.Pod, data uint64) *pb.Pod {
+	out := &pb.Pod{
+		Namespace:    pod.Namespace,
+		Name:         pod.Name,
+		Uid:          string(pod.UID),
+		Labels:       keyValues(pod.Labels),
+		Annotations:  keyValues(pod.Annotations),
+		Priority:     corev1helpers.PodPriority(pod),
+		NodeSelector: keyValues(pod.Spec.NodeSelector),
+	}
+	out.Requests = podRequests(pod)
+	for i := range pod.Spec.Tolerations {
+		t := &pod.Spec.Tolerations[i]
+		out.Tolerations = append(out.Tolerations, &pb.Toleration{
+			Key:               t.Key,
+			Operator:          string(t.Operator),
+			Value:             t.Value,
+			Effect:            string(t.Effect),
+			TolerationSeconds: t.TolerationSeconds,
+		})
+	}
+	if data != 0 {
+		addPodData(out, pod, data)
+	}
+	return out
+}
+
+func addPodData(out *pb.Pod, pod *v1.Pod, data uint64) {
+	if data&dataPodNodeName != 0 {
+		out.NodeName = pod.Spec.NodeName
+	}
+	if data&dataPodNominatedNode != 0 {
+		out.NominatedNodeName = pod.Status.NominatedNodeName
+	}
+	if data&dataPodPriorityClass != 0 {
+		out.PriorityClassName = pod.Spec.PriorityClassName
+	}
+	if data&dataPodOwners != 0 {
+		for _, o := range pod.OwnerReferences {
+			out.Owners = append(out.Owners, &pb.OwnerRef{Kind: o.Kind, Name: o.Name, Controller: o.Controller != nil && *o.Controller})
+		}
+	}
+	if data&dataPodContainers != 0 {
+		for i := range pod.Spec.Containers {
+			c := &pod.Spec.Containers[i]
+			pc := &pb.Container{Name: c.Name, Image: c.Image}
+			if len(c.Resources.Requests) > 0 {
+				pc.Requests = resourceList(c.Resources.Requests)
+			}
+			if len(c.Resources.Limits) > 0 {
+				pc.Limits = resourceList(c.Resources.Limits)
+			}
+			for _, p := range c.Ports {
+				pc.Ports = append(pc.Ports, &pb.ContainerPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: string(p.Protocol), HostIp: p.HostIP})
+			}
+			out.Containers = append(out.Containers, pc)
+		}
+	}
+	if data&dataPodVolumes != 0 {
+		for i := range pod.Spec.Volumes {
+			out.Volumes = append(out.Volumes, convertVolume(pod, &pod.Spec.Volumes[i]))
+		}
+	}
+	aff := pod.Spec.Affinity
+	if data&dataPodNodeAffinity != 0 && aff != nil && aff.NodeAffinity != nil {
+		na := aff.NodeAffinity
+		if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+			for i := range req.NodeSelectorTerms {
+				out.NodeAffinityRequired = append(out.NodeAffinityRequired, nodeSelectorTerm(&req.NodeSelectorTerms[i], 0))
+			}
+		}
+		for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+			p := &na.PreferredDuringSchedulingIgnoredDuringExecution[i]
+			out.NodeAffinityPreferred = append(out.NodeAffinityPreferred, nodeSelectorTerm(&p.Preference, p.Weight))
+		}
+	}
+	if data&dataPodTopologySpread != 0 {
+		for i := range pod.Spec.TopologySpreadConstraints {
+			c := &pod.Spec.TopologySpreadConstraints[i]
+			tc := &pb.TopologySpreadConstraint{MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey,
+				WhenUnsatisfiable: string(c.WhenUnsatisfiable), LabelSelector: labelSelector(c.LabelSelector),
+				MatchLabelKeys: c.MatchLabelKeys}
+			if c.MinDomains != nil {
+				tc.MinDomains = *c.MinDomains
+			}
+			if c.NodeAffinityPolicy != nil {
+				tc.NodeAffinityPolicy = string(*c.NodeAffinityPolicy)
+			}
+			if c.NodeTaintsPolicy != nil {
+				tc.NodeTaintsPolicy = string(*c.NodeTaintsPolicy)
+			}
+			out.TopologySpread = append(out.TopologySpread, tc)
+		}
+	}
+	if data&dataPodAffinity != 0 && aff != nil {
+		if pa := aff.PodAffinity; pa != nil {
+			out.PodAffinityRequired = podAffinityTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution)
+			out.PodAffinityPreferred = weightedPodAffinityTerms(pa.PreferredDuringSchedulingIgnoredDuringExecution)
+		}
+		if pa := aff.PodAntiAffinity; pa != nil {
+			out.PodAntiAffinityRequired = podAffinityTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution)
+			out.PodAntiAffinityPreferred = weightedPodAffinityTerms(pa.PreferredDuringSchedulingIgnoredDuringExecution)
+		}
+	}
+}
+
+func requirements[R v1.NodeSelectorRequirement | metav1.LabelSelectorRequirement](rs []R) []*pb.SelectorRequirement {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]*pb.SelectorRequirement, 0, len(rs))
+	for i := range rs {
+		switch r := any(&rs[i]).(type) {
+		case *v1.NodeSelectorRequirement:
+			out = append(out, &pb.SelectorRequirement{Key: r.Key, Operator: string(r.Operator), Values: r.Values})
+		case *metav1.LabelSelectorRequirement:
+			out = append(out, &pb.SelectorRequirement{Key: r.Key, Operator: string(r.Operator), Values: r.Values})
+		}
+	}
+	return out
+}
+
+func nodeSelectorTerm(t *v1.NodeSelectorTerm, weight int32) *pb.NodeSelectorTerm {
+	return &pb.NodeSelectorTerm{Weight: weight, MatchExpressions: requirements(t.MatchExpressions), MatchFields: requirements(t.MatchFields)}
+}
+
+// labelSelector converts a selector; nil stays nil (unset).
+func labelSelector(s *metav1.LabelSelector) *pb.LabelSelector {
+	if s == nil {
+		return nil
+	}
+	return &pb.LabelSelector{MatchLabels: keyValues(s.MatchLabels), MatchExpressions: requirements(s.MatchExpressions)}
+}
+
+func podAffinityTerm(t *v1.PodAffinityTerm, weight int32) *pb.PodAffinityTerm {
+	return &pb.PodAffinityTerm{Weight: weight, TopologyKey: t.TopologyKey, LabelSelector: labelSelector(t.LabelSelector),
+		Namespaces: t.Namespaces, NamespaceSelector: labelSelector(t.NamespaceSelector),
+		MatchLabelKeys: t.MatchLabelKeys, MismatchLabelKeys: t.MismatchLabelKeys}
+}
+
+func podAffinityTerms(ts []v1.PodAffinityTerm) []*pb.PodAffinityTerm {
+	var out []*pb.PodAffinityTerm
+	for i := range ts {
+		out = append(out, podAffinityTerm(&ts[i], 0))
+	}
+	return out
+}
+
+func weightedPodAffinityTerms(ts []v1.WeightedPodAffinityTerm) []*pb.PodAffinityTerm {
+	var out []*pb.PodAffinityTerm
+	for i := range ts {
+		out = append(out, podAffinityTerm(&ts[i].PodAffinityTerm, ts[i].Weight))
+	}
+	return out
+}
+
+// volumeSourceKeys are the JSON keys of v1.VolumeSource's fields, by index.
+var volumeSourceKeys = func() []string {
+	t := reflect.TypeOf(v1.VolumeSource{})
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return keys
+}()
+
+// convertVolume names the volume's source by its key in the pod spec (the
+// one set field of VolumeSource) and the PersistentVolumeClaim it uses.
+func convertVolume(pod *v1.Pod, vol *v1.Volume) *pb.Volume {
+	out := &pb.Volume{Name: vol.Name}
+	src := reflect.ValueOf(&vol.VolumeSource).Elem()
+	for i, key := range volumeSourceKeys {
+		if f := src.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			out.Source = key
+			// Most sources with a ReadOnly field have it as a bool, csi as
+			// a *bool.
+			if ro := f.Elem().FieldByName("ReadOnly"); ro.IsValid() {
+				switch ro.Kind() {
+				case reflect.Bool:
+					out.ReadOnly = ro.Bool()
+				case reflect.Pointer:
+					out.ReadOnly = !ro.IsNil() && ro.Elem().Bool()
+				}
+			}
+			break
+		}
+	}
+	switch {
+	case vol.PersistentVolumeClaim != nil:
+		out.ClaimName = vol.PersistentVolumeClaim.ClaimName
+	case vol.Ephemeral != nil:
+		// The claim Kubernetes creates for a generic ephemeral volume.
+		out.ClaimName = ephemeral.VolumeClaimName(pod, vol)
+	}
+	return out
+}
+
+// podRequests is the pod's effective requests as kube-scheduler's
+// NodeResourcesFit computes them (max of init containers and the sum of
+// containers, plus overhead), with the pod slot it occupies.
+func podRequests(pod *v1.Pod) []*pb.Resource {
+	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	if _, ok := reqs[v1.ResourcePods]; !ok {
+		reqs[v1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
+	}
+	return resourceList(reqs)
+}
+
+// convertNode builds the state of one node as the NodeInfo describes it:
+// labels, annotations and taints from the Node object, allocatable and
+// requested from the NodeInfo's aggregates (which include assumed and, in
+// preemption dry runs, removed or nominated pods). `data` selects the
+// extra fields (see the data* bits).
+func convertNode(ni fwk.NodeInfo, slot uint32, data uint64) *pb.Node {
+	node := ni.Node()
+	out := &pb.Node{
+		Index:       slot,
+		Name:        node.Name,
+		Generation:  ni.GetGeneration(),
+		Labels:      keyValues(node.Labels),
+		Annotations: keyValues(node.Annotations),
+		PodCount:    uint32(len(ni.GetPods())),
+	}
+	for i := range node.Spec.Taints {
+		t := &node.Spec.Taints[i]
+		out.Taints = append(out.Taints, &pb.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+	}
+	out.Allocatable = schedResource(ni.GetAllocatable(), int64(ni.GetAllocatable().GetAllowedPodNumber()))
+	out.Requested = schedResource(ni.GetRequested(), int64(len(ni.GetPods())))
+	if data != 0 {
+		addNodeData(out, ni, data)
+	}
+	return out
+}
+
+func addNodeData(out *pb.Node, ni fwk.NodeInfo, data uint64) {
+	node := ni.Node()
+	if data&dataNodeUnschedulable != 0 {
+		out.Unschedulable = node.Spec.Unschedulable
+	}
+	if data&dataNodeConditions != 0 {
+		for _, c := range node.Status.Conditions {
+			out.Conditions = append(out.Conditions, &pb.NodeCondition{Type: string(c.Type), Status: string(c.Status)})
+		}
+	}
+	if data&dataNodeCapacity != 0 && len(node.Status.Capacity) > 0 {
+		out.Capacity = resourceList(node.Status.Capacity)
+	}
+	if data&dataNodePods != 0 {
+		pods := ni.GetPods()
+		out.Pods = make([]*pb.NodePod, 0, len(pods))
+		for _, pi := range pods {
+			p := pi.GetPod()
+			np := &pb.NodePod{
+				Namespace: p.Namespace,
+				Name:      p.Name,
+				Labels:    keyValues(p.Labels),
+				Priority:  corev1helpers.PodPriority(p),
+				Requests:  podRequests(p),
+			}
+			if owner := metav1.GetControllerOf(p); owner != nil {
+				np.OwnerKind = owner.Kind
+			}
+			out.Pods = append(out.Pods, np)
+		}
+	}
+	if data&dataNodeImages != 0 {
+		for i := range node.Status.Images {
+			img := &node.Status.Images[i]
+			out.Images = append(out.Images, &pb.NodeImage{Names: img.Names, SizeBytes: img.SizeBytes})
+		}
+	}
+}
+
+func schedResource(r fwk.Resource, pods int64) []*pb.Resource {
+	out := []*pb.Resource{
+		{Name: string(v1.ResourceCPU), Value: r.GetMilliCPU()},
+		{Name: string(v1.ResourceMemory), Value: r.GetMemory()},
+		{Name: string(v1.ResourceEphemeralStorage), Value: r.GetEphemeralStorage()},
+		{Name: string(v1.ResourcePods), Value: pods},
+	}
+	scalars := r.GetScalarResources()
+	if len(scalars) == 0 {
+		return out
+	}
+	names := make([]string, 0, len(scalars))
+	for n := range scalars {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, &pb.Resource{Name: n, Value: scalars[v1.ResourceName(n)]})
+	}
+	return out
+}
+
+func resourceList(rl v1.ResourceList) []*pb.Resource {
+	names := make([]string, 0, len(rl))
+	for n := range rl {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	out := make([]*pb.Resource, 0, len(names)+1)
+	for _, n := range names {
+		q := rl[v1.ResourceName(n)]
+		v := q.Value()
+		if v1.ResourceName(n) == v1.ResourceCPU {
+			v = q.MilliValue()
+		}
+		out = append(out, &pb.Resource{Name: n, Value: v})
+	}
+	return out
+}
+
+func keyValues(m map[string]string) []*pb.KeyValue {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]*pb.KeyValue, 0, len(m))
+	for k, v := range m {
+		out = append(out, &pb.KeyValue{Key: k, Value: v})
+	}
+	return out
+}

@@ -1,0 +1,305 @@
+package shim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-base/metrics/testutil"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+)
+
+// fastCounts reads the fast-path counters of one method.
+func fastCounts(t *testing.T, method string) (calls, fallbacks float64) {
+	t.Helper()
+	calls, err := testutil.GetCounterMetricValue(fastPathCalls.WithLabelValues(method))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fallbacks, err = testutil.GetCounterMetricValue(fastPathFallbacks.WithLabelValues(method))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return calls, fallbacks
+}
+
+// runCycle runs PreFilter and PreScore of one plugin on nodes and returns
+// the Filter verdict on each node.
+func (e *env) runCycle(t *testing.T, plugin string, pod *v1.Pod, nodes []fwk.NodeInfo) []fwk.Code {
+	t.Helper()
+	state := framework.NewCycleState()
+	p := e.plugins[plugin]
+	if _, st := p.PreFilter(context.Background(), state, pod, nodes); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	var codes []fwk.Code
+	var feasible []fwk.NodeInfo
+	for _, ni := range nodes {
+		st := p.Filter(context.Background(), state, pod, ni)
+		codes = append(codes, st.Code())
+		if st.IsSuccess() {
+			feasible = append(feasible, ni)
+		}
+	}
+	if st := p.PreScore(context.Background(), state, pod, feasible); !st.IsSuccess() {
+		t.Fatalf("PreScore: %v", st)
+	}
+	return codes
+}
+
+func TestFastPathCarriesTheCycleCalls(t *testing.T) {
+	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("HwEncrypt")}, nil)
+	nodes := asList(testNode("a", nil, 0), testNode("b", map[string]string{"reject-HwEncrypt": ""}, 0))
+	pfBefore, _ := fastCounts(t, "PreFilter")
+	psBefore, _ := fastCounts(t, "PreScore")
+	got := e.runCycle(t, "HwEncrypt", testPod("p", nil), nodes)
+	if got[0] != fwk.Success || got[1] != fwk.Unschedulable {
+		t.Fatalf("verdicts %v, want Success and Unschedulable", got)
+	}
+	if n := e.host.count("fast"); n != 2 {
+		t.Fatalf("%d calls on the fast-path socket, want PreFilter and PreScore", n)
+	}
+	pf, _ := fastCounts(t, "PreFilter")
+	ps, _ := fastCounts(t, "PreScore")
+	if pf-pfBefore != 1 || ps-psBefore != 1 {
+		t.Fatalf("fast_path_calls_total moved by %v (PreFilter) and %v (PreScore), want 1 and 1", pf-pfBefore, ps-psBefore)
+	}
+}
+
+func TestGRPCWhenThereIsNoFastPath(t *testing.T) {
+	infos := []*pb.PluginInfo{filterScorePlugin("HwEncrypt")}
+	nodes := asList(testNode("a", nil, 0), testNode("b", map[string]string{"reject-HwEncrypt": ""}, 0))
+	t.Run("host offers none", func(t *testing.T) {
+		host := newFakeHost(t, infos...)
+		host.offerFast = false
+		e := &env{host: host, handle: &fakeHandle{}, plugins: map[string]*Plugin{}}
+		e.mgr = newTestManager(t, host.target(), infos)
+		e.plugins["HwEncrypt"] = NewPlugin(e.mgr, "HwEncrypt", DefaultPolicy(), e.handle)
+		if err := e.mgr.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.runCycle(t, "HwEncrypt", testPod("p", nil), nodes); got[1] != fwk.Unschedulable {
+			t.Fatalf("verdicts %v", got)
+		}
+		if n, pf := host.count("fast"), host.count("PreFilter"); n != 0 || pf != 1 {
+			t.Fatalf("%d fast-path calls and %d PreFilter calls, want 0 and 1 (over gRPC)", n, pf)
+		}
+	})
+	t.Run("scheduler disables it", func(t *testing.T) {
+		host := newFakeHost(t, infos...)
+		m, err := NewManager(Config{Target: host.target(), DisableFastPath: true, ConnectTimeout: time.Second,
+			Profiles: []Profile{{SchedulerName: profileName, Plugins: []string{"HwEncrypt"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		e := &env{host: host, handle: &fakeHandle{}, plugins: map[string]*Plugin{}, mgr: m}
+		e.plugins["HwEncrypt"] = NewPlugin(m, "HwEncrypt", DefaultPolicy(), e.handle)
+		if err := m.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e.runCycle(t, "HwEncrypt", testPod("p", nil), nodes)
+		if n := host.count("fast"); n != 0 {
+			t.Fatalf("%d fast-path calls with DisableFastPath", n)
+		}
+	})
+}
+
+func TestFastPathFallsBackToGRPCWhenItsSocketIsGone(t *testing.T) {
+	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("HwEncrypt")}, nil)
+	a := testNode("a", nil, 0)
+	nodes := asList(a, testNode("b", map[string]string{"reject-HwEncrypt": ""}, 0))
+	e.runCycle(t, "HwEncrypt", testPod("p", nil), nodes)
+	// The pooled connection and the socket file go away; gRPC stays.
+	e.host.closeFast()
+	_, fbBefore := fastCounts(t, "PreFilter")
+	for i := 0; i < 2; i++ {
+		a.AddPod(testPod("x"+string(rune('0'+i)), nil))
+		if got := e.runCycle(t, "HwEncrypt", testPod("p", nil), nodes); got[0] != fwk.Success || got[1] != fwk.Unschedulable {
+			t.Fatalf("cycle %d after the fast path went away: verdicts %v", i, got)
+		}
+	}
+	_, fb := fastCounts(t, "PreFilter")
+	if fb-fbBefore != 2 {
+		t.Fatalf("fast_path_fallbacks_total{PreFilter} moved by %v, want 2", fb-fbBefore)
+	}
+	if n := e.host.count("fast"); n != 2 {
+		t.Fatalf("%d fast-path calls, want only the first cycle's 2", n)
+	}
+	if d := e.host.lastDelta(); d.Full {
+		t.Fatal("falling back to gRPC resent the full table; the session's table is the same on both")
+	}
+}
+
+func TestFastPathFaultsApplyTheFailurePolicyAndRecover(t *testing.T) {
+	for _, tc := range []struct{ fault, want string }{
+		{"drop", "schedplug-host could not be reached (Unavailable); plugin Strict has failurePolicy Fail"},
+		{"hang", "schedplug-host did not answer within 30ms; plugin Strict has failurePolicy Fail"},
+		{"garbage", "is not a schedplug.v1.FastResponse"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("Strict"), filterScorePlugin("Lenient")},
+				map[string]Policy{
+					"Strict":  {FailurePolicy: FailurePolicyFail, Timeout: 30 * time.Millisecond},
+					"Lenient": {FailurePolicy: FailurePolicyIgnore, Timeout: 30 * time.Millisecond},
+				})
+			a := testNode("a", nil, 0)
+			nodes := asList(a)
+			pod := testPod("p", nil)
+			e.runPreFilter(t, []string{"Strict", "Lenient"}, framework.NewCycleState(), pod, nodes)
+
+			e.host.setFastFault(tc.fault)
+			a.AddPod(testPod("x", nil)) // a delta whose fate the shim cannot know
+			start := time.Now()
+			state := framework.NewCycleState()
+			sts := e.runPreFilter(t, []string{"Strict", "Lenient"}, state, pod, nodes)
+			if d := time.Since(start); d > 250*time.Millisecond {
+				t.Fatalf("a %s fast path blocked the cycle for %v; the timeout is 30ms", tc.fault, d)
+			}
+			if st := e.plugins["Strict"].Filter(context.Background(), state, pod, a); st.Code() != fwk.UnschedulableAndUnresolvable || !strings.Contains(st.Message(), tc.want) {
+				t.Fatalf("Fail policy: %v %q, want a message containing %q", st.Code(), st.Message(), tc.want)
+			}
+			if st := sts["Lenient"]; !st.IsSkip() {
+				t.Fatalf("Ignore policy: %v, want Skip", st)
+			}
+
+			// Fixed: the next cycle sees the host's verdict on the changed node.
+			e.host.setFastFault("")
+			a.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"reject-Strict": ""}}})
+			state = framework.NewCycleState()
+			sts = e.runPreFilter(t, []string{"Strict", "Lenient"}, state, pod, nodes)
+			if !sts["Strict"].IsSuccess() {
+				t.Fatalf("PreFilter after the fault: %v", sts["Strict"])
+			}
+			if st := e.plugins["Strict"].Filter(context.Background(), state, pod, a); st.Code() != fwk.Unschedulable {
+				t.Fatalf("Filter after the fault: %v %q, want the host's verdict on the changed node", st.Code(), st.Message())
+			}
+		})
+	}
+}
+
+// TestFastPathAgainstRealHost compares the fast path with gRPC on a real
+// schedplug-host: the same PreFilter answers for the same cycles.
+func TestFastPathAgainstRealHost(t *testing.T) {
+	target := startRealHost(t)
+	names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
+	var mu sync.Mutex
+	var fastCalls []FastCall
+	newManager := func(disable bool) *Manager {
+		m, err := NewManager(Config{Target: target, DisableFastPath: disable,
+			OnFastCall: func(c FastCall) {
+				mu.Lock()
+				fastCalls = append(fastCalls, c)
+				mu.Unlock()
+			},
+			Profiles: []Profile{{SchedulerName: "schedplug-scheduler", Plugins: names}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		if err := m.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	fast, slow := newManager(false), newManager(true)
+	if fast.sess.Load().fast == nil {
+		t.Fatal("the real host offered no fast path on its unix socket")
+	}
+	var nodes []fwk.NodeInfo
+	for i := 0; i < 30; i++ {
+		labels := map[string]string{}
+		if i%3 == 0 {
+			labels["node.kubernetes.io/hw-encrypt"] = "true"
+		}
+		if i%5 == 0 {
+			labels["schedplug.io/dedicated"] = "true"
+		}
+		nodes = append(nodes, testNode("n"+string(rune('a'+i)), labels, i%4))
+	}
+	for i := 0; i < 6; i++ {
+		pod := testPod("p"+string(rune('0'+i)), nil)
+		pod.Annotations = map[string]string{}
+		if i%2 == 0 {
+			pod.Annotations["myorg.io/require-hw-encrypt"] = "true"
+		}
+		if i%3 == 0 {
+			pod.Annotations["schedplug.io/dedicated-ok"] = "true"
+		}
+		pbPod := convertPod(pod, 0)
+		a, err := fast.preFilter(context.Background(), "schedplug-scheduler", pbPod, nodes, false, "")
+		if err != nil {
+			t.Fatalf("fast path PreFilter: %v", err)
+		}
+		b, err := slow.preFilter(context.Background(), "schedplug-scheduler", pbPod, nodes, false, "")
+		if err != nil {
+			t.Fatalf("gRPC PreFilter: %v", err)
+		}
+		if !proto.Equal(a.resp, b.resp) {
+			t.Fatalf("pod %d: the fast path answered\n%v\ngRPC answered\n%v", i, a.resp, b.resp)
+		}
+		nodes[i].(*framework.NodeInfo).AddPod(testPod("added"+string(rune('0'+i)), nil))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(fastCalls) != 6 {
+		t.Fatalf("OnFastCall saw %d calls, want the 6 of the fast manager only", len(fastCalls))
+	}
+	for _, c := range fastCalls {
+		if c.Method != "PreFilter" || c.Err != nil || c.SentBytes <= 4 || c.ReceivedBytes <= 4 || c.Wall <= 0 {
+			t.Fatalf("fast call %+v", c)
+		}
+	}
+}
+
+// BenchmarkCycleRoundTrip is the PreFilter and PreScore round trips of one
+// cycle against a real schedplug-host, over the fast path and over gRPC
+// side by side: 500 nodes, one of them changed per cycle, the shim's own
+// bookkeeping included. `go test -run '^$' -bench CycleRoundTrip ./scheduler/shim/`
+// (the benchmark starts the host, as the tests do).
+func BenchmarkCycleRoundTrip(b *testing.B) {
+	target := startRealHost(b)
+	names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
+	var nodes []fwk.NodeInfo
+	var feasible []string
+	for i := 0; i < 500; i++ {
+		labels := map[string]string{"node.kubernetes.io/hw-encrypt": "true"}
+		name := fmt.Sprintf("node-%03d", i)
+		nodes = append(nodes, testNode(name, labels, i%4))
+		feasible = append(feasible, name)
+	}
+	for _, transport := range []string{"fast", "grpc"} {
+		b.Run(transport, func(b *testing.B) {
+			m, err := NewManager(Config{Target: target, DisableFastPath: transport == "grpc",
+				Profiles: []Profile{{SchedulerName: "schedplug-scheduler", Plugins: names}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			if err := m.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			pod := convertPod(testPod("p", nil), 0)
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(testPod(fmt.Sprintf("x%d", i), nil))
+				if _, err := m.preFilter(ctx, "schedplug-scheduler", pod, nodes, false, ""); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := m.preScore(ctx, "schedplug-scheduler", pod, feasible, nodes, false, appliesInfo{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"schedplug.dev/integration/testbed/testenv"
+)
+
+// HwEncrypt (a C++ Filter in hw_encrypt.so): annotated pods land only on
+// labelled nodes; with no labelled node an annotated pod stays Pending and
+// its FailedScheduling event carries kube-scheduler's "0/N nodes are
+// available" message with HwEncrypt's reason; once labelled nodes appear it
+// is scheduled; pods without the annotation schedule anywhere.
+func TestHwEncryptFilter(t *testing.T) {
+	s := startStack(t, []testenv.NativePlugin{
+		{Name: "HwEncrypt", FailurePolicy: "Fail", Timeout: "500ms"},
+	})
+	ctx := s.ctx()
+	ns := s.namespace("hw-encrypt")
+
+	// 1. No labelled node yet: the annotated pod must stay Pending.
+	s.must(testenv.CreateNodes(ctx, s.client,
+		testenv.MakeNode("plain-1", bigNode, nil),
+		testenv.MakeNode("plain-2", bigNode, nil),
+		testenv.MakeNode("plain-3", bigNode, nil)))
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "early", Annotations: needsHw, CPU: "100m"})))
+	msg, err := testenv.WaitForFailedScheduling(ctx, s.client, ns, "early", hwReason, 60*time.Second)
+	s.must(err)
+	t.Logf("FailedScheduling message for %s/early: %q", ns, msg)
+	if want := "0/3 nodes are available: 3 " + hwReason; !strings.HasPrefix(msg, want) {
+		t.Errorf("FailedScheduling message = %q; want it to start with %q", msg, want)
+	}
+	placed, err := testenv.Placements(ctx, s.client, ns)
+	s.must(err)
+	if placed["early"] != "" {
+		t.Fatalf("annotated pod early was bound to %s although no node has %s=true", placed["early"], hwLabel)
+	}
+
+	// 2. Labelled nodes arrive: the waiting pod is retried (HwEncrypt
+	// registers NodeAdd) and lands on one of them.
+	s.must(testenv.CreateNodes(ctx, s.client,
+		testenv.MakeNode("enc-1", bigNode, hwNode),
+		testenv.MakeNode("enc-2", bigNode, hwNode)))
+	placed, err = testenv.WaitForBound(ctx, s.client, ns, []string{"early"}, 60*time.Second)
+	s.must(err)
+	if !strings.HasPrefix(placed["early"], "enc-") {
+		t.Errorf("pod early went to %s, want enc-1 or enc-2", placed["early"])
+	}
+
+	// 3. A batch: annotated pods only on enc-*, plain pods anywhere (two of
+	// them pinned to prove a labelled node takes plain pods too).
+	var pods []string
+	var specs []testenv.PodSpec
+	for i := 0; i < 8; i++ {
+		specs = append(specs,
+			testenv.PodSpec{Name: fmt.Sprintf("hw-%d", i), Annotations: needsHw, CPU: "100m"},
+			testenv.PodSpec{Name: fmt.Sprintf("plain-%d", i), CPU: "100m"})
+	}
+	specs = append(specs,
+		testenv.PodSpec{Name: "plain-on-enc-1", CPU: "100m", NodeSelector: hostnameSelector("enc-1")},
+		testenv.PodSpec{Name: "plain-on-plain-1", CPU: "100m", NodeSelector: hostnameSelector("plain-1")})
+	for _, p := range specs {
+		s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, p)))
+		pods = append(pods, p.Name)
+	}
+	placed, err = testenv.WaitForBound(ctx, s.client, ns, pods, 60*time.Second)
+	s.must(err)
+	onPlain := 0
+	for _, p := range specs {
+		node := placed[p.Name]
+		labels := map[string]string{}
+		if strings.HasPrefix(node, "enc-") {
+			labels = hwNode
+		} else {
+			onPlain++
+		}
+		if why := policyViolation(p.Annotations, labels); why != "" {
+			t.Error(placementError(p.Name, node, why))
+		}
+	}
+	if placed["plain-on-enc-1"] != "enc-1" || placed["plain-on-plain-1"] != "plain-1" {
+		t.Errorf("pinned plain pods: plain-on-enc-1 on %q, plain-on-plain-1 on %q", placed["plain-on-enc-1"], placed["plain-on-plain-1"])
+	}
+	t.Logf("placements: %v (%d pods on unlabelled nodes)", placed, onPlain)
+}

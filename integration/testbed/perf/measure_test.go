@@ -1,0 +1,214 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc/stats"
+	"k8s.io/component-base/metrics/legacyregistry"
+
+	"schedplug.dev/integration/scheduler/shim"
+)
+
+// wireStats is a gRPC stats handler on the shim's connection: RPCs by
+// method and message bytes each way (gRPC payload as sent on the wire,
+// with its 5-byte frame header; HTTP/2 headers not counted).
+type wireStats struct {
+	mu   sync.Mutex
+	rpcs map[string]int64
+	// wall is the summed wall time of finished calls by method, from the
+	// call's start to its end as the shim sees them: the time a scheduling
+	// cycle waits on the host.
+	wall map[string]time.Duration
+	sent atomic.Int64
+	recv atomic.Int64
+}
+
+type methodKey struct{}
+
+func newWireStats() *wireStats {
+	return &wireStats{rpcs: map[string]int64{}, wall: map[string]time.Duration{}}
+}
+
+func (w *wireStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	return context.WithValue(ctx, methodKey{}, path.Base(info.FullMethodName))
+}
+
+func (w *wireStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	switch st := s.(type) {
+	case *stats.Begin:
+		if m, ok := ctx.Value(methodKey{}).(string); ok {
+			w.mu.Lock()
+			w.rpcs[m]++
+			w.mu.Unlock()
+		}
+	case *stats.End:
+		if m, ok := ctx.Value(methodKey{}).(string); ok {
+			w.mu.Lock()
+			w.wall[m] += st.EndTime.Sub(st.BeginTime)
+			w.mu.Unlock()
+		}
+	case *stats.OutPayload:
+		w.sent.Add(int64(st.WireLength))
+	case *stats.InPayload:
+		w.recv.Add(int64(st.WireLength))
+	}
+}
+
+// fastCall counts a call made over the host's fast-path socket like a
+// gRPC one (its frame bytes, with their 4-byte length, as the wire bytes).
+func (w *wireStats) fastCall(c shim.FastCall) {
+	w.mu.Lock()
+	w.rpcs[c.Method]++
+	w.wall[c.Method] += c.Wall
+	w.mu.Unlock()
+	w.sent.Add(int64(c.SentBytes))
+	w.recv.Add(int64(c.ReceivedBytes))
+}
+
+func (w *wireStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (w *wireStats) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// snapshot is every counter at one moment.
+type snapshot struct {
+	at      time.Time
+	procCPU time.Duration // this process: apiserver, scheduler, shim, pod creation
+	hostCPU time.Duration // schedplug-host (native variant only)
+	rpcs    map[string]int64
+	rpcWall map[string]time.Duration
+	sent    int64
+	recv    int64
+	// batch is scheduler_batch_attempts_total by result: whether the
+	// scheduler's opportunistic batching (reusing the previous cycle's
+	// results for an identical pod) was possible.
+	batch map[string]float64
+	// reuse is the shim's verdict-reuse counters: "cycles" answered from
+	// kept verdicts and the "misses" among them that called after all.
+	reuse map[string]float64
+}
+
+func takeSnapshot(w *wireStats, hostPid int) snapshot {
+	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
+		batch: batchAttempts(), reuse: verdictReuse()}
+	if hostPid > 0 {
+		s.hostCPU, _ = procCPU(hostPid)
+	}
+	if w != nil {
+		w.mu.Lock()
+		for k, v := range w.rpcs {
+			s.rpcs[k] = v
+		}
+		for k, v := range w.wall {
+			s.rpcWall[k] = v
+		}
+		w.mu.Unlock()
+		s.sent, s.recv = w.sent.Load(), w.recv.Load()
+	}
+	return s
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU is user+system CPU time of a process from /proc/PID/stat.
+func procCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
+	}
+	f := strings.Fields(s[i+1:])
+	// After the command: state(3) ... utime(14) stime(15), 1-based.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	sy, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
+	}
+	return time.Duration(u+sy) * time.Second / clockTicks, nil
+}
+
+// procMemKB reads a "VmXXX:" line (kB) of /proc/PID/status.
+func procMemKB(pid int, key string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, key+":") {
+			f := strings.Fields(line[len(key)+1:])
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// verdictReuse reads the shim's verdict-reuse counters from the same
+// registry.
+func verdictReuse() map[string]float64 {
+	out := map[string]float64{}
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return out
+	}
+	for _, f := range families {
+		for name, key := range map[string]string{"schedplug_shim_verdict_reuse_cycles_total": "cycles", "schedplug_shim_verdict_reuse_misses_total": "misses"} {
+			if f.GetName() == name {
+				for _, m := range f.GetMetric() {
+					out[key] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
+}
+
+// batchAttempts reads scheduler_batch_attempts_total from the registry the
+// in-process scheduler reports to, summed per result label.
+func batchAttempts() map[string]float64 {
+	out := map[string]float64{}
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return out
+	}
+	for _, f := range families {
+		if f.GetName() != "scheduler_batch_attempts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			result := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" {
+					result = l.GetValue()
+				}
+			}
+			out[result] += m.GetCounter().GetValue()
+		}
+	}
+	return out
+}

@@ -1,0 +1,469 @@
+package perf
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"schedplug.dev/integration/testbed/twin"
+)
+
+// Knobs, read from the environment so that `go test ./...` (the short
+// suite) and the documented full run use the same code.
+const (
+	// EnvSize is "short" (default: a few nodes and pods per workload, what
+	// the test command runs) or "full" (500 and 5000 nodes).
+	EnvSize = "SCHEDPLUG_PERF"
+	// EnvReps overrides the number of repetitions (short 1, full 3).
+	EnvReps = "SCHEDPLUG_PERF_REPS"
+	// EnvOut is the directory for results.json, scheduler_perf's own data
+	// items and the logs of failed runs (default build/perf under the
+	// repository root).
+	EnvOut = "SCHEDPLUG_PERF_OUT"
+	// EnvWorkloads limits the run to some workloads, e.g. "Basic500,Mixed".
+	EnvWorkloads = "SCHEDPLUG_PERF_WORKLOADS"
+	// EnvVariants limits the run to some variants, e.g. "twin,native".
+	EnvVariants = "SCHEDPLUG_PERF_VARIANTS"
+	// EnvEtcd is an etcd binary to use instead of building one.
+	EnvEtcd = "SCHEDPLUG_ETCD_BIN"
+)
+
+// Variants: the same workload with no extra plugin, with the sample
+// plugins as Go twins compiled into the scheduler, with the same plugins
+// native through the shim and schedplug-host (PreFilter and PreScore over
+// the host's fast-path socket, as deployed), the same with the fast path
+// off (every call over gRPC), and with the twins' rules served as an HTTP
+// extender (extender_test.go). Run only when named in
+// SCHEDPLUG_PERF_VARIANTS: native-allnodes, native with the host
+// evaluating every node in PreFilter instead of the window kube-scheduler's
+// Filter will visit, and native-noreuse, native with every cycle calling
+// the host even for replicas whose verdicts it could reuse.
+const (
+	VariantDefault    = "default"
+	VariantTwin       = "twin"
+	VariantNative     = "native"
+	VariantNativeGRPC = "native-grpc"
+	VariantExtender   = "extender"
+	// VariantNativeAllNodes: native with shim.Config.EvaluateAllNodes.
+	VariantNativeAllNodes = "native-allnodes"
+	// VariantNativeNoReuse: native with shim.Config.NoVerdictReuse.
+	VariantNativeNoReuse = "native-noreuse"
+)
+
+var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender}
+
+// optionalVariants run only when SCHEDPLUG_PERF_VARIANTS names them.
+var optionalVariants = []string{VariantNativeAllNodes, VariantNativeNoReuse}
+
+// isNative: the variant runs the native plugins in schedplug-host.
+func isNative(variant string) bool {
+	return variant == VariantNative || variant == VariantNativeGRPC || variant == VariantNativeAllNodes || variant == VariantNativeNoReuse
+}
+
+// Plugin names: the native ones as schedplug-host serves them, and their
+// Go twins (integration/testbed/twin). The basic and preemption workloads
+// run the two Filter plugins; the mixed one all three sample plugins.
+var (
+	filterPlugins = []string{"HwEncrypt", "DedicatedNodes"}
+	allPlugins    = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
+	twinOf        = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency"}
+)
+
+// latencyFile is NetworkLatency's file for the mixed workload (native and
+// twin read it; the extender uses its text). scheduler_perf names nodes
+// at random, so none is listed and every node gets the default latency:
+// each plugin still looks every feasible node up and normalizes the
+// scores, which is the work being measured.
+const (
+	latencyFile     = "latency.txt"
+	latencyFileText = "# schedplug perf: scheduler_perf's node names are random, so every node gets defaultLatencyMs\nnode-a 12.5\nnode-b 3\nnode-c 0.8\n"
+)
+
+// measureNamespace holds the measured pods of every workload; the suite's
+// own watcher counts bindings there.
+const measureNamespace = "measure"
+
+// shape is one workload: the scheduler_perf operations and how many pods
+// the measured operation creates.
+type shape struct {
+	Name     string
+	Nodes    int
+	Measured int
+	ops      func(dir string) []map[string]any
+	// plugins are the native plugins enabled (their twins in the twin
+	// variant, their rules in the extender's).
+	plugins []string
+}
+
+// basic is upstream's SchedulingBasic: nodes, pods to fill them a bit, and
+// measured pods of the default template.
+func basic(name string, nodes, initPods, measured int) shape {
+	return shape{Name: name, Nodes: nodes, Measured: measured, plugins: filterPlugins, ops: func(dir string) []map[string]any {
+		return []map[string]any{
+			{"opcode": "createNodes", "count": nodes},
+			{"opcode": "createPods", "count": initPods},
+			{"opcode": "createPods", "count": measured, "collectMetrics": true, "namespace": measureNamespace},
+		}
+	}}
+}
+
+// mixed: a tenth of the nodes dedicated (DedicatedNodes rejects pods
+// without the dedicated-ok annotation there), half of the others with
+// hardware encryption; a third of the measured pods require it (HwEncrypt)
+// and a fifth may use dedicated nodes.
+func mixed(name string, nodes, initPods, measured int) shape {
+	dedicated := nodes / 10
+	if dedicated < 1 {
+		dedicated = 1
+	}
+	return shape{Name: name, Nodes: nodes, Measured: measured, plugins: allPlugins, ops: func(dir string) []map[string]any {
+		return []map[string]any{
+			{"opcode": "createNodes", "count": nodes - dedicated,
+				"labelNodePrepareStrategy": map[string]any{"labelKey": twin.DefaultHwLabel, "labelValues": []string{"true", "false"}}},
+			{"opcode": "createNodes", "count": dedicated, "nodeTemplatePath": filepath.Join(dir, "node-dedicated.yaml")},
+			{"opcode": "createPods", "count": initPods},
+			{"opcode": "createPods", "count": measured, "collectMetrics": true, "namespace": measureNamespace,
+				"podTemplatePath": filepath.Join(dir, "pod-mixed.yaml")},
+		}
+	}}
+}
+
+// preemption is upstream's PreemptionBasic: low-priority pods (900m)
+// fill every node (4 CPUs), then each measured high-priority pod (3 CPUs)
+// must preempt. Preemption dry runs call Filter per node outside the
+// snapshot, which is where the native plugins cost one RPC per node.
+func preemption(name string, nodes, lowPods, measured int) shape {
+	return shape{Name: name, Nodes: nodes, Measured: measured, plugins: filterPlugins, ops: func(dir string) []map[string]any {
+		return []map[string]any{
+			{"opcode": "createNodes", "count": nodes},
+			{"opcode": "createPods", "count": lowPods, "podTemplatePath": filepath.Join(dir, "pod-low-priority.yaml")},
+			{"opcode": "createPods", "count": measured, "collectMetrics": true, "namespace": measureNamespace,
+				"podTemplatePath": filepath.Join(dir, "pod-high-priority.yaml")},
+		}
+	}}
+}
+
+func shapes(full bool) []shape {
+	if full {
+		return []shape{
+			basic("Basic500", 500, 500, 1000),
+			basic("Basic5000", 5000, 1000, 1000),
+			mixed("Mixed500", 500, 500, 500),
+			preemption("Preemption500", 500, 2000, 100),
+		}
+	}
+	return []shape{
+		basic("Basic", 20, 20, 60),
+		mixed("Mixed", 20, 20, 60),
+		preemption("Preemption", 5, 20, 5),
+	}
+}
+
+// run is one (workload, variant, repetition): one scheduler_perf test case
+// with its own etcd, apiserver and scheduler (and host for native).
+type run struct {
+	ID      string `json:"id"`
+	Shape   string `json:"workload"`
+	Variant string `json:"variant"`
+	Rep     int    `json:"rep"`
+	shape   shape
+}
+
+// plan is the run order: repetitions outermost, then workloads, then the
+// variants, rotated by one every repetition so that no variant always runs
+// first (the machine's load drifts; interleaving keeps ratios fair).
+func plan(shs []shape, variants []string, reps int) []*run {
+	var out []*run
+	for r := 1; r <= reps; r++ {
+		for _, sh := range shs {
+			for i := range variants {
+				v := variants[(i+r-1)%len(variants)]
+				out = append(out, &run{ID: fmt.Sprintf("%s_%s_r%d", sh.Name, v, r), Shape: sh.Name, Variant: v, Rep: r, shape: sh})
+			}
+		}
+	}
+	return out
+}
+
+// options is what the environment asks for.
+type options struct {
+	Full      bool
+	Reps      int
+	Shapes    []shape
+	Variants  []string
+	OutDir    string
+	RepoRoot  string
+	SizeLabel string
+}
+
+func optionsFromEnv(repoRoot string) (options, error) {
+	o := options{RepoRoot: repoRoot, SizeLabel: "short", Reps: 1}
+	switch v := os.Getenv(EnvSize); v {
+	case "", "short":
+	case "full":
+		o.Full, o.SizeLabel, o.Reps = true, "full", 3
+	default:
+		return o, fmt.Errorf("%s=%q: use \"short\" or \"full\"", EnvSize, v)
+	}
+	if v := os.Getenv(EnvReps); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("%s=%q: want a positive number of repetitions", EnvReps, v)
+		}
+		o.Reps = n
+	}
+	o.Shapes = shapes(o.Full)
+	if v := os.Getenv(EnvWorkloads); v != "" {
+		var keep []shape
+		var names []string
+		for _, sh := range o.Shapes {
+			names = append(names, sh.Name)
+			for _, w := range strings.Split(v, ",") {
+				if strings.TrimSpace(w) == sh.Name {
+					keep = append(keep, sh)
+				}
+			}
+		}
+		if len(keep) == 0 {
+			return o, fmt.Errorf("%s=%q names no workload of the %s suite; choose from %s", EnvWorkloads, v, o.SizeLabel, strings.Join(names, ","))
+		}
+		o.Shapes = keep
+	}
+	o.Variants = allVariants
+	if v := os.Getenv(EnvVariants); v != "" {
+		o.Variants = nil
+		for _, w := range strings.Split(v, ",") {
+			w = strings.TrimSpace(w)
+			switch w {
+			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender, VariantNativeAllNodes, VariantNativeNoReuse:
+				o.Variants = append(o.Variants, w)
+			default:
+				return o, fmt.Errorf("%s=%q: unknown variant %q; choose from %s", EnvVariants, v, w, strings.Join(append(allVariants, optionalVariants...), ","))
+			}
+		}
+	}
+	o.OutDir = os.Getenv(EnvOut)
+	if o.OutDir == "" {
+		o.OutDir = filepath.Join(repoRoot, "build", "perf")
+	}
+	return o, nil
+}
+
+// Templates written next to the generated configuration.
+var templates = map[string]string{
+	"node-dedicated.yaml": `apiVersion: v1
+kind: Node
+metadata:
+  generateName: scheduler-perf-dedicated-
+  labels:
+    ` + twin.DefaultDedicatedLabel + `: "true"
+    ` + twin.DefaultHwLabel + `: "true"
+spec: {}
+status:
+  capacity:
+    pods: "110"
+    cpu: "4"
+    memory: 32Gi
+  conditions:
+  - status: "True"
+    type: Ready
+  phase: Running
+`,
+	// Every third pod requires hardware encryption, every fifth may run
+	// on dedicated nodes.
+	"pod-mixed.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-mixed-
+  annotations:
+    perf.schedplug.io/index: "{{.Index}}"
+{{- if eq (Mod .Index 3) 0 }}
+    ` + twin.DefaultHwAnnotation + `: "true"
+{{- end }}
+{{- if eq (Mod .Index 5) 0 }}
+    ` + twin.DefaultDedicatedAnnotation + `: "true"
+{{- end }}
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10.2
+    name: pause
+    resources:
+      requests:
+        cpu: 100m
+        memory: 500Mi
+`,
+	"pod-low-priority.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-low-
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - image: registry.k8s.io/pause:3.10.2
+    name: pause
+    resources:
+      requests:
+        cpu: 900m
+        memory: 500Mi
+`,
+	"pod-high-priority.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-high-
+spec:
+  priority: 10
+  containers:
+  - image: registry.k8s.io/pause:3.10.2
+    name: pause
+    resources:
+      requests:
+        cpu: 3000m
+        memory: 500Mi
+`,
+}
+
+// schedulerConfig is the KubeSchedulerConfiguration of a workload's
+// variant. The native one is read by the in-process scheduler and by
+// schedplug-host.
+func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
+	profile := map[string]any{"schedulerName": "default-scheduler"}
+	var names []string
+	var pc []any
+	switch variant {
+	case VariantTwin:
+		for _, n := range sh.plugins {
+			names = append(names, twinOf[n])
+			if args := sampleArgs(n, dir); len(args) > 0 {
+				pc = append(pc, map[string]any{"name": twinOf[n], "args": args})
+			}
+		}
+	case VariantNative, VariantNativeGRPC, VariantNativeAllNodes, VariantNativeNoReuse:
+		names = sh.plugins
+		for _, n := range sh.plugins {
+			args := sampleArgs(n, dir)
+			// A generous per-call timeout: on a loaded shared machine the
+			// default 100ms would now and then apply the failure policy,
+			// which measures retries rather than the plugin path.
+			args["schedplug"] = map[string]any{"timeout": "2s"}
+			pc = append(pc, map[string]any{"name": n, "args": args})
+		}
+	}
+	if len(pc) > 0 {
+		profile["pluginConfig"] = pc
+	}
+	if len(names) > 0 {
+		var enabled []any
+		for _, n := range names {
+			enabled = append(enabled, map[string]any{"name": n})
+		}
+		profile["plugins"] = map[string]any{"multiPoint": map[string]any{"enabled": enabled}}
+	}
+	cfg := map[string]any{
+		"apiVersion": "kubescheduler.config.k8s.io/v1",
+		"kind":       "KubeSchedulerConfiguration",
+		"profiles":   []any{profile},
+	}
+	if variant == VariantExtender {
+		ext := map[string]any{
+			"urlPrefix":        extenderURL(),
+			"filterVerb":       "filter",
+			"nodeCacheCapable": false,
+			"httpTimeout":      "30s",
+		}
+		if slices.Contains(sh.plugins, "NetworkLatency") {
+			ext["prioritizeVerb"] = "prioritize"
+			ext["weight"] = 1
+		}
+		cfg["extenders"] = []any{ext}
+	}
+	return yaml.Marshal(cfg)
+}
+
+// writeConfig writes the templates, one scheduler configuration per
+// variant and scheduler_perf's test-case file (one test case per run, in
+// plan order) into dir, and returns the test-case file.
+func writeConfig(dir string, runs []*run) (string, map[string]string, error) {
+	for name, body := range templates {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return "", nil, fmt.Errorf("writing template %s: %w", name, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, latencyFile), []byte(latencyFileText), 0o644); err != nil {
+		return "", nil, fmt.Errorf("writing %s: %w", latencyFile, err)
+	}
+	configs := map[string]string{}
+	for _, r := range runs {
+		key := configKey(r.Shape, r.Variant)
+		if _, done := configs[key]; done {
+			continue
+		}
+		data, err := schedulerConfig(r.shape, r.Variant, dir)
+		if err != nil {
+			return "", nil, err
+		}
+		file := filepath.Join(dir, "scheduler-"+r.Shape+"-"+r.Variant+".yaml")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			return "", nil, fmt.Errorf("writing %s: %w", file, err)
+		}
+		configs[key] = file
+	}
+	var cases []any
+	for _, r := range runs {
+		cases = append(cases, map[string]any{
+			"name":                   r.ID,
+			"labels":                 []string{"performance", "short"},
+			"schedulerConfigPath":    configs[configKey(r.Shape, r.Variant)],
+			"defaultPodTemplatePath": filepath.Join(dir, "pod-default.yaml"),
+			"workloadTemplate":       r.shape.ops(dir),
+			"workloads":              []any{map[string]any{"name": r.ID}},
+		})
+	}
+	data, err := yaml.Marshal(cases)
+	if err != nil {
+		return "", nil, err
+	}
+	file := filepath.Join(dir, "performance-config.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return "", nil, fmt.Errorf("writing %s: %w", file, err)
+	}
+	return file, configs, nil
+}
+
+// sampleArgs are a sample plugin's own args, the same for it and its twin.
+func sampleArgs(plugin, dir string) map[string]any {
+	args := map[string]any{}
+	if plugin == "NetworkLatency" {
+		args["latencyFile"] = filepath.Join(dir, latencyFile)
+	}
+	return args
+}
+
+// configKey names the scheduler configuration of a workload's variant.
+func configKey(workload, variant string) string { return workload + "/" + variant }
+
+func init() {
+	// upstream's templates/pod-default.yaml, used by SchedulingBasic.
+	templates["pod-default.yaml"] = `apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10.2
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+`
+}

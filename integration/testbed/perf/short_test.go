@@ -1,0 +1,126 @@
+package perf
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"schedplug.dev/integration/testbed/testenv"
+)
+
+// TestSchedulerPerfShort runs the short suite (every workload in small
+// sizes, every variant, once) so that the suite cannot rot: it re-runs
+// this test binary as the benchmark and checks that every run scheduled
+// every measured pod and produced its figures. It asserts nothing about
+// speed.
+func TestSchedulerPerfShort(t *testing.T) {
+	if os.Getenv(EnvSize) == "full" {
+		t.Fatalf("%s=full is for the benchmark: run go test -run '^$' -bench BenchmarkSchedplugPerf (docs/performance.md)", EnvSize)
+	}
+	// Fail early, with the build hint, when the host or plugins are missing.
+	if _, err := testenv.HostBinary(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testenv.PluginDir(); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	env := append(os.Environ(), EnvSize+"=short", EnvOut+"="+out)
+	if os.Getenv(EnvEtcd) == "" {
+		etcd, err := buildEtcd(filepath.Join(t.TempDir(), "etcd"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, EnvEtcd+"="+etcd)
+	}
+	// The child fails on its own (with its logs) before go test's
+	// deadline for this test would kill the parent, and dies with it.
+	timeout := 30 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		timeout = time.Until(d) - 30*time.Second
+		if timeout < time.Minute {
+			t.Fatalf("go test's -timeout leaves %v for the short scheduler_perf suite; give it at least 10m (it takes a few minutes on a loaded machine)", time.Until(d))
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkSchedplugPerf$", "-test.benchtime=1x", "-test.timeout="+timeout.String())
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	output, err := cmd.CombinedOutput()
+	logFile := filepath.Join(out, "bench.log")
+	_ = os.WriteFile(logFile, output, 0o644)
+	if err != nil {
+		// The run's logs (scheduler, host, etcd per run) live in a temporary
+		// directory: keep them where CI and a developer can read them.
+		where := "not kept (no repository root)"
+		if root, rerr := testenv.RepoRoot(); rerr == nil {
+			kept := filepath.Join(root, "build", "perf-short-failed")
+			_ = os.RemoveAll(kept)
+			where = "kept in " + kept
+			if cerr := os.CopyFS(kept, os.DirFS(out)); cerr != nil {
+				where = fmt.Sprintf("not kept (%v)", cerr)
+			}
+		}
+		t.Fatalf("the short scheduler_perf suite failed (%v); its logs are %s; its output ends with:\n%s", err, where, tail(string(output), 80))
+	}
+	data, err := os.ReadFile(filepath.Join(out, resultsFile))
+	if err != nil {
+		t.Fatalf("the short suite wrote no %s: %v; its output ends with:\n%s", resultsFile, err, tail(string(output), 40))
+	}
+	var rep report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("reading %s: %v", resultsFile, err)
+	}
+	o, err := optionsFromEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Final {
+		t.Errorf("%s is not marked final: the suite stopped before its report", resultsFile)
+	}
+	want := len(o.Shapes) * len(allVariants)
+	if len(rep.Runs) != want {
+		t.Fatalf("%d runs in %s, want %d (every workload x every variant)", len(rep.Runs), resultsFile, want)
+	}
+	for _, r := range rep.Runs {
+		if !r.Complete || r.BoundPods != r.MeasuredPods {
+			t.Errorf("%s: %d of %d measured pods bound (complete %v)", r.ID, r.BoundPods, r.MeasuredPods, r.Complete)
+			continue
+		}
+		if r.WindowPodsPerSecond <= 0 || r.ProcCPUMsPerPod <= 0 {
+			t.Errorf("%s: no throughput or CPU figure: %+v", r.ID, r)
+		}
+		// kube-scheduler's own histograms, read back from scheduler_perf's
+		// data items: every variant runs PreFilter and Filter per pod.
+		if r.CycleMs["PreFilter"] <= 0 || r.CycleMs["Filter"] <= 0 {
+			t.Errorf("%s: no scheduling-cycle durations: %v", r.ID, r.CycleMs)
+		}
+		if isNative(r.Variant) {
+			// Every measured pod goes through at least one PreFilter: a call,
+			// or a cycle answered from verdicts kept for identical replicas.
+			calls := r.RPCsPerPodByMethod["PreFilter"]
+			if calls+r.VerdictReuse["cycles"]-r.VerdictReuse["misses"] < 0.999 || r.HostPeakRSSMB <= 0 {
+				t.Errorf("%s: native run with fewer PreFilter calls and reusing cycles than pods, or no host memory figure: %+v", r.ID, r)
+			}
+			if calls > 0 && (r.RPCWallMs["PreFilter"] <= 0 || r.BytesSentPerPod <= 0 || r.BytesRecvPerPod <= 0) {
+				t.Errorf("%s: native run without the PreFilter round-trip time or byte figures: %v, %+v", r.ID, r.RPCWallMs, r)
+			}
+		}
+	}
+	if i := strings.Index(string(output), "\nschedplug scheduler_perf,"); i >= 0 {
+		t.Logf("%s", output[i:])
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,534 @@
+// Package perf is schedplug's scheduler_perf suite: upstream's
+// k8s.io/kubernetes/test/integration/scheduler_perf runs each workload
+// against a real etcd and kube-apiserver with the scheduler in this
+// process, once per variant (default plugins, the sample plugins as Go
+// twins, the same plugins native through the shim and schedplug-host),
+// interleaved and repeated; the suite prints medians and ratios and writes
+// them as JSON (docs/performance.md).
+//
+// `go test ./testbed/perf/` runs the short suite (TestSchedulerPerfShort); the
+// full one is
+//
+//	SCHEDPLUG_PERF=full go test -run '^$' -bench BenchmarkSchedplugPerf -benchtime 1x -timeout 0 ./testbed/perf/
+//
+// or `bash tools/dev/perf.sh`, which also builds what it needs.
+package perf
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	_ "k8s.io/component-base/logs/json/register"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	perf "k8s.io/kubernetes/test/integration/scheduler_perf"
+	"k8s.io/kubernetes/test/utils/client-go/ktesting"
+
+	"schedplug.dev/integration/scheduler/shim"
+	"schedplug.dev/integration/testbed/testenv"
+	"schedplug.dev/integration/testbed/twin"
+)
+
+func TestMain(m *testing.M) {
+	if err := perf.InitTests(); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// suite is the state of one BenchmarkSchedplugPerf process.
+type suite struct {
+	opts      options
+	runs      []*run
+	byID      map[string]*runState
+	configs   map[string]string
+	cfgFile   string
+	started   time.Time
+	load0     string
+	hostBin   string
+	pluginDir string
+	logDir    string
+
+	mu  sync.Mutex
+	mgr *shim.Manager // the native run's manager, nil otherwise
+}
+
+// runState is what one run measured.
+type runState struct {
+	*run
+	wire      *wireStats
+	host      *testenv.Host
+	hostPid   int
+	start     *snapshot // first measured pod seen
+	end       *snapshot // last measured pod bound
+	bound     int
+	hostHWMKB int64
+	watchDone chan struct{}
+}
+
+// BenchmarkSchedplugPerf runs the suite (short unless SCHEDPLUG_PERF=full)
+// through upstream's RunBenchmarkPerfScheduling.
+func BenchmarkSchedplugPerf(b *testing.B) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	o, err := optionsFromEnv(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &suite{opts: o, byID: map[string]*runState{}}
+	if err := s.setup(b); err != nil {
+		b.Fatal(err)
+	}
+	started := time.Now()
+	s.started = started
+	load0 := loadAvg()
+	s.load0 = load0
+	fmt.Printf("schedplug perf (%s): %d runs (%d workloads x %d variants x %d repetitions), load average %s\n",
+		o.SizeLabel, len(s.runs), len(o.Shapes), len(o.Variants), o.Reps, load0)
+
+	timeout := 10 * time.Minute
+	if !o.Full {
+		timeout = 3 * time.Minute
+	}
+	registry := frameworkruntime.Registry{
+		twinOf["HwEncrypt"]:      twin.NewHwEncrypt(twinOf["HwEncrypt"]),
+		twinOf["DedicatedNodes"]: twin.NewDedicatedNodes(twinOf["DedicatedNodes"]),
+		twinOf["NetworkLatency"]: twin.NewNetworkLatency(twinOf["NetworkLatency"]),
+	}
+	for _, n := range allPlugins {
+		registry[n] = shim.FactoryFor(s.manager, n)
+	}
+	perf.RunBenchmarkPerfScheduling(b, s.cfgFile, "schedplug", registry,
+		perf.WithPreRunFn(s.preRun), perf.WithPrepareFn(s.prepare), perf.WithPodsSchedulingTimeout(timeout))
+
+	rep := s.report(started, load0, loadAvg(), true)
+	if err := rep.write(o.OutDir); err != nil {
+		b.Error(err)
+	}
+	fmt.Print(rep.table())
+	fmt.Printf("results: %s\n", filepath.Join(o.OutDir, resultsFile))
+}
+
+// writeProgress rewrites results.json after every run, so that an
+// interrupted full run keeps what it measured (scheduler_perf's own
+// throughput figures arrive only at the end).
+func (s *suite) writeProgress() {
+	rep := s.report(s.started, s.load0, loadAvg(), false)
+	if err := rep.write(s.opts.OutDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+}
+
+func (s *suite) setup(b *testing.B) error {
+	o := s.opts
+	var err error
+	if s.hostBin, err = testenv.HostBinary(); err != nil {
+		return err
+	}
+	if s.pluginDir, err = testenv.PluginDir(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return fmt.Errorf("creating the output directory %s (%s): %w", o.OutDir, EnvOut, err)
+	}
+	s.logDir = filepath.Join(o.OutDir, "logs")
+	cfgDir := filepath.Join(o.OutDir, "config")
+	for _, d := range []string{s.logDir, cfgDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", d, err)
+		}
+	}
+	// scheduler_perf starts etcd by looking it up in PATH.
+	etcd, err := etcdBinary(b.TempDir())
+	if err != nil {
+		return err
+	}
+	if err := os.Setenv("PATH", filepath.Dir(etcd)+string(os.PathListSeparator)+os.Getenv("PATH")); err != nil {
+		return err
+	}
+	// Per-run scheduler logs go to files in ARTIFACTS, kept only when a
+	// run fails; scheduler_perf's data items go to -data-items-dir.
+	if err := os.Setenv("ARTIFACTS", s.logDir); err != nil {
+		return err
+	}
+	if err := flag.Set("data-items-dir", o.OutDir); err != nil {
+		return fmt.Errorf("setting scheduler_perf's -data-items-dir: %w", err)
+	}
+	s.runs = plan(o.Shapes, o.Variants, o.Reps)
+	for _, r := range s.runs {
+		s.byID[r.ID] = &runState{run: r}
+	}
+	if s.cfgFile, s.configs, err = writeConfig(cfgDir, s.runs); err != nil {
+		return err
+	}
+	return nil
+}
+
+// manager is the shim factories' manager: the current native run's.
+func (s *suite) manager() (*shim.Manager, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mgr == nil {
+		return nil, fmt.Errorf("schedplug perf: a native plugin was enabled outside a native run (no schedplug-host is running)")
+	}
+	return s.mgr, nil
+}
+
+// preRun runs before each run's etcd and scheduler start: for a native run
+// it starts schedplug-host and the shim's manager.
+func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error) {
+	st := s.byID[w.Name]
+	if st == nil {
+		return nil, fmt.Errorf("workload %q is not in the suite's plan", w.Name)
+	}
+	st.watchDone = make(chan struct{})
+	// Every run shares this process with the runs before it: start each on
+	// a collected heap, so that no run pays for the garbage of the last
+	// (a 5000-node run leaves hundreds of MB).
+	runtime.GC()
+	debug.FreeOSMemory()
+	if st.Variant == VariantExtender {
+		return func() {
+			// The scheduler's extender client keeps its connections alive
+			// for 90 s after the last call; upstream's leak check would wait
+			// for their goroutines that long after every extender run.
+			extenderSrv.CloseClientConnections()
+			s.writeProgress()
+		}, nil
+	}
+	if !isNative(st.Variant) {
+		return s.writeProgress, nil
+	}
+	sockDir, err := os.MkdirTemp("", "spperf-")
+	if err != nil {
+		return nil, err
+	}
+	host := testenv.NewHost(s.hostBin, s.pluginDir, s.configs[configKey(st.Shape, st.Variant)], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
+	if err := host.StartAndWait(60 * time.Second); err != nil {
+		os.RemoveAll(sockDir)
+		return nil, err
+	}
+	st.wire = newWireStats()
+	mgr, err := shim.NewManager(shim.Config{
+		Target:      host.Address,
+		ClientID:    "scheduler_perf " + st.ID,
+		Profiles:    []shim.Profile{{SchedulerName: "default-scheduler", Plugins: st.shape.plugins}},
+		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(st.wire)},
+		// The fast path's calls bypass gRPC's stats handler.
+		OnFastCall:       st.wire.fastCall,
+		DisableFastPath:  st.Variant == VariantNativeGRPC,
+		EvaluateAllNodes: st.Variant == VariantNativeAllNodes,
+		NoVerdictReuse:   st.Variant == VariantNativeNoReuse,
+	})
+	if err != nil {
+		host.Stop(5 * time.Second)
+		os.RemoveAll(sockDir)
+		return nil, err
+	}
+	st.host, st.hostPid = host, host.Pid()
+	s.mu.Lock()
+	s.mgr = mgr
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.mgr = nil
+		s.mu.Unlock()
+		mgr.Close()
+		host.Stop(10 * time.Second)
+		os.RemoveAll(sockDir)
+		s.writeProgress()
+	}, nil
+}
+
+// prepare runs once the apiserver and scheduler are up: it starts the
+// watcher that takes the measurement window's snapshots.
+func (s *suite) prepare(tCtx ktesting.TContext) error {
+	st := s.currentRun(tCtx)
+	if st == nil {
+		return fmt.Errorf("cannot tell which run %q is", tCtx.Name())
+	}
+	client := tCtx.Client()
+	go s.watch(tCtx, client, st)
+	tCtx.Cleanup(func() {
+		select {
+		case <-st.watchDone:
+		case <-time.After(30 * time.Second):
+			tCtx.Errorf("the measurement watcher of %s did not stop", st.ID)
+		}
+	})
+	return nil
+}
+
+func (s *suite) currentRun(tCtx ktesting.TContext) *runState {
+	name := tCtx.Name()
+	parts := strings.Split(name, "/")
+	return s.byID[parts[len(parts)-1]]
+}
+
+// watch follows the measured pods: the creation of their namespace
+// (just before the first of them) starts the window, the binding of the
+// last one ends it.
+func (s *suite) watch(ctx context.Context, client kubernetes.Interface, st *runState) {
+	defer close(st.watchDone)
+	for ctx.Err() == nil && st.start == nil {
+		w, err := client.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + measureNamespace})
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if _, ok := ev.Object.(*v1.Namespace); ok && ev.Type == watch.Added {
+				snap := takeSnapshot(st.wire, st.hostPid)
+				st.start = &snap
+				w.Stop()
+				break
+			}
+		}
+	}
+	bound := map[string]bool{}
+	rv := ""
+	for ctx.Err() == nil {
+		w, err := client.CoreV1().Pods(measureNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*v1.Pod)
+			if !ok {
+				continue
+			}
+			rv = pod.ResourceVersion
+			if pod.Spec.NodeName != "" && !bound[pod.Name] {
+				bound[pod.Name] = true
+				st.bound = len(bound)
+				if st.bound == st.shape.Measured {
+					snap := takeSnapshot(st.wire, st.hostPid)
+					st.end = &snap
+					if st.hostPid > 0 {
+						st.hostHWMKB = procMemKB(st.hostPid, "VmHWM")
+					}
+					w.Stop()
+					return
+				}
+			}
+		}
+	}
+}
+
+// etcdBinary is $SCHEDPLUG_ETCD_BIN, or etcd built from the Go module
+// proxy (go.etcd.io/etcd/server/v3, the version integration/go.mod pins)
+// into dir. scheduler_perf finds it as "etcd" in PATH, so a binary of
+// another name is linked as dir/etcd.
+func etcdBinary(dir string) (string, error) {
+	if p := os.Getenv(EnvEtcd); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		if info, err := os.Stat(abs); err != nil || info.IsDir() {
+			return "", fmt.Errorf("%s=%s is not an etcd binary; unset it to build etcd from the Go module proxy", EnvEtcd, p)
+		}
+		if filepath.Base(abs) == "etcd" {
+			return abs, nil
+		}
+		link := filepath.Join(dir, "etcd")
+		return link, os.Symlink(abs, link)
+	}
+	return buildEtcd(filepath.Join(dir, "etcd"))
+}
+
+// result is one run's figures; per-pod figures are over the measured pods
+// and the window from the first measured pod's creation to the last one's
+// binding.
+type result struct {
+	ID      string `json:"id"`
+	Shape   string `json:"workload"`
+	Variant string `json:"variant"`
+	Rep     int    `json:"rep"`
+	Nodes   int    `json:"nodes"`
+	// MeasuredPods were created, BoundPods were seen bound.
+	MeasuredPods int `json:"measuredPods"`
+	BoundPods    int `json:"boundPods"`
+	// Throughput is scheduler_perf's SchedulingThroughput average
+	// (pods/s sampled every second); 0 when the window was under a second.
+	Throughput    float64 `json:"schedulingThroughputAverage"`
+	ThroughputP50 float64 `json:"schedulingThroughputPerc50"`
+	// WindowPodsPerSecond is MeasuredPods over the window.
+	WindowSeconds       float64            `json:"windowSeconds"`
+	WindowPodsPerSecond float64            `json:"windowPodsPerSecond"`
+	ProcCPUMsPerPod     float64            `json:"processCpuMsPerPod"`
+	HostCPUMsPerPod     float64            `json:"hostCpuMsPerPod,omitempty"`
+	HostPeakRSSMB       float64            `json:"hostPeakRssMB,omitempty"`
+	RPCsPerPod          float64            `json:"rpcsPerPod,omitempty"`
+	RPCsPerPodByMethod  map[string]float64 `json:"rpcsPerPodByMethod,omitempty"`
+	BytesSentPerPod     float64            `json:"bytesToHostPerPod,omitempty"`
+	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
+	// RPCWallMs is the mean wall time of one call by method, as the shim
+	// sees it (request out to answer in).
+	RPCWallMs map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
+	// CycleMs is scheduler_perf's mean of kube-scheduler's own
+	// extension-point histogram over the measured pods: "PreFilter",
+	// "Filter", "PreScore" and "Score" per cycle. They show where a variant
+	// lengthens the scheduling cycle, which kube-scheduler runs one pod at
+	// a time. (Its attempt histogram is no use here: it ends after the
+	// binding API call, which runs beside the next cycles.)
+	CycleMs map[string]float64 `json:"cycleMs,omitempty"`
+	// BatchAttempts counts the scheduler's opportunistic-batching
+	// attempts in the window by result (none when a plugin cannot sign
+	// pods, which turns batching off).
+	BatchAttempts map[string]float64 `json:"batchAttempts,omitempty"`
+	// VerdictReuse is the shim's verdict reuse per measured pod: "cycles"
+	// answered from verdicts kept for identical replicas, and the "misses"
+	// among them that called the host after all (native variants only).
+	VerdictReuse map[string]float64 `json:"verdictReusePerPod,omitempty"`
+	Complete     bool               `json:"complete"`
+}
+
+func (s *suite) results() []result {
+	items := readDataItems(s.opts.OutDir, s.started)
+	var out []result
+	for _, r := range s.runs {
+		st := s.byID[r.ID]
+		res := result{ID: r.ID, Shape: r.Shape, Variant: r.Variant, Rep: r.Rep, Nodes: r.shape.Nodes,
+			MeasuredPods: r.shape.Measured, BoundPods: st.bound}
+		for _, it := range items {
+			if !strings.Contains(it.Labels["Name"], "/"+r.ID+"/") {
+				continue
+			}
+			if it.Labels["Metric"] == "SchedulingThroughput" {
+				res.Throughput, res.ThroughputP50 = it.Data["Average"], it.Data["Perc50"]
+			}
+			if k := cycleKey(it.Labels); k != "" && it.Unit == "ms" {
+				if res.CycleMs == nil {
+					res.CycleMs = map[string]float64{}
+				}
+				res.CycleMs[k] = it.Data["Average"]
+			}
+		}
+		if st.start != nil && st.end != nil {
+			res.Complete = true
+			n := float64(r.shape.Measured)
+			d := st.end.at.Sub(st.start.at).Seconds()
+			res.WindowSeconds = d
+			if d > 0 {
+				res.WindowPodsPerSecond = n / d
+			}
+			res.ProcCPUMsPerPod = float64((st.end.procCPU - st.start.procCPU).Microseconds()) / 1000 / n
+			for k, v := range st.end.batch {
+				if d := v - st.start.batch[k]; d > 0 {
+					if res.BatchAttempts == nil {
+						res.BatchAttempts = map[string]float64{}
+					}
+					res.BatchAttempts[k] = d
+				}
+			}
+			if isNative(st.Variant) {
+				for k, v := range st.end.reuse {
+					if d := v - st.start.reuse[k]; d > 0 {
+						if res.VerdictReuse == nil {
+							res.VerdictReuse = map[string]float64{}
+						}
+						res.VerdictReuse[k] = d / n
+					}
+				}
+				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
+				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024
+				res.RPCsPerPodByMethod = map[string]float64{}
+				var total int64
+				for m, v := range st.end.rpcs {
+					d := v - st.start.rpcs[m]
+					total += d
+					if d > 0 {
+						res.RPCsPerPodByMethod[m] = float64(d) / n
+					}
+				}
+				res.RPCsPerPod = float64(total) / n
+				res.RPCWallMs = map[string]float64{}
+				for m, v := range st.end.rpcWall {
+					if calls := st.end.rpcs[m] - st.start.rpcs[m]; calls > 0 {
+						res.RPCWallMs[m] = float64((v - st.start.rpcWall[m]).Microseconds()) / 1000 / float64(calls)
+					}
+				}
+				res.BytesSentPerPod = float64(st.end.sent-st.start.sent) / n
+				res.BytesRecvPerPod = float64(st.end.recv-st.start.recv) / n
+			}
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// cycleStages are the extension points whose durations results keep.
+var cycleStages = []string{"PreFilter", "Filter", "PreScore", "Score"}
+
+// cycleKey names a data item that belongs in result.CycleMs ("" if none).
+func cycleKey(labels map[string]string) string {
+	if labels["Metric"] != "scheduler_framework_extension_point_duration_seconds" {
+		return ""
+	}
+	for _, s := range cycleStages {
+		if labels["extension_point"] == s {
+			return s
+		}
+	}
+	return ""
+}
+
+// readDataItems reads the data-item files scheduler_perf wrote into dir
+// since this process started its runs.
+func readDataItems(dir string, since time.Time) []perf.DataItem {
+	files, _ := filepath.Glob(filepath.Join(dir, "*_benchmark_schedplug_*.json"))
+	var out []perf.DataItem
+	for _, f := range files {
+		if info, err := os.Stat(f); err != nil || info.ModTime().Before(since) {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var items perf.DataItems
+		if json.Unmarshal(data, &items) == nil {
+			out = append(out, items.DataItems...)
+		}
+	}
+	return out
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

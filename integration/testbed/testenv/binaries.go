@@ -1,0 +1,195 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// BuildHint is what to do when a binary the end-to-end tests need is
+// missing. The tests fail (never skip) with it.
+const BuildHint = "build the C++ tree first: `bash tools/dev/test.sh` from the repository root does it all, " +
+	"or `cmake -S . -B build -G Ninja && cmake --build build`; " +
+	"or point SCHEDPLUG_HOST_BIN / SCHEDPLUG_PLUGIN_DIR at an existing build"
+
+// RepoRoot finds the repository root: the nearest directory above the
+// working directory (or, failing that, above this source file) that holds
+// integration/go.mod.
+func RepoRoot() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	for _, dir := range starts {
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "integration", "go.mod")); err == nil {
+				return d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return "", fmt.Errorf("cannot find the schedplug repository root (a directory holding integration/go.mod) above %v", starts)
+}
+
+// HostBinary is schedplug-host: $SCHEDPLUG_HOST_BIN, or build/host/schedplug-host.
+func HostBinary() (string, error) {
+	return binaryFromEnv("SCHEDPLUG_HOST_BIN", filepath.Join("build", "host", "schedplug-host"), "schedplug-host")
+}
+
+// PluginDir is the directory of sample plugin .so files:
+// $SCHEDPLUG_PLUGIN_DIR, or build/plugins.d. It must hold every sample.
+func PluginDir() (string, error) {
+	dir := os.Getenv("SCHEDPLUG_PLUGIN_DIR")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "build", "plugins.d")
+	}
+	for _, so := range []string{"hw_encrypt.so", "dedicated_nodes.so", "network_latency.so"} {
+		if _, err := os.Stat(filepath.Join(dir, so)); err != nil {
+			return "", fmt.Errorf("sample plugin %s is missing from the plugin directory %s: %s", so, dir, BuildHint)
+		}
+	}
+	return filepath.Abs(dir)
+}
+
+// DataTestPlugin is the path of one test plugin of ABI v1.2's pod and node
+// data: "pods_on_node.so" (PodsOnNode scores a node by the pods already on
+// it) and "pod_data_probe.so" (PodDataProbe reports the data it saw) from
+// $SCHEDPLUG_DATA_PLUGIN_DIR or build/host/tests/server/data-plugins.d, and
+// the SDK's NodeNumber example, "node_number.so" (C++) and
+// "node_number_c.so" (C), from $SCHEDPLUG_EXAMPLE_PLUGIN_DIR or
+// build/host/tests/core/examples.d.
+func DataTestPlugin(so string) (string, error) {
+	env, rel := "SCHEDPLUG_DATA_PLUGIN_DIR", filepath.Join("build", "host", "tests", "server", "data-plugins.d")
+	if strings.HasPrefix(so, "node_number") {
+		env, rel = "SCHEDPLUG_EXAMPLE_PLUGIN_DIR", filepath.Join("build", "host", "tests", "core", "examples.d")
+	}
+	dir := os.Getenv(env)
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, rel)
+	}
+	path := filepath.Join(dir, so)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("test plugin %s is missing from %s (%s): %s", so, dir, env, BuildHint)
+	}
+	return filepath.Abs(path)
+}
+
+// PluginDirOf makes a plugin directory under parent holding copies of the
+// given DataTestPlugin files (schedplug-host loads every .so of its
+// directory, and NodeNumber comes in two builds of the same name).
+func PluginDirOf(parent string, sos ...string) (string, error) {
+	dir := filepath.Join(parent, "plugins.d")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, so := range sos {
+		src, err := DataTestPlugin(so)
+		if err != nil {
+			return "", err
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, so), data, 0o755); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func binaryFromEnv(env, rel, what string) (string, error) {
+	path := os.Getenv(env)
+	if path == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(root, rel)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s not found or not executable at %s (%s): %s", what, path, env, BuildHint)
+	}
+	return filepath.Abs(path)
+}
+
+var schedulerBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// SchedulerBinary builds integration/scheduler/cmd/kube-scheduler (upstream's command
+// plus the schedplug shim) once per process into dir, or uses
+// $SCHEDPLUG_SCHEDULER_BIN when set.
+func SchedulerBinary(dir string) (string, error) {
+	if p := os.Getenv("SCHEDPLUG_SCHEDULER_BIN"); p != "" {
+		return binaryFromEnv("SCHEDPLUG_SCHEDULER_BIN", "", "kube-scheduler")
+	}
+	schedulerBuild.once.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			schedulerBuild.err = err
+			return
+		}
+		out := filepath.Join(dir, "kube-scheduler")
+		cmd := exec.Command("go", "build", "-o", out, "./scheduler/cmd/kube-scheduler")
+		cmd.Dir = filepath.Join(root, "integration")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			schedulerBuild.err = fmt.Errorf("building integration/scheduler/cmd/kube-scheduler: %v\n%s", err, msg)
+			return
+		}
+		schedulerBuild.path = out
+	})
+	return schedulerBuild.path, schedulerBuild.err
+}
+
+var twinSchedulerBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// TwinSchedulerBinary is the test build of kube-scheduler with the Go twins
+// of the sample plugins and TwinCheck compiled in
+// (integration/testbed/cmd/kube-scheduler-twin): $SCHEDPLUG_TWIN_SCHEDULER_BIN,
+// or built once per process into dir.
+func TwinSchedulerBinary(dir string) (string, error) {
+	if p := os.Getenv("SCHEDPLUG_TWIN_SCHEDULER_BIN"); p != "" {
+		return binaryFromEnv("SCHEDPLUG_TWIN_SCHEDULER_BIN", "", "kube-scheduler (twin build)")
+	}
+	twinSchedulerBuild.once.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			twinSchedulerBuild.err = err
+			return
+		}
+		out := filepath.Join(dir, "kube-scheduler-twin")
+		cmd := exec.Command("go", "build", "-o", out, "./testbed/cmd/kube-scheduler-twin")
+		cmd.Dir = filepath.Join(root, "integration")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			twinSchedulerBuild.err = fmt.Errorf("building integration/testbed/cmd/kube-scheduler-twin: %v\n%s", err, msg)
+			return
+		}
+		twinSchedulerBuild.path = out
+	})
+	return twinSchedulerBuild.path, twinSchedulerBuild.err
+}
