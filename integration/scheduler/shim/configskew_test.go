@@ -20,6 +20,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/internal/shimtest"
 )
 
 // The Handshake carries, per profile, what kube-scheduler read for each
@@ -143,7 +144,7 @@ func TestConfigSkewRefusalAppliesFailurePolicies(t *testing.T) {
 // the host's YAML reader), and a weight changed in kube-scheduler's copy
 // makes Start fail with the host's message naming the field.
 func TestConfigSkewAgainstRealHost(t *testing.T) {
-	target, configFile := startRealHostWithConfig(t)
+	target, configFile := shimtest.StartRealHostWithConfig(t)
 	names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
 	profilesOf := func(file string) []Profile {
 		cfg, err := options.LoadConfigFromFile(klog.Background(), file)

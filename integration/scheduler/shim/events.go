@@ -2,43 +2,30 @@ package shim
 
 import (
 	fwk "k8s.io/kube-scheduler/framework"
-)
 
-// SCHEDPLUG_EVENT_* bits of sdk/include/schedplug/plugin.h.
-const (
-	eventNodeAdd               uint64 = 1 << 0
-	eventNodeDelete            uint64 = 1 << 1
-	eventNodeUpdateLabel       uint64 = 1 << 2
-	eventNodeUpdateTaint       uint64 = 1 << 3
-	eventNodeUpdateAllocatable uint64 = 1 << 4
-	eventNodeUpdateAnnotation  uint64 = 1 << 5
-	eventNodeUpdateCondition   uint64 = 1 << 6
-	eventPodAdd                uint64 = 1 << 7
-	eventPodDelete             uint64 = 1 << 8
-	eventPodUpdateLabel        uint64 = 1 << 9
-	eventAll                   uint64 = 1<<10 - 1
+	"schedplug.dev/integration/scheduler/shim/abi"
 )
 
 var nodeActions = []struct {
 	bit    uint64
 	action fwk.ActionType
 }{
-	{eventNodeAdd, fwk.Add},
-	{eventNodeDelete, fwk.Delete},
-	{eventNodeUpdateLabel, fwk.UpdateNodeLabel},
-	{eventNodeUpdateTaint, fwk.UpdateNodeTaint},
-	{eventNodeUpdateAllocatable, fwk.UpdateNodeAllocatable},
-	{eventNodeUpdateAnnotation, fwk.UpdateNodeAnnotation},
-	{eventNodeUpdateCondition, fwk.UpdateNodeCondition},
+	{abi.EventNodeAdd, fwk.Add},
+	{abi.EventNodeDelete, fwk.Delete},
+	{abi.EventNodeUpdateLabel, fwk.UpdateNodeLabel},
+	{abi.EventNodeUpdateTaint, fwk.UpdateNodeTaint},
+	{abi.EventNodeUpdateAllocatable, fwk.UpdateNodeAllocatable},
+	{abi.EventNodeUpdateAnnotation, fwk.UpdateNodeAnnotation},
+	{abi.EventNodeUpdateCondition, fwk.UpdateNodeCondition},
 }
 
 var podActions = []struct {
 	bit    uint64
 	action fwk.ActionType
 }{
-	{eventPodAdd, fwk.Add},
-	{eventPodDelete, fwk.Delete},
-	{eventPodUpdateLabel, fwk.UpdatePodLabel},
+	{abi.EventPodAdd, fwk.Add},
+	{abi.EventPodDelete, fwk.Delete},
+	{abi.EventPodUpdateLabel, fwk.UpdatePodLabel},
 }
 
 // eventsFor maps a plugin's declared SCHEDPLUG_EVENT_* bits to the cluster
@@ -50,8 +37,8 @@ var podActions = []struct {
 // The pod being scheduled is always re-evaluated when it is updated itself
 // (TargetPod): native plugins read its labels, tolerations and requests.
 func eventsFor(bits uint64) []fwk.ClusterEventWithHint {
-	if bits == 0 || bits&^eventAll != 0 {
-		bits = eventAll
+	if bits == 0 || bits&^abi.EventAll != 0 {
+		bits = abi.EventAll
 	}
 	var node, pod fwk.ActionType
 	for _, a := range nodeActions {

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"schedplug.dev/integration/scheduler/shim/session"
 )
 
 // Environment variables read by the process-wide manager.
@@ -54,7 +56,7 @@ func SetProfiles(profiles []Profile) {
 // SCHEDPLUG_VERDICT_REUSE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
-	tlsConfig, err := tlsFromEnv()
+	tlsConfig, err := session.TLSFromEnv()
 	if err != nil {
 		return cfg, err
 	}

@@ -81,6 +81,37 @@ type fakeHost struct {
 	fastFault string
 	fastLis   net.Listener
 	fastConns map[net.Conn]bool
+
+	// epoch is the fake process's identity (a reset is a restart: a new
+	// one); build its plugins' (setBuild swaps them). watchChanged is
+	// closed and replaced whenever either changes or sessions are
+	// forgotten, which the WatchSession streams wait on.
+	epoch, build uint64
+	epochSeq     uint64
+	watchChanged chan struct{}
+}
+
+// watchHeartbeat is the fake host's heartbeat on WatchSession streams.
+const watchHeartbeat = 100 * time.Millisecond
+
+func (h *fakeHost) identity() *pb.HostIdentity {
+	return &pb.HostIdentity{Epoch: h.epoch, Build: h.build}
+}
+
+// kickWatches wakes every WatchSession stream. Callers hold h.mu.
+func (h *fakeHost) kickWatches() {
+	if h.watchChanged != nil {
+		close(h.watchChanged)
+	}
+	h.watchChanged = make(chan struct{})
+}
+
+// setBuild swaps the host's plugin build (as a hot reload would).
+func (h *fakeHost) setBuild(b uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.build = b
+	h.kickWatches()
 }
 
 func newFakeHost(t *testing.T, plugins ...*pb.PluginInfo) *fakeHost {
@@ -112,6 +143,9 @@ func (h *fakeHost) reset() {
 	h.evaluates = nil
 	h.filterNodesErr = nil
 	h.failAfterApply = nil
+	h.epochSeq++
+	h.epoch = 0xfeed0000 + h.epochSeq
+	h.kickWatches()
 }
 
 func (h *fakeHost) start(t *testing.T) {
@@ -319,7 +353,7 @@ func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.H
 	// A new session starts with an empty table.
 	h.table = map[uint32]*pb.Node{}
 	h.version = 0
-	resp := &pb.HandshakeResponse{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, SessionId: id, Plugins: h.plugins}
+	resp := &pb.HandshakeResponse{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, SessionId: id, Plugins: h.plugins, Identity: h.identity()}
 	if h.offerFast {
 		resp.FastPathSocket = filepath.Base(h.sock) + ".fast"
 	}
@@ -441,7 +475,7 @@ func inRanges(ranges []uint32, slot uint32) bool {
 // verdicts evaluates the profile's filters on the table's slots (those in
 // `evaluate` when it is not empty). Callers hold h.mu.
 func (h *fakeHost) verdicts(profile string, pod *pb.Pod, evaluate []uint32) *pb.PreFilterResponse {
-	resp := &pb.PreFilterResponse{TableVersion: h.version, AppliesReported: true, Windowed: len(evaluate) > 0}
+	resp := &pb.PreFilterResponse{TableVersion: h.version, AppliesReported: true, Windowed: len(evaluate) > 0, Identity: h.identity()}
 	for _, n := range h.profiles[profile] {
 		if skips(n, pod) {
 			resp.NotApplying = append(resp.NotApplying, n)
@@ -512,13 +546,13 @@ func (h *fakeHost) Filter(_ context.Context, req *pb.FilterRequest) (*pb.FilterR
 			continue
 		}
 		if _, ok := label(req.Pod.Labels, "unfinished-"+p); ok {
-			return &pb.FilterResponse{Code: pb.Code_CODE_SUCCESS, Unfinished: []*pb.UnfinishedPlugin{{Plugin: p, Reason: fmt.Sprintf("plugin %q did not finish filter within 80.0 ms on schedplug-host", p)}}}, nil
+			return &pb.FilterResponse{Identity: h.identity(), Code: pb.Code_CODE_SUCCESS, Unfinished: []*pb.UnfinishedPlugin{{Plugin: p, Reason: fmt.Sprintf("plugin %q did not finish filter within 80.0 ms on schedplug-host", p)}}}, nil
 		}
 		if code, reason := evalFilter(p, req.Pod, req.Node); code != pb.Code_CODE_SUCCESS {
-			return &pb.FilterResponse{Code: code, Plugin: p, Reason: reason}, nil
+			return &pb.FilterResponse{Identity: h.identity(), Code: code, Plugin: p, Reason: reason}, nil
 		}
 	}
-	return &pb.FilterResponse{Code: pb.Code_CODE_SUCCESS}, nil
+	return &pb.FilterResponse{Identity: h.identity(), Code: pb.Code_CODE_SUCCESS}, nil
 }
 
 func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.PreScoreResponse, error) {
@@ -533,7 +567,7 @@ func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.Pre
 	if req.TableVersion != h.version {
 		return nil, status.Errorf(codes.FailedPrecondition, "table version %d, host has %d", req.TableVersion, h.version)
 	}
-	resp := &pb.PreScoreResponse{}
+	resp := &pb.PreScoreResponse{Identity: h.identity()}
 	for _, n := range h.profiles[req.SchedulerName] {
 		if !h.info(n).HasScore {
 			continue
@@ -555,4 +589,31 @@ func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.Pre
 		resp.Plugins = append(resp.Plugins, ps)
 	}
 	return resp, nil
+}
+
+// WatchSession holds the session's stream as the real host does: an event
+// at once, one on every identity change, heartbeats meanwhile, and the end
+// (FAILED_PRECONDITION) when the session is forgotten.
+func (h *fakeHost) WatchSession(req *pb.WatchSessionRequest, stream pb.Host_WatchSessionServer) error {
+	h.mu.Lock()
+	h.calls["WatchSession"]++
+	known, id, changed := h.sessions[req.SessionId], h.identity(), h.watchChanged
+	h.mu.Unlock()
+	for {
+		if !known {
+			return status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
+		}
+		if err := stream.Send(&pb.SessionEvent{Identity: id, HeartbeatMs: uint32(watchHeartbeat / time.Millisecond)}); err != nil {
+			return err
+		}
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-changed:
+		case <-time.After(watchHeartbeat):
+		}
+		h.mu.Lock()
+		known, id, changed = h.sessions[req.SessionId], h.identity(), h.watchChanged
+		h.mu.Unlock()
+	}
 }

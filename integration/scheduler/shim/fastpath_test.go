@@ -2,16 +2,12 @@ package shim
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -21,15 +17,8 @@ import (
 // fastCounts reads the fast-path counters of one method.
 func fastCounts(t *testing.T, method string) (calls, fallbacks float64) {
 	t.Helper()
-	calls, err := testutil.GetCounterMetricValue(fastPathCalls.WithLabelValues(method))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fallbacks, err = testutil.GetCounterMetricValue(fastPathFallbacks.WithLabelValues(method))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return calls, fallbacks
+	return metricValue(t, "schedplug_shim_fast_path_calls_total", "method", method),
+		metricValue(t, "schedplug_shim_fast_path_fallbacks_total", "method", method)
 }
 
 // runCycle runs PreFilter and PreScore of one plugin on nodes and returns
@@ -182,123 +171,6 @@ func TestFastPathFaultsApplyTheFailurePolicyAndRecover(t *testing.T) {
 			}
 			if st := e.plugins["Strict"].Filter(context.Background(), state, pod, a); st.Code() != fwk.Unschedulable {
 				t.Fatalf("Filter after the fault: %v %q, want the host's verdict on the changed node", st.Code(), st.Message())
-			}
-		})
-	}
-}
-
-// TestFastPathAgainstRealHost compares the fast path with gRPC on a real
-// schedplug-host: the same PreFilter answers for the same cycles.
-func TestFastPathAgainstRealHost(t *testing.T) {
-	target := startRealHost(t)
-	names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
-	var mu sync.Mutex
-	var fastCalls []FastCall
-	newManager := func(disable bool) *Manager {
-		m, err := NewManager(Config{Target: target, DisableFastPath: disable,
-			OnFastCall: func(c FastCall) {
-				mu.Lock()
-				fastCalls = append(fastCalls, c)
-				mu.Unlock()
-			},
-			Profiles: []Profile{{SchedulerName: "schedplug-scheduler", Plugins: names}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(m.Close)
-		if err := m.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	fast, slow := newManager(false), newManager(true)
-	if fast.sess.Load().fast == nil {
-		t.Fatal("the real host offered no fast path on its unix socket")
-	}
-	var nodes []fwk.NodeInfo
-	for i := 0; i < 30; i++ {
-		labels := map[string]string{}
-		if i%3 == 0 {
-			labels["node.kubernetes.io/hw-encrypt"] = "true"
-		}
-		if i%5 == 0 {
-			labels["schedplug.io/dedicated"] = "true"
-		}
-		nodes = append(nodes, testNode("n"+string(rune('a'+i)), labels, i%4))
-	}
-	for i := 0; i < 6; i++ {
-		pod := testPod("p"+string(rune('0'+i)), nil)
-		pod.Annotations = map[string]string{}
-		if i%2 == 0 {
-			pod.Annotations["myorg.io/require-hw-encrypt"] = "true"
-		}
-		if i%3 == 0 {
-			pod.Annotations["schedplug.io/dedicated-ok"] = "true"
-		}
-		pbPod := convertPod(pod, 0)
-		a, err := fast.preFilter(context.Background(), "schedplug-scheduler", pbPod, nodes, false, "")
-		if err != nil {
-			t.Fatalf("fast path PreFilter: %v", err)
-		}
-		b, err := slow.preFilter(context.Background(), "schedplug-scheduler", pbPod, nodes, false, "")
-		if err != nil {
-			t.Fatalf("gRPC PreFilter: %v", err)
-		}
-		if !proto.Equal(a.resp, b.resp) {
-			t.Fatalf("pod %d: the fast path answered\n%v\ngRPC answered\n%v", i, a.resp, b.resp)
-		}
-		nodes[i].(*framework.NodeInfo).AddPod(testPod("added"+string(rune('0'+i)), nil))
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(fastCalls) != 6 {
-		t.Fatalf("OnFastCall saw %d calls, want the 6 of the fast manager only", len(fastCalls))
-	}
-	for _, c := range fastCalls {
-		if c.Method != "PreFilter" || c.Err != nil || c.SentBytes <= 4 || c.ReceivedBytes <= 4 || c.Wall <= 0 {
-			t.Fatalf("fast call %+v", c)
-		}
-	}
-}
-
-// BenchmarkCycleRoundTrip is the PreFilter and PreScore round trips of one
-// cycle against a real schedplug-host, over the fast path and over gRPC
-// side by side: 500 nodes, one of them changed per cycle, the shim's own
-// bookkeeping included. `go test -run '^$' -bench CycleRoundTrip ./scheduler/shim/`
-// (the benchmark starts the host, as the tests do).
-func BenchmarkCycleRoundTrip(b *testing.B) {
-	target := startRealHost(b)
-	names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
-	var nodes []fwk.NodeInfo
-	var feasible []string
-	for i := 0; i < 500; i++ {
-		labels := map[string]string{"node.kubernetes.io/hw-encrypt": "true"}
-		name := fmt.Sprintf("node-%03d", i)
-		nodes = append(nodes, testNode(name, labels, i%4))
-		feasible = append(feasible, name)
-	}
-	for _, transport := range []string{"fast", "grpc"} {
-		b.Run(transport, func(b *testing.B) {
-			m, err := NewManager(Config{Target: target, DisableFastPath: transport == "grpc",
-				Profiles: []Profile{{SchedulerName: "schedplug-scheduler", Plugins: names}}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer m.Close()
-			if err := m.Start(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			pod := convertPod(testPod("p", nil), 0)
-			ctx := context.Background()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(testPod(fmt.Sprintf("x%d", i), nil))
-				if _, err := m.preFilter(ctx, "schedplug-scheduler", pod, nodes, false, ""); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := m.preScore(ctx, "schedplug-scheduler", pod, feasible, nodes, false, appliesInfo{}); err != nil {
-					b.Fatal(err)
-				}
 			}
 		})
 	}

@@ -9,19 +9,20 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/cycle"
+	"schedplug.dev/integration/scheduler/shim/session"
 )
 
 // Tests of the shim/host protocol's corner cases (issue 7).
 
 func lazyCount(t *testing.T, method string) float64 {
 	t.Helper()
-	v, _ := testutil.GetCounterMetricValue(lazyCalls.WithLabelValues(method))
+	v := metricValue(t, "schedplug_shim_lazy_calls_total", "method", method)
 	return v
 }
 
@@ -171,9 +172,8 @@ func TestSkipFromFilterIsAnError(t *testing.T) {
 	}
 }
 
-// A failed re-handshake of another goroutine can drop the session between
-// a Filter fallback's renewal and its retry; the shim must answer, never
-// panic inside kube-scheduler.
+// A Filter fallback whose session the host forgot renews the session and
+// answers, never panicking inside kube-scheduler.
 func TestFilterFallbackSurvivesDroppedSession(t *testing.T) {
 	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("HwEncrypt")}, nil)
 	pl := e.plugins["HwEncrypt"]
@@ -183,8 +183,6 @@ func TestFilterFallbackSurvivesDroppedSession(t *testing.T) {
 	e.host.mu.Lock()
 	e.host.sessions = map[string]bool{}
 	e.host.mu.Unlock()
-	testHookBeforeRetry = func() { e.mgr.sess.Store(nil) }
-	defer func() { testHookBeforeRetry = nil }()
 	var st *fwk.Status
 	func() {
 		defer func() {
@@ -205,9 +203,9 @@ func TestShimTurnsPanicsIntoErrors(t *testing.T) {
 	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("HwEncrypt")}, nil)
 	pl := e.plugins["HwEncrypt"]
 	state := framework.NewCycleState()
-	// A corrupt cycle state: verdicts without a response.
-	state.Write(filterStateKey, &filterState{plugins: []string{"HwEncrypt"}})
-	before, _ := testutil.GetCounterMetricValue(panicsRecovered)
+	// A corrupt cycle state: a cycle no tracker started.
+	state.Write(cycleKey, &cycle.Cycle{})
+	before := metricValue(t, "schedplug_shim_panics_recovered_total")
 	var st *fwk.Status
 	func() {
 		defer func() {
@@ -220,7 +218,7 @@ func TestShimTurnsPanicsIntoErrors(t *testing.T) {
 	if st.Code() != fwk.Error || !strings.Contains(st.AsError().Error(), "internal error in Filter of plugin HwEncrypt") {
 		t.Fatalf("Filter on a corrupt state: %v", st)
 	}
-	if after, _ := testutil.GetCounterMetricValue(panicsRecovered); after-before != 1 {
+	if after := metricValue(t, "schedplug_shim_panics_recovered_total"); after-before != 1 {
 		t.Fatalf("panics counter moved by %v", after-before)
 	}
 }
@@ -268,13 +266,13 @@ func TestLostAnswerContinuesFromHostVersion(t *testing.T) {
 	a, b := testNode("a", nil, 0), testNode("b", nil, 0)
 	pod := testPod("p", nil)
 	pl.PreFilter(context.Background(), framework.NewCycleState(), pod, asList(a, b))
-	before, _ := testutil.GetCounterMetricValue(deltasRecovered)
+	before := metricValue(t, "schedplug_shim_deltas_recovered_total")
 
 	e.host.setDelay(300 * time.Millisecond)
 	a.AddPod(testPod("x", nil))
 	state := framework.NewCycleState()
 	pl.PreFilter(context.Background(), state, pod, asList(a, b))
-	if fs := readFilterState(state); fs == nil || fs.err == nil {
+	if c := readCycle(state); c == nil || callErr(c) == nil {
 		t.Fatal("the slow PreFilter did not time out")
 	}
 	e.host.setDelay(0)
@@ -300,7 +298,7 @@ func TestLostAnswerContinuesFromHostVersion(t *testing.T) {
 	if got := e.host.count("Handshake"); got != 1 {
 		t.Fatalf("Handshakes = %d, want 1", got)
 	}
-	if after, _ := testutil.GetCounterMetricValue(deltasRecovered); after-before != 1 {
+	if after := metricValue(t, "schedplug_shim_deltas_recovered_total"); after-before != 1 {
 		t.Fatalf("recovered-deltas counter moved by %v, want 1", after-before)
 	}
 }
@@ -348,19 +346,19 @@ func TestCancelledFilterFallbackIsNoHostFailure(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	e.host.setDelay(500 * time.Millisecond)
-	before, _ := testutil.GetCounterMetricValue(policyApplied.WithLabelValues("Strict", "Fail"))
+	before := metricValue(t, "schedplug_shim_failure_policy_applied_total", "plugin", "Strict", "policy", "Fail")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	st := pl.Filter(ctx, framework.NewCycleState(), testPod("p", nil), n)
 	if st.IsSuccess() || strings.Contains(st.Message(), "schedplug-host could not") || !strings.Contains(st.Message(), "cancelled") {
 		t.Fatalf("cancelled Filter: %v %q", st.Code(), st.Message())
 	}
-	if after, _ := testutil.GetCounterMetricValue(policyApplied.WithLabelValues("Strict", "Fail")); after != before {
+	if after := metricValue(t, "schedplug_shim_failure_policy_applied_total", "plugin", "Strict", "policy", "Fail"); after != before {
 		t.Fatalf("failure-policy counter moved by %v for a cancelled call", after-before)
 	}
-	e.mgr.rejectedMu.Lock()
-	remembered := len(e.mgr.rejected)
-	e.mgr.rejectedMu.Unlock()
+	e.mgr.refused.mu.Lock()
+	remembered := len(e.mgr.refused.pods)
+	e.mgr.refused.mu.Unlock()
 	if remembered != 0 {
 		t.Fatalf("%d pods remembered for re-activation after a cancelled call", remembered)
 	}
@@ -425,7 +423,7 @@ func TestFailureReasonNamesTheCause(t *testing.T) {
 		err  error
 		want string
 	}{
-		{errNoSession, "schedplug-host could not be reached (Unavailable); plugin HwEncrypt has failurePolicy Fail"},
+		{session.ErrNoSession, "schedplug-host could not be reached (Unavailable); plugin HwEncrypt has failurePolicy Fail"},
 		{status.Error(codes.DeadlineExceeded, "context deadline exceeded"), "schedplug-host did not answer within 100ms; plugin HwEncrypt has failurePolicy Fail"},
 		{status.Error(codes.InvalidArgument, `unknown profile "x"`), `schedplug-host returned error InvalidArgument: unknown profile "x"; plugin HwEncrypt has failurePolicy Fail`},
 		{status.Error(codes.DeadlineExceeded, "session s1 is busy: PreFilter pod a/b"), "schedplug-host returned error DeadlineExceeded: session s1 is busy: PreFilter pod a/b; plugin HwEncrypt has failurePolicy Fail"},

@@ -3,19 +3,16 @@ package shim
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
-	"k8s.io/component-base/metrics/testutil"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
-	"schedplug.dev/integration/testbed/testenv"
+	"schedplug.dev/integration/scheduler/shim/abi"
+	"schedplug.dev/integration/scheduler/shim/internal/shimtest"
 )
 
 // TestAgainstRealHost runs scheduling cycles through the shim against a real
@@ -24,7 +21,7 @@ import (
 // config/scheduler-config.yaml and the sample plugins. Without a built host
 // it fails and says how to build one.
 func TestAgainstRealHost(t *testing.T) {
-	target := startRealHost(t)
+	target := shimtest.StartRealHost(t)
 	infos := []*pb.PluginInfo{{Name: "HwEncrypt"}, {Name: "DedicatedNodes"}, {Name: "NetworkLatency"}}
 	m, err := NewManager(Config{Target: target, Profiles: []Profile{{SchedulerName: "schedplug-scheduler", Plugins: []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}}}})
 	if err != nil {
@@ -69,7 +66,7 @@ func TestAgainstRealHost(t *testing.T) {
 	// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY,
 	// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS); NetworkLatency has no
 	// filter and promises nothing.
-	all := uint64(reuseHints | hintFilterReadsDeclaredPodKeys)
+	all := uint64(abi.HintAll)
 	for name, want := range map[string]struct {
 		hints uint64
 		keys  string
@@ -82,8 +79,8 @@ func TestAgainstRealHost(t *testing.T) {
 	// With the snapshot known, the dry-run copies of both nodes are
 	// answered from the PreFilter verdicts, without a call.
 	h.setSnapshot(nodes)
-	reusedBefore, _ := testutil.GetCounterMetricValue(filterVerdictsReused)
-	fallbacksBefore, _ := testutil.GetCounterMetricValue(filterFallbacks)
+	reusedBefore := metricValue(t, "schedplug_shim_filter_verdicts_reused_total")
+	fallbacksBefore := metricValue(t, "schedplug_shim_filter_fallbacks_total")
 	if st := pls["HwEncrypt"].Filter(context.Background(), state, pod, whatIf); !st.IsSuccess() {
 		t.Errorf("HwEncrypt on a dry-run copy of enc: %v", st)
 	}
@@ -92,8 +89,8 @@ func TestAgainstRealHost(t *testing.T) {
 	if st := pls["HwEncrypt"].Filter(context.Background(), state, pod, plainIf); st.Code() != fwk.UnschedulableAndUnresolvable {
 		t.Errorf("HwEncrypt on a dry-run copy of plain: %v %q", st.Code(), st.Message())
 	}
-	reusedAfter, _ := testutil.GetCounterMetricValue(filterVerdictsReused)
-	fallbacksAfter, _ := testutil.GetCounterMetricValue(filterFallbacks)
+	reusedAfter := metricValue(t, "schedplug_shim_filter_verdicts_reused_total")
+	fallbacksAfter := metricValue(t, "schedplug_shim_filter_fallbacks_total")
 	if reusedAfter-reusedBefore != 2 || fallbacksAfter != fallbacksBefore {
 		t.Errorf("dry-run copies: %v verdicts reused and %v fallbacks, want 2 and 0", reusedAfter-reusedBefore, fallbacksAfter-fallbacksBefore)
 	}
@@ -117,66 +114,6 @@ func TestAgainstRealHost(t *testing.T) {
 	t.Logf("HwEncrypt events: %+v", evs)
 }
 
-// startRealHost starts schedplug-host for this test with the repository's
-// scheduler configuration, its latency file replaced by a temporary one, and
-// returns the address the shim dials. The host stops when the test ends.
-func startRealHost(t testing.TB) string {
-	t.Helper()
-	target, _ := startRealHostWithConfig(t)
-	return target
-}
-
-// startRealHostWithConfig is startRealHost that also returns the
-// configuration file the host read.
-func startRealHostWithConfig(t testing.TB) (target, configFile string) {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostBin, err := testenv.HostBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pluginDir, err := testenv.PluginDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Unix socket paths are limited to 107 bytes; t.TempDir() can be longer.
-	sockDir, err := os.MkdirTemp("", "sp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	dir := t.TempDir()
-	latency := filepath.Join(dir, "latency.txt")
-	if err := os.WriteFile(latency, []byte("enc 1\nplain 50\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const shipped = "latencyFile: /etc/schedplug/latency/latency.txt"
-	cfg, err := os.ReadFile(filepath.Join(root, "config", "scheduler-config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(cfg), shipped) {
-		t.Fatalf("config/scheduler-config.yaml no longer contains %q; update this test", shipped)
-	}
-	configFile = filepath.Join(dir, "scheduler-config.yaml")
-	if err := os.WriteFile(configFile, []byte(strings.Replace(string(cfg), shipped, "latencyFile: "+latency, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	host := testenv.NewHost(hostBin, pluginDir, configFile, sockDir, filepath.Join(dir, "host.log"))
-	if err := host.StartAndWait(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !host.Stop(10 * time.Second) {
-			t.Errorf("schedplug-host did not exit within 10s of SIGTERM; its log:\n%s", host.LogTail(30))
-		}
-	})
-	return host.Address, configFile
-}
-
 type realHandle struct{ fakeHandle }
 
 func (h *realHandle) ProfileName() string { return "schedplug-scheduler" }
@@ -189,7 +126,7 @@ func (h *realHandle) ProfileName() string { return "schedplug-scheduler" }
 func TestFilterWindowAgainstRealHost(t *testing.T) {
 	for _, fast := range []bool{true, false} {
 		t.Run(map[bool]string{true: "fast path", false: "gRPC"}[fast], func(t *testing.T) {
-			target := startRealHost(t)
+			target := shimtest.StartRealHost(t)
 			names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
 			m, err := NewManager(Config{Target: target, DisableFastPath: !fast, Profiles: []Profile{{SchedulerName: "schedplug-scheduler", Plugins: names}}})
 			if err != nil {
@@ -214,10 +151,10 @@ func TestFilterWindowAgainstRealHost(t *testing.T) {
 			}
 			h.setSnapshot(nodes)
 			rpcCount := func(method string) float64 {
-				v, _ := testutil.GetCounterMetricValue(rpcs.WithLabelValues(method, codes.OK.String()))
+				v := metricValue(t, "schedplug_shim_rpcs_total", "method", method, "code", codes.OK.String())
 				return v
 			}
-			windowsBefore, _ := testutil.GetCounterMetricValue(filterWindows)
+			windowsBefore := metricValue(t, "schedplug_shim_filter_windows_total")
 			filterNodesBefore := rpcCount("FilterNodes")
 			cycle := func(start, count int) {
 				t.Helper()
@@ -237,7 +174,7 @@ func TestFilterWindowAgainstRealHost(t *testing.T) {
 			}
 			cycle(0, 120)   // every node: nothing to predict from
 			cycle(120, 120) // a window
-			if got, _ := testutil.GetCounterMetricValue(filterWindows); got-windowsBefore != 1 {
+			if got := metricValue(t, "schedplug_shim_filter_windows_total"); got-windowsBefore != 1 {
 				t.Fatalf("windowed PreFilter calls: %v, want 1", got-windowsBefore)
 			}
 			if got := rpcCount("FilterNodes") - filterNodesBefore; got != 0 {

@@ -9,6 +9,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/abi"
+	"schedplug.dev/integration/scheduler/shim/cycle"
 )
 
 // newReuseEnv is newWindowEnv with Filter-only plugins that made the given
@@ -24,7 +26,7 @@ func newReuseEnv(t *testing.T, n int, hints uint64, allNodes bool) *windowEnv {
 func newReuseEnvWith(t *testing.T, n int, infos []*pb.PluginInfo, allNodes bool) *windowEnv {
 	t.Helper()
 	e := newEnv(t, infos, nil)
-	e.mgr.cfg.EvaluateAllNodes = allNodes
+	e.mgr.tracker.SetOptions(cycle.Options{EvaluateAllNodes: allNodes})
 	return withWindowNodes(e, n)
 }
 
@@ -39,8 +41,8 @@ func (w *windowEnv) replaceNode(pos int, labels map[string]string) {
 }
 
 func TestReplicasReuseVerdicts(t *testing.T) {
-	w := newReuseEnv(t, 500, hintFilterIgnoresNodePods|hintFilterIgnoresPodIdentity, true)
-	reused := testutilCounter(t, verdictReuseCycles)
+	w := newReuseEnv(t, 500, abi.HintFilterIgnoresNodePods|abi.HintFilterIgnoresPodIdentity, true)
+	reused := metricValue(t, "schedplug_shim_verdict_reuse_cycles_total")
 
 	// The first pod of a kind calls; so does the second, after which the
 	// kind has been seen twice in a row and its verdicts are kept.
@@ -57,7 +59,7 @@ func TestReplicasReuseVerdicts(t *testing.T) {
 	if got := w.host.count("PreFilter"); got != 2 {
 		t.Fatalf("PreFilter calls = %d after four more replicas, want still 2", got)
 	}
-	if got := testutilCounter(t, verdictReuseCycles) - reused; got != 4 {
+	if got := metricValue(t, "schedplug_shim_verdict_reuse_cycles_total") - reused; got != 4 {
 		t.Fatalf("verdict_reuse_cycles_total went up by %v, want 4", got)
 	}
 	if got := w.host.count("Filter") + w.host.count("FilterNodes"); got != 0 {
@@ -75,10 +77,10 @@ func TestReplicasReuseVerdicts(t *testing.T) {
 }
 
 func TestReuseAsksTheHostAboutAChangedNode(t *testing.T) {
-	w := newReuseEnv(t, 500, hintFilterIgnoresNodePods|hintFilterIgnoresPodIdentity, true)
+	w := newReuseEnv(t, 500, abi.HintFilterIgnoresNodePods|abi.HintFilterIgnoresPodIdentity, true)
 	w.cycle(t, 0, 120, 4)
 	w.cycle(t, 120, 120, 4)
-	misses := testutilCounter(t, verdictReuseMisses)
+	misses := metricValue(t, "schedplug_shim_verdict_reuse_misses_total")
 
 	// Node 251 becomes one HwEncrypt rejects, node 253 one it accepts
 	// again (its object changes, with the same labels).
@@ -108,7 +110,7 @@ func TestReuseAsksTheHostAboutAChangedNode(t *testing.T) {
 	if got := w.host.count("PreFilter"); got != 3 {
 		t.Fatalf("PreFilter calls = %d after 16 workers reached a changed node, want 3 (one call)", got)
 	}
-	if got := testutilCounter(t, verdictReuseMisses) - misses; got != 1 {
+	if got := metricValue(t, "schedplug_shim_verdict_reuse_misses_total") - misses; got != 1 {
 		t.Fatalf("verdict_reuse_misses_total went up by %v, want 1", got)
 	}
 	// The call brought the host's table up to date: both changed nodes
@@ -143,8 +145,8 @@ func TestReuseAsksTheHostAboutAChangedNode(t *testing.T) {
 }
 
 func TestReuseNeedsTheSameSignatureAndThePromises(t *testing.T) {
-	both := uint64(hintFilterIgnoresNodePods | hintFilterIgnoresPodIdentity)
-	all := both | hintFilterReadsDeclaredPodKeys
+	both := uint64(abi.HintFilterIgnoresNodePods | abi.HintFilterIgnoresPodIdentity)
+	all := both | abi.HintFilterReadsDeclaredPodKeys
 	fixed := func(int) map[string]string { return nil }
 	byCycle := func(key string) func(int) map[string]string {
 		return func(i int) map[string]string { return map[string]string{key: fmt.Sprint(i)} }
@@ -161,8 +163,8 @@ func TestReuseNeedsTheSameSignatureAndThePromises(t *testing.T) {
 		want        int // PreFilter calls for five cycles
 	}{
 		{name: "both promises", hints: both, want: 2},
-		{name: "pods on nodes only", hints: hintFilterIgnoresNodePods, want: 5},
-		{name: "identity only", hints: hintFilterIgnoresPodIdentity, want: 5},
+		{name: "pods on nodes only", hints: abi.HintFilterIgnoresNodePods, want: 5},
+		{name: "identity only", hints: abi.HintFilterIgnoresPodIdentity, want: 5},
 		{name: "a Score plugin in the profile", hints: both, score: true, want: 5},
 		{name: "reuse turned off", hints: both, off: true, want: 5},
 		{name: "pods whose labels differ", hints: both, labels: byCycle("kind"), want: 5},
@@ -181,7 +183,7 @@ func TestReuseNeedsTheSameSignatureAndThePromises(t *testing.T) {
 				{Name: "HwEncrypt", HasFilter: true, Hints: tc.hints, PodAnnotationKeys: tc.annotations},
 				{Name: "NetworkLatency", HasFilter: true, HasScore: tc.score, Hints: tc.hints, PodAnnotationKeys: tc.annotations},
 			}, true)
-			w.mgr.cfg.NoVerdictReuse = tc.off
+			w.mgr.tracker.SetOptions(cycle.Options{EvaluateAllNodes: true, NoVerdictReuse: tc.off})
 			labels, annots := tc.labels, tc.annots
 			if labels == nil {
 				labels = fixed
@@ -217,7 +219,7 @@ func TestReuseNeedsTheSameSignatureAndThePromises(t *testing.T) {
 // pods, which the plugins promised to ignore, so the kept verdicts answer
 // them; a NodeInfo with another Node object makes the cycle's call.
 func TestReuseCycleAnswersDryRuns(t *testing.T) {
-	w := newReuseEnv(t, 100, hintFilterIgnoresNodePods|hintFilterIgnoresPodIdentity, true)
+	w := newReuseEnv(t, 100, abi.HintFilterIgnoresNodePods|abi.HintFilterIgnoresPodIdentity, true)
 	w.cycle(t, 0, 100, 4)
 	w.cycle(t, 0, 100, 4)
 	state := framework.NewCycleState()
@@ -251,7 +253,7 @@ func TestReuseCycleAnswersDryRuns(t *testing.T) {
 // nodes each call evaluated; once the framework's walk has gone round the
 // node list, replicas make no calls.
 func TestReuseWithTheFilterWindowCoversTheListInTime(t *testing.T) {
-	w := newReuseEnv(t, 1000, hintFilterIgnoresNodePods|hintFilterIgnoresPodIdentity, false)
+	w := newReuseEnv(t, 1000, abi.HintFilterIgnoresNodePods|abi.HintFilterIgnoresPodIdentity, false)
 	start := 0
 	var calls []int
 	for i := 0; i < 24; i++ {

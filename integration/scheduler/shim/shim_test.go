@@ -11,15 +11,14 @@ import (
 
 	"google.golang.org/grpc/connectivity"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/abi"
+	"schedplug.dev/integration/scheduler/shim/internal/shimtest"
 )
 
 const profileName = "default-scheduler"
@@ -137,31 +136,10 @@ func newTestManager(t *testing.T, target string, infos []*pb.PluginInfo) *Manage
 	return m
 }
 
-func testPod(name string, labels map[string]string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name), Labels: labels},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
-			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("64Mi")},
-		}}}},
-	}
-}
+func testPod(name string, labels map[string]string) *v1.Pod { return shimtest.Pod(name, labels) }
 
-// testNode builds a snapshot-like NodeInfo with `pods` running pods.
 func testNode(name string, labels map[string]string, pods int) *framework.NodeInfo {
-	var ps []*v1.Pod
-	for i := 0; i < pods; i++ {
-		p := testPod(name+"-running-"+string(rune('a'+i)), nil)
-		p.Spec.NodeName = name
-		ps = append(ps, p)
-	}
-	ni := framework.NewNodeInfo(ps...)
-	ni.SetNode(&v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Status: v1.NodeStatus{Allocatable: v1.ResourceList{
-			v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi"), v1.ResourcePods: resource.MustParse("110"),
-		}},
-	})
-	return ni
+	return shimtest.Node(name, labels, pods)
 }
 
 // waitReady waits until the client reconnected to a restarted host (calls
@@ -169,11 +147,11 @@ func testNode(name string, labels map[string]string, pods int) *framework.NodeIn
 func waitReady(t *testing.T, m *Manager) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for m.conn.GetState() != connectivity.Ready {
+	for m.client.ConnState() != connectivity.Ready {
 		if time.Now().After(deadline) {
-			t.Fatalf("no connection to the restarted host within 10s (state %v)", m.conn.GetState())
+			t.Fatalf("no connection to the restarted host within 10s (state %v)", m.client.ConnState())
 		}
-		m.conn.Connect()
+		m.client.Connect()
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -181,7 +159,7 @@ func waitReady(t *testing.T, m *Manager) {
 func waitNotReady(t *testing.T, m *Manager) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for m.conn.GetState() == connectivity.Ready {
+	for m.client.ConnState() == connectivity.Ready {
 		if time.Now().After(deadline) {
 			t.Fatal("the client did not notice the host going away within 10s")
 		}
@@ -189,13 +167,7 @@ func waitNotReady(t *testing.T, m *Manager) {
 	}
 }
 
-func asList(nis ...*framework.NodeInfo) []fwk.NodeInfo {
-	out := make([]fwk.NodeInfo, len(nis))
-	for i, n := range nis {
-		out[i] = n
-	}
-	return out
-}
+func asList(nis ...*framework.NodeInfo) []fwk.NodeInfo { return shimtest.List(nis...) }
 
 // runPreFilter runs PreFilter of every plugin in order, as the framework does.
 func (e *env) runPreFilter(t *testing.T, order []string, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) map[string]*fwk.Status {
@@ -256,7 +228,7 @@ func TestFilterFallsBackForNonSnapshotNodeInfo(t *testing.T) {
 	e.runPreFilter(t, []string{"PodCap"}, state, pod, asList(full))
 	pl := e.plugins["PodCap"]
 
-	before, _ := testutil.GetCounterMetricValue(filterFallbacks)
+	before := metricValue(t, "schedplug_shim_filter_fallbacks_total")
 	if st := pl.Filter(context.Background(), state, pod, full); st.Code() != fwk.Unschedulable {
 		t.Fatalf("snapshot node with 2 pods: got %v, want Unschedulable", st)
 	}
@@ -276,7 +248,7 @@ func TestFilterFallsBackForNonSnapshotNodeInfo(t *testing.T) {
 	if got := e.host.count("Filter"); got != 1 {
 		t.Fatalf("Filter RPCs = %d, want 1", got)
 	}
-	after, _ := testutil.GetCounterMetricValue(filterFallbacks)
+	after := metricValue(t, "schedplug_shim_filter_fallbacks_total")
 	if after-before != 1 {
 		t.Fatalf("filter fallbacks counter moved by %v, want 1", after-before)
 	}
@@ -361,7 +333,7 @@ func TestDryRunAsksTheHostOncePerNodeInfoForAllPlugins(t *testing.T) {
 // never ran the plugin on the node, the host is asked as before.
 func TestDryRunReusesVerdictsOfPluginsThatIgnoreNodePods(t *testing.T) {
 	hinted := filterScorePlugin("HwEncrypt")
-	hinted.Hints = hintFilterIgnoresNodePods
+	hinted.Hints = abi.HintFilterIgnoresNodePods
 	e := newEnv(t, []*pb.PluginInfo{filterScorePlugin("PodCap"), hinted}, nil)
 	order := []string{"PodCap", "HwEncrypt"}
 	pc, hw := e.plugins["PodCap"], e.plugins["HwEncrypt"]
@@ -394,13 +366,13 @@ func TestDryRunReusesVerdictsOfPluginsThatIgnoreNodePods(t *testing.T) {
 			t.Fatalf("Filter RPCs = %d, want %d", got, want)
 		}
 	}
-	reused, _ := testutil.GetCounterMetricValue(filterVerdictsReused)
+	reused := metricValue(t, "schedplug_shim_filter_verdicts_reused_total")
 
 	// The promised plugin on dry-run copies: its PreFilter verdicts, no RPC.
 	check(hw, whatIf(ok), fwk.Success, "")
 	check(hw, whatIf(rejected), fwk.Unschedulable, "node(s) are marked reject-HwEncrypt")
 	rpcs(0)
-	if now, _ := testutil.GetCounterMetricValue(filterVerdictsReused); now-reused != 2 {
+	if now := metricValue(t, "schedplug_shim_filter_verdicts_reused_total"); now-reused != 2 {
 		t.Fatalf("reused-verdicts counter moved by %v, want 2", now-reused)
 	}
 	// The plugin without the promise reads the pods: the host is asked.
@@ -463,7 +435,7 @@ func TestDeltaSendsOnlyChangesAndReusesSlots(t *testing.T) {
 	if len(d.Upserts) != 1 || d.Upserts[0].Name != "e" || d.Upserts[0].Index != slotB {
 		t.Fatalf("add after remove: delta %v, want e in reused slot %d", d, slotB)
 	}
-	if got := e.mgr.table.size(); got != 3 {
+	if got := e.mgr.tracker.Host().Nodes(); got != 3 {
 		t.Fatalf("table size %d, want 3", got)
 	}
 	// The host accepted everything, so no resync happened.
@@ -484,12 +456,12 @@ func TestResyncAfterHostRestart(t *testing.T) {
 	e.host.reset()
 	e.host.start(t)
 	waitReady(t, e.mgr)
-	before, _ := testutil.GetCounterMetricValue(resyncs)
+	before := metricValue(t, "schedplug_shim_resyncs_total")
 	state := framework.NewCycleState()
 	if _, st := pl.PreFilter(context.Background(), state, pod, nodes); !st.IsSuccess() {
 		t.Fatalf("PreFilter after restart: %v, want a transparent resync", st)
 	}
-	after, _ := testutil.GetCounterMetricValue(resyncs)
+	after := metricValue(t, "schedplug_shim_resyncs_total")
 	if after-before != 1 {
 		t.Fatalf("resyncs counter moved by %v, want 1", after-before)
 	}
@@ -769,8 +741,8 @@ func TestRejectedPodsActivatedWhenHostReturns(t *testing.T) {
 
 func TestEventsToRegisterFollowsDeclaredBits(t *testing.T) {
 	e := newEnv(t, []*pb.PluginInfo{
-		{Name: "Labels", HasFilter: true, Events: eventNodeAdd | eventNodeUpdateLabel},
-		{Name: "Pods", HasFilter: true, Events: eventPodDelete},
+		{Name: "Labels", HasFilter: true, Events: abi.EventNodeAdd | abi.EventNodeUpdateLabel},
+		{Name: "Pods", HasFilter: true, Events: abi.EventPodDelete},
 		{Name: "All", HasFilter: true},
 	}, nil)
 	find := func(evs []fwk.ClusterEventWithHint, r fwk.EventResource) fwk.ActionType {

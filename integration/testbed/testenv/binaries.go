@@ -91,6 +91,24 @@ func DataTestPlugin(so string) (string, error) {
 	return filepath.Abs(path)
 }
 
+// RejectsAllPluginDir is a plugin directory holding a DedicatedNodes
+// 2.0.0 that rejects every node (plugins/testing/rejects_all.c), from
+// $SCHEDPLUG_REJECTS_ALL_PLUGIN_DIR or build/plugins/testing/rejects-all.d.
+func RejectsAllPluginDir() (string, error) {
+	dir := os.Getenv("SCHEDPLUG_REJECTS_ALL_PLUGIN_DIR")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "build", "plugins", "testing", "rejects-all.d")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rejects_all.so")); err != nil {
+		return "", fmt.Errorf("test plugin rejects_all.so is missing from %s (SCHEDPLUG_REJECTS_ALL_PLUGIN_DIR): %s", dir, BuildHint)
+	}
+	return filepath.Abs(dir)
+}
+
 // PluginDirOf makes a plugin directory under parent holding copies of the
 // given DataTestPlugin files (schedplug-host loads every .so of its
 // directory, and NodeNumber comes in two builds of the same name).

@@ -33,6 +33,18 @@ func NewHost(bin, pluginDir, configFile, sockDir, logFile string) *Host {
 	}
 }
 
+// SetPluginDir makes the next Start load the plugins of dir (a restart
+// with other plugin builds).
+func (h *Host) SetPluginDir(dir string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.args {
+		if h.args[i] == "--plugins" && i+1 < len(h.args) {
+			h.args[i+1] = dir
+		}
+	}
+}
+
 // StartAndWait starts the host and waits until its socket accepts
 // connections.
 func (h *Host) StartAndWait(timeout time.Duration) error {

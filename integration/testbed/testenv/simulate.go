@@ -37,7 +37,7 @@ func SimFixtureDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "integration", "testdata", "simulate"), nil
+	return filepath.Join(root, "integration", "testbed", "testdata", "simulate"), nil
 }
 
 // CLIBinary is the schedplug CLI: $SCHEDPLUG_CLI_BIN, or

@@ -1,4 +1,4 @@
-package shim
+package session
 
 import (
 	"crypto/tls"
@@ -34,8 +34,8 @@ type TLSConfig struct {
 	ServerName string
 }
 
-// tlsFromEnv reads the SCHEDPLUG_TLS_* variables; nil when TLS is off.
-func tlsFromEnv() (*TLSConfig, error) {
+// TLSFromEnv reads the SCHEDPLUG_TLS_* variables; nil when TLS is off.
+func TLSFromEnv() (*TLSConfig, error) {
 	c := &TLSConfig{
 		CAFile:     os.Getenv(EnvTLSCA),
 		CertFile:   os.Getenv(EnvTLSCert),

@@ -1,4 +1,4 @@
-package shim
+package session
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/testbed/testenv"
 )
 
@@ -125,27 +126,29 @@ profiles:
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	profiles := []Profile{{SchedulerName: "tls-scheduler", Plugins: []string{"HwEncrypt"}}}
+	request := func(context.Context) *pb.HandshakeRequest {
+		return &pb.HandshakeRequest{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, ClientId: t.Name(),
+			Profiles: []*pb.ProfilePlugins{{SchedulerName: "tls-scheduler", Plugins: []string{"HwEncrypt"}}}}
+	}
 	connect := func(tlsConfig *TLSConfig) bool {
-		m, err := NewManager(Config{Target: addr, Profiles: profiles, TLS: tlsConfig, ConnectTimeout: 2 * time.Second})
+		c, err := NewClient(Config{Target: addr, TLS: tlsConfig, ConnectTimeout: 2 * time.Second}, Hooks{Request: request})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer m.Close()
-		if err := m.Start(context.Background()); err != nil {
+		defer c.Close()
+		if err := c.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		return m.Connected()
+		return c.Current() != nil
 	}
 	t.Setenv(EnvTLSCA, filepath.Join(dir, "ca.crt"))
 	t.Setenv(EnvTLSCert, filepath.Join(dir, "client.crt"))
 	t.Setenv(EnvTLSKey, filepath.Join(dir, "client.key"))
-	t.Setenv(EnvHost, addr)
-	cfg, err := ConfigFromEnv()
+	tlsConfig, err := TLSFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !connect(cfg.TLS) {
+	if !connect(tlsConfig) {
 		t.Errorf("the shim with the client certificate did not connect; host log:\n%s", host.LogTail(20))
 	}
 	if connect(&TLSConfig{CAFile: filepath.Join(dir, "ca.crt")}) {
@@ -158,16 +161,16 @@ profiles:
 
 func TestTLSFromEnvExplainsMistakes(t *testing.T) {
 	t.Setenv(EnvTLSCert, "/x.crt")
-	if _, err := tlsFromEnv(); err == nil {
+	if _, err := TLSFromEnv(); err == nil {
 		t.Error("a client certificate without a CA was accepted")
 	}
 	t.Setenv(EnvTLSCA, "/ca.crt")
-	_, err := tlsFromEnv()
+	_, err := TLSFromEnv()
 	if err == nil || !strings.Contains(err.Error(), EnvTLSKey) {
 		t.Errorf("a certificate without its key: %v", err)
 	}
 	t.Setenv(EnvTLSKey, "/x.key")
-	c, err := tlsFromEnv()
+	c, err := TLSFromEnv()
 	if err != nil || c == nil || c.CAFile != "/ca.crt" {
 		t.Errorf("full settings: %+v %v", c, err)
 	}

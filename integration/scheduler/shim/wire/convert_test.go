@@ -1,4 +1,4 @@
-package shim
+package wire
 
 import (
 	"fmt"
@@ -12,16 +12,14 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/abi"
+	"schedplug.dev/integration/scheduler/shim/internal/shimtest"
 )
-
-const dataAll = dataPodNodeName | dataPodNominatedNode | dataPodPriorityClass | dataPodOwners |
-	dataPodContainers | dataNodeUnschedulable | dataNodeConditions | dataNodeCapacity | dataNodePods |
-	dataPodVolumes | dataNodeImages | dataPodNodeAffinity | dataPodTopologySpread | dataPodAffinity
 
 // richPod has every field the v1.2 and v1.3 data bits cover.
 func richPod(name, node string) *v1.Pod {
 	yes := true
-	p := testPod(name, map[string]string{"app": "web", "tier": "front"})
+	p := shimtest.Pod(name, map[string]string{"app": "web", "tier": "front"})
 	p.Spec.NodeName = node
 	p.Status.NominatedNodeName = "nominated-1"
 	p.Spec.PriorityClassName = "high"
@@ -129,20 +127,20 @@ func TestConvertSendsOnlyDeclaredData(t *testing.T) {
 	pod := richPod("p", "node-7")
 	ni := richNode("n1", 2)
 
-	bare := convertPod(pod, 0)
+	bare := Pod(pod, 0)
 	if !proto.Equal(bare, stripV12(bare)) {
 		t.Errorf("convertPod with no data bits set a v1.2 field: %v", bare)
 	}
-	node := convertNode(ni, 3, 0)
+	node := Node(ni, 3, 0)
 	if !proto.Equal(node, stripV12(node)) {
 		t.Errorf("convertNode with no data bits set a v1.2 field: %v", node)
 	}
 
 	// One bit at a time: only its field.
-	if got := convertPod(pod, dataPodNodeName); got.GetNodeName() != "node-7" || got.GetPriorityClassName() != "" || len(got.GetContainers()) != 0 {
-		t.Errorf("dataPodNodeName alone: %v", got)
+	if got := Pod(pod, abi.DataPodNodeName); got.GetNodeName() != "node-7" || got.GetPriorityClassName() != "" || len(got.GetContainers()) != 0 {
+		t.Errorf("abi.DataPodNodeName alone: %v", got)
 	}
-	full := convertPod(pod, dataAll)
+	full := Pod(pod, abi.DataAll)
 	if full.GetNodeName() != "node-7" || full.GetNominatedNodeName() != "nominated-1" || full.GetPriorityClassName() != "high" {
 		t.Errorf("pod names: %v", full)
 	}
@@ -161,7 +159,7 @@ func TestConvertSendsOnlyDeclaredData(t *testing.T) {
 		t.Errorf("container limits: %v", l)
 	}
 
-	fn := convertNode(ni, 3, dataAll)
+	fn := Node(ni, 3, abi.DataAll)
 	if !fn.GetUnschedulable() || len(fn.GetConditions()) != 2 || fn.GetConditions()[0].GetType() != "Ready" || fn.GetConditions()[0].GetStatus() != "True" {
 		t.Errorf("node state: %v", fn)
 	}
@@ -178,8 +176,8 @@ func TestConvertSendsOnlyDeclaredData(t *testing.T) {
 			t.Errorf("listed pod request %s = %d, want %d", r.GetName(), r.GetValue(), want[r.GetName()])
 		}
 	}
-	if only := convertNode(ni, 3, dataNodePods); only.GetUnschedulable() || len(only.GetConditions()) != 0 || len(only.GetPods()) != 2 || len(only.GetImages()) != 0 {
-		t.Errorf("dataNodePods alone: %v", only)
+	if only := Node(ni, 3, abi.DataNodePods); only.GetUnschedulable() || len(only.GetConditions()) != 0 || len(only.GetPods()) != 2 || len(only.GetImages()) != 0 {
+		t.Errorf("abi.DataNodePods alone: %v", only)
 	}
 
 	// v1.3: volumes and images, each only with its bit.
@@ -194,10 +192,10 @@ func TestConvertSendsOnlyDeclaredData(t *testing.T) {
 			t.Errorf("volume %d: %s, want %s", i, got, wantVolumes[i])
 		}
 	}
-	if only := convertPod(pod, dataPodVolumes); len(only.GetVolumes()) != 4 || len(only.GetContainers()) != 0 || only.GetNodeName() != "" {
-		t.Errorf("dataPodVolumes alone: %v", only)
+	if only := Pod(pod, abi.DataPodVolumes); len(only.GetVolumes()) != 4 || len(only.GetContainers()) != 0 || only.GetNodeName() != "" {
+		t.Errorf("abi.DataPodVolumes alone: %v", only)
 	}
-	if got := convertPod(pod, dataAll&^dataPodVolumes); len(got.GetVolumes()) != 0 {
+	if got := Pod(pod, abi.DataAll&^abi.DataPodVolumes); len(got.GetVolumes()) != 0 {
 		t.Errorf("volumes sent without their bit: %v", got.GetVolumes())
 	}
 
@@ -231,13 +229,13 @@ func TestConvertSendsOnlyDeclaredData(t *testing.T) {
 		name string
 		has  func(*pb.Pod) bool
 	}{
-		{dataPodNodeAffinity, "node affinity", func(p *pb.Pod) bool { return len(p.GetNodeAffinityRequired())+len(p.GetNodeAffinityPreferred()) > 0 }},
-		{dataPodTopologySpread, "topology spread", func(p *pb.Pod) bool { return len(p.GetTopologySpread()) > 0 }},
-		{dataPodAffinity, "pod affinity", func(p *pb.Pod) bool {
+		{abi.DataPodNodeAffinity, "node affinity", func(p *pb.Pod) bool { return len(p.GetNodeAffinityRequired())+len(p.GetNodeAffinityPreferred()) > 0 }},
+		{abi.DataPodTopologySpread, "topology spread", func(p *pb.Pod) bool { return len(p.GetTopologySpread()) > 0 }},
+		{abi.DataPodAffinity, "pod affinity", func(p *pb.Pod) bool {
 			return len(p.GetPodAffinityPreferred())+len(p.GetPodAntiAffinityRequired()) > 0
 		}},
 	} {
-		if !c.has(convertPod(pod, c.bit)) || c.has(convertPod(pod, dataAll&^c.bit)) {
+		if !c.has(Pod(pod, c.bit)) || c.has(Pod(pod, abi.DataAll&^c.bit)) {
 			t.Errorf("%s is not sent exactly when its bit is declared", c.name)
 		}
 	}
@@ -246,10 +244,10 @@ func TestConvertSendsOnlyDeclaredData(t *testing.T) {
 		im[1].GetNames()[0] != "registry.k8s.io/pause:3.10" {
 		t.Errorf("images: %v", im)
 	}
-	if only := convertNode(ni, 3, dataNodeImages); len(only.GetImages()) != 2 || len(only.GetPods()) != 0 || len(only.GetCapacity()) != 0 {
-		t.Errorf("dataNodeImages alone: %v", only)
+	if only := Node(ni, 3, abi.DataNodeImages); len(only.GetImages()) != 2 || len(only.GetPods()) != 0 || len(only.GetCapacity()) != 0 {
+		t.Errorf("abi.DataNodeImages alone: %v", only)
 	}
-	if got := convertNode(ni, 3, dataAll&^dataNodeImages); len(got.GetImages()) != 0 {
+	if got := Node(ni, 3, abi.DataAll&^abi.DataNodeImages); len(got.GetImages()) != 0 {
 		t.Errorf("images sent without their bit: %v", got.GetImages())
 	}
 }
@@ -267,9 +265,9 @@ func TestWireSizePerPreFilter(t *testing.T) {
 	}
 	request := func(data uint64, changed []*framework.NodeInfo) *pb.PreFilterRequest {
 		r := &pb.PreFilterRequest{SessionId: "0123456789abcdef0123456789abcdef", SchedulerName: "default-scheduler",
-			Pod: convertPod(pod, data), Delta: &pb.NodeTableDelta{BaseVersion: 41, NewVersion: 42}}
+			Pod: Pod(pod, data), Delta: &pb.NodeTableDelta{BaseVersion: 41, NewVersion: 42}}
 		for i, ni := range changed {
-			r.Delta.Upserts = append(r.Delta.Upserts, convertNode(ni, uint32(i), data))
+			r.Delta.Upserts = append(r.Delta.Upserts, Node(ni, uint32(i), data))
 		}
 		return r
 	}
@@ -279,7 +277,7 @@ func TestWireSizePerPreFilter(t *testing.T) {
 	}{{"full table (100 nodes x 10 pods)", nodes}, {"one changed node", nodes[:1]}} {
 		after := request(0, c.changed)
 		before := stripV12(after)
-		all := request(dataAll, c.changed)
+		all := request(abi.DataAll, c.changed)
 		fmt.Printf("PreFilter request bytes, %s: no data declared %d (before v1.2: %d), every data bit %d\n",
 			c.name, proto.Size(after), proto.Size(before), proto.Size(all))
 		if proto.Size(after) != proto.Size(before) {

@@ -1,9 +1,14 @@
-package shim
+package cycle
 
 import (
+	"context"
 	"math"
-	"math/bits"
-	"sync/atomic"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/nodetable"
 )
 
 // The filter window: which nodes PreFilter asks the host about.
@@ -101,69 +106,6 @@ func (l *windowLog) allowed() bool {
 	return true
 }
 
-// slotSet is a set of node-table slots.
-type slotSet []uint64
-
-func newSlotSet(slots int) slotSet { return make(slotSet, (slots+63)/64) }
-
-func (s slotSet) add(slot uint32) { s[slot>>6] |= 1 << (slot & 63) }
-
-func (s slotSet) has(slot uint32) bool {
-	w := int(slot >> 6)
-	return w < len(s) && s[w]&(1<<(slot&63)) != 0
-}
-
-// complementRanges returns the slots in [0, slots) not in s as [first, end)
-// pairs (PreFilterRequest.evaluate's form).
-func (s slotSet) complementRanges(slots int) []uint32 {
-	var ranges []uint32
-	open := -1
-	for slot := 0; slot < slots; slot++ {
-		in := s.has(uint32(slot))
-		switch {
-		case !in && open < 0:
-			open = slot
-		case in && open >= 0:
-			ranges = append(ranges, uint32(open), uint32(slot))
-			open = -1
-		}
-	}
-	if open >= 0 {
-		ranges = append(ranges, uint32(open), uint32(slots))
-	}
-	return ranges
-}
-
-// visitSet records the slots a cycle's Filter was asked about. The
-// framework's parallel Filter workers add to it concurrently.
-type visitSet []atomic.Uint64
-
-func newVisitSet(slots int) visitSet { return make(visitSet, (slots+63)/64) }
-
-func (v visitSet) add(slot uint32) {
-	w := int(slot >> 6)
-	if w >= len(v) {
-		return
-	}
-	bit := uint64(1) << (slot & 63)
-	if v[w].Load()&bit == 0 {
-		v[w].Or(bit)
-	}
-}
-
-func (v visitSet) has(slot uint32) bool {
-	w := int(slot >> 6)
-	return w < len(v) && v[w].Load()&(1<<(slot&63)) != 0
-}
-
-func (v visitSet) count() int {
-	n := 0
-	for i := range v {
-		n += bits.OnesCount64(v[i].Load())
-	}
-	return n
-}
-
 // predictWindow returns the run of list positions [start, start+length)
 // (wrapping around the list) that this cycle's Filter is expected to visit,
 // given the slot of each position (`order`) and the slots the previous
@@ -178,7 +120,7 @@ func predictWindow(order []uint32, visited visitSet) (start, length int, ok bool
 	if n == 0 || visited == nil {
 		return 0, 0, false
 	}
-	at := func(pos int) bool { s := order[pos]; return s != noSlot && visited.has(s) }
+	at := func(pos int) bool { s := order[pos]; return s != nodetable.NoSlot && visited.has(s) }
 	first := -1
 	for pos := 0; pos < n; pos++ {
 		if at(pos) {
@@ -223,7 +165,7 @@ func windowRanges(order []uint32, start, length, slots int) ([]uint32, slotSet) 
 	n := len(order)
 	for i := 0; i < length && i < n; i++ {
 		slot := order[(start+i)%n]
-		if slot == noSlot || int(slot) >= slots {
+		if slot == nodetable.NoSlot || int(slot) >= slots {
 			continue
 		}
 		in.add(slot)
@@ -234,4 +176,59 @@ func windowRanges(order []uint32, start, length, slots int) ([]uint32, slotSet) 
 		ranges = append(ranges, slot, slot+1)
 	}
 	return ranges, in
+}
+
+// windowFor is the window function of a PreFilter call: the run of list
+// positions predicted from the last cycle's visits, plus the pod's
+// nominated node, which kube-scheduler filters first. nil visits: every
+// node.
+func windowFor(visits visitSet, nominated string) func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet) {
+	if visits == nil {
+		return nil
+	}
+	return func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet) {
+		start, length, ok := predictWindow(plan.Order, visits)
+		if !ok {
+			return nil, nil
+		}
+		slots := plan.States.Size()
+		ranges, window := windowRanges(plan.Order, start, length, slots)
+		if nominated != "" {
+			if slot, ok := table.SlotOf(nominated); ok && int(slot) < slots && !window.has(slot) {
+				ranges = append(ranges, slot, slot+1)
+				window.add(slot)
+			}
+		}
+		return ranges, window
+	}
+}
+
+// evaluateRest makes the cycle's one FilterNodes call, for every node
+// outside PreFilter's window, and merges its verdicts into r: the first
+// Filter outside the window makes it, the others wait, and every later one
+// finds the verdicts merged in (or the same error).
+func (c *Cycle) evaluateRest(ctx context.Context, r *callResult) (err error, cancelled bool) {
+	_, err, cancelled = r.rest.do(ctx, func(ctx context.Context) (*pb.PreFilterResponse, error) {
+		vt := r.verdicts.Load()
+		resp, err := c.t.host.filterNodes(ctx, r.sess, c.callArgs(nil), r.resp.GetTableVersion(), vt.window.complementRanges(len(vt.rejection)), r.applies())
+		if err == nil && !resp.GetWindowed() {
+			err = status.Error(codes.Internal, "schedplug-host answered FilterNodes without windowed set; the host and the shim are from different schedplug releases")
+		}
+		if err != nil {
+			return nil, err
+		}
+		filterWindowMisses.Inc()
+		r.verdicts.Store(vt.withRest(r, resp))
+		return resp, nil
+	})
+	return err, cancelled
+}
+
+// windowOutcome says whether r evaluated a window and whether its cycle
+// went beyond it (the next cycle records it in the window log).
+func (r *callResult) windowOutcome() (windowed, missed bool) {
+	if r == nil || r.verdicts.Load().window == nil {
+		return false, false
+	}
+	return true, r.rest.begun()
 }

@@ -1,4 +1,7 @@
-package shim
+// Package wire converts what kube-scheduler hands the shim (the pod being
+// scheduled, the snapshot's NodeInfos) into the schedplug.v1 messages the
+// host reads.
+package wire
 
 import (
 	"reflect"
@@ -14,6 +17,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/abi"
 )
 
 // Conversions from Kubernetes objects to the wire form. Quantities are sent
@@ -21,29 +25,9 @@ import (
 // ephemeral-storage in bytes, pods as a count, extended resources as their
 // integer value.
 
-// The SCHEDPLUG_DATA_* bits of plugin.h: pod and node data beyond the
-// basic view, converted and sent only when a native plugin declared it
-// (the Handshake's `data`).
-const (
-	dataPodNodeName       uint64 = 1 << 0
-	dataPodNominatedNode  uint64 = 1 << 1
-	dataPodPriorityClass  uint64 = 1 << 2
-	dataPodOwners         uint64 = 1 << 3
-	dataPodContainers     uint64 = 1 << 4
-	dataNodeUnschedulable uint64 = 1 << 5
-	dataNodeConditions    uint64 = 1 << 6
-	dataNodeCapacity      uint64 = 1 << 7
-	dataNodePods          uint64 = 1 << 8
-	dataPodVolumes        uint64 = 1 << 9
-	dataNodeImages        uint64 = 1 << 10
-	dataPodNodeAffinity   uint64 = 1 << 11
-	dataPodTopologySpread uint64 = 1 << 12
-	dataPodAffinity       uint64 = 1 << 13
-)
-
-// convertPod converts the pod being scheduled; `data` selects the extra
-// fields (see the data* bits).
-func convertPod(pod *v1.Pod, data uint64) *pb.Pod {
+// Pod converts the pod being scheduled; `data` selects the extra fields
+// (the abi.Data* bits the host's plugins declared).
+func Pod(pod *v1.Pod, data abi.DataBits) *pb.Pod {
 	out := &pb.Pod{
 		Namespace:    pod.Namespace,
 		Name:         pod.Name,
@@ -70,22 +54,22 @@ func convertPod(pod *v1.Pod, data uint64) *pb.Pod {
 	return out
 }
 
-func addPodData(out *pb.Pod, pod *v1.Pod, data uint64) {
-	if data&dataPodNodeName != 0 {
+func addPodData(out *pb.Pod, pod *v1.Pod, data abi.DataBits) {
+	if data&abi.DataPodNodeName != 0 {
 		out.NodeName = pod.Spec.NodeName
 	}
-	if data&dataPodNominatedNode != 0 {
+	if data&abi.DataPodNominatedNode != 0 {
 		out.NominatedNodeName = pod.Status.NominatedNodeName
 	}
-	if data&dataPodPriorityClass != 0 {
+	if data&abi.DataPodPriorityClass != 0 {
 		out.PriorityClassName = pod.Spec.PriorityClassName
 	}
-	if data&dataPodOwners != 0 {
+	if data&abi.DataPodOwners != 0 {
 		for _, o := range pod.OwnerReferences {
 			out.Owners = append(out.Owners, &pb.OwnerRef{Kind: o.Kind, Name: o.Name, Controller: o.Controller != nil && *o.Controller})
 		}
 	}
-	if data&dataPodContainers != 0 {
+	if data&abi.DataPodContainers != 0 {
 		for i := range pod.Spec.Containers {
 			c := &pod.Spec.Containers[i]
 			pc := &pb.Container{Name: c.Name, Image: c.Image}
@@ -101,13 +85,13 @@ func addPodData(out *pb.Pod, pod *v1.Pod, data uint64) {
 			out.Containers = append(out.Containers, pc)
 		}
 	}
-	if data&dataPodVolumes != 0 {
+	if data&abi.DataPodVolumes != 0 {
 		for i := range pod.Spec.Volumes {
 			out.Volumes = append(out.Volumes, convertVolume(pod, &pod.Spec.Volumes[i]))
 		}
 	}
 	aff := pod.Spec.Affinity
-	if data&dataPodNodeAffinity != 0 && aff != nil && aff.NodeAffinity != nil {
+	if data&abi.DataPodNodeAffinity != 0 && aff != nil && aff.NodeAffinity != nil {
 		na := aff.NodeAffinity
 		if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
 			for i := range req.NodeSelectorTerms {
@@ -119,7 +103,7 @@ func addPodData(out *pb.Pod, pod *v1.Pod, data uint64) {
 			out.NodeAffinityPreferred = append(out.NodeAffinityPreferred, nodeSelectorTerm(&p.Preference, p.Weight))
 		}
 	}
-	if data&dataPodTopologySpread != 0 {
+	if data&abi.DataPodTopologySpread != 0 {
 		for i := range pod.Spec.TopologySpreadConstraints {
 			c := &pod.Spec.TopologySpreadConstraints[i]
 			tc := &pb.TopologySpreadConstraint{MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey,
@@ -137,7 +121,7 @@ func addPodData(out *pb.Pod, pod *v1.Pod, data uint64) {
 			out.TopologySpread = append(out.TopologySpread, tc)
 		}
 	}
-	if data&dataPodAffinity != 0 && aff != nil {
+	if data&abi.DataPodAffinity != 0 && aff != nil {
 		if pa := aff.PodAffinity; pa != nil {
 			out.PodAffinityRequired = podAffinityTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution)
 			out.PodAffinityPreferred = weightedPodAffinityTerms(pa.PreferredDuringSchedulingIgnoredDuringExecution)
@@ -251,12 +235,12 @@ func podRequests(pod *v1.Pod) []*pb.Resource {
 	return resourceList(reqs)
 }
 
-// convertNode builds the state of one node as the NodeInfo describes it:
+// Node builds the state of one node as the NodeInfo describes it:
 // labels, annotations and taints from the Node object, allocatable and
 // requested from the NodeInfo's aggregates (which include assumed and, in
 // preemption dry runs, removed or nominated pods). `data` selects the
-// extra fields (see the data* bits).
-func convertNode(ni fwk.NodeInfo, slot uint32, data uint64) *pb.Node {
+// extra fields (the abi.Data* bits).
+func Node(ni fwk.NodeInfo, slot uint32, data abi.DataBits) *pb.Node {
 	node := ni.Node()
 	out := &pb.Node{
 		Index:       slot,
@@ -278,20 +262,20 @@ func convertNode(ni fwk.NodeInfo, slot uint32, data uint64) *pb.Node {
 	return out
 }
 
-func addNodeData(out *pb.Node, ni fwk.NodeInfo, data uint64) {
+func addNodeData(out *pb.Node, ni fwk.NodeInfo, data abi.DataBits) {
 	node := ni.Node()
-	if data&dataNodeUnschedulable != 0 {
+	if data&abi.DataNodeUnschedulable != 0 {
 		out.Unschedulable = node.Spec.Unschedulable
 	}
-	if data&dataNodeConditions != 0 {
+	if data&abi.DataNodeConditions != 0 {
 		for _, c := range node.Status.Conditions {
 			out.Conditions = append(out.Conditions, &pb.NodeCondition{Type: string(c.Type), Status: string(c.Status)})
 		}
 	}
-	if data&dataNodeCapacity != 0 && len(node.Status.Capacity) > 0 {
+	if data&abi.DataNodeCapacity != 0 && len(node.Status.Capacity) > 0 {
 		out.Capacity = resourceList(node.Status.Capacity)
 	}
-	if data&dataNodePods != 0 {
+	if data&abi.DataNodePods != 0 {
 		pods := ni.GetPods()
 		out.Pods = make([]*pb.NodePod, 0, len(pods))
 		for _, pi := range pods {
@@ -309,7 +293,7 @@ func addNodeData(out *pb.Node, ni fwk.NodeInfo, data uint64) {
 			out.Pods = append(out.Pods, np)
 		}
 	}
-	if data&dataNodeImages != 0 {
+	if data&abi.DataNodeImages != 0 {
 		for i := range node.Status.Images {
 			img := &node.Status.Images[i]
 			out.Images = append(out.Images, &pb.NodeImage{Names: img.Names, SizeBytes: img.SizeBytes})

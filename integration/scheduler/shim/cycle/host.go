@@ -1,0 +1,251 @@
+package cycle
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/nodetable"
+	"schedplug.dev/integration/scheduler/shim/session"
+	"schedplug.dev/integration/scheduler/shim/wire"
+)
+
+// Host makes a cycle's calls to schedplug-host on the client's current
+// session and keeps the node table in step: each PreFilter carries the
+// delta since the last one the host applied, and a host that lost the
+// session or the table gets the whole table again.
+type Host struct {
+	client *session.Client
+	// mu serializes the calls that use the node table (PreFilter,
+	// FilterNodes, PreScore); scheduling cycles run one at a time, so it
+	// is not contended there.
+	mu    sync.Mutex
+	table *nodetable.Sync
+	// tableOf is the session whose table `table` mirrors; another session
+	// starts with an empty one.
+	tableOf *session.Session
+}
+
+// NewHost makes the calls on client's sessions.
+func NewHost(client *session.Client) *Host {
+	return &Host{client: client, table: nodetable.NewSync()}
+}
+
+// SlotOf is the node's slot in the session's node table.
+func (h *Host) SlotOf(name string) (uint32, bool) { return h.table.Table.SlotOf(name) }
+
+// Nodes is the number of nodes in the session's node table.
+func (h *Host) Nodes() int { return h.table.Table.Size() }
+
+// Client is the session client the calls go through.
+func (h *Host) Client() *session.Client { return h.client }
+
+// session is the current session, with the table reset when it is new.
+// Callers hold h.mu.
+func (h *Host) session() (*session.Session, error) {
+	s := h.client.Current()
+	if s == nil {
+		return nil, session.ErrNoSession
+	}
+	if s != h.tableOf {
+		h.table.Reset()
+		h.tableOf = s
+	}
+	return s, nil
+}
+
+// renew handshakes again after the host lost `stale`. Callers hold h.mu.
+func (h *Host) renew(ctx context.Context, stale *session.Session) (*session.Session, error) {
+	if _, err := h.client.Renew(ctx, stale); err != nil {
+		return nil, err
+	}
+	return h.session()
+}
+
+// preFilterCall is one cycle's PreFilter.
+type preFilterCall struct {
+	profile       string
+	pod           *pb.Pod
+	nodes         []fwk.NodeInfo
+	podGroupCycle bool
+	timeout       time.Duration
+	// window chooses the slots the host evaluates (nil ranges: every node).
+	window func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet)
+}
+
+// preFilter sends the pod and the node-table delta and returns every
+// native Filter's verdicts.
+//
+//   - FAILED_PRECONDITION: if the host reports the version of the last
+//     delta whose answer was lost, that delta was applied: it is committed
+//     and the call repeated with a delta from there (same session, no full
+//     upload). Otherwise the shim opens a new session and sends the full
+//     table once.
+//   - INVALID_ARGUMENT for a delta the host refused (it reports its table
+//     version): the tables disagree in a way a delta cannot fix, so the
+//     full table is sent once, on the same session.
+func (h *Host) preFilter(ctx context.Context, c preFilterCall) (*callResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	res, hostVersion, err := h.sendPreFilter(ctx, s, c, false)
+	switch status.Code(err) {
+	case codes.FailedPrecondition:
+		if h.table.Recover(hostVersion) {
+			deltasRecovered.Inc()
+			klog.FromContext(ctx).V(2).Info("schedplug-host had applied the delta of a failed call; continuing from its table version", "profile", c.profile, "version", *hostVersion)
+			if res, _, err = h.sendPreFilter(ctx, s, c, false); status.Code(err) != codes.FailedPrecondition {
+				return res, err
+			}
+		}
+		klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", c.profile, "err", status.Convert(err).Message())
+		if s, err = h.renew(ctx, s); err != nil {
+			return nil, err
+		}
+		res, _, err = h.sendPreFilter(ctx, s, c, true)
+	case codes.InvalidArgument:
+		if hostVersion == nil {
+			// Not about the table (e.g. an unknown profile): a resync
+			// cannot help.
+			return nil, err
+		}
+		klog.FromContext(ctx).Info("schedplug-host refused the node-table delta; sending the full table", "profile", c.profile, "err", status.Convert(err).Message())
+		session.CountResync()
+		h.table.SendFull()
+		res, _, err = h.sendPreFilter(ctx, s, c, true)
+	}
+	return res, err
+}
+
+// sendPreFilter makes one PreFilter call and returns the table version the
+// host reported, if it did. Callers hold h.mu.
+func (h *Host) sendPreFilter(ctx context.Context, s *session.Session, c preFilterCall, full bool) (*callResult, *uint64, error) {
+	plan := h.table.Plan(c.nodes, full, c.podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return wire.Node(ni, slot, s.Data) })
+	timeout := c.timeout
+	if plan.Msg.GetFull() {
+		timeout = max(timeout, h.client.Config().ResyncTimeout)
+	}
+	req := &pb.PreFilterRequest{SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg}
+	var window slotSet
+	if c.window != nil {
+		req.Evaluate, window = c.window(plan, h.table.Table)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, hostVersion, err := h.client.PreFilter(cctx, s, req)
+	if err != nil {
+		h.table.Failed(plan, status.Code(err), hostVersion)
+		return nil, hostVersion, err
+	}
+	h.table.Accepted(plan, resp.GetTableVersion())
+	if window != nil && resp.GetWindowed() {
+		filterWindows.Inc()
+	} else {
+		window = nil // a host that predates windows evaluated every node
+	}
+	return newCallResult(s, resp, plan, window), nil, nil
+}
+
+// preScore asks for every native Score plugin's normalized scores on the
+// feasible nodes. allNodes is the cycle's snapshot, sent again when the
+// host lost the table.
+func (h *Host) preScore(ctx context.Context, c preFilterCall, feasible []string, applies appliesInfo) (*pb.PreScoreResponse, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.sendPreScore(ctx, s, c, feasible, applies)
+	if status.Code(err) != codes.FailedPrecondition {
+		return resp, err
+	}
+	klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", c.profile, "err", status.Convert(err).Message())
+	if s, err = h.renew(ctx, s); err != nil {
+		return nil, err
+	}
+	c.window = nil
+	if _, _, err := h.sendPreFilter(ctx, s, c, true); err != nil {
+		return nil, err
+	}
+	return h.sendPreScore(ctx, s, c, feasible, applies)
+}
+
+func (h *Host) sendPreScore(ctx context.Context, s *session.Session, c preFilterCall, feasible []string, applies appliesInfo) (*pb.PreScoreResponse, error) {
+	slots := make([]uint32, len(feasible))
+	for i, name := range feasible {
+		slot, ok := h.table.Table.SlotOf(name)
+		if !ok {
+			return nil, status.Errorf(codes.Internal, "node %q is not in the node table sent to schedplug-host", name)
+		}
+		slots[i] = slot
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return h.client.PreScore(cctx, s, &pb.PreScoreRequest{
+		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, TableVersion: h.table.Table.Version(),
+		Nodes: slots, AppliesKnown: applies.known, NotApplying: applies.notApplying,
+	})
+}
+
+// filterNodes runs every native Filter on the given slots (as [first, end)
+// pairs) for the cycle's pod, on the table the cycle's PreFilter answered
+// for.
+func (h *Host) filterNodes(ctx context.Context, s *session.Session, c preFilterCall, tableVersion uint64, ranges []uint32, applies appliesInfo) (*pb.PreFilterResponse, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s != h.client.Current() {
+		return nil, status.Error(codes.FailedPrecondition, "the session of the cycle's PreFilter has ended; the nodes outside its window were not evaluated")
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return h.client.FilterNodes(cctx, s, &pb.FilterNodesRequest{
+		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, TableVersion: tableVersion,
+		Evaluate: ranges, AppliesKnown: applies.known, NotApplying: applies.notApplying,
+	})
+}
+
+// filterOne evaluates `plugins`, in order, on one node whose state is sent
+// explicitly; the node table is not involved. The call may take `timeout`,
+// the sum of the plugins' own: the host stops each at its own deadline.
+func (h *Host) filterOne(ctx context.Context, profile string, plugins []string, pod *pb.Pod, ni fwk.NodeInfo, applies appliesInfo, timeout time.Duration) (*pb.FilterResponse, error) {
+	s := h.client.Current()
+	if s == nil {
+		return nil, session.ErrNoSession
+	}
+	req := &pb.FilterRequest{SchedulerName: profile, Pod: pod, Node: wire.Node(ni, 0, s.Data), Plugins: plugins,
+		AppliesKnown: applies.known, NotApplying: applies.notApplying}
+	call := func(s *session.Session) (*pb.FilterResponse, error) {
+		if s == nil {
+			return nil, session.ErrNoSession
+		}
+		req.SessionId = s.ID
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return h.client.Filter(cctx, s, req)
+	}
+	resp, err := call(s)
+	if status.Code(err) != codes.FailedPrecondition {
+		return resp, err
+	}
+	ns, err := h.client.Renew(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return call(ns)
+}
+
+// appliesInfo is the cycle's applies() answers, sent back to the host.
+type appliesInfo struct {
+	known       bool
+	notApplying []string
+}

@@ -1,0 +1,63 @@
+package cycle
+
+import (
+	"sync"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+// The verdict sources' counters on kube-scheduler's /metrics, one per
+// source and outcome.
+var (
+	verdictReuseCycles = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "verdict_reuse_cycles_total",
+		Help:           "Cycles whose PreFilter made no call because the pod has the signature of the pods before it (identical apart from name, uid and the labels and annotations no native plugin reads), every native plugin of the profile promised what reusing their verdicts needs, and the host that computed them still holds the session with the same plugin builds.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	verdictReuseMisses = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "verdict_reuse_misses_total",
+		Help:           "Reusing cycles whose Filter reached a node with no kept verdict (its node object changed, or it was never evaluated for this pod signature) and so made the cycle's PreFilter call after all.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	filterWindows = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_windows_total",
+		Help:           "PreFilter calls that asked schedplug-host about the window of nodes kube-scheduler's Filter was expected to visit instead of every node.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	filterWindowMisses = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_window_misses_total",
+		Help:           "Cycles whose Filter went beyond PreFilter's window (an unschedulable pod visits every node), answered by one FilterNodes call for the other nodes.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	filterVerdictsReused = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_verdicts_reused_total",
+		Help:           "Filter calls on a copy of a snapshot node whose pods alone changed (preemption dry runs, nominated pods) answered from the node's PreFilter verdict without a call to the host, because the plugin promised its filter ignores the node's pods (SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS).",
+		StabilityLevel: metrics.ALPHA,
+	})
+	filterFallbacks = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_fallbacks_total",
+		Help:           "Filter calls that could not use the PreFilter verdicts (the NodeInfo was not the snapshot's, e.g. in preemption dry runs) and were answered by a single-node Filter call for every native plugin of the profile, or by such a call's answer kept in the cycle.",
+		StabilityLevel: metrics.ALPHA,
+	})
+	deltasRecovered = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "deltas_recovered_total",
+		Help:           "Node-table deltas whose answer was lost but which the host reported as applied, so the shim continued from them instead of resending the full table.",
+		StabilityLevel: metrics.ALPHA,
+	})
+)
+
+var registerOnce sync.Once
+
+func registerMetrics() {
+	registerOnce.Do(func() {
+		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterVerdictsReused, filterFallbacks, deltasRecovered)
+	})
+}

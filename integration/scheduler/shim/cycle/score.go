@@ -1,0 +1,71 @@
+package cycle
+
+import (
+	"context"
+
+	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+)
+
+// Scores is the cycle's PreScore answer: every native Score plugin's
+// scores of the feasible nodes, normalized into [0, 100].
+type Scores struct {
+	// Err: the host did not answer; each plugin applies its failurePolicy.
+	Err error
+	// position: node name -> index into each plugin's scores.
+	position map[string]int
+	plugins  map[string]*pb.PluginScores
+}
+
+// Of is plugin's scores (nil when the host sent none for it).
+func (s *Scores) Of(plugin string) *pb.PluginScores { return s.plugins[plugin] }
+
+// Position is the node's index in each plugin's scores.
+func (s *Scores) Position(node string) (int, bool) {
+	i, ok := s.position[node]
+	return i, ok
+}
+
+// Scores makes the cycle's PreScore call, once per cycle, for the nodes
+// `feasible` (the framework's parallel NormalizeScore workers wait for the
+// first). Without the cycle's PreFilter call made, it makes that first,
+// for the host's table must be current. onCall, when set, is told when
+// this caller makes the call.
+func (c *Cycle) Scores(ctx context.Context, feasible []string, onCall func()) *Scores {
+	s, err, _ := c.scores.do(ctx, func(ctx context.Context) (*Scores, error) {
+		if onCall != nil {
+			onCall()
+		}
+		r, err := c.Called(ctx)
+		if err != nil {
+			return &Scores{Err: err}, nil
+		}
+		resp, err := c.t.host.preScore(ctx, c.callArgs(nil), feasible, r.applies())
+		return newScores(feasible, resp, err), nil
+	})
+	if s == nil {
+		return &Scores{Err: err}
+	}
+	return s
+}
+
+func newScores(feasible []string, resp *pb.PreScoreResponse, err error) *Scores {
+	s := &Scores{Err: err}
+	if err != nil {
+		return s
+	}
+	s.position = make(map[string]int, len(feasible))
+	for i, name := range feasible {
+		s.position[name] = i
+	}
+	s.plugins = make(map[string]*pb.PluginScores, len(resp.GetPlugins()))
+	for _, p := range resp.GetPlugins() {
+		s.plugins[p.GetPlugin()] = p
+	}
+	return s
+}
+
+// ScoresMade is the cycle's PreScore answer if the call was made.
+func (c *Cycle) ScoresMade() (*Scores, bool) {
+	s, _, over := c.scores.result()
+	return s, over && s != nil
+}

@@ -1,0 +1,69 @@
+package cycle
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// slotSet is a set of node-table slots.
+type slotSet []uint64
+
+func newSlotSet(slots int) slotSet { return make(slotSet, (slots+63)/64) }
+
+func (s slotSet) add(slot uint32) { s[slot>>6] |= 1 << (slot & 63) }
+
+func (s slotSet) has(slot uint32) bool {
+	w := int(slot >> 6)
+	return w < len(s) && s[w]&(1<<(slot&63)) != 0
+}
+
+// complementRanges returns the slots in [0, slots) not in s as [first, end)
+// pairs (PreFilterRequest.evaluate's form).
+func (s slotSet) complementRanges(slots int) []uint32 {
+	var ranges []uint32
+	open := -1
+	for slot := 0; slot < slots; slot++ {
+		in := s.has(uint32(slot))
+		switch {
+		case !in && open < 0:
+			open = slot
+		case in && open >= 0:
+			ranges = append(ranges, uint32(open), uint32(slot))
+			open = -1
+		}
+	}
+	if open >= 0 {
+		ranges = append(ranges, uint32(open), uint32(slots))
+	}
+	return ranges
+}
+
+// visitSet records the slots a cycle's Filter was asked about. The
+// framework's parallel Filter workers add to it concurrently.
+type visitSet []atomic.Uint64
+
+func newVisitSet(slots int) visitSet { return make(visitSet, (slots+63)/64) }
+
+func (v visitSet) add(slot uint32) {
+	w := int(slot >> 6)
+	if w >= len(v) {
+		return
+	}
+	bit := uint64(1) << (slot & 63)
+	if v[w].Load()&bit == 0 {
+		v[w].Or(bit)
+	}
+}
+
+func (v visitSet) has(slot uint32) bool {
+	w := int(slot >> 6)
+	return w < len(v) && v[w].Load()&(1<<(slot&63)) != 0
+}
+
+func (v visitSet) count() int {
+	n := 0
+	for i := range v {
+		n += bits.OnesCount64(v[i].Load())
+	}
+	return n
+}

@@ -1,0 +1,209 @@
+package cycle
+
+import (
+	"sync/atomic"
+
+	fwk "k8s.io/kube-scheduler/framework"
+
+	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/nodetable"
+	"schedplug.dev/integration/scheduler/shim/session"
+)
+
+// callResult is what the cycle's PreFilter call answered, with what the
+// shim needs to read it: the node state the host evaluated per slot, the
+// slot of each snapshot NodeInfo, the window. Preemption's CycleState
+// clones share it: its verdicts only grow (FilterNodes merged in) and are
+// swapped in whole.
+type callResult struct {
+	sess *session.Session
+	resp *pb.PreFilterResponse
+	// states: the node state the host evaluated for each slot; slotOfInfo
+	// the slot of each snapshot NodeInfo sent; order[i] the slot of the
+	// i-th snapshot node (nodetable.Plan).
+	states     *nodetable.SlotStates
+	slotOfInfo map[fwk.NodeInfo]uint32
+	order      []uint32
+	verdicts   atomic.Pointer[verdictTable]
+	// rest is the cycle's FilterNodes call for the nodes outside the
+	// window (window.go).
+	rest shared[*pb.PreFilterResponse]
+}
+
+func newCallResult(s *session.Session, resp *pb.PreFilterResponse, plan *nodetable.Plan, window slotSet) *callResult {
+	r := &callResult{sess: s, resp: resp, states: plan.States, slotOfInfo: plan.SlotOfInfo, order: plan.Order}
+	vt := &verdictTable{
+		rejection:  make([]int32, plan.States.Size()),
+		rejectedBy: resp.GetRejectedBy(),
+		codes:      resp.GetCodes(),
+		reason:     resp.GetReason(),
+		reasons:    resp.GetReasons(),
+		unfinished: r.unfinishedOf(resp),
+		window:     window,
+	}
+	for i := range vt.rejection {
+		vt.rejection[i] = -1
+	}
+	for i, slot := range resp.GetRejectedNodes() {
+		if int(slot) < len(vt.rejection) {
+			vt.rejection[slot] = int32(i)
+		}
+	}
+	r.verdicts.Store(vt)
+	return r
+}
+
+// index is the position of a native Filter plugin in the verdicts. A
+// profile has a few of them: comparing names beats hashing one, which every
+// Filter call of every node does.
+func (r *callResult) index(plugin string) (int, bool) {
+	for i, name := range r.resp.GetPlugins() {
+		if name == plugin {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// skipped says whether applies() said no for the plugin at index i.
+func (r *callResult) skipped(i int) bool {
+	sk := r.resp.GetSkipped()
+	return i < len(sk) && sk[i]
+}
+
+// applies is what the shim sends back to the host with PreScore and
+// single-node Filter calls so that applies() is asked once per cycle.
+func (r *callResult) applies() appliesInfo {
+	if !r.resp.GetAppliesReported() {
+		return appliesInfo{}
+	}
+	return appliesInfo{known: true, notApplying: r.resp.GetNotApplying()}
+}
+
+// unfinishedOf maps the answer's unfinished plugins to their index.
+func (r *callResult) unfinishedOf(resp *pb.PreFilterResponse) map[int]string {
+	var out map[int]string
+	for _, u := range resp.GetUnfinished() {
+		if i, ok := r.index(u.GetPlugin()); ok {
+			if out == nil {
+				out = map[int]string{}
+			}
+			out[i] = u.GetReason()
+		}
+	}
+	return out
+}
+
+// verdictTable is the host's rejections, indexed by slot.
+type verdictTable struct {
+	// rejection[slot]: index into the arrays below, -1 if the node passed
+	// every native Filter (or was not evaluated, see window).
+	rejection []int32
+	// Parallel arrays, as in PreFilterResponse; reason indexes reasons.
+	rejectedBy []uint32
+	codes      []pb.Code
+	reason     []uint32
+	reasons    []string
+	// unfinished: plugin index -> the host's sentence saying why that
+	// plugin has no verdict for the window's nodes it did not reject;
+	// unfinishedRest the same for the nodes outside the window.
+	unfinished     map[int]string
+	unfinishedRest map[int]string
+	// window: the slots PreFilter evaluated; nil when it evaluated every
+	// node. rest: FilterNodes evaluated the others.
+	window slotSet
+	rest   bool
+}
+
+// verdict is one plugin's verdict on one node.
+type verdict struct {
+	code   pb.Code
+	reason string
+	// unfinished: the plugin has no verdict for this node; reason says why
+	// and the plugin's failurePolicy decides.
+	unfinished bool
+}
+
+// lookup returns the plugin's verdict on the node in `slot` if the host
+// evaluated exactly this state of it (nodetable.State); ok=false means the
+// host must be asked about this NodeInfo explicitly. outside: the state is
+// the one sent, but the node is outside the window PreFilter evaluated and
+// FilterNodes has not been asked yet. own: an earlier plugin's rejection
+// says nothing of this one (ok=false), as for a changed copy of the node
+// on which the earlier plugin may pass.
+func (r *callResult) lookup(pluginIdx int, slot uint32, st nodetable.State, own bool) (v verdict, ok, outside bool) {
+	vt := r.verdicts.Load()
+	if int(slot) >= len(vt.rejection) {
+		return verdict{}, false, false
+	}
+	if held, ok := r.states.At(slot); !ok || held != st {
+		return verdict{}, false, false
+	}
+	unfinished := vt.unfinished
+	if vt.window != nil && !vt.window.has(slot) {
+		if !vt.rest {
+			return verdict{}, false, true
+		}
+		unfinished = vt.unfinishedRest
+	}
+	v, ok = vt.at(pluginIdx, slot, unfinished, own)
+	return v, ok, false
+}
+
+// at reads the table's verdict for the plugin on a node it evaluated.
+func (vt *verdictTable) at(pluginIdx int, slot uint32, unfinished map[int]string, own bool) (verdict, bool) {
+	i := vt.rejection[slot]
+	notRejectedHere := func() verdict {
+		if why, ok := unfinished[pluginIdx]; ok {
+			return verdict{unfinished: true, reason: why}
+		}
+		return verdict{code: pb.Code_CODE_SUCCESS}
+	}
+	if i < 0 || int(i) >= len(vt.rejectedBy) {
+		return notRejectedHere(), true
+	}
+	switch by := int(vt.rejectedBy[i]); {
+	case by < pluginIdx:
+		// Rejected by an earlier native plugin of the profile: the
+		// framework stops at the first rejection in profile order, as the
+		// host did, so this plugin's answer does not matter.
+		return verdict{code: pb.Code_CODE_SUCCESS}, !own
+	case by > pluginIdx:
+		// A later plugin rejected it, so this one passed it, unless this
+		// one did not finish (the host still runs later plugins then).
+		return notRejectedHere(), true
+	}
+	v := verdict{code: pb.Code_CODE_UNSCHEDULABLE}
+	if int(i) < len(vt.codes) {
+		v.code = vt.codes[i]
+	}
+	if int(i) < len(vt.reason) {
+		if r := vt.reason[i]; int(r) < len(vt.reasons) {
+			v.reason = vt.reasons[r]
+		}
+	}
+	return v, true
+}
+
+// withRest is the table with a FilterNodes answer for the nodes outside
+// the window merged in.
+func (vt *verdictTable) withRest(r *callResult, resp *pb.PreFilterResponse) *verdictTable {
+	out := *vt
+	out.rest = true
+	out.unfinishedRest = r.unfinishedOf(resp)
+	out.rejection = append([]int32(nil), vt.rejection...)
+	base := len(vt.rejectedBy)
+	out.rejectedBy = append(append([]uint32(nil), vt.rejectedBy...), resp.GetRejectedBy()...)
+	out.codes = append(append([]pb.Code(nil), vt.codes...), resp.GetCodes()...)
+	out.reasons = append(append([]string(nil), vt.reasons...), resp.GetReasons()...)
+	out.reason = append([]uint32(nil), vt.reason...)
+	for _, rr := range resp.GetReason() {
+		out.reason = append(out.reason, rr+uint32(len(vt.reasons)))
+	}
+	for i, slot := range resp.GetRejectedNodes() {
+		if int(slot) < len(out.rejection) && !vt.window.has(slot) {
+			out.rejection[slot] = int32(base + i)
+		}
+	}
+	return &out
+}
