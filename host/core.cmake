@@ -1,6 +1,6 @@
 # schedplug_host_core: everything of the host that needs no network —
 # pod/node records, config parsing and profile resolution, the plugin loader,
-# the name checks and the plugin runtime. Linked by schedplug-host, the
+# the name checks, the created plugins (plugin/). Linked by schedplug-host, the
 # schedplug CLI and plugin tests.
 
 find_package(Boost 1.74 REQUIRED)
@@ -14,9 +14,10 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/model/records.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_file_check.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/runtime/plugin_instance.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/runtime/args_services.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/runtime/hook_watchdog.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plugin/plugin_instance.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plugin/args_services.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plugin/hook_watchdog.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plugin/created_plugins.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check/suggest.cpp

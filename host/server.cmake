@@ -1,9 +1,9 @@
-# schedplug-host: node table, filter/score chain, gRPC service, metrics,
-# background refresh (see host/README.md). Built on schedplug_host_core and
-# the generated schedplug_proto; skipped (configure still succeeds) until
+# schedplug-host: the gRPC service, sessions, metrics, security, background
+# refresh and the app (see host/README.md). Built on schedplug_host_engine
+# and the generated schedplug_proto; skipped (configure still succeeds) until
 # both exist.
-if(NOT TARGET schedplug_host_core OR NOT TARGET schedplug_proto)
-  message(STATUS "schedplug-host: skipped (needs schedplug_host_core and schedplug_proto)")
+if(NOT TARGET schedplug_host_engine OR NOT TARGET schedplug_proto)
+  message(STATUS "schedplug-host: skipped (needs schedplug_host_engine and schedplug_proto)")
   return()
 endif()
 
@@ -15,22 +15,15 @@ find_package(Threads REQUIRED)
 
 # Everything but main(), so tests and benchmarks run the real server.
 add_library(schedplug_host_server STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/table/compact_node.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/table/string_pool.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/table/node_table.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/chain/thread_pool.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/chain/chain_types.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/chain/filter_chain.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/chain/score_chain.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/chain/pod_cycle.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics/host_metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refresh/refresh_scheduler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/convert.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/profile_runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/sessions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/config_skew.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/handshake_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/node_window.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/host_identity.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/session_watch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/host_service.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/fast_path_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/listen_address.cpp
@@ -40,7 +33,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/app/host_app.cpp
 )
 target_link_libraries(schedplug_host_server
-  PUBLIC schedplug_host_core schedplug_proto prometheus-cpp::core
+  PUBLIC schedplug_host_engine schedplug_proto prometheus-cpp::core
          prometheus-cpp::pull spdlog::spdlog fmt::fmt Threads::Threads
 )
 schedplug_warnings(schedplug_host_server)
@@ -50,6 +43,15 @@ add_executable(schedplug-host ${CMAKE_CURRENT_LIST_DIR}/app/main.cpp)
 target_link_libraries(schedplug-host PRIVATE schedplug_host_server CLI11::CLI11)
 schedplug_warnings(schedplug-host)
 install(TARGETS schedplug-host RUNTIME DESTINATION bin COMPONENT runtime)
+
+if(SCHEDPLUG_BUILD_TESTS)
+  # host/README.md's flag table is what --help says.
+  add_test(NAME host_flags_match_readme
+    COMMAND ${CMAKE_COMMAND} -DHOST=$<TARGET_FILE:schedplug-host>
+            -DREADME=${CMAKE_CURRENT_LIST_DIR}/README.md
+            -P ${PROJECT_SOURCE_DIR}/cmake/host_flags_test.cmake)
+  set_tests_properties(host_flags_match_readme PROPERTIES LABELS docs)
+endif()
 
 if(SCHEDPLUG_BUILD_TESTS AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/tests/server/CMakeLists.txt)
   add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/tests/server

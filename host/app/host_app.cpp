@@ -180,7 +180,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
 
   app->libraries_ = loaded.plugins;
   try {
-    app->runtime_ = PluginRuntime::create(profiles);
+    app->plugins_ = CreatedPlugins::create(profiles);
   } catch (const CreateError& e) {
     fail(diagnostics, e.what());
   }
@@ -190,7 +190,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
         lib->name(), lib->version(), lib->file().string(), lib->has_filter(),
         lib->has_score(), lib->has_refresh());
   }
-  for (const ProfileRuntime& p : app->runtime_->profiles()) {
+  for (const ProfilePlugins& p : app->plugins_->profiles()) {
     spdlog::info("profile \"{}\": {} native filters, {} native scorers",
                  p.scheduler_name, p.filters.size(), p.scorers.size());
   }
@@ -212,7 +212,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   app->pool_ = std::make_unique<ThreadPool>(
       options.workers > 0 ? options.workers : ThreadPool::default_workers());
   std::vector<RefreshTarget> targets;
-  for (const ProfileRuntime& p : app->runtime_->profiles()) {
+  for (const ProfilePlugins& p : app->plugins_->profiles()) {
     for (PluginInstance* instance : p.plugins) {
       targets.push_back({instance, p.scheduler_name});
     }
@@ -221,7 +221,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       std::make_unique<RefreshScheduler>(targets, app->metrics_.get());
 
   ServiceContext context;
-  context.runtime = app->runtime_.get();
+  context.created = app->plugins_.get();
   context.libraries = app->libraries_;
   context.config_file = options.config;
   context.resolved = profiles;
@@ -294,7 +294,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
           kFastPathMaxConnections);
       FastPathServer* fast = app->fast_server_.get();
       app->fast_listener_->start([fast](int fd) { fast->serve(fd); });
-      spdlog::info("fast path for PreFilter and PreScore on {}",
+      spdlog::info("fast path for PreFilter, FilterNodes and PreScore on {}",
                    app->fast_socket_path_.string());
     }
   } else if (selected_port > 0) {
@@ -345,6 +345,9 @@ void HostApp::shutdown(std::chrono::milliseconds drain) {
     if (unix_listener_) unix_listener_->stop();
     if (fast_listener_) fast_listener_->stop();
     if (fast_server_) fast_server_->stop();
+    // The shims' watches end now (UNAVAILABLE): they stop trusting what
+    // they kept before the drain, and Shutdown does not wait for them.
+    service_->stop_watches();
     server_->Shutdown(std::chrono::system_clock::now() + drain);
   }
   if (refresh_) {
@@ -353,7 +356,7 @@ void HostApp::shutdown(std::chrono::milliseconds drain) {
       // Their threads still run plugin code: the instances must outlive
       // the process, so leak them rather than destroy them under the thread.
       (void)refresh_.release();
-      (void)runtime_.release();
+      (void)plugins_.release();
       for (auto& lib : libraries_) new std::shared_ptr<PluginLibrary>(lib);
     }
   }
@@ -375,7 +378,7 @@ HostApp::~HostApp() {
   service_.reset();
   refresh_.reset();
   pool_.reset();
-  runtime_.reset();
+  plugins_.reset();
   if (!socket_path_.empty()) {
     std::error_code ec;
     std::filesystem::remove(socket_path_, ec);

@@ -1,5 +1,5 @@
 // schedplug-host put together: configuration, plugins, name checks, the
-// plugin runtime, background refresh, metrics and the gRPC server. main()
+// plugin set, background refresh, metrics and the gRPC server. main()
 // only adds flags and signals, so tests run the very same thing in-process.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "host/check/name_check.hpp"
-#include "host/runtime/hook_watchdog.hpp"
+#include "host/plugin/hook_watchdog.hpp"
 #include "host/security/security_options.hpp"
 #include "host/service/host_service.hpp"
 
@@ -106,7 +106,7 @@ class HostApp {
   std::unique_ptr<HostMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::vector<std::shared_ptr<PluginLibrary>> libraries_;
-  std::unique_ptr<PluginRuntime> runtime_;
+  std::unique_ptr<CreatedPlugins> plugins_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<RefreshScheduler> refresh_;
   std::unique_ptr<HostService> service_;

@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
   int verbosity = 0;
   int drain_seconds = 10;
   size_t max_sessions = options.service.max_sessions;
+  double heartbeat_seconds =
+      std::chrono::duration<double>(options.service.heartbeat).count();
   size_t max_sessions_per_peer = options.service.max_sessions_per_peer;
   uint64_t max_session_memory = options.service.max_session_memory;
   uint64_t max_total_session_memory = options.service.max_total_session_memory;
@@ -120,9 +122,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   cli.add_option(
          "--fast-path", options.fast_path,
-         "With a unix --listen, also serve PreFilter and PreScore on the "
-         "socket's path + \".fast\" as plain frames, which the shim uses "
-         "instead of gRPC for them (false: gRPC only)")
+         "With a unix --listen, also serve PreFilter, FilterNodes and "
+         "PreScore on the socket's path + \".fast\" as plain frames, which "
+         "the shim uses instead of gRPC for them (false: gRPC only)")
       ->capture_default_str();
   cli.add_option("--workers", options.workers,
                  "Filter/score worker threads besides the request thread (0: "
@@ -170,6 +172,13 @@ int main(int argc, char** argv) {
                  "(0: never)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cli.add_option(
+         "--session-heartbeat", heartbeat_seconds,
+         "Seconds between the heartbeats of a session's WatchSession stream; "
+         "a shim that hears nothing for three of them stops using the "
+         "verdicts it kept and handshakes again")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 60.0));
   cli.add_option("--drain-seconds", drain_seconds,
                  "On SIGTERM, how long in-flight calls may take to finish")
       ->capture_default_str();
@@ -196,6 +205,8 @@ int main(int argc, char** argv) {
                  "only plugin files listed there with that digest");
   CLI11_PARSE(cli, argc, argv);
   options.service.max_sessions = max_sessions;
+  options.service.heartbeat =
+      std::chrono::milliseconds(static_cast<int64_t>(heartbeat_seconds * 1000));
   options.service.max_sessions_per_peer = max_sessions_per_peer;
   options.service.max_session_memory = max_session_memory;
   options.service.max_total_session_memory = max_total_session_memory;

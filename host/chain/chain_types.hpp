@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "host/chain/deadline.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 

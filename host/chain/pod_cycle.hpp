@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "host/model/records.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 

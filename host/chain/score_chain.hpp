@@ -11,7 +11,7 @@
 #include "host/chain/chain_types.hpp"
 #include "host/chain/deadline.hpp"
 #include "host/chain/thread_pool.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 

@@ -1,6 +1,6 @@
 #include "host/check/create_check.hpp"
 
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 

@@ -34,24 +34,26 @@ bool on_read_only_mount(const std::filesystem::path& p) {
   return ::statvfs(p.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
 }
 
-// "" or what is wrong with one file or directory and what to change.
-std::string check_object(const std::filesystem::path& p, const char* kind) {
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0) {
-    return fmt::format("cannot read the owner and mode of {} {}", kind,
-                       p.string());
-  }
+// "" or what is wrong with one file or directory (`st` its stat) and what
+// to change. A sticky directory (such as /tmp) that others may write is
+// fine when root or the host owns it: others cannot rename or remove what
+// they do not own in it.
+std::string check_object(const std::filesystem::path& p, const char* kind,
+                         const struct stat& st) {
   const uid_t self = ::geteuid();
   const mode_t mode = st.st_mode & 07777;
+  const bool trusted_owner = st.st_uid == 0 || st.st_uid == self;
+  const bool sticky_dir = S_ISDIR(st.st_mode) && (mode & S_ISVTX) != 0;
   std::vector<std::string> wrong;
   std::vector<std::string> fixes;
-  if (st.st_uid != 0 && st.st_uid != self) {
+  if (!trusted_owner) {
     wrong.push_back(
         fmt::format("it must belong to root or to the host's own user ({})",
                     user_name(self)));
     fixes.push_back("chown root " + p.string());
   }
-  if ((mode & (S_IWGRP | S_IWOTH)) != 0 && !on_read_only_mount(p)) {
+  if ((mode & (S_IWGRP | S_IWOTH)) != 0 && !(sticky_dir && trusted_owner) &&
+      !on_read_only_mount(p)) {
     wrong.push_back(
         "group or others may write it, so someone else could replace the "
         "code the host runs");
@@ -70,7 +72,21 @@ std::string check_object(const std::filesystem::path& p, const char* kind) {
   return out + "`";
 }
 
-std::string permission_problems(const std::filesystem::path& file) {
+std::string check_path(const std::filesystem::path& p, const char* kind) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) {
+    return fmt::format("cannot read the owner and mode of {} {}", kind,
+                       p.string());
+  }
+  return check_object(p, kind, st);
+}
+
+// The file (`fd`, the one opened and later loaded) and every directory
+// that leads to it, up to `/`: the one that lists it (--plugins) and its
+// parents, and those on the way to the real file (a ConfigMap volume's
+// ..2026_..._... directory behind the ..data symlink). Whoever may write
+// any of them could have put another file there.
+std::string permission_problems(const std::filesystem::path& file, int fd) {
   std::error_code ec;
   const auto dir =
       file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
@@ -79,22 +95,29 @@ std::string permission_problems(const std::filesystem::path& file) {
   const auto real_plugin_dir = std::filesystem::canonical(dir, ec);
   if (ec) return "cannot resolve the directory " + dir.string();
 
-  // The file itself, the directory that lists it, and every directory
-  // between that one and the real file (a ConfigMap volume's
-  // ..2026_..._... directory behind the ..data symlink).
-  std::vector<std::pair<std::filesystem::path, const char*>> objects = {
-      {real, "the plugin file"}, {real_plugin_dir, "the plugin directory"}};
-  const std::string prefix = real_plugin_dir.string() + "/";
-  for (auto d = real.parent_path();
-       d != real_plugin_dir && d.has_relative_path(); d = d.parent_path()) {
-    objects.emplace_back(d, "the directory");
-    if (!d.string().starts_with(prefix)) break;  // outside: its own dir only
-  }
   std::string out;
-  for (const auto& [p, kind] : objects) {
-    std::string problem = check_object(p, kind);
+  auto note = [&](std::string problem) {
     if (!problem.empty()) out += (out.empty() ? "" : "; and ") + problem;
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    note("cannot read the owner and mode of the plugin file " + real.string());
+  } else {
+    note(check_object(real, "the plugin file", st));
   }
+  std::vector<std::filesystem::path> seen;
+  auto walk_up = [&](std::filesystem::path d, const char* first_kind) {
+    const char* kind = first_kind;
+    for (;; d = d.parent_path()) {
+      if (std::find(seen.begin(), seen.end(), d) != seen.end()) return;
+      seen.push_back(d);
+      note(check_path(d, kind));
+      kind = "the directory";
+      if (!d.has_relative_path()) return;  // reached "/"
+    }
+  };
+  walk_up(real_plugin_dir, "the plugin directory");
+  walk_up(real.parent_path(), "the directory");
   return out;
 }
 
@@ -152,14 +175,34 @@ PluginPins read_plugin_pins(const std::filesystem::path& file) {
   return pins;
 }
 
-std::string file_sha256(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
-                                                              &EVP_MD_CTX_free);
+namespace {
+
+using DigestContext = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
+
+DigestContext sha256_context() {
+  DigestContext ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
     throw std::runtime_error("cannot start a SHA-256 digest (OpenSSL)");
   }
+  return ctx;
+}
+
+std::string hex_digest(EVP_MD_CTX* ctx) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(ctx, digest, &size);
+  std::string out;
+  for (unsigned int i = 0; i < size; ++i)
+    out += fmt::format("{:02x}", digest[i]);
+  return out;
+}
+
+}  // namespace
+
+std::string file_sha256(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  DigestContext ctx = sha256_context();
   std::vector<char> buffer(1 << 16);
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
@@ -168,13 +211,27 @@ std::string file_sha256(const std::filesystem::path& file) {
       EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(n));
   }
   if (in.bad()) throw std::runtime_error("error reading " + file.string());
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &size);
-  std::string out;
-  for (unsigned int i = 0; i < size; ++i)
-    out += fmt::format("{:02x}", digest[i]);
-  return out;
+  return hex_digest(ctx.get());
+}
+
+std::string fd_sha256(int fd, const std::filesystem::path& file) {
+  DigestContext ctx = sha256_context();
+  std::vector<char> buffer(1 << 16);
+  off_t offset = 0;
+  for (;;) {
+    const ssize_t n = ::pread(fd, buffer.data(), buffer.size(), offset);
+    if (n < 0) throw std::runtime_error("error reading " + file.string());
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(n));
+    offset += n;
+  }
+  return hex_digest(ctx.get());
+}
+
+std::string bytes_sha256(std::string_view bytes) {
+  DigestContext ctx = sha256_context();
+  EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
+  return hex_digest(ctx.get());
 }
 
 PluginFilePolicy& plugin_file_policy() {
@@ -182,15 +239,16 @@ PluginFilePolicy& plugin_file_policy() {
   return policy;
 }
 
-std::string check_plugin_file(const std::filesystem::path& file) {
+std::string check_plugin_file(const std::filesystem::path& file, int fd,
+                              std::string* sha256) {
   const PluginFilePolicy& policy = plugin_file_policy();
   if (policy.check_permissions) {
-    std::string problem = permission_problems(file);
+    std::string problem = permission_problems(file, fd);
     if (!problem.empty()) return "refused before loading: " + problem;
   }
   std::string actual;  // the file's digest, once computed
   auto digest = [&]() -> const std::string& {
-    if (actual.empty()) actual = file_sha256(file);
+    if (actual.empty()) actual = fd_sha256(fd, file);
     return actual;
   };
   if (policy.pins) {
@@ -242,20 +300,23 @@ std::string check_plugin_file(const std::filesystem::path& file) {
              "or pin the other plugins too";
     }
   }
+  if (sha256 != nullptr) {
+    try {
+      *sha256 = digest();
+    } catch (const std::exception& e) {
+      return std::string("refused before loading: ") + e.what();
+    }
+  }
   return {};
 }
 
 std::string check_plugin_name_pin(const std::filesystem::path& file,
-                                  const std::string& name) {
+                                  const std::string& name,
+                                  const std::string& actual) {
   const PluginFilePolicy& policy = plugin_file_policy();
   const auto it = policy.name_pins.find(name);
   if (it == policy.name_pins.end()) return {};
-  std::string actual;
-  try {
-    actual = file_sha256(file);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
+  (void)file;
   if (actual == it->second) return {};
   return "refused: it holds plugin \"" + name + "\" and its SHA-256 is " +
          actual + ", but args.schedplug.sha256 of \"" + name + "\" in " +

@@ -1,9 +1,13 @@
 // Checks on a plugin file before it is opened with dlopen (which runs the
 // library's constructors, so nothing after it can undo loading code that
 // someone else could have planted):
-//  - the file and its directories belong to root or to this process's
-//    user, and no one else can write them (unless they sit on a read-only
-//    mount, as a Kubernetes ConfigMap volume does);
+//  - the file and every directory above it, up to `/`, belong to root or
+//    to this process's user, and no one else can write them (unless they
+//    sit on a read-only mount, as a Kubernetes ConfigMap volume does, or
+//    are sticky directories such as /tmp);
+//  - the checks read the file through the descriptor the host then loads
+//    (/proc/self/fd/N), so a path swapped after the check loads nothing
+//    else;
 //  - when a pin list is set (--plugin-sha256), the file's SHA-256 is the
 //    one listed for its name;
 //  - when the configuration pins plugins by name (args.schedplug.sha256),
@@ -18,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace schedplug::host {
 
@@ -36,6 +41,8 @@ PluginPins read_plugin_pins(const std::filesystem::path& file);
 
 // Lowercase hex SHA-256 of a file's bytes. Throws std::runtime_error.
 std::string file_sha256(const std::filesystem::path& file);
+// Lowercase hex SHA-256 of `bytes`.
+std::string bytes_sha256(std::string_view bytes);
 
 struct PluginFilePolicy {
   // Ownership and mode checks (on by default).
@@ -55,14 +62,24 @@ struct PluginFilePolicy {
 // The policy load_plugin_file() applies; set once at start-up.
 PluginFilePolicy& plugin_file_policy();
 
-// Applies plugin_file_policy() to `file`. Returns "" when the file may be
-// opened, else the reason as a sentence (without the file name prefix):
-// who owns what with which mode and what to change.
-std::string check_plugin_file(const std::filesystem::path& file);
+// Applies plugin_file_policy() to `file`, opened as `fd` (the descriptor
+// the host then loads from, so that the file checked and hashed is the
+// file loaded, whatever happens to the path meanwhile). Returns "" when it
+// may be loaded, else the reason as a sentence (without the file name
+// prefix): who owns what with which mode and what to change. When
+// `sha256` is set, it receives the file's digest.
+std::string check_plugin_file(const std::filesystem::path& file, int fd,
+                              std::string* sha256 = nullptr);
+
+// Lowercase hex SHA-256 of what `fd` holds (read with pread from offset
+// 0; `file` names it in errors). Throws std::runtime_error.
+std::string fd_sha256(int fd, const std::filesystem::path& file);
 
 // After dlopen, once the plugin's name is known: "" when the name is not
-// pinned in name_pins or `file` has its digest, else the reason.
+// pinned in name_pins or `sha256` (the loaded file's digest) is its pin,
+// else the reason.
 std::string check_plugin_name_pin(const std::filesystem::path& file,
-                                  const std::string& name);
+                                  const std::string& name,
+                                  const std::string& sha256);
 
 }  // namespace schedplug::host

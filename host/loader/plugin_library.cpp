@@ -1,7 +1,11 @@
 #include "host/loader/plugin_library.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <map>
@@ -15,13 +19,36 @@
 namespace schedplug::host {
 namespace {
 
+// A plugin file opened read-only; dlopen loads it as /proc/self/fd/N.
+struct OpenFile {
+  explicit OpenFile(const std::filesystem::path& file)
+      : fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC)),
+        error(fd < 0 ? errno : 0) {}
+  ~OpenFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  std::filesystem::path proc_path() const {
+    return "/proc/self/fd/" + std::to_string(fd);
+  }
+  int fd;
+  int error;
+};
+
 std::string quoted(const std::filesystem::path& p) { return p.string(); }
 
 // Boost.DLL reports dlopen's reason as
 //   "... (dlerror system message: <path>: <text>): <errno text>";
 // we show only dlerror's text, without the path we print anyway.
 std::string dlerror_text(const std::filesystem::path& file,
-                         const std::string& boost_message) {
+                         const std::string& loaded_as,
+                         std::string boost_message) {
+  // dlopen names the descriptor's path; the user knows the file's.
+  for (size_t at = boost_message.find(loaded_as); at != std::string::npos;
+       at = boost_message.find(loaded_as, at + file.string().size())) {
+    boost_message.replace(at, loaded_as.size(), file.string());
+  }
   const std::string marker = "dlerror system message: ";
   auto at = boost_message.find(marker);
   if (at == std::string::npos) return boost_message;
@@ -45,7 +72,10 @@ std::string dlerror_text(const std::filesystem::path& file,
 }  // namespace
 
 struct PluginLibrary::Handle {
-  boost::dll::shared_library library;
+  // Kept open while the library is loaded: its l_name is /proc/self/fd/N,
+  // which symbolizers and dladdr() read.
+  std::unique_ptr<OpenFile> file;
+  boost::dll::shared_library library;  // unloaded before `file` closes
 };
 
 PluginLibrary::~PluginLibrary() = default;
@@ -63,22 +93,32 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
   if (!std::filesystem::is_regular_file(file, ec)) {
     fail(file, "not a regular file; a plugin is a .so file");
   }
+  // Opened once: the checks, the digest and dlopen all read this
+  // descriptor, so the file checked is the file loaded.
+  auto handle = std::make_unique<PluginLibrary::Handle>();
+  handle->file = std::make_unique<OpenFile>(file);
+  const OpenFile& opened = *handle->file;
+  if (opened.fd < 0) {
+    fail(file, std::string("cannot open it (") + std::strerror(opened.error) +
+                   "); make it readable by the host's user");
+  }
   // Ownership, mode and pinned digest: dlopen runs the file's code.
-  if (std::string problem = check_plugin_file(file); !problem.empty()) {
+  std::string sha256;
+  if (std::string problem = check_plugin_file(file, opened.fd, &sha256);
+      !problem.empty()) {
     fail(file, problem);
   }
   if (plugin_file_policy().before_dlopen) {
     plugin_file_policy().before_dlopen(file);
   }
 
-  auto handle = std::make_unique<PluginLibrary::Handle>();
   try {
-    handle->library =
-        boost::dll::shared_library(file, boost::dll::load_mode::rtld_now |
-                                             boost::dll::load_mode::rtld_local);
+    handle->library = boost::dll::shared_library(
+        opened.proc_path(),
+        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     fail(file, "not a shared object the host can load (dlopen says: " +
-                   dlerror_text(file, e.what()) +
+                   dlerror_text(file, opened.proc_path().string(), e.what()) +
                    "); build the plugin as a shared library (add_library(... "
                    "MODULE) or -shared -fPIC) for this platform, with every "
                    "symbol it needs available");
@@ -118,11 +158,12 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
   library->handle_ = std::move(handle);
   library->file_ = file;
   library->name_ = library->descriptor_.name;
-  if (std::string problem = check_plugin_name_pin(file, library->name_);
+  if (std::string problem = check_plugin_name_pin(file, library->name_, sha256);
       !problem.empty()) {
     fail(file, problem);
   }
   library->version_ = library->descriptor_.version;
+  library->sha256_ = std::move(sha256);
   return library;
 }
 

@@ -28,6 +28,9 @@ class PluginLibrary {
   const std::string& name() const { return name_; }
   const std::string& version() const { return version_; }
   uint32_t abi_version() const { return descriptor_.abi_version; }
+  // Lowercase hex SHA-256 of the file as loaded (the host's identity and
+  // the Handshake's PluginInfo.sha256 name the build by it).
+  const std::string& sha256() const { return sha256_; }
 
   // The plugin's descriptor, copied into a zero-filled struct of this
   // host's size: fields the plugin's (older) header lacks read as 0/NULL.
@@ -47,6 +50,7 @@ class PluginLibrary {
   std::filesystem::path file_;
   std::string name_;
   std::string version_;
+  std::string sha256_;
   schedplug_plugin descriptor_{};
 };
 

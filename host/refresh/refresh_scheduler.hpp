@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "host/metrics/host_metrics.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 

@@ -33,7 +33,7 @@ std::string suggestion(
 }  // namespace
 
 HandshakeFindings check_handshake(
-    const v1::HandshakeRequest& request, const PluginRuntime& runtime,
+    const v1::HandshakeRequest& request, const CreatedPlugins& created,
     const std::vector<std::shared_ptr<PluginLibrary>>& libraries,
     const std::filesystem::path& config_file) {
   HandshakeFindings out;
@@ -48,7 +48,7 @@ HandshakeFindings check_handshake(
       out.errors.push_back(where + ": the shim lists this profile twice");
       continue;
     }
-    const ProfileRuntime* host_profile = runtime.profile(name);
+    const ProfilePlugins* host_profile = created.profile(name);
     if (host_profile == nullptr) {
       out.errors.push_back(
           where +
@@ -87,7 +87,7 @@ HandshakeFindings check_handshake(
       }
     }
   }
-  for (const ProfileRuntime& host_profile : runtime.profiles()) {
+  for (const ProfilePlugins& host_profile : created.profiles()) {
     if (!seen_profiles.contains(host_profile.scheduler_name)) {
       out.warnings.push_back(file + ": profile " +
                              quoted(host_profile.scheduler_name) +

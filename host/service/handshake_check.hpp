@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "host/loader/plugin_library.hpp"
-#include "host/service/profile_runtime.hpp"
+#include "host/plugin/created_plugins.hpp"
 #include "schedplug/v1/schedplug.pb.h"
 
 namespace schedplug::host {
@@ -20,7 +20,7 @@ struct HandshakeFindings {
 };
 
 HandshakeFindings check_handshake(
-    const v1::HandshakeRequest& request, const PluginRuntime& runtime,
+    const v1::HandshakeRequest& request, const CreatedPlugins& created,
     const std::vector<std::shared_ptr<PluginLibrary>>& libraries,
     const std::filesystem::path& config_file);
 

@@ -116,7 +116,7 @@ std::span<const schedplug_node* const> evaluated_views(
 
 // The cycle's gates for the shim, which sends them back in case the host
 // loses the cycle: the plugins whose Filter and Score gates are both shut.
-void report_gates(const PodCycle& cycle, const ProfileRuntime& profile,
+void report_gates(const PodCycle& cycle, const ProfilePlugins& profile,
                   v1::PreFilterResponse& response) {
   response.set_applies_reported(true);
   for (const PluginInstance* plugin : profile.plugins) {
@@ -163,10 +163,13 @@ struct HostService::Call {
 HostService::HostService(ServiceContext context, ServiceOptions options)
     : context_(std::move(context)),
       options_(options),
+      identity_(make_host_identity(context_.config_file, context_.libraries)),
+      watches_(identity_, options.heartbeat),
       sessions_({.max_sessions = options.max_sessions,
                  .max_sessions_per_peer = options.max_sessions_per_peer,
                  .idle_timeout = options.session_idle_timeout},
                 [this](Session&, const Session::Released& released) {
+                  watches_.sessions_ended();
                   if (context_.metrics == nullptr) return;
                   context_.metrics->node_table_changed(-released.nodes);
                   context_.metrics->session_memory(sessions_.total_memory());
@@ -276,11 +279,11 @@ grpc::Status HostService::find_session(const std::string& id,
 }
 
 grpc::Status HostService::find_profile(const std::string& scheduler_name,
-                                       const ProfileRuntime*& profile) const {
-  profile = context_.runtime->profile(scheduler_name);
+                                       const ProfilePlugins*& profile) const {
+  profile = context_.created->profile(scheduler_name);
   if (profile != nullptr) return grpc::Status::OK;
   std::string known;
-  for (const ProfileRuntime& p : context_.runtime->profiles()) {
+  for (const ProfilePlugins& p : context_.created->profiles()) {
     known += (known.empty() ? "\"" : ", \"") + p.scheduler_name + "\"";
   }
   return {
@@ -293,7 +296,7 @@ grpc::Status HostService::find_profile(const std::string& scheduler_name,
 template <class Request>
 grpc::Status HostService::find_session_and_profile(
     const Request& request, std::shared_ptr<Session>& session,
-    const ProfileRuntime*& profile) {
+    const ProfilePlugins*& profile) {
   if (auto s = find_session(request.session_id(), session); !s.ok()) return s;
   return find_profile(request.scheduler_name(), profile);
 }
@@ -393,7 +396,7 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
                                static_cast<int>(request->protocol_version()))});
   }
   HandshakeFindings findings = check_handshake(
-      *request, *context_.runtime, context_.libraries, context_.config_file);
+      *request, *context_.created, context_.libraries, context_.config_file);
   if (!findings.errors.empty()) {
     std::string message = fmt::format(
         "handshake refused: the scheduler's plugins do not match the host's "
@@ -432,11 +435,13 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
   response->set_protocol_version(v1::PROTOCOL_VERSION_1);
   response->set_session_id(session->id);
   response->set_fast_path_socket(context_.fast_path_socket);
+  identity_.to_proto(*response->mutable_identity());
   for (const auto& lib : context_.libraries) {
     v1::PluginInfo* info = response->add_plugins();
     info->set_name(lib->name());
     info->set_version(lib->version());
     info->set_file(lib->file().string());
+    info->set_sha256(lib->sha256());
     info->set_has_filter(lib->has_filter());
     info->set_has_score(lib->has_score());
     // One pass over the plugin's instances (create() may set each of these
@@ -451,7 +456,7 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     uint64_t events = 0, data = 0, hints = ~uint64_t{0};
     bool every_event = false, enabled = false;
     std::set<std::string> label_keys, annotation_keys;
-    for (const auto& profile : context_.runtime->profiles()) {
+    for (const auto& profile : context_.created->profiles()) {
       for (const PluginInstance* p : profile.plugins) {
         if (&p->library() != lib.get()) continue;
         const schedplug_settings& settings = p->settings();
@@ -505,7 +510,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
   call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
               request.scheduler_name() + "\")";
   std::shared_ptr<Session> session;
-  const ProfileRuntime* profile = nullptr;
+  const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
     return finish(call, s);
   }
@@ -597,6 +602,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
   context.add_trailer("schedplug-table-version",
                       std::to_string(table.version()));
   response.set_table_version(table.version());
+  identity_.to_proto(*response.mutable_identity());
 
   // A new pod cycle: the previous one (a pod that never reached PreScore)
   // ends first, then every native plugin of the profile begins this pod
@@ -635,7 +641,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
 }
 
 void HostService::fill_filter_response(Call& call,
-                                       const ProfileRuntime& profile,
+                                       const ProfilePlugins& profile,
                                        FilterOutcome& outcome,
                                        v1::PreFilterResponse& response) {
   for (size_t i = 0; i < profile.filters.size(); ++i) {
@@ -683,7 +689,7 @@ grpc::Status HostService::filter_nodes(CallContext& context,
   call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
               request.scheduler_name() + "\")";
   std::shared_ptr<Session> session;
-  const ProfileRuntime* profile = nullptr;
+  const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
     return finish(call, s);
   }
@@ -713,6 +719,7 @@ grpc::Status HostService::filter_nodes(CallContext& context,
     return finish(call, s);
   }
   response.set_table_version(table.version());
+  identity_.to_proto(*response.mutable_identity());
   // The cycle PreFilter began, when the host still holds it: its per-pod
   // states, and it stays the session's (PreScore follows). Without it,
   // each plugin begins and ends the pod within this run, as for Filter,
@@ -753,7 +760,7 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
               clipped(request->node().name()) + "\" (profile \"" +
               request->scheduler_name() + "\")";
   std::shared_ptr<Session> session;
-  const ProfileRuntime* profile = nullptr;
+  const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
     return finish(call, s);
   }
@@ -825,6 +832,7 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
     }
     note_unfinished(call, reasons, names, result.runs);
   }
+  identity_.to_proto(*response->mutable_identity());
   response->set_code(static_cast<v1::Code>(result.verdict.code));
   if (result.plugin != nullptr) response->set_plugin(result.plugin->name());
   response->set_reason(result.verdict.reason);
@@ -849,7 +857,7 @@ grpc::Status HostService::pre_score(CallContext& context,
   call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
               request.scheduler_name() + "\")";
   std::shared_ptr<Session> session;
-  const ProfileRuntime* profile = nullptr;
+  const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
     return finish(call, s);
   }
@@ -896,6 +904,7 @@ grpc::Status HostService::pre_score(CallContext& context,
                                      .applies = applies,
                                      .keep_raw_scores = false,
                                      .cycle = cycle.get()});
+  identity_.to_proto(*response.mutable_identity());
   // PreScore is the cycle's last call: its per-pod states end now.
   if (cycle) session->end_cycle(cycle.get());
   record_runs(outcome.runs, "score");
@@ -925,6 +934,12 @@ grpc::Status HostService::pre_score(CallContext& context,
                                nodes.size(), profile->scorers.size(), failed);
   }
   return finish(call, grpc::Status::OK);
+}
+
+grpc::ServerWriteReactor<v1::SessionEvent>* HostService::WatchSession(
+    grpc::CallbackServerContext*, const v1::WatchSessionRequest* request) {
+  return watches_.open(sessions_.find(request->session_id()),
+                       clipped(request->session_id()));
 }
 
 }  // namespace schedplug::host

@@ -1,5 +1,7 @@
 // The schedplug.v1.Host gRPC service: sessions, the node table, and the
-// filter/score chains behind Handshake, PreFilter, Filter and PreScore.
+// filter/score chains behind Handshake, PreFilter, FilterNodes, Filter and
+// PreScore; WatchSession streams (session_watch.hpp); the host's identity
+// in every answer (host_identity.hpp).
 // docs/protocol.md describes how a scheduling cycle maps onto these calls.
 #pragma once
 
@@ -16,10 +18,12 @@
 #include "host/chain/thread_pool.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
+#include "host/plugin/created_plugins.hpp"
 #include "host/security/peer_identity.hpp"
 #include "host/service/call_context.hpp"
 #include "host/service/convert.hpp"
-#include "host/service/profile_runtime.hpp"
+#include "host/service/host_identity.hpp"
+#include "host/service/session_watch.hpp"
 #include "host/service/sessions.hpp"
 #include "schedplug/v1/schedplug.grpc.pb.h"
 
@@ -50,11 +54,14 @@ struct ServiceOptions {
   // naming the slow plugin arrives before the caller gives up.
   double deadline_margin_fraction = 0.2;
   std::chrono::milliseconds deadline_margin_max{100};
+  // The longest a WatchSession stream stays silent; the shim takes a host
+  // silent for three of these for gone.
+  std::chrono::milliseconds heartbeat{2000};
 };
 
 // Everything the service serves from; built once at start-up.
 struct ServiceContext {
-  const PluginRuntime* runtime = nullptr;
+  const CreatedPlugins* created = nullptr;
   std::vector<std::shared_ptr<PluginLibrary>> libraries;
   std::filesystem::path config_file;
   // The host's reading of config_file: the Handshake's config-skew check
@@ -69,7 +76,10 @@ struct ServiceContext {
   std::string fast_path_socket;
 };
 
-class HostService final : public v1::Host::Service {
+// WatchSession is a callback method (an open stream holds no thread); the
+// others are synchronous.
+class HostService final
+    : public v1::Host::WithCallbackMethod_WatchSession<v1::Host::Service> {
  public:
   HostService(ServiceContext context, ServiceOptions options);
 
@@ -88,6 +98,9 @@ class HostService final : public v1::Host::Service {
   grpc::Status PreScore(grpc::ServerContext* context,
                         const v1::PreScoreRequest* request,
                         v1::PreScoreResponse* response) override;
+  grpc::ServerWriteReactor<v1::SessionEvent>* WatchSession(
+      grpc::CallbackServerContext* context,
+      const v1::WatchSessionRequest* request) override;
 
   // The PreFilter, FilterNodes and PreScore of a call from either
   // transport (gRPC's overrides above and the fast path call these).
@@ -102,6 +115,11 @@ class HostService final : public v1::Host::Service {
                          v1::PreScoreResponse& response);
 
   const SessionRegistry& sessions() const { return sessions_; }
+  const HostIdentity& identity() const { return identity_; }
+  // Ends every WatchSession stream (UNAVAILABLE): before the server's
+  // Shutdown, which would otherwise wait for them.
+  void stop_watches() { watches_.stop(); }
+  size_t open_watches() const { return watches_.open_watches(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -114,12 +132,12 @@ class HostService final : public v1::Host::Service {
   grpc::Status find_session(const std::string& id,
                             std::shared_ptr<Session>& session);
   grpc::Status find_profile(const std::string& scheduler_name,
-                            const ProfileRuntime*& profile) const;
+                            const ProfilePlugins*& profile) const;
   // Both of the above, for a request that names a session and a profile.
   template <class Request>
   grpc::Status find_session_and_profile(const Request& request,
                                         std::shared_ptr<Session>& session,
-                                        const ProfileRuntime*& profile);
+                                        const ProfilePlugins*& profile);
   // Per plugin: the call's deadline, or earlier when the plugin's own
   // timeout (from `start`) ends first.
   std::vector<Deadline> plugin_deadlines(const Call& call,
@@ -135,7 +153,7 @@ class HostService final : public v1::Host::Service {
   // The filter chain's answer as PreFilter and FilterNodes send it (the
   // profile's filters, skipped, unfinished, reasons and rejections), and
   // the slow-call log of its unfinished plugins.
-  void fill_filter_response(Call& call, const ProfileRuntime& profile,
+  void fill_filter_response(Call& call, const ProfilePlugins& profile,
                             FilterOutcome& outcome,
                             v1::PreFilterResponse& response);
   grpc::Status finish(Call& call, grpc::Status status);
@@ -157,6 +175,8 @@ class HostService final : public v1::Host::Service {
 
   ServiceContext context_;
   ServiceOptions options_;
+  const HostIdentity identity_;
+  SessionWatches watches_;  // before sessions_: its on_evict tells them
   SessionRegistry sessions_;
 };
 

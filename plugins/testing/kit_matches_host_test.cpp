@@ -12,7 +12,7 @@
 
 #include "host/loader/plugin_library.hpp"
 #include "host/model/records.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 #include "schedplug/cpp/views.hpp"
 #include "schedplug/testing.hpp"
 

@@ -247,7 +247,8 @@ KubeNode read_node(Reader& r, const YAML::Node& obj) {
     node.data.taints.push_back(std::move(d));
   }
   // kube-scheduler's NodeInfo: cpu, memory, ephemeral-storage and pods,
-  // then the scalar resources by name (integration/scheduler/shim/convert.go).
+  // then the scalar resources by name
+  // (integration/scheduler/shim/wire/convert.go).
   const YAML::Node status = r.child(obj, "(object)", "status");
   const Exact alloc = r.resources_at(r.child(status, "status", "allocatable"),
                                      "status.allocatable");

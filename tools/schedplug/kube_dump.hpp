@@ -3,11 +3,12 @@
 // objects, or several YAML documents in one file.
 //
 // Nodes and pods become the host's own NodeData / PodData the way the shim
-// converts kube-scheduler's objects (integration/scheduler/shim/convert.go): cpu in
-// millicores, memory, ephemeral-storage and extended resources as integers
-// rounded up, a pod's requests as kube-scheduler's NodeResourcesFit computes
-// them (the larger of its init containers and the sum of its containers and
-// sidecars, pod-level requests where set, plus overhead).
+// converts kube-scheduler's objects
+// (integration/scheduler/shim/wire/convert.go): cpu in millicores, memory,
+// ephemeral-storage and extended resources as integers rounded up, a pod's
+// requests as kube-scheduler's NodeResourcesFit computes them (the larger of
+// its init containers and the sum of its containers and sidecars, pod-level
+// requests where set, plus overhead).
 #pragma once
 
 #include <cstdint>

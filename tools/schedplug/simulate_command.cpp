@@ -17,7 +17,7 @@
 #include "host/check/name_check.hpp"
 #include "host/config/resolve.hpp"
 #include "host/model/records.hpp"
-#include "host/service/profile_runtime.hpp"
+#include "host/plugin/created_plugins.hpp"
 #include "schedplug/runtime.hpp"
 #include "tools/schedplug/kube_dump.hpp"
 
@@ -26,7 +26,7 @@ namespace {
 
 using host::Deadline;
 using host::PluginInstance;
-using host::ProfileRuntime;
+using host::ProfilePlugins;
 using Json = nlohmann::ordered_json;
 
 const char* code_name(schedplug_code code) {
@@ -100,7 +100,7 @@ struct NodeExplain {
 
 struct PodResult {
   const KubePod* pod = nullptr;
-  const ProfileRuntime* profile = nullptr;
+  const ProfilePlugins* profile = nullptr;
   size_t profile_index = 0;
   std::string status;       // placed, unschedulable, error, skipped
   std::vector<size_t> top;  // nodes with the highest total; [0] is taken
@@ -131,10 +131,10 @@ std::string fit_error(size_t nodes, const host::FilterOutcome& outcome) {
 
 class Simulation {
  public:
-  Simulation(const host::PluginRuntime& runtime,
+  Simulation(const host::CreatedPlugins& created,
              std::vector<std::vector<int>> weights,
              const std::vector<KubeNode>& nodes, host::ThreadPool& pool)
-      : runtime_(runtime), weights_(std::move(weights)), pool_(pool) {
+      : plugins_(created), weights_(std::move(weights)), pool_(pool) {
     states_.resize(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) {
       states_[i].node = &nodes[i];
@@ -165,7 +165,7 @@ class Simulation {
   PodResult schedule(const KubePod& pod, bool explain) {
     PodResult result;
     result.pod = &pod;
-    const auto& profiles = runtime_.profiles();
+    const auto& profiles = plugins_.profiles();
     for (size_t i = 0; i < profiles.size(); ++i) {
       if (profiles[i].scheduler_name == pod.scheduler_name) {
         result.profile = &profiles[i];
@@ -179,7 +179,7 @@ class Simulation {
                       "scheduler places this pod";
       return result;
     }
-    const ProfileRuntime& profile = *result.profile;
+    const ProfilePlugins& profile = *result.profile;
     const std::vector<int>& weights = weights_[result.profile_index];
     const host::PodRecord record(pod.data);
 
@@ -333,7 +333,7 @@ class Simulation {
   }
 
  private:
-  const host::PluginRuntime& runtime_;
+  const host::CreatedPlugins& plugins_;
   std::vector<std::vector<int>> weights_;
   host::ThreadPool& pool_;
   std::vector<NodeState> states_;
@@ -403,7 +403,7 @@ std::string plural(size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-std::string profile_summary(const ProfileRuntime& profile,
+std::string profile_summary(const ProfilePlugins& profile,
                             const std::vector<int>& weights) {
   std::string filters, scores;
   for (const PluginInstance* f : profile.filters) {
@@ -420,7 +420,7 @@ std::string profile_summary(const ProfileRuntime& profile,
 
 void print_explain_text(const PodResult& r, const Simulation& sim,
                         std::ostream& out) {
-  const ProfileRuntime& profile = *r.profile;
+  const ProfilePlugins& profile = *r.profile;
   const std::vector<int>& weights = sim.weights(r.profile_index);
   size_t width = 0;
   for (const PluginInstance* p : profile.filters)
@@ -478,7 +478,7 @@ void print_explain_text(const PodResult& r, const Simulation& sim,
 }
 
 Json explain_json(const PodResult& r, const Simulation& sim) {
-  const ProfileRuntime& profile = *r.profile;
+  const ProfilePlugins& profile = *r.profile;
   const std::vector<int>& weights = sim.weights(r.profile_index);
   Json nodes = Json::array();
   for (const NodeExplain& d : *r.explain) {
@@ -589,14 +589,14 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
         << "; fix the problems above (`schedplug check` reports the same)\n";
     return kSimulateBadInput;
   }
-  std::unique_ptr<host::PluginRuntime> runtime;
+  std::unique_ptr<host::CreatedPlugins> created;
   try {
-    runtime = host::PluginRuntime::create(profiles);
+    created = host::CreatedPlugins::create(profiles);
   } catch (const host::CreateError& e) {
     return bad_input(err, {e.what()});
   }
   // The host calls every refresh hook once at start-up, before it serves.
-  for (const ProfileRuntime& p : runtime->profiles()) {
+  for (const ProfilePlugins& p : created->profiles()) {
     for (PluginInstance* instance : p.plugins) {
       const host::Verdict v = instance->refresh();
       if (!v.ok()) {
@@ -614,7 +614,7 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
   }
 
   host::ThreadPool pool(host::ThreadPool::default_workers());
-  Simulation sim(*runtime, weights, nodes, pool);
+  Simulation sim(*created, weights, nodes, pool);
   const std::vector<const KubePod*> lost = sim.bind_existing(pods);
   if (!lost.empty()) {
     err << "warning: " << plural(lost.size(), "bound pod") << " in "
@@ -674,8 +674,8 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
     j["bound_pods"] = bound;
     j["finished_pods"] = finished;
     Json profiles_json = Json::array();
-    for (size_t i = 0; i < runtime->profiles().size(); ++i) {
-      const ProfileRuntime& p = runtime->profiles()[i];
+    for (size_t i = 0; i < created->profiles().size(); ++i) {
+      const ProfilePlugins& p = created->profiles()[i];
       Json filters = Json::array(), scores = Json::array();
       for (const PluginInstance* f : p.filters) filters.push_back(f->name());
       for (size_t s = 0; s < p.scorers.size(); ++s) {
@@ -720,8 +720,8 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
     return code;
   }
 
-  for (size_t i = 0; i < runtime->profiles().size(); ++i) {
-    out << profile_summary(runtime->profiles()[i], weights[i]) << "\n";
+  for (size_t i = 0; i < created->profiles().size(); ++i) {
+    out << profile_summary(created->profiles()[i], weights[i]) << "\n";
   }
   out << plural(nodes.size(), "node") << "; " << plural(pods.size(), "pod")
       << ": " << bound << " bound (load on their nodes), " << pending.size()

@@ -14,7 +14,7 @@
 
 #include "abi/abi_layout.h"
 #include "host/model/records.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 #include "schedplug/cpp/views.hpp"
 
 namespace schedplug::host {

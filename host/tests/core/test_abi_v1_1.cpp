@@ -7,7 +7,7 @@
 #include <string>
 
 #include "host/model/records.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 namespace {

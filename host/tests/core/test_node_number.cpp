@@ -10,7 +10,7 @@
 
 #include "host/loader/plugin_library.hpp"
 #include "host/model/records.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 namespace {

@@ -101,6 +101,54 @@ TEST_F(PluginFileCheck, GroupWritableDirectoryIsRefused) {
   EXPECT_THAT(result.problems[0].message, HasSubstr("mode 0775"));
 }
 
+TEST_F(PluginFileCheck, ADirectoryAboveThePluginDirectoryCounts) {
+  // Whoever may write a directory above --plugins may swap what is below.
+  TempDir dir;
+  const fs::path above = dir.path() / "shared";
+  const fs::path plugins = above / "plugins";
+  fs::create_directories(plugins);
+  ::chmod(above.c_str(), 0777);
+  ::chmod(plugins.c_str(), 0755);
+  const auto file = install(testing::corpus_file("good_filter"), plugins, 0644);
+  EXPECT_THAT(
+      load_error(file),
+      AllOf(HasSubstr("the directory " + above.string()),
+            HasSubstr("mode 0777"), HasSubstr("chmod go-w " + above.string())));
+  // A sticky directory the host's user or root owns (as /tmp) is fine:
+  // others cannot rename what they do not own in it.
+  ::chmod(above.c_str(), 01777);
+  EXPECT_EQ(load_error(file), "(loaded)");
+}
+
+TEST_F(PluginFileCheck, APathSwappedAfterTheCheckLoadsTheCheckedFile) {
+  TempDir dir;
+  const fs::path plugins = dir.path() / "plugins";
+  const fs::path other = dir.path() / "other";
+  for (const fs::path& d : {plugins, other}) {
+    fs::create_directory(d);
+    ::chmod(d.c_str(), 0755);
+  }
+  const auto file = install(testing::corpus_file("good_filter"), plugins, 0644);
+  // Another plugin under the same file name, swapped in between the checks
+  // (and the pinned digest) and dlopen by someone who can write dir.
+  fs::copy_file(testing::corpus_file("good_scorer"), other / "good_filter.so");
+  ::chmod((other / "good_filter.so").c_str(), 0644);
+  const std::string checked_digest = file_sha256(file);
+  plugin_file_policy().name_pins["GoodFilter"] = checked_digest;
+  plugin_file_policy().pins = PluginPins{
+      .source = "pins.txt", .sha256 = {{"good_filter.so", checked_digest}}};
+  plugin_file_policy().before_dlopen = [&](const fs::path&) {
+    fs::rename(plugins, dir.path() / "checked");
+    fs::rename(other, plugins);
+  };
+  std::shared_ptr<PluginLibrary> library;
+  ASSERT_NO_THROW(library = load_plugin_file(file));
+  EXPECT_EQ(library->name(), "GoodFilter")
+      << "the file checked and hashed is the file loaded";
+  EXPECT_EQ(library->sha256(), checked_digest);
+  EXPECT_EQ(library->file(), file);
+}
+
 TEST_F(PluginFileCheck, FileOwnedBySomeoneElseIsRefused) {
   TempDir dir;
   const auto file =

@@ -1,6 +1,6 @@
 // PluginInstance: create() with args, hooks on pod and node views,
 // exceptions through the C ABI, normalization policies and range checks.
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

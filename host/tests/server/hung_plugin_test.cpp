@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "host/runtime/hook_watchdog.hpp"
+#include "host/plugin/hook_watchdog.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {

@@ -16,7 +16,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "host/app/host_app.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 #include "schedplug/v1/schedplug.grpc.pb.h"
 
 namespace schedplug::host::testing {

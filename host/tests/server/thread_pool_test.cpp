@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "host/runtime/hook_cost.hpp"
+#include "host/plugin/hook_cost.hpp"
 
 namespace schedplug::host {
 namespace {

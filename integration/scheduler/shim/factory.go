@@ -26,11 +26,11 @@ const (
 	EnvFastPathSpin = "SCHEDPLUG_FAST_PATH_SPIN"
 	// EnvFilterWindow "off" makes PreFilter ask the host about every node
 	// (default "on": the window kube-scheduler's Filter is expected to
-	// visit; window.go).
+	// visit; cycle/window.go).
 	EnvFilterWindow = "SCHEDPLUG_FILTER_WINDOW"
 	// EnvVerdictReuse "off" makes every cycle call the host (default
 	// "on": replicas identical apart from name and uid reuse verdicts when
-	// the plugins promise it; reuse.go).
+	// the plugins promise it; cycle/kept.go).
 	EnvVerdictReuse = "SCHEDPLUG_VERDICT_REUSE"
 )
 

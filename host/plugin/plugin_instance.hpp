@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "host/loader/plugin_library.hpp"
-#include "host/runtime/hook_cost.hpp"
+#include "host/plugin/hook_cost.hpp"
 #include "schedplug/plugin.h"
 #include "schedplug/runtime.hpp"
 

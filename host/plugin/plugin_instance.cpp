@@ -1,4 +1,4 @@
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,8 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "host/runtime/args_services.hpp"
-#include "host/runtime/hook_watchdog.hpp"
+#include "host/plugin/args_services.hpp"
+#include "host/plugin/hook_watchdog.hpp"
 
 namespace schedplug::host {
 namespace {

@@ -1,4 +1,4 @@
-#include "host/runtime/hook_watchdog.hpp"
+#include "host/plugin/hook_watchdog.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 

@@ -1,6 +1,6 @@
-// The created plugin instances of every profile, and the per-profile
-// Filter and Score lists the chain runs. Built once at start-up; read-only
-// afterwards, so requests share it without locks.
+// CreatedPlugins: the plugin instances created for every profile, and the
+// per-profile Filter and Score lists the chain runs. Built once at
+// start-up; read-only afterwards, so requests share it without locks.
 #pragma once
 
 #include <memory>
@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "host/config/resolve.hpp"
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 
-struct ProfileRuntime {
+struct ProfilePlugins {
   std::string scheduler_name;
   // In the order kube-scheduler runs them.
   std::vector<const PluginInstance*> filters;
@@ -32,20 +32,20 @@ struct ProfileRuntime {
   const PluginInstance* plugin_named(std::string_view name) const;
 };
 
-class PluginRuntime {
+class CreatedPlugins {
  public:
   // Creates one instance per (profile, plugin). Throws CreateError with
   // the profile named.
-  static std::unique_ptr<PluginRuntime> create(
+  static std::unique_ptr<CreatedPlugins> create(
       const std::vector<ResolvedProfile>& profiles);
 
-  const std::vector<ProfileRuntime>& profiles() const { return profiles_; }
-  const ProfileRuntime* profile(std::string_view scheduler_name) const;
+  const std::vector<ProfilePlugins>& profiles() const { return profiles_; }
+  const ProfilePlugins* profile(std::string_view scheduler_name) const;
 
  private:
-  PluginRuntime() = default;
+  CreatedPlugins() = default;
   std::vector<std::unique_ptr<PluginInstance>> instances_;
-  std::vector<ProfileRuntime> profiles_;
+  std::vector<ProfilePlugins> profiles_;
 };
 
 }  // namespace schedplug::host

@@ -1,8 +1,8 @@
-#include "host/service/profile_runtime.hpp"
+#include "host/plugin/created_plugins.hpp"
 
 namespace schedplug::host {
 
-const PluginInstance* ProfileRuntime::filter_named(
+const PluginInstance* ProfilePlugins::filter_named(
     std::string_view name) const {
   for (const PluginInstance* p : filters) {
     if (p->name() == name) return p;
@@ -10,7 +10,7 @@ const PluginInstance* ProfileRuntime::filter_named(
   return nullptr;
 }
 
-const PluginInstance* ProfileRuntime::plugin_named(
+const PluginInstance* ProfilePlugins::plugin_named(
     std::string_view name) const {
   for (const PluginInstance* p : plugins) {
     if (p->name() == name) return p;
@@ -18,12 +18,12 @@ const PluginInstance* ProfileRuntime::plugin_named(
   return nullptr;
 }
 
-std::unique_ptr<PluginRuntime> PluginRuntime::create(
+std::unique_ptr<CreatedPlugins> CreatedPlugins::create(
     const std::vector<ResolvedProfile>& profiles) {
-  std::unique_ptr<PluginRuntime> runtime(new PluginRuntime());
-  runtime->profiles_.reserve(profiles.size());
+  std::unique_ptr<CreatedPlugins> set(new CreatedPlugins());
+  set->profiles_.reserve(profiles.size());
   for (const ResolvedProfile& profile : profiles) {
-    ProfileRuntime out;
+    ProfilePlugins out;
     out.scheduler_name = profile.scheduler_name;
     std::unordered_map<std::string, PluginInstance*> by_name;
     for (const ResolvedPlugin& plugin : profile.plugins) {
@@ -36,7 +36,7 @@ std::unique_ptr<PluginRuntime> PluginRuntime::create(
       }
       by_name[instance->name()] = instance.get();
       out.plugins.push_back(instance.get());
-      runtime->instances_.push_back(std::move(instance));
+      set->instances_.push_back(std::move(instance));
     }
     auto instance_of = [&](const ResolvedPlugin& plugin) -> PluginInstance* {
       auto it = by_name.find(plugin.library->name());
@@ -46,7 +46,7 @@ std::unique_ptr<PluginRuntime> PluginRuntime::create(
       PluginInstance* raw = instance.get();
       by_name[raw->name()] = raw;
       out.plugins.push_back(raw);
-      runtime->instances_.push_back(std::move(instance));
+      set->instances_.push_back(std::move(instance));
       return raw;
     };
     for (const ResolvedPlugin& f : profile.filters) {
@@ -57,14 +57,14 @@ std::unique_ptr<PluginRuntime> PluginRuntime::create(
       out.scorers.push_back(instance_of(s));
       out.scorer_timeout_ms.push_back(s.settings.timeout_ms);
     }
-    runtime->profiles_.push_back(std::move(out));
+    set->profiles_.push_back(std::move(out));
   }
-  return runtime;
+  return set;
 }
 
-const ProfileRuntime* PluginRuntime::profile(
+const ProfilePlugins* CreatedPlugins::profile(
     std::string_view scheduler_name) const {
-  for (const ProfileRuntime& p : profiles_) {
+  for (const ProfilePlugins& p : profiles_) {
     if (p.scheduler_name == scheduler_name) return &p;
   }
   return nullptr;

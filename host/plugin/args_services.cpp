@@ -1,6 +1,6 @@
-#include "host/runtime/args_services.hpp"
+#include "host/plugin/args_services.hpp"
 
-#include "host/runtime/plugin_instance.hpp"
+#include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
 namespace {
