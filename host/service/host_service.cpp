@@ -167,7 +167,10 @@ HostService::HostService(ServiceContext context, ServiceOptions options)
       watches_(identity_, options.heartbeat),
       sessions_({.max_sessions = options.max_sessions,
                  .max_sessions_per_peer = options.max_sessions_per_peer,
-                 .idle_timeout = options.session_idle_timeout},
+                 .idle_timeout = options.session_idle_timeout,
+                 .max_session_memory = options.max_session_memory,
+                 .max_total_session_memory = options.max_total_session_memory,
+                 .idle_before_memory_drop = options.idle_before_memory_drop},
                 [this](Session&, const Session::Released& released) {
                   watches_.sessions_ended();
                   if (context_.metrics == nullptr) return;
@@ -182,24 +185,6 @@ grpc::Status HostService::field_limit_status(const FieldLimitError& e) {
                                           : "list_length");
   }
   return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
-}
-
-HostService::MemoryLimit HostService::memory_limit(
-    const Session& session) const {
-  MemoryLimit limit;
-  if (options_.max_session_memory > 0) {
-    limit.bytes = options_.max_session_memory;
-  }
-  if (options_.max_total_session_memory > 0) {
-    const size_t mine = session.memory();
-    const size_t all = sessions_.total_memory();
-    const size_t others = all > mine ? all - mine : 0;
-    const size_t left = options_.max_total_session_memory > others
-                            ? options_.max_total_session_memory - others
-                            : 0;
-    if (left < limit.bytes) limit = {left, true};
-  }
-  return limit;
 }
 
 grpc::Status HostService::memory_status(const Call& call,
@@ -544,30 +529,10 @@ grpc::Status HostService::pre_filter(CallContext& context,
     return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
                          unknown_session(request.session_id())});
   }
-  NodeTable& table = session->table;
-  MemoryLimit limit = memory_limit(*session);
-  auto table_limit = [pod_bytes](const MemoryLimit& l) {
-    return l.bytes == SIZE_MAX   ? SIZE_MAX
-           : l.bytes > pod_bytes ? l.bytes - pod_bytes
-                                 : 0;
-  };
-  try {
-    try {
-      table.apply(delta, table_limit(limit));
-    } catch (const DeltaError& e) {
-      if (e.kind() != DeltaError::Kind::kTooLarge || !limit.total) throw;
-      // All sessions together are over: sessions of this peer idle for a
-      // while (e.g. the one a restarted scheduler left) make room first.
-      // Another peer's sessions are never dropped for this one.
-      const size_t need = e.bytes_after() + pod_bytes - limit.bytes;
-      if (sessions_.drop_idle_of_peer(*session, need,
-                                      options_.idle_before_memory_drop) == 0) {
-        throw;
-      }
-      limit = memory_limit(*session);
-      table.apply(delta, table_limit(limit));
-    }
-  } catch (const DeltaError& e) {
+  const NodeTable& table = session->table;
+  const AppliedDelta applied =
+      sessions_.apply_delta(*session, delta, pod_bytes);
+  if (const auto& e = applied.error) {
     // The table did not change; its version tells the shim whether a delta
     // of an earlier call whose answer it lost was applied, and marks the
     // refusal as one about the table (the shim then resyncs after
@@ -575,23 +540,19 @@ grpc::Status HostService::pre_filter(CallContext& context,
     // sends it again with the next pod).
     context.add_trailer("schedplug-table-version",
                         std::to_string(table.version()));
-    if (e.kind() == DeltaError::Kind::kTooLarge) {
-      return finish(call, memory_status(call, *session, table, delta,
-                                        e.bytes_after(), pod_bytes, limit));
+    if (e->kind() == DeltaError::Kind::kTooLarge) {
+      return finish(
+          call, memory_status(call, *session, table, delta, e->bytes_after(),
+                              pod_bytes, applied.limit));
     }
-    const auto code = e.kind() == DeltaError::Kind::kVersionMismatch
+    const auto code = e->kind() == DeltaError::Kind::kVersionMismatch
                           ? grpc::StatusCode::FAILED_PRECONDITION
                           : grpc::StatusCode::INVALID_ARGUMENT;
-    return finish(call, {code, e.what()});
+    return finish(call, {code, e->what()});
   }
-  sessions_.add_memory(session->set_memory(table.bytes() + pod_bytes));
   if (context_.metrics) {
     context_.metrics->session_memory(sessions_.total_memory());
-  }
-  session->set_last_table_version(table.version());
-  const int64_t nodes_added = session->count_nodes(table.size());
-  if (context_.metrics) {
-    context_.metrics->node_table_changed(nodes_added);
+    context_.metrics->node_table_changed(applied.nodes_added);
     if (delta.full) context_.metrics->resync();
   }
   if (delta.full) {

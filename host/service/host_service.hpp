@@ -159,14 +159,6 @@ class HostService final
   grpc::Status finish(Call& call, grpc::Status status);
   // A pod or node over FieldLimits: INVALID_ARGUMENT, counted.
   grpc::Status field_limit_status(const FieldLimitError& e);
-  // The most `session` may hold after a call, and whether
-  // --max-total-session-memory (rather than --max-session-memory) is what
-  // bounds it.
-  struct MemoryLimit {
-    size_t bytes = SIZE_MAX;
-    bool total = false;
-  };
-  MemoryLimit memory_limit(const Session& session) const;
   // A delta that would take the session past `limit`: RESOURCE_EXHAUSTED.
   grpc::Status memory_status(const Call& call, const Session& session,
                              const NodeTable& table, const TableDelta& delta,

@@ -146,7 +146,60 @@ SessionRegistry::SessionRegistry(
     : max_sessions_(std::max<size_t>(1, bounds.max_sessions)),
       max_per_peer_(std::max<size_t>(1, bounds.max_sessions_per_peer)),
       idle_timeout_(bounds.idle_timeout),
+      max_session_memory_(bounds.max_session_memory),
+      max_total_session_memory_(bounds.max_total_session_memory),
+      idle_before_memory_drop_(bounds.idle_before_memory_drop),
       on_evict_(std::move(on_evict)) {}
+
+MemoryLimit SessionRegistry::memory_limit(const Session& session) const {
+  MemoryLimit limit;
+  if (max_session_memory_ > 0) limit.bytes = max_session_memory_;
+  if (max_total_session_memory_ > 0) {
+    const size_t mine = session.memory();
+    const size_t all = total_memory();
+    const size_t others = all > mine ? all - mine : 0;
+    const size_t left = max_total_session_memory_ > others
+                            ? max_total_session_memory_ - others
+                            : 0;
+    if (left < limit.bytes) limit = {left, true};
+  }
+  return limit;
+}
+
+AppliedDelta SessionRegistry::apply_delta(Session& session,
+                                          const TableDelta& delta,
+                                          size_t pod_bytes) {
+  AppliedDelta out;
+  out.limit = memory_limit(session);
+  auto table_limit = [pod_bytes](const MemoryLimit& l) {
+    return l.bytes == SIZE_MAX   ? SIZE_MAX
+           : l.bytes > pod_bytes ? l.bytes - pod_bytes
+                                 : 0;
+  };
+  NodeTable& table = session.table;
+  try {
+    try {
+      table.apply(delta, table_limit(out.limit));
+    } catch (const DeltaError& e) {
+      if (e.kind() != DeltaError::Kind::kTooLarge || !out.limit.total) throw;
+      // All sessions together are over: sessions of this peer idle for a
+      // while (e.g. the one a restarted scheduler left) make room first.
+      const size_t need = e.bytes_after() + pod_bytes - out.limit.bytes;
+      if (drop_idle_of_peer(session, need, idle_before_memory_drop_) == 0) {
+        throw;
+      }
+      out.limit = memory_limit(session);
+      table.apply(delta, table_limit(out.limit));
+    }
+  } catch (const DeltaError& e) {
+    out.error = e;
+    return out;
+  }
+  add_memory(session.set_memory(table.bytes() + pod_bytes));
+  session.set_last_table_version(table.version());
+  out.nodes_added = session.count_nodes(table.size());
+  return out;
+}
 
 std::vector<std::shared_ptr<Session>> SessionRegistry::take_evicted_locked(
     Clock::time_point now, const std::string& peer) {

@@ -6,7 +6,8 @@
 // per peer (the caller's uid or address, peer_identity.hpp): creating one
 // beyond a bound evicts a least recently used one (SessionRegistry says
 // which). Each session accounts the memory it holds (set_memory), and the
-// registry keeps the total.
+// registry keeps the total and applies node-table deltas within the memory
+// bounds (apply_delta).
 //
 // Nothing here ever waits for a call in progress: a call takes its
 // session's lock with the call's deadline (SessionCall), and eviction only
@@ -19,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -121,6 +123,27 @@ struct SessionBounds {
   // least recently used.
   size_t max_sessions_per_peer = 8;
   std::chrono::seconds idle_timeout{3600};
+  // What one session, and all sessions together, may hold (0: no bound).
+  size_t max_session_memory = 0;
+  size_t max_total_session_memory = 0;
+  // Over max_total_session_memory, sessions of the caller's own peer idle
+  // this long are dropped to make room.
+  std::chrono::seconds idle_before_memory_drop{30};
+};
+
+// The most a session may hold after a call, and whether the bound on all
+// sessions together (rather than the one per session) is what sets it.
+struct MemoryLimit {
+  size_t bytes = SIZE_MAX;
+  bool total = false;
+};
+
+// What apply_delta did: nothing (`error` set, the table unchanged) or the
+// delta applied and accounted.
+struct AppliedDelta {
+  std::optional<DeltaError> error;
+  MemoryLimit limit;        // the bound the delta was held to
+  int64_t nodes_added = 0;  // for the table-size gauge
 };
 
 class SessionRegistry {
@@ -146,6 +169,15 @@ class SessionRegistry {
   size_t size() const;
   // The sessions `peer` holds.
   size_t sessions_of(const std::string& peer) const;
+
+  // Under `session`'s call lock: applies `delta` to its table within the
+  // memory bounds, counting `pod_bytes` (the cycle's pod) too. When all
+  // sessions together are over, sessions of the same peer idle for
+  // idle_before_memory_drop make room first; another peer's never do.
+  // Records the session's memory, table version and node count.
+  AppliedDelta apply_delta(Session& session, const TableDelta& delta,
+                           size_t pod_bytes);
+  MemoryLimit memory_limit(const Session& session) const;
 
   // Makes room for `keep` under a bound on all sessions' memory: drops
   // other sessions of keep's peer, idle at least `min_idle`, least
@@ -175,6 +207,9 @@ class SessionRegistry {
   const size_t max_sessions_;
   const size_t max_per_peer_;
   const std::chrono::seconds idle_timeout_;
+  const size_t max_session_memory_;
+  const size_t max_total_session_memory_;
+  const std::chrono::seconds idle_before_memory_drop_;
   std::function<void(Session&, const Session::Released&)> on_evict_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Entry> sessions_;
