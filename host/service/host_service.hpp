@@ -1,7 +1,10 @@
 // The schedplug.v1.Host gRPC service: sessions, the node table, and the
 // filter/score chains behind Handshake, PreFilter, FilterNodes, Filter and
 // PreScore; WatchSession streams (session_watch.hpp); the host's identity
-// in every answer (host_identity.hpp).
+// in every answer (host_identity.hpp). The handlers are in handshake.cpp,
+// filter_calls.cpp (PreFilter, FilterNodes, Filter) and score_call.cpp;
+// host_service.cpp has what every call shares (sessions, deadlines, the
+// end-of-call log and metrics).
 // docs/protocol.md describes how a scheduling cycle maps onto these calls.
 #pragma once
 

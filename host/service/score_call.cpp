@@ -1,0 +1,108 @@
+// PreScore: the score chain on the feasible nodes of the cycle's table.
+#include <algorithm>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "host/chain/score_chain.hpp"
+#include "host/service/call_support.hpp"
+
+namespace schedplug::host {
+
+using namespace call_support;
+
+grpc::Status HostService::PreScore(grpc::ServerContext* context,
+                                   const v1::PreScoreRequest* request,
+                                   v1::PreScoreResponse* response) {
+  GrpcCallContext call_context(context);
+  return pre_score(call_context, *request, *response);
+}
+
+grpc::Status HostService::pre_score(CallContext& context,
+                                    const v1::PreScoreRequest& request,
+                                    v1::PreScoreResponse& response) {
+  Call call("PreScore", &context);
+  call.deadline = deadline_for(context, call.start);
+  call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
+              request.scheduler_name() + "\")";
+  std::shared_ptr<Session> session;
+  const ProfilePlugins* profile = nullptr;
+  if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
+    return finish(call, s);
+  }
+  PodData pod_data;
+  try {
+    pod_data = pod_from_proto(request.pod());
+  } catch (const FieldLimitError& e) {
+    return finish(call, field_limit_status(e));
+  }
+  const PodRecord pod(std::move(pod_data));
+
+  const SessionCall lock(*session, call.deadline, "PreScore " + call.what);
+  if (!lock.owns()) return finish(call, busy_status(call, lock));
+  if (session->evicted()) {
+    return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
+                         unknown_session(request.session_id())});
+  }
+  const NodeTable& table = session->table;
+  if (grpc::Status s =
+          table_version_status(table, request.table_version(), "PreScore");
+      !s.ok()) {
+    return finish(call, s);
+  }
+  std::vector<const schedplug_node*> nodes;
+  nodes.reserve(static_cast<size_t>(request.nodes_size()));
+  for (uint32_t slot : request.nodes()) {
+    const CompactNode* record = table.at(slot);
+    if (record == nullptr) {
+      return finish(call, {grpc::StatusCode::INVALID_ARGUMENT,
+                           fmt::format("PreScore: node index {} holds no node "
+                                       "in table version {}",
+                                       slot, table.version())});
+    }
+    nodes.push_back(&record->view());
+  }
+  const std::vector<uint8_t> applies = known_applies(request, profile->scorers);
+  const std::vector<Deadline> deadlines =
+      plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
+  const auto cycle =
+      session->cycle(cycle_key(request.scheduler_name(), pod.data()));
+  ScoreOutcome outcome = run_scores(profile->scorers, pod.view(), nodes,
+                                    *context_.pool, call.deadline,
+                                    {.plugin_deadlines = deadlines,
+                                     .applies = applies,
+                                     .keep_raw_scores = false,
+                                     .cycle = cycle.get()});
+  identity_.to_proto(*response.mutable_identity());
+  // PreScore is the cycle's last call: its per-pod states end now.
+  if (cycle) session->end_cycle(cycle.get());
+  record_runs(outcome.runs, "score");
+  size_t failed = 0;
+  std::vector<std::string> reasons, names;
+  for (size_t i = 0; i < profile->scorers.size(); ++i) {
+    PluginScoreOutcome& o = outcome.plugins[i];
+    v1::PluginScores* out = response.add_plugins();
+    out->set_plugin(profile->scorers[i]->name());
+    out->set_skipped(o.skipped);
+    out->mutable_scores()->Add(o.scores.begin(), o.scores.end());
+    if (!o.error.empty()) {
+      ++failed;
+      spdlog::warn("PreScore {}: {}", call.what, o.error);
+      out->set_error(std::move(o.error));
+    }
+    if (!o.unfinished.empty()) {
+      ++failed;
+      reasons.push_back(o.unfinished);
+      names.push_back(profile->scorers[i]->name());
+      out->set_unfinished(std::move(o.unfinished));
+    }
+  }
+  note_unfinished(call, reasons, names, outcome.runs);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    call.summary = fmt::format("{} nodes scored by {} plugins, {} failed",
+                               nodes.size(), profile->scorers.size(), failed);
+  }
+  return finish(call, grpc::Status::OK);
+}
+
+}  // namespace schedplug::host
