@@ -1,3 +1,6 @@
+// HostApp::start in the order start-up must happen (config, plugins, name
+// checks, instances, metrics, listeners, watchdogs) and the reverse at
+// shutdown: one file so that the order reads top to bottom.
 #include "host/app/host_app.hpp"
 
 #include <malloc.h>

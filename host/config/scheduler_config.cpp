@@ -1,3 +1,6 @@
+// The KubeSchedulerConfiguration reader: each field of upstream's schema
+// the host understands, with a message naming the file and line for every
+// wrong one; long because the schema is.
 #include "host/config/scheduler_config.hpp"
 
 #include <cerrno>

@@ -135,6 +135,17 @@ struct HostService::Call {
 };
 
 template <class Request>
+HostService::Call HostService::pod_call(const char* method,
+                                        CallContext& context,
+                                        const Request& request) const {
+  Call call(method, &context);
+  call.deadline = deadline_for(context, call.start);
+  call.what = "pod " + call_support::pod_label(request.pod()) + " (profile \"" +
+              request.scheduler_name() + "\")";
+  return call;
+}
+
+template <class Request>
 grpc::Status HostService::find_session_and_profile(
     const Request& request, std::shared_ptr<Session>& session,
     const ProfilePlugins*& profile) {

@@ -57,10 +57,7 @@ grpc::Status HostService::PreFilter(grpc::ServerContext* context,
 grpc::Status HostService::pre_filter(CallContext& context,
                                      const v1::PreFilterRequest& request,
                                      v1::PreFilterResponse& response) {
-  Call call("PreFilter", &context);
-  call.deadline = deadline_for(context, call.start);
-  call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
-              request.scheduler_name() + "\")";
+  Call call = pod_call("PreFilter", context, request);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
@@ -212,10 +209,7 @@ grpc::Status HostService::FilterNodes(grpc::ServerContext* context,
 grpc::Status HostService::filter_nodes(CallContext& context,
                                        const v1::FilterNodesRequest& request,
                                        v1::PreFilterResponse& response) {
-  Call call("FilterNodes", &context);
-  call.deadline = deadline_for(context, call.start);
-  call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
-              request.scheduler_name() + "\")";
+  Call call = pod_call("FilterNodes", context, request);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {

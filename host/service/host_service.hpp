@@ -128,6 +128,10 @@ class HostService final
   using Clock = std::chrono::steady_clock;
   struct Call;
 
+  // A pod's call of `method`, arrived now: its deadline and description.
+  template <class Request>
+  Call pod_call(const char* method, CallContext& context,
+                const Request& request) const;
   // The chain's deadline for a call that arrived at `start`.
   Deadline deadline_for(const CallContext& context,
                         Clock::time_point start) const;

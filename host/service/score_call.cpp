@@ -21,10 +21,7 @@ grpc::Status HostService::PreScore(grpc::ServerContext* context,
 grpc::Status HostService::pre_score(CallContext& context,
                                     const v1::PreScoreRequest& request,
                                     v1::PreScoreResponse& response) {
-  Call call("PreScore", &context);
-  call.deadline = deadline_for(context, call.start);
-  call.what = "pod " + pod_label(request.pod()) + " (profile \"" +
-              request.scheduler_name() + "\")";
+  Call call = pod_call("PreScore", context, request);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {

@@ -179,9 +179,9 @@ type HostIdentity struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Random for each host process: a restarted host has another.
 	Epoch uint64 `protobuf:"fixed64,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	// The first 8 bytes, big-endian, of the SHA-256 of the host's parsed
-	// configuration and of every loaded plugin's file (PluginInfo.sha256, in
-	// the order of HandshakeResponse.plugins): another value means another
+	// The first 8 bytes, big-endian, of the SHA-256 of the host's
+	// configuration file and of every loaded plugin's file (PluginInfo.sha256,
+	// in the order of HandshakeResponse.plugins): another value means another
 	// plugin build or another configuration.
 	Build         uint64 `protobuf:"fixed64,2,opt,name=build,proto3" json:"build,omitempty"`
 	unknownFields protoimpl.UnknownFields

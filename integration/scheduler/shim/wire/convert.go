@@ -71,18 +71,7 @@ func addPodData(out *pb.Pod, pod *v1.Pod, data abi.DataBits) {
 	}
 	if data&abi.DataPodContainers != 0 {
 		for i := range pod.Spec.Containers {
-			c := &pod.Spec.Containers[i]
-			pc := &pb.Container{Name: c.Name, Image: c.Image}
-			if len(c.Resources.Requests) > 0 {
-				pc.Requests = resourceList(c.Resources.Requests)
-			}
-			if len(c.Resources.Limits) > 0 {
-				pc.Limits = resourceList(c.Resources.Limits)
-			}
-			for _, p := range c.Ports {
-				pc.Ports = append(pc.Ports, &pb.ContainerPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: string(p.Protocol), HostIp: p.HostIP})
-			}
-			out.Containers = append(out.Containers, pc)
+			out.Containers = append(out.Containers, container(&pod.Spec.Containers[i]))
 		}
 	}
 	if data&abi.DataPodVolumes != 0 {
@@ -92,33 +81,11 @@ func addPodData(out *pb.Pod, pod *v1.Pod, data abi.DataBits) {
 	}
 	aff := pod.Spec.Affinity
 	if data&abi.DataPodNodeAffinity != 0 && aff != nil && aff.NodeAffinity != nil {
-		na := aff.NodeAffinity
-		if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-			for i := range req.NodeSelectorTerms {
-				out.NodeAffinityRequired = append(out.NodeAffinityRequired, nodeSelectorTerm(&req.NodeSelectorTerms[i], 0))
-			}
-		}
-		for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
-			p := &na.PreferredDuringSchedulingIgnoredDuringExecution[i]
-			out.NodeAffinityPreferred = append(out.NodeAffinityPreferred, nodeSelectorTerm(&p.Preference, p.Weight))
-		}
+		addNodeAffinity(out, aff.NodeAffinity)
 	}
 	if data&abi.DataPodTopologySpread != 0 {
 		for i := range pod.Spec.TopologySpreadConstraints {
-			c := &pod.Spec.TopologySpreadConstraints[i]
-			tc := &pb.TopologySpreadConstraint{MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey,
-				WhenUnsatisfiable: string(c.WhenUnsatisfiable), LabelSelector: labelSelector(c.LabelSelector),
-				MatchLabelKeys: c.MatchLabelKeys}
-			if c.MinDomains != nil {
-				tc.MinDomains = *c.MinDomains
-			}
-			if c.NodeAffinityPolicy != nil {
-				tc.NodeAffinityPolicy = string(*c.NodeAffinityPolicy)
-			}
-			if c.NodeTaintsPolicy != nil {
-				tc.NodeTaintsPolicy = string(*c.NodeTaintsPolicy)
-			}
-			out.TopologySpread = append(out.TopologySpread, tc)
+			out.TopologySpread = append(out.TopologySpread, topologySpread(&pod.Spec.TopologySpreadConstraints[i]))
 		}
 	}
 	if data&abi.DataPodAffinity != 0 && aff != nil {
@@ -131,6 +98,48 @@ func addPodData(out *pb.Pod, pod *v1.Pod, data abi.DataBits) {
 			out.PodAntiAffinityPreferred = weightedPodAffinityTerms(pa.PreferredDuringSchedulingIgnoredDuringExecution)
 		}
 	}
+}
+
+func container(c *v1.Container) *pb.Container {
+	pc := &pb.Container{Name: c.Name, Image: c.Image}
+	if len(c.Resources.Requests) > 0 {
+		pc.Requests = resourceList(c.Resources.Requests)
+	}
+	if len(c.Resources.Limits) > 0 {
+		pc.Limits = resourceList(c.Resources.Limits)
+	}
+	for _, p := range c.Ports {
+		pc.Ports = append(pc.Ports, &pb.ContainerPort{ContainerPort: p.ContainerPort, HostPort: p.HostPort, Protocol: string(p.Protocol), HostIp: p.HostIP})
+	}
+	return pc
+}
+
+func addNodeAffinity(out *pb.Pod, na *v1.NodeAffinity) {
+	if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+		for i := range req.NodeSelectorTerms {
+			out.NodeAffinityRequired = append(out.NodeAffinityRequired, nodeSelectorTerm(&req.NodeSelectorTerms[i], 0))
+		}
+	}
+	for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+		p := &na.PreferredDuringSchedulingIgnoredDuringExecution[i]
+		out.NodeAffinityPreferred = append(out.NodeAffinityPreferred, nodeSelectorTerm(&p.Preference, p.Weight))
+	}
+}
+
+func topologySpread(c *v1.TopologySpreadConstraint) *pb.TopologySpreadConstraint {
+	tc := &pb.TopologySpreadConstraint{MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey,
+		WhenUnsatisfiable: string(c.WhenUnsatisfiable), LabelSelector: labelSelector(c.LabelSelector),
+		MatchLabelKeys: c.MatchLabelKeys}
+	if c.MinDomains != nil {
+		tc.MinDomains = *c.MinDomains
+	}
+	if c.NodeAffinityPolicy != nil {
+		tc.NodeAffinityPolicy = string(*c.NodeAffinityPolicy)
+	}
+	if c.NodeTaintsPolicy != nil {
+		tc.NodeTaintsPolicy = string(*c.NodeTaintsPolicy)
+	}
+	return tc
 }
 
 func requirements[R v1.NodeSelectorRequirement | metav1.LabelSelectorRequirement](rs []R) []*pb.SelectorRequirement {
