@@ -18,6 +18,7 @@ packages=(
   clang-format
   ccache clang libclang-rt-14-dev
   libssl-dev openssl
+  umoci
 )
 
 # One dpkg-query for all packages: those not "install ok installed" are missing.

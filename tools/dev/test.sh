@@ -38,9 +38,13 @@ export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"
 export SCHEDPLUG_SCHEDULER_BIN="$root/build/go/kube-scheduler"
 step go-mod-download bash -c 'cd integration && go mod download'
+# Go builds and tests without cgo: kube-scheduler must be static for its
+# image (deploy/), and one setting for every step keeps Go's build cache
+# shared between them. Only the race detector needs cgo (its own step).
+export CGO_ENABLED=0
 # Built here rather than inside the first e2e test, so a cold build (many
 # minutes on 2 cores) does not count against go test's timeout.
-step go-build-scheduler bash -c 'cd integration && go build -o "$SCHEDPLUG_SCHEDULER_BIN" ./scheduler/cmd/kube-scheduler'
+step go-build-scheduler bash -c 'cd integration && go build -ldflags "-X k8s.io/component-base/version.gitVersion=$(go list -m -f {{.Version}} k8s.io/kubernetes)" -o "$SCHEDPLUG_SCHEDULER_BIN" ./scheduler/cmd/kube-scheduler'
 # The same command with the Go twins of the sample plugins compiled in, for
 # the differential test (docs/e2e.md).
 export SCHEDPLUG_TWIN_SCHEDULER_BIN="$root/build/go/kube-scheduler-twin"
@@ -49,6 +53,14 @@ step go-build-scheduler-twin bash -c 'cd integration && go build -o "$SCHEDPLUG_
 # built from the Go module proxy at the version integration/go.mod pins.
 export SCHEDPLUG_ETCD_BIN="$root/build/go/etcd"
 step go-build-etcd bash -c 'cd integration && go build -o "$SCHEDPLUG_ETCD_BIN" go.etcd.io/etcd/server/v3'
+
+# The images (deploy/build-images.sh from the outputs above, twice: equal
+# digests; each unpacked and its entry point run) and the Helm chart (lint,
+# render, server-side dry run through schedplug-dryrun, schema refusals).
+export SCHEDPLUG_CLI_BIN="$root/build/tools/schedplug/schedplug"
+export SCHEDPLUG_DRYRUN_BIN="$root/build/go/schedplug-dryrun"
+step go-build-dryrun bash -c 'cd integration && go build -o "$SCHEDPLUG_DRYRUN_BIN" ./testbed/cmd/schedplug-dryrun'
+step --show "$go_summary" deploy-test bash -c 'cd deploy && go test -count=1 -timeout 15m -v ./...'
 
 # -v goes to the log only; the terminal gets go test's per-package lines,
 # every failed or skipped test, and the counts below.
@@ -67,7 +79,7 @@ say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed,
 # kube-scheduler as a separate, uninstrumented binary, so -race there would
 # mostly check the test harness at the price of a race build of all of
 # Kubernetes (docs/sanitizers.md).
-step --show "$go_summary" go-test-race bash -c 'cd integration && go test -race -count=1 -timeout 30m ./scheduler/shim/...'
+step --show "$go_summary" go-test-race bash -c 'cd integration && CGO_ENABLED=1 go test -race -count=1 -timeout 30m ./scheduler/shim/...'
 
 # The C++ suites again under AddressSanitizer+UndefinedBehaviorSanitizer
 # (clang; the same tree holds the libFuzzer targets) and the threaded suites

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,13 +11,7 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
@@ -49,15 +40,10 @@ func TestManifestsApplyWithServerSideDryRun(t *testing.T) {
 	t.Cleanup(cp.Stop)
 	ctx := context.Background()
 
-	dyn, err := dynamic.NewForConfig(cp.Config)
+	dryRun, err := testenv.NewDryRunner(cp.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 
 	files, err := filepath.Glob(filepath.Join(root, "config", "manifests", "*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -75,17 +61,8 @@ func TestManifestsApplyWithServerSideDryRun(t *testing.T) {
 			if obj.GetKind() == "ConfigMap" && obj.GetName() == "schedplug-scheduler-config" {
 				checkSchedulerConfigMap(t, obj, filepath.Join(root, "config", "scheduler-config.yaml"))
 			}
-			gvk := obj.GroupVersionKind()
-			mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			if err != nil {
-				t.Errorf("%s: the apiserver does not serve %s: %v", where, gvk, err)
-				continue
-			}
-			force := true
-			_, err = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
-				metav1.ApplyOptions{FieldManager: "schedplug-e2e", DryRun: []string{metav1.DryRunAll}, Force: force})
-			if err != nil {
-				t.Errorf("%s: server-side dry run rejected it: %v", where, err)
+			if err := dryRun.Apply(ctx, obj); err != nil {
+				t.Errorf("%s: %v", where, err)
 			} else {
 				t.Logf("%s: accepted", where)
 			}
@@ -105,22 +82,11 @@ func readObjects(t *testing.T, file string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			t.Fatalf("%s: not valid YAML: %v", file, err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		out = append(out, obj)
+	objs, err := testenv.DecodeObjects(data)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
 	}
-	return out
+	return objs
 }
 
 // fillPlugins puts every .so of dir, stripped as the admin instructions
