@@ -98,6 +98,10 @@ type shape struct {
 	// plugins are the native plugins enabled (their twins in the twin
 	// variant, their rules in the extender's).
 	plugins []string
+	// noDefaultSpread turns PodTopologySpread's default constraints off,
+	// as upstream's batching scenarios do: with them no pod is signable
+	// and kube-scheduler's opportunistic batching never applies.
+	noDefaultSpread bool
 }
 
 // basic is upstream's SchedulingBasic: nodes, pods to fill them a bit, and
@@ -148,6 +152,27 @@ func preemption(name string, nodes, lowPods, measured int) shape {
 	}}
 }
 
+// batching is upstream's ResourceSaturation batching scenario
+// (test/integration/scheduler_perf/batching): 3-CPU pods on 4-CPU nodes, one
+// pod per node, `batch` consecutive pods with the same signature label,
+// default topology spreading off. Every node has hardware encryption and
+// every pod requires it, so HwEncrypt's Filter runs on every node it is
+// asked about; both native plugins declare the identity hint, so
+// kube-scheduler's batching stays on (the test checks its hint_used count).
+func batching(name string, nodes, batch int) shape {
+	return shape{Name: name, Nodes: nodes, Measured: nodes, plugins: filterPlugins, noDefaultSpread: true, ops: func(dir string) []map[string]any {
+		return []map[string]any{
+			{"opcode": "createNodes", "count": nodes,
+				"labelNodePrepareStrategy": map[string]any{"labelKey": twin.DefaultHwLabel, "labelValues": []string{"true"}}},
+			{"opcode": "createPods", "count": nodes, "collectMetrics": true, "namespace": measureNamespace,
+				"podTemplatePath": filepath.Join(dir, "pod-saturation.yaml"), "signatureBatchSize": batch},
+		}
+	}}
+}
+
+// isBatching: the workload is one of upstream's batching scenarios.
+func isBatching(sh shape) bool { return sh.noDefaultSpread }
+
 func shapes(full bool) []shape {
 	if full {
 		return []shape{
@@ -155,12 +180,15 @@ func shapes(full bool) []shape {
 			basic("Basic5000", 5000, 1000, 1000),
 			mixed("Mixed500", 500, 500, 500),
 			preemption("Preemption500", 500, 2000, 100),
+			batching("Batching1000", 1000, 100),
+			batching("Batching3000", 3000, 100),
 		}
 	}
 	return []shape{
 		basic("Basic", 20, 20, 60),
 		mixed("Mixed", 20, 20, 60),
 		preemption("Preemption", 5, 20, 5),
+		batching("Batching", 20, 10),
 	}
 }
 
@@ -297,6 +325,23 @@ spec:
         cpu: 100m
         memory: 500Mi
 `,
+	// upstream's templates/pod-saturation.yaml, with the annotation that
+	// makes HwEncrypt filter.
+	"pod-saturation.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-saturation-
+  annotations:
+    ` + twin.DefaultHwAnnotation + `: "true"
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10.2
+    name: pause
+    resources:
+      requests:
+        cpu: 3
+        memory: 1Gi
+`,
 	"pod-low-priority.yaml": `apiVersion: v1
 kind: Pod
 metadata:
@@ -334,6 +379,9 @@ func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 	profile := map[string]any{"schedulerName": "default-scheduler"}
 	var names []string
 	var pc []any
+	if sh.noDefaultSpread {
+		pc = append(pc, map[string]any{"name": "PodTopologySpread", "args": map[string]any{"defaultingType": "List", "defaultConstraints": []any{}}})
+	}
 	switch variant {
 	case VariantTwin:
 		for _, n := range sh.plugins {

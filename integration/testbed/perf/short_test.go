@@ -100,6 +100,12 @@ func TestSchedulerPerfShort(t *testing.T) {
 		if r.CycleMs["PreFilter"] <= 0 || r.CycleMs["Filter"] <= 0 {
 			t.Errorf("%s: no scheduling-cycle durations: %v", r.ID, r.CycleMs)
 		}
+		// Upstream's batching scenario keeps kube-scheduler's opportunistic
+		// batching on with the default plugins, with the signing Go twins,
+		// and with the native plugins, which sign through the shim.
+		if sh, ok := shapeNamed(o.Shapes, r.Shape); ok && isBatching(sh) && r.Variant != VariantExtender && r.BatchAttempts["hint_used"] < 1 {
+			t.Errorf("%s: kube-scheduler's batching gave no hint it used (batch attempts %v): a plugin of the profile did not sign the pods", r.ID, r.BatchAttempts)
+		}
 		if isNative(r.Variant) {
 			// Every measured pod goes through at least one PreFilter: a call,
 			// or a cycle answered from verdicts kept for identical replicas.
@@ -115,6 +121,15 @@ func TestSchedulerPerfShort(t *testing.T) {
 	if i := strings.Index(string(output), "\nschedplug scheduler_perf,"); i >= 0 {
 		t.Logf("%s", output[i:])
 	}
+}
+
+func shapeNamed(shs []shape, name string) (shape, bool) {
+	for _, sh := range shs {
+		if sh.Name == name {
+			return sh, true
+		}
+	}
+	return shape{}, false
 }
 
 func tail(s string, n int) string {

@@ -159,9 +159,18 @@ var (
 	_ fwk.PreFilterPlugin   = (*HwEncrypt)(nil)
 	_ fwk.FilterPlugin      = (*HwEncrypt)(nil)
 	_ fwk.EnqueueExtensions = (*HwEncrypt)(nil)
+	_ fwk.SignPlugin        = (*HwEncrypt)(nil)
 	_ fwk.FilterPlugin      = (*DedicatedNodes)(nil)
 	_ fwk.EnqueueExtensions = (*DedicatedNodes)(nil)
+	_ fwk.SignPlugin        = (*DedicatedNodes)(nil)
 )
+
+// annotationSignature signs a pod by the one annotation a twin reads, as a
+// Go plugin written for kube-scheduler's opportunistic batching would.
+func annotationSignature(plugin, key string, pod *v1.Pod) []fwk.SignFragment {
+	v, ok := pod.Annotations[key]
+	return []fwk.SignFragment{{Key: "schedplug.dev/twin/" + plugin, Value: [2]any{ok, v}}}
+}
 
 // NewHwEncrypt is the plugin factory for the twin registered as name.
 func NewHwEncrypt(name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
@@ -199,6 +208,10 @@ func (p *HwEncrypt) Filter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, ni 
 	return p.rules.Filter(pod.Annotations, node.Labels).Status()
 }
 
+func (p *HwEncrypt) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return annotationSignature(p.name, p.rules.args.PodAnnotation, pod), nil
+}
+
 func (p *HwEncrypt) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return nodeEvents(), nil
 }
@@ -232,6 +245,10 @@ func (p *DedicatedNodes) Filter(_ context.Context, _ fwk.CycleState, pod *v1.Pod
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node not found")
 	}
 	return p.rules.Filter(pod.Annotations, node.Labels).Status()
+}
+
+func (p *DedicatedNodes) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return annotationSignature(p.name, p.rules.args.PodAnnotation, pod), nil
 }
 
 func (p *DedicatedNodes) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {

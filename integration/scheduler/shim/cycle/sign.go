@@ -1,0 +1,55 @@
+package cycle
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
+	"schedplug.dev/integration/scheduler/shim/abi"
+	"schedplug.dev/integration/scheduler/shim/wire"
+)
+
+// Signatures for kube-scheduler's opportunistic batching (KEP-5598): the
+// scheduler reuses the last cycle's ranking of feasible nodes for the next
+// pod with an equal signature, re-running Filter on the chosen node and the
+// hinted one. That is sound for a native plugin whose answers depend only on
+// what the signature holds, so a plugin signs only what its declarations
+// cover, one plugin at a time.
+
+// Why a native plugin refuses to sign a pod, as kube-scheduler logs it
+// (at verbosity 5) with the pod.
+const (
+	// SignRefusedUnknown: no handshake yet, so the plugin's declarations
+	// are not known.
+	SignRefusedUnknown = "schedplug: the plugin's declarations are not known yet (schedplug-host not reached); the pod is scheduled without batching"
+	// SignRefusedScore: a native Score has no promise that its scores
+	// ignore the pod's name and uid, so the last cycle's scores may not
+	// stand for this pod's.
+	SignRefusedScore = "schedplug: the plugin has a native Score, which makes no promise about the pod's identity; the pod is scheduled without batching"
+	// SignRefusedIdentity: the plugin's Filter may read the pod's name,
+	// uid or changing state.
+	SignRefusedIdentity = "schedplug: the plugin's Filter does not declare SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY; the pod is scheduled without batching"
+)
+
+// PluginSignature is the signature fragment of the native plugin described
+// by info for pod: the pod as the plugin sees it (only the data it
+// declared) without name and uid, with only its declared label and
+// annotation keys when it declared them, and the plugin's build (a swapped
+// .so signs differently). refused is the reason when the plugin cannot
+// sign; a plugin with neither Filter nor Score signs nothing ("", "").
+func PluginSignature(info *pb.PluginInfo, pod *v1.Pod) (sig, refused string) {
+	switch {
+	case info == nil:
+		return "", SignRefusedUnknown
+	case info.GetHasScore():
+		return "", SignRefusedScore
+	case !info.GetHasFilter():
+		return "", ""
+	case info.GetHints()&abi.HintFilterIgnoresPodIdentity == 0:
+		return "", SignRefusedIdentity
+	}
+	var keys *podKeys
+	if info.GetHints()&abi.HintFilterReadsDeclaredPodKeys != 0 {
+		keys = &podKeys{labels: info.GetPodLabelKeys(), annotations: info.GetPodAnnotationKeys()}
+	}
+	return info.GetSha256() + ":" + podSignature(wire.Pod(pod, info.GetData()), keys), ""
+}
