@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -32,6 +33,10 @@ const (
 	// "on": replicas identical apart from name and uid reuse verdicts when
 	// the plugins promise it; cycle/kept.go).
 	EnvVerdictReuse = "SCHEDPLUG_VERDICT_REUSE"
+	// EnvSpotCheckEvery is how often a cycle that could answer from kept
+	// verdicts asks the host anyway and compares: one in N (default
+	// DefaultSpotCheckEvery), or "off" (cycle/spotcheck.go).
+	EnvSpotCheckEvery = "SCHEDPLUG_SPOT_CHECK_EVERY"
 )
 
 var (
@@ -52,8 +57,8 @@ func SetProfiles(profiles []Profile) {
 // ConfigFromEnv builds the manager configuration from SCHEDPLUG_HOST, the
 // SCHEDPLUG_TLS_* variables (tls.go),
 // SCHEDPLUG_CONNECT_TIMEOUT, SCHEDPLUG_RESYNC_TIMEOUT, SCHEDPLUG_FAST_PATH,
-// SCHEDPLUG_FAST_PATH_SPIN, SCHEDPLUG_FILTER_WINDOW and
-// SCHEDPLUG_VERDICT_REUSE.
+// SCHEDPLUG_FAST_PATH_SPIN, SCHEDPLUG_FILTER_WINDOW,
+// SCHEDPLUG_VERDICT_REUSE and SCHEDPLUG_SPOT_CHECK_EVERY.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
 	tlsConfig, err := session.TLSFromEnv()
@@ -86,6 +91,17 @@ func ConfigFromEnv() (Config, error) {
 		default:
 			return cfg, fmt.Errorf("environment variable %s=%q: write \"on\" or \"off\"", e.name, v)
 		}
+	}
+	switch v := os.Getenv(EnvSpotCheckEvery); v {
+	case "":
+	case "off":
+		cfg.SpotCheckEvery = -1
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return cfg, fmt.Errorf("environment variable %s=%q: write a positive number N (one in N reusing cycles is checked) or \"off\"", EnvSpotCheckEvery, v)
+		}
+		cfg.SpotCheckEvery = n
 	}
 	return cfg, nil
 }

@@ -68,6 +68,10 @@ type fakeHost struct {
 	// call, in order (nil: every node).
 	evaluates  [][]uint32
 	lastFilter *pb.FilterRequest
+	// brokenPromise: nodes the named plugin now rejects in PreFilter
+	// although their objects did not change (a plugin breaking the promises
+	// verdict reuse rests on).
+	brokenPromise map[string]string
 
 	sock   string
 	server *grpc.Server
@@ -516,6 +520,9 @@ func (h *fakeHost) verdicts(profile string, pod *pb.Pod, evaluate []uint32) *pb.
 				continue
 			}
 			code, reason := evalFilter(p, pod, h.table[s])
+			if h.brokenPromise[h.table[s].GetName()] == p {
+				code, reason = pb.Code_CODE_UNSCHEDULABLE, "node(s) changed their mind about "+p
+			}
 			if code == pb.Code_CODE_SUCCESS {
 				continue
 			}

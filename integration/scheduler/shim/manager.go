@@ -48,7 +48,14 @@ type Config struct {
 	// NoVerdictReuse makes every cycle call the host, even for a pod
 	// identical apart from name and uid to the ones before it.
 	NoVerdictReuse bool
+	// SpotCheckEvery: one of every SpotCheckEvery cycles that could answer
+	// from kept verdicts calls the host and compares (cycle/spotcheck.go);
+	// 0 is DefaultSpotCheckEvery, a negative value turns spot checks off.
+	SpotCheckEvery int
 }
+
+// DefaultSpotCheckEvery is Config.SpotCheckEvery's default.
+const DefaultSpotCheckEvery = 100
 
 // Re-exported from the session package for Config's users.
 type (
@@ -98,7 +105,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	registerMetrics()
 	m.client = client
-	m.tracker = cycle.NewTracker(cycle.NewHost(client), m.registry, cycle.Options{EvaluateAllNodes: cfg.EvaluateAllNodes, NoVerdictReuse: cfg.NoVerdictReuse})
+	m.tracker = cycle.NewTracker(cycle.NewHost(client), m.registry, cycle.Options{EvaluateAllNodes: cfg.EvaluateAllNodes, NoVerdictReuse: cfg.NoVerdictReuse, SpotCheckEvery: spotCheckEvery(cfg.SpotCheckEvery)})
 	return m, nil
 }
 
@@ -139,4 +146,15 @@ func (m *Manager) activateRefused(ctx context.Context) {
 	if act := m.registry.podActivator(); len(pods) > 0 && act != nil {
 		act.Activate(klog.FromContext(ctx), pods)
 	}
+}
+
+// spotCheckEvery is the tracker's spot-check period for Config's value.
+func spotCheckEvery(n int) int {
+	switch {
+	case n == 0:
+		return DefaultSpotCheckEvery
+	case n < 0:
+		return 0
+	}
+	return n
 }

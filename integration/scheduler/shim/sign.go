@@ -22,7 +22,11 @@ const signKeyPrefix = "schedplug.dev/"
 // (Unschedulable, which only means "no batching for this pod").
 func (p *Plugin) SignPod(ctx context.Context, pod *v1.Pod) (_ []fwk.SignFragment, st *fwk.Status) {
 	defer p.recoverStatus(ctx, "SignPod", &st)
-	sig, refused := cycle.PluginSignature(p.mgr.pluginInfo(p.name), pod)
+	info := p.mgr.pluginInfo(p.name)
+	if p.mgr.tracker.Distrusts(info) {
+		return nil, fwk.NewStatus(fwk.Unschedulable, cycle.SignRefusedCaught)
+	}
+	sig, refused := cycle.PluginSignature(info, pod)
 	switch {
 	case refused != "":
 		return nil, fwk.NewStatus(fwk.Unschedulable, refused)

@@ -35,6 +35,9 @@ type Cycle struct {
 	// them instead of calling.
 	sig  string
 	kept *keptVerdicts
+	// spotOf: the verdicts this cycle could have used but calls instead,
+	// to check them against the host's answer (spotcheck.go).
+	spotOf *keptVerdicts
 	// call is the cycle's PreFilter call: made in PreFilter, or by the
 	// first Filter that needs it (a cycle answering from kept verdicts, a
 	// profile without native plugins at preFilter).

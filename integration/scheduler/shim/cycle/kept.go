@@ -217,6 +217,10 @@ func (t *Tracker) keep(last *Cycle) {
 	if !over || err != nil || r == nil || r.order == nil {
 		return
 	}
+	if last.spotOf != nil && !t.spotCheck(last, r) {
+		delete(t.kept, last.profile)
+		return
+	}
 	prev := t.kept[last.profile]
 	if prev == nil || prev.sig != last.sig || prev.sess != r.sess {
 		// Start keeping only for a signature seen twice in a row, so that
@@ -249,31 +253,46 @@ func identityOfAnswer(r *callResult) session.Identity {
 
 // fold sets the slots r evaluated.
 func (k *keptVerdicts) fold(nodes []fwk.NodeInfo, r *callResult, vt *verdictTable) {
+	evaluated(nodes, r, vt, func(slot uint32, ni fwk.NodeInfo) {
+		if int(slot) < len(k.bySlot) {
+			k.bySlot[slot] = answered(vt, slot, ni.Node())
+		}
+	})
+}
+
+// evaluated calls fn for each of the cycle's nodes whose verdicts r holds
+// for the node object the NodeInfo has now.
+func evaluated(nodes []fwk.NodeInfo, r *callResult, vt *verdictTable, fn func(slot uint32, ni fwk.NodeInfo)) {
 	for i, ni := range nodes {
 		if i >= len(r.order) {
 			break
 		}
 		slot := r.order[i]
-		if int(slot) >= len(k.bySlot) || (vt.window != nil && !vt.rest && !vt.window.has(slot)) {
+		if int(slot) >= len(vt.rejection) || (vt.window != nil && !vt.rest && !vt.window.has(slot)) {
 			continue
 		}
 		// The node object the host evaluated is the NodeInfo's only if the
 		// NodeInfo has not changed since (a new object takes a new
-		// generation); otherwise the slot keeps what it had.
+		// generation).
 		if held, ok := r.states.At(slot); !ok || held.Generation() != ni.GetGeneration() {
 			continue
 		}
-		kv := keptVerdict{node: ni.Node(), by: -1}
-		if j := vt.rejection[slot]; j >= 0 && int(j) < len(vt.rejectedBy) {
-			kv.by = int32(vt.rejectedBy[j])
-			kv.code = pb.Code_CODE_UNSCHEDULABLE
-			if int(j) < len(vt.codes) {
-				kv.code = vt.codes[j]
-			}
-			if int(j) < len(vt.reason) && int(vt.reason[j]) < len(vt.reasons) {
-				kv.reason = vt.reasons[vt.reason[j]]
-			}
-		}
-		k.bySlot[slot] = kv
+		fn(slot, ni)
 	}
+}
+
+// answered is the call's verdict on the node in slot, as kept.
+func answered(vt *verdictTable, slot uint32, node *v1.Node) keptVerdict {
+	kv := keptVerdict{node: node, by: -1}
+	if j := vt.rejection[slot]; j >= 0 && int(j) < len(vt.rejectedBy) {
+		kv.by = int32(vt.rejectedBy[j])
+		kv.code = pb.Code_CODE_UNSCHEDULABLE
+		if int(j) < len(vt.codes) {
+			kv.code = vt.codes[j]
+		}
+		if int(j) < len(vt.reason) && int(vt.reason[j]) < len(vt.reasons) {
+			kv.reason = vt.reasons[vt.reason[j]]
+		}
+	}
+	return kv
 }

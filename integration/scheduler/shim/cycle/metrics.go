@@ -46,6 +46,18 @@ var (
 		Help:           "Filter calls that could not use the PreFilter verdicts (the NodeInfo was not the snapshot's, e.g. in preemption dry runs) and were answered by a single-node Filter call for every native plugin of the profile, or by such a call's answer kept in the cycle.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	spotChecks = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "spot_checks_total",
+		Help:           "Cycles that could have answered from kept verdicts but called schedplug-host to check them (one of every SCHEDPLUG_SPOT_CHECK_EVERY).",
+		StabilityLevel: metrics.ALPHA,
+	})
+	spotCheckMismatches = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "spot_check_mismatches_total",
+		Help:           "Spot checks in which a native plugin answered differently than the verdict kept for an identical pod on the same node: it breaks a promise it declared, and its verdicts are no longer kept or signed until its .so changes.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"plugin"})
 	deltasRecovered = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "deltas_recovered_total",
@@ -58,6 +70,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterVerdictsReused, filterFallbacks, deltasRecovered)
+		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterVerdictsReused, filterFallbacks, deltasRecovered, spotChecks, spotCheckMismatches)
 	})
 }

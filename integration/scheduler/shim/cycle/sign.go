@@ -28,6 +28,9 @@ const (
 	// SignRefusedIdentity: the plugin's Filter may read the pod's name,
 	// uid or changing state.
 	SignRefusedIdentity = "schedplug: the plugin's Filter does not declare SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY; the pod is scheduled without batching"
+	// SignRefusedCaught: a spot check caught this build of the plugin
+	// breaking a promise (spotcheck.go).
+	SignRefusedCaught = "schedplug: a spot check caught this build of the plugin breaking a promise it declared (see the shim's log); the pod is scheduled without batching until the plugin's .so changes"
 )
 
 // PluginSignature is the signature fragment of the native plugin described

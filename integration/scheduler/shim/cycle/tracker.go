@@ -26,6 +26,10 @@ type Tracker struct {
 	windows windowLog
 	kept    map[string]*keptVerdicts
 	lastSig map[string]string
+	// reusable counts the cycles that could answer from kept verdicts,
+	// for the spot checks; distrust holds the plugins a spot check caught.
+	reusable uint64
+	distrust distrust
 
 	// The lazy cycle of the scheduling cycle kube-scheduler runs now (see
 	// Lazy); lazyMu makes its creation happen once.
@@ -52,6 +56,9 @@ type Options struct {
 	EvaluateAllNodes bool
 	// NoVerdictReuse makes every cycle call the host (no kept verdicts).
 	NoVerdictReuse bool
+	// SpotCheckEvery makes one of every SpotCheckEvery cycles that could
+	// answer from kept verdicts call the host and compare (0: never).
+	SpotCheckEvery int
 }
 
 // NewTracker starts cycles whose calls go to host.
@@ -106,7 +113,11 @@ func (t *Tracker) Start(in Start) *Cycle {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.noteLast()
-	if k := t.kept[in.Profile]; ok && k.usable(s, c.sig, in.Nodes) {
+	// After noteLast, which may have caught a plugin in a spot check.
+	if ok && t.distrust.anyOf(s, t.policies.Plugins(in.Profile)) {
+		ok, c.sig = false, ""
+	}
+	if k := t.kept[in.Profile]; ok && k.usable(s, c.sig, in.Nodes) && !t.spotCheckDue(c, k) {
 		c.kept = k
 		verdictReuseCycles.Inc()
 		v := newVisitSet(len(k.bySlot))
