@@ -37,6 +37,8 @@ step --show "$ctest_summary" ctest ctest --test-dir build --output-on-failure -j
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"
 export SCHEDPLUG_SCHEDULER_BIN="$root/build/go/kube-scheduler"
+# go test's per-package lines, failures and skips: what --show prints.
+go_summary='^(ok|FAIL)[[:space:]]|^[[:space:]]*--- (FAIL|SKIP)|^panic:|\[no test files\]'
 step go-mod-download bash -c 'cd integration && go mod download'
 # Go builds and tests without cgo: kube-scheduler must be static for its
 # image (deploy/), and one setting for every step keeps Go's build cache
@@ -65,7 +67,6 @@ step --show "$go_summary" deploy-test bash -c 'cd deploy && go test -count=1 -ti
 # -v goes to the log only; the terminal gets go test's per-package lines,
 # every failed or skipped test, and the counts below.
 # -count=1: the end-to-end tests depend on binaries outside Go's cache key.
-go_summary='^(ok|FAIL)[[:space:]]|^[[:space:]]*--- (FAIL|SKIP)|^panic:|\[no test files\]'
 # shellcheck disable=SC2016
 step --show "$go_summary" go-test bash -c 'cd integration && go test -count=1 -timeout 60m -v ${GO_TEST_FLAGS:-} ./...'
 gotest_log="$SCHEDPLUG_LOG_DIR/go-test.log"
