@@ -1,18 +1,18 @@
 package image
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 )
 
-// Bundle is a directory of plugins as the bundle image carries them:
-// stripped copies, a manifest and the SHA-256 list schedplug-host enforces
-// with --plugin-sha256.
+// Bundle is a directory of plugins as the bundle image carries them, made
+// by `schedplug bundle` (stripped copies, each loaded with the host's own
+// checks, manifest.json, and the SHA256SUMS schedplug-host enforces with
+// --plugin-sha256).
 type Bundle struct {
 	Plugins      []BundlePlugin
 	ManifestJSON []byte
@@ -31,59 +31,50 @@ type BundlePlugin struct {
 	path       string
 }
 
-type inspected struct {
-	Name       string `json:"name"`
-	Version    string `json:"version"`
-	SHA256     string `json:"sha256"`
-	ABIVersion int    `json:"abi_version"`
-	Error      string `json:"error"`
-}
+// BundleSchemaVersion is the manifest format this builder understands.
+const BundleSchemaVersion = 1
 
-// ReadBundle strips a copy of every .so in dir into work, checks each with
-// `schedplug inspect` (the loader's own checks, in a child process) and
-// describes them.
+// ReadBundle runs `schedplug bundle dir -o work` and reads what it wrote.
+// The CLI is the one place that decides what ships, so a bundle made by an
+// admin by hand and the bundle image agree to the byte.
 func ReadBundle(cli, dir, work string) (*Bundle, error) {
-	sos, err := filepath.Glob(filepath.Join(dir, "*.so"))
-	if err != nil {
+	var stderr bytes.Buffer
+	cmd := exec.Command(cli, "bundle", "--json", dir, "-o", work)
+	cmd.Stderr = &stderr
+	if _, err := cmd.Output(); err != nil {
+		return nil, fmt.Errorf("%s bundle %s: %v\n%s", cli, dir, err, stderr.String())
+	}
+	b := &Bundle{}
+	var err error
+	if b.ManifestJSON, err = os.ReadFile(filepath.Join(work, BundleManif)); err != nil {
 		return nil, err
 	}
-	if len(sos) == 0 {
-		return nil, fmt.Errorf("no .so files in %s: build the plugins first (cmake --build build)", dir)
+	if b.Sums, err = os.ReadFile(filepath.Join(work, BundleSums)); err != nil {
+		return nil, err
 	}
-	sort.Strings(sos)
-	b := &Bundle{}
-	var sums strings.Builder
-	for _, so := range sos {
-		s, err := strip(so, work)
-		if err != nil {
-			return nil, err
-		}
-		out, err := exec.Command(cli, "inspect", "--json", s).Output()
-		var info inspected
-		if jerr := json.Unmarshal(out, &info); jerr != nil || err != nil || info.Error != "" {
-			return nil, fmt.Errorf("%s is not a plugin schedplug-host can load (%s inspect: %v %s)", so, cli, err, info.Error)
-		}
-		data, err := os.ReadFile(s)
-		if err != nil {
-			return nil, err
-		}
-		if got := sha256Hex(data); got != info.SHA256 {
-			return nil, fmt.Errorf("%s: inspect reports SHA-256 %s, the file has %s", s, info.SHA256, got)
-		}
-		b.Plugins = append(b.Plugins, BundlePlugin{
-			File: filepath.Base(so), Name: info.Name, Version: info.Version, ABIVersion: info.ABIVersion,
-			Size: int64(len(data)), SHA256: info.SHA256, path: s,
-		})
-		fmt.Fprintf(&sums, "%s  %s\n", info.SHA256, filepath.Base(so))
-	}
-	b.Sums = []byte(sums.String())
-	m, err := json.MarshalIndent(struct {
+	var m struct {
 		SchemaVersion int            `json:"schemaVersion"`
 		Plugins       []BundlePlugin `json:"plugins"`
-	}{1, b.Plugins}, "", "  ")
-	if err != nil {
-		return nil, err
 	}
-	b.ManifestJSON = append(m, '\n')
+	if err := json.Unmarshal(b.ManifestJSON, &m); err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(work, BundleManif), err)
+	}
+	if m.SchemaVersion != BundleSchemaVersion {
+		return nil, fmt.Errorf("%s writes bundle manifests of schema %d; this builder reads %d: use the CLI of the same schedplug build",
+			cli, m.SchemaVersion, BundleSchemaVersion)
+	}
+	for i := range m.Plugins {
+		p := &m.Plugins[i]
+		p.path = filepath.Join(work, p.File)
+		data, err := os.ReadFile(p.path)
+		if err != nil {
+			return nil, err
+		}
+		if got := sha256Hex(data); got != p.SHA256 || int64(len(data)) != p.Size {
+			return nil, fmt.Errorf("%s: the manifest says %d bytes with SHA-256 %s, the file has %d bytes with %s",
+				p.path, p.Size, p.SHA256, len(data), got)
+		}
+	}
+	b.Plugins = m.Plugins
 	return b, nil
 }

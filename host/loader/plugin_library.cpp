@@ -192,6 +192,23 @@ LoadResult load_plugin_directory(const std::filesystem::path& dir) {
   std::sort(files.begin(), files.end());
 
   LoadResult result;
+  // A pin list is a bundle's inventory (schedplug bundle writes it): a file
+  // it lists that is not here means the bundle arrived incomplete.
+  if (const auto& pins = plugin_file_policy().pins) {
+    for (const auto& [name, digest] : pins->sha256) {
+      const bool present =
+          std::any_of(files.begin(), files.end(),
+                      [&](const auto& f) { return f.filename() == name; });
+      if (!present) {
+        result.problems.push_back(
+            {dir / name,
+             quoted(dir / name) + ": listed in " + quoted(pins->source) +
+                 " (--plugin-sha256) but not in the plugin directory, so the "
+                 "bundle does not match its list; ship the whole bundle that "
+                 "`schedplug bundle` wrote, or remove the line"});
+      }
+    }
+  }
   std::vector<std::shared_ptr<PluginLibrary>> loaded;
   for (const auto& file : files) {
     try {

@@ -3,12 +3,14 @@
 //   schedplug check --config FILE --plugins DIR [--json] [--no-create]
 //   schedplug simulate --config FILE --plugins DIR --nodes NODES.yaml
 //                      --pods PODS.yaml [--explain POD]... [--json]
+//   schedplug bundle DIR -o OUT [--no-strip] [--json]
 #include <iostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "tools/schedplug/bundle_command.hpp"
 #include "tools/schedplug/check_command.hpp"
 #include "tools/schedplug/child_process.hpp"
 #include "tools/schedplug/inspect_command.hpp"
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
       "  schedplug simulate --config scheduler-config.yaml --plugins "
       "plugins.d \\\n"
       "      --nodes nodes.yaml --pods pods.yaml --explain default/web-1\n"
+      "  schedplug bundle build/plugins.d -o bundle\n"
       "Run `schedplug <command> --help` for a command's options.");
 
   std::string inspect_file;
@@ -116,6 +119,44 @@ int main(int argc, char** argv) {
                    "before they are stopped (exit 1)")
       ->capture_default_str();
 
+  schedplug::tools::BundleOptions bundle_options;
+  bool no_strip = false;
+  auto* bundle = app.add_subcommand(
+      "bundle",
+      "Make the plugins of a directory ready to ship: copy each .so into OUT "
+      "stripped, load it with the host's own checks, write manifest.json "
+      "(file, name, version, ABI version, size, SHA-256 of each) and "
+      "SHA256SUMS (the pins schedplug-host enforces with --plugin-sha256), "
+      "and print how to ship OUT as a ConfigMap (when it fits in 1 MiB) or "
+      "as an image volume. Exit status: 0 bundled, 1 a plugin cannot ship "
+      "(OUT is left as it was), 2 bad arguments.");
+  bundle
+      ->add_option("DIR", bundle_options.plugins,
+                   "the directory holding the plugin .so files")
+      ->required();
+  bundle
+      ->add_option("-o,--out", bundle_options.out,
+                   "the bundle directory to write (new or empty)")
+      ->required();
+  bundle->add_flag("--no-strip", no_strip,
+                   "copy the files as they are (warns about symbols and "
+                   "debug sections that ship for nothing)");
+  bundle->add_flag("--json", bundle_options.json,
+                   "print JSON (the manifest and the ConfigMap size)");
+  bundle
+      ->add_option("--configmap", bundle_options.configmap_name,
+                   "the ConfigMap name the printed command uses")
+      ->capture_default_str();
+  bundle
+      ->add_option("--namespace", bundle_options.k8s_namespace,
+                   "the namespace the printed command uses")
+      ->capture_default_str();
+  bundle
+      ->add_option("--load-timeout", load_timeout,
+                   "seconds loading the plugins may take before it is "
+                   "stopped (exit 1)")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -145,6 +186,11 @@ int main(int argc, char** argv) {
   }
   const auto timeout =
       std::chrono::seconds(load_timeout > 0 ? load_timeout : 60);
+  if (*bundle) {
+    bundle_options.strip = !no_strip;
+    return schedplug::tools::run_bundle(bundle_options, timeout, std::cout,
+                                        std::cerr);
+  }
   return schedplug::tools::run_in_child(
       [&] {
         try {

@@ -334,5 +334,25 @@ TEST_F(PluginFileCheck, ConfigPinIsCheckedAgainstTheLoadedName) {
                               std::string(64, 'b'))));
 }
 
+// The pin list is the bundle's inventory: a listed file that is missing is
+// a problem naming it, and the files that are there still load.
+TEST_F(PluginFileCheck, AFileThePinListNamesButTheDirectoryLacksIsAProblem) {
+  TempDir dir;
+  const auto file = install(security_file("ctor_marker"), dir.path(), 0644);
+  PluginPins pins;
+  pins.source = dir.path() / "SHA256SUMS";
+  pins.sha256["ctor_marker.so"] = file_sha256(file);
+  pins.sha256["gone.so"] = std::string(64, 'c');
+  plugin_file_policy().pins = pins;
+  const LoadResult result = load_plugin_directory(dir.path());
+  EXPECT_EQ(result.plugins.size(), 1u);
+  ASSERT_EQ(result.problems.size(), 1u);
+  EXPECT_EQ(result.problems[0].file, dir.path() / "gone.so");
+  EXPECT_THAT(result.problems[0].message,
+              AllOf(HasSubstr("gone.so"), HasSubstr("SHA256SUMS"),
+                    HasSubstr("not in the plugin directory"),
+                    HasSubstr("schedplug bundle")));
+}
+
 }  // namespace
 }  // namespace schedplug::host

@@ -396,3 +396,132 @@ TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
 }
 
 }  // namespace
+
+// --- schedplug bundle ------------------------------------------------------
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/schedplug-bundle-" + name +
+                          "-" + std::to_string(::getpid());
+  EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
+  return dir;
+}
+
+bool exists(const std::string& path) {
+  return std::system(("test -e '" + path + "'").c_str()) == 0;
+}
+
+TEST(Bundle, WritesStrippedCopiesAManifestAndPinsSha256sumAccepts) {
+  const std::string out = fresh_dir("good");
+  Outcome r = schedplug("bundle " + plugin_dir("good.d") + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("warning")));
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("bundled 4 plugin(s)"), HasSubstr("(stripped)"),
+                    HasSubstr("GoodScorer"), HasSubstr("As a ConfigMap"),
+                    HasSubstr("kubectl create configmap schedplug-plugins -n "
+                              "kube-system --from-file=" +
+                              out + "/"),
+                    HasSubstr("SCHEDPLUG_PLUGIN_DIR=" + out +
+                              " deploy/build-images.sh")));
+  // The pins are sha256sum's own format, for --plugin-sha256.
+  EXPECT_EQ(
+      std::system(
+          ("cd '" + out + "' && sha256sum --quiet -c SHA256SUMS").c_str()),
+      0);
+  const auto manifest = nlohmann::json::parse(slurp(out + "/manifest.json"));
+  EXPECT_EQ(manifest["schemaVersion"], 1);
+  ASSERT_EQ(manifest["plugins"].size(), 4u);
+  std::vector<std::string> names;
+  for (const auto& p : manifest["plugins"]) {
+    names.push_back(p["name"]);
+    const std::string file = out + "/" + p["file"].get<std::string>();
+    // What inspect reports of the shipped file is what the manifest says.
+    Outcome info = schedplug("inspect --json " + file);
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    const auto j = nlohmann::json::parse(info.out);
+    EXPECT_EQ(p["sha256"], j["sha256"]);
+    EXPECT_EQ(p["version"], j["version"]);
+    EXPECT_EQ(p["abiVersion"], j["abi_version"]);
+    EXPECT_GT(p["size"].get<int64_t>(), 0);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"GoodFilter", "GoodScorer",
+                                             "HwEncrypt", "StrictArgs"}));
+  // Bundling a bundle again gives the same files: strip is idempotent.
+  const std::string again = fresh_dir("again");
+  ASSERT_EQ(schedplug("bundle " + out + " -o " + again).exit_code, 0);
+  EXPECT_EQ(slurp(again + "/SHA256SUMS"), slurp(out + "/SHA256SUMS"));
+}
+
+TEST(Bundle, NoStripWarnsAboutDebugSections) {
+  const std::string out = fresh_dir("nostrip");
+  Outcome r =
+      schedplug("bundle --no-strip " + plugin_dir("hw.d") + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, AllOf(HasSubstr("warning: hw_encrypt.so is not stripped"),
+                           HasSubstr(".symtab"), HasSubstr("drop --no-strip")));
+  EXPECT_THAT(r.out, Not(HasSubstr("(stripped)")));
+}
+
+TEST(Bundle, JsonCarriesTheManifestAndTheConfigMapSize) {
+  const std::string out = fresh_dir("json");
+  Outcome r = schedplug("bundle --json " + plugin_dir("hw.d") + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["manifest"],
+            nlohmann::json::parse(slurp(out + "/manifest.json")));
+  EXPECT_TRUE(j["fitsConfigMap"]);
+  EXPECT_GT(j["configMapBytes"].get<int64_t>(),
+            j["manifest"]["plugins"][0]["size"].get<int64_t>());
+}
+
+TEST(Bundle, APluginThatCannotShipLeavesNothingBehind) {
+  // Two files that report one name: the host would use neither.
+  const std::string dup = fresh_dir("dup-src");
+  const std::string hw = plugin_dir("hw.d") + "/hw_encrypt.so";
+  ASSERT_EQ(std::system(("mkdir -p '" + dup + "' && cp '" + hw + "' '" + dup +
+                         "/a.so' && cp '" + hw + "' '" + dup + "/b.so'")
+                            .c_str()),
+            0);
+  const std::string out = fresh_dir("dup");
+  Outcome r = schedplug("bundle " + dup + " -o " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(
+      r.err, AllOf(HasSubstr("a.so"), HasSubstr("b.so"), HasSubstr("HwEncrypt"),
+                   HasSubstr("nothing was written")));
+  EXPECT_FALSE(exists(out));
+
+  // A constructor that aborts kills the child that loads; OUT, empty
+  // before, is empty again.
+  const std::string empty = fresh_dir("abort");
+  ASSERT_EQ(std::system(("mkdir -p '" + empty + "'").c_str()), 0);
+  Outcome a = schedplug("bundle " + plugin_dir("abort.d") + " -o " + empty);
+  EXPECT_EQ(a.exit_code, 1) << a.out << a.err;
+  EXPECT_THAT(a.err, AllOf(HasSubstr("killed by signal 6"),
+                           HasSubstr("ctor_abort.so")));
+  EXPECT_TRUE(exists(empty));
+  EXPECT_FALSE(exists(empty + "/ctor_abort.so"));
+}
+
+TEST(Bundle, BadArgumentsExitTwoAndTouchNothing) {
+  const std::string full = fresh_dir("full");
+  ASSERT_EQ(std::system(("mkdir -p '" + full + "' && echo keep > '" + full +
+                         "/notes.txt'")
+                            .c_str()),
+            0);
+  Outcome not_empty = schedplug("bundle " + plugin_dir("hw.d") + " -o " + full);
+  EXPECT_EQ(not_empty.exit_code, 2);
+  EXPECT_THAT(not_empty.err, AllOf(HasSubstr(full + " is not empty"),
+                                   HasSubstr("new or empty one")));
+  EXPECT_EQ(slurp(full + "/notes.txt"), "keep\n");
+
+  const std::string none = fresh_dir("none-src");
+  ASSERT_EQ(std::system(("mkdir -p '" + none + "'").c_str()), 0);
+  Outcome no_plugins = schedplug("bundle " + none + " -o " + fresh_dir("x"));
+  EXPECT_EQ(no_plugins.exit_code, 2);
+  EXPECT_THAT(no_plugins.err, HasSubstr("no .so files in " + none));
+
+  Outcome missing = schedplug("bundle /nonexistent -o " + fresh_dir("y"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err,
+              HasSubstr("/nonexistent is not a readable directory"));
+}
