@@ -11,12 +11,18 @@ use std::ffi::c_void;
 use std::os::raw::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Hook bits of [`Export::HOOKS`], one per name export_plugin! accepts.
+// Hook bits of [`Export::HOOKS`], one per name export_plugin! accepts.
+/// `hooks = [applies]`.
 pub const HOOK_APPLIES: u32 = 1 << 0;
+/// `hooks = [pod_begin]` (pod_end comes with it).
 pub const HOOK_POD_BEGIN: u32 = 1 << 1;
+/// `hooks = [filter]`.
 pub const HOOK_FILTER: u32 = 1 << 2;
+/// `hooks = [score]`.
 pub const HOOK_SCORE: u32 = 1 << 3;
+/// `hooks = [normalize_score]`.
 pub const HOOK_NORMALIZE_SCORE: u32 = 1 << 4;
+/// `hooks = [refresh]`.
 pub const HOOK_REFRESH: u32 = 1 << 5;
 
 /// A plugin type with its name, version and hooks; export_plugin!
@@ -579,7 +585,55 @@ macro_rules! plugin_descriptor {
 /// defines `schedplug_plugin_v1`, so use it once per `cdylib`. Broken
 /// combinations (normalize_score without score, refresh without
 /// REFRESH_PERIOD_MS, a name that is not UpperCamelCase, ...) fail the
-/// build.
+/// build:
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Plugin, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// }
+/// // normalize_score needs a score hook
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [normalize_score]);
+/// # fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Plugin, Status};
+/// # struct P;
+/// # impl Plugin for P {
+/// #     type PodState = ();
+/// #     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// # }
+/// // plugin name must be UpperCamelCase
+/// schedplug::export_plugin!(P, name = "my-plugin", version = "1", hooks = []);
+/// # fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Plugin, Status};
+/// # struct P;
+/// # impl Plugin for P {
+/// #     type PodState = ();
+/// #     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// # }
+/// // unknown schedplug hook `prefilter`
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [prefilter]);
+/// # fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Plugin, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// }
+/// // a plugin with a refresh hook needs REFRESH_PERIOD_MS > 0
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [refresh]);
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! export_plugin {
     ($($args:tt)*) => {
