@@ -1,0 +1,732 @@
+//! Borrowed, read-only views of the host's pod and node (valid for one hook
+//! call: `'a`).
+//!
+//! Every read honours the view's `struct_size` (plugin.h's
+//! SCHEDPLUG_HAS_FIELD): a field the host did not send reads as empty/zero,
+//! so a plugin runs unchanged on an older host. Arrays are indexed with the
+//! element size the host sent.
+
+use crate::abi::*;
+use std::marker::PhantomData;
+use std::mem::size_of;
+
+/// The offset and size of `$field` in `$ty`, measured on a local value so
+/// nothing is read (offset_of! is newer than Rust 1.63).
+macro_rules! field_layout {
+    ($ty:ident, $field:ident) => {{
+        let u = std::mem::MaybeUninit::<$ty>::uninit();
+        let base = u.as_ptr();
+        // SAFETY: addr_of! takes the address inside a local allocation
+        // without reading it.
+        // (allow: the macro also expands inside unsafe fns, where Rust
+        // 1.63 calls the block unnecessary)
+        #[allow(unused_unsafe)]
+        let p = unsafe { std::ptr::addr_of!((*base).$field) };
+        (p as usize - base as usize, p)
+    }};
+}
+
+/// `$view.$field` when `$view`'s struct_size covers it, else None.
+/// `$view` is a `*const $ty` to a host view whose first field is
+/// `uint32_t struct_size`, valid for struct_size bytes.
+macro_rules! read_field {
+    ($view:expr, $ty:ident, $field:ident) => {{
+        let (offset, witness) = $crate::view::field_layout!($ty, $field);
+        let view: *const $ty = $view;
+        // SAFETY: the caller's view contract; read_at reads only within
+        // struct_size.
+        #[allow(unused_unsafe)]
+        let value = unsafe { $crate::view::read_at(view as *const u8, offset, witness) };
+        value
+    }};
+}
+pub(crate) use {field_layout, read_field};
+
+/// `struct_size >= offset + size_of::<T>()` (SCHEDPLUG_HAS_FIELD).
+pub fn has_field<T>(struct_size: u32, offset: usize) -> bool {
+    struct_size as usize >= offset + size_of::<T>()
+}
+
+/// Reads the `T` at `offset` of the view at `base` when the view's
+/// struct_size (its first u32) covers it. `_witness` only names `T`.
+///
+/// # Safety
+/// `base` is NULL or points to a view valid for its struct_size bytes.
+pub(crate) unsafe fn read_at<T: Copy>(
+    base: *const u8,
+    offset: usize,
+    _witness: *const T,
+) -> Option<T> {
+    if base.is_null() {
+        return None;
+    }
+    let struct_size = (base as *const u32).read();
+    if has_field::<T>(struct_size, offset) {
+        Some((base.add(offset) as *const T).read())
+    } else {
+        None
+    }
+}
+
+/// The element size to index with: the host's, else the v1.0 size. A size
+/// smaller than v1.0's would be a host bug; it is not used, so that no read
+/// goes past an element.
+fn element_size<T>(sent: Option<u32>) -> usize {
+    match sent {
+        Some(n) if n as usize >= size_of::<T>() => n as usize,
+        _ => size_of::<T>(),
+    }
+}
+
+/// The bytes of a `schedplug_str` (NULL data reads as empty).
+///
+/// # Safety
+/// `s.data` is NULL or valid for `s.len` bytes during `'a`.
+unsafe fn bytes<'a>(s: schedplug_str) -> &'a [u8] {
+    if s.data.is_null() || s.len == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(s.data as *const u8, s.len as usize)
+    }
+}
+
+/// Kubernetes strings are UTF-8; anything else reads as "" (the bytes stay
+/// available through the `_bytes` accessors).
+fn text(b: &[u8]) -> &str {
+    std::str::from_utf8(b).unwrap_or("")
+}
+
+/// A borrowed array of `count` elements `stride` bytes apart.
+#[derive(Clone, Copy)]
+struct Array<'a, T> {
+    items: *const T,
+    count: usize,
+    stride: usize,
+    _life: PhantomData<&'a T>,
+}
+
+impl<'a, T: Copy> Array<'a, T> {
+    fn new(items: *const T, count: u64, stride: usize) -> Array<'a, T> {
+        Array {
+            items,
+            count: if items.is_null() { 0 } else { count as usize },
+            stride,
+            _life: PhantomData,
+        }
+    }
+
+    fn empty() -> Array<'a, T> {
+        Array::new(std::ptr::null(), 0, size_of::<T>())
+    }
+
+    fn get(&self, i: usize) -> Option<T> {
+        if i >= self.count {
+            return None;
+        }
+        // SAFETY: the host's array holds `count` elements `stride` apart,
+        // each at least a v1.0 element (element_size).
+        Some(unsafe { ((self.items as *const u8).add(i * self.stride) as *const T).read() })
+    }
+
+    /// Binary search of an array sorted by `key` in byte order.
+    fn find(&self, key: &[u8], key_of: impl Fn(&T) -> schedplug_str) -> Option<T> {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let item = self.get(mid)?;
+            // SAFETY: the host's strings are valid for the call ('a).
+            match unsafe { bytes(key_of(&item)) }.cmp(key) {
+                std::cmp::Ordering::Equal => return Some(item),
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+            }
+        }
+        None
+    }
+}
+
+/// Labels, annotations or a node selector: sorted by key, keys unique.
+#[derive(Clone, Copy)]
+pub struct KeyValues<'a> {
+    items: Array<'a, schedplug_kv>,
+}
+
+impl<'a> KeyValues<'a> {
+    fn new(list: Option<schedplug_kv_list>, kv_size: usize) -> KeyValues<'a> {
+        KeyValues {
+            items: list.map_or_else(Array::empty, |l| Array::new(l.items, l.count, kv_size)),
+        }
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.items.count
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.count == 0
+    }
+
+    /// The value of `key` (exact, case-sensitive), by binary search.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.get_bytes(key.as_bytes()).map(text)
+    }
+
+    /// The value of `key` as bytes.
+    pub fn get_bytes(&self, key: &[u8]) -> Option<&'a [u8]> {
+        self.items
+            .find(key, |kv| kv.key)
+            // SAFETY: borrowed from the host for 'a.
+            .map(|kv| unsafe { bytes(kv.value) })
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get_bytes(key.as_bytes()).is_some()
+    }
+
+    /// The entries in key order, as (key, value).
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let items = self.items;
+        (0..items.count).filter_map(move |i| {
+            let kv = items.get(i)?;
+            // SAFETY: borrowed from the host for 'a.
+            Some(unsafe { (text(bytes(kv.key)), text(bytes(kv.value))) })
+        })
+    }
+}
+
+/// Resource quantities, sorted by name; an absent resource is 0.
+#[derive(Clone, Copy)]
+pub struct Resources<'a> {
+    items: Array<'a, schedplug_resource>,
+}
+
+impl<'a> Resources<'a> {
+    fn new(list: Option<schedplug_resource_list>, size: usize) -> Resources<'a> {
+        Resources {
+            items: list.map_or_else(Array::empty, |l| Array::new(l.items, l.count, size)),
+        }
+    }
+
+    /// The value of resource `name` ("cpu" in millicores, "memory" in
+    /// bytes, ...), 0 when absent.
+    pub fn get(&self, name: &str) -> i64 {
+        self.items
+            .find(name.as_bytes(), |r| r.name)
+            .map_or(0, |r| r.value)
+    }
+
+    /// The number of resources listed.
+    pub fn len(&self) -> usize {
+        self.items.count
+    }
+
+    /// Whether none is listed.
+    pub fn is_empty(&self) -> bool {
+        self.items.count == 0
+    }
+
+    /// The resources in name order, as (name, value).
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, i64)> + 'a {
+        let items = self.items;
+        (0..items.count).filter_map(move |i| {
+            let r = items.get(i)?;
+            // SAFETY: borrowed from the host for 'a.
+            Some((text(unsafe { bytes(r.name) }), r.value))
+        })
+    }
+}
+
+/// A node taint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taint<'a> {
+    pub key: &'a str,
+    pub value: &'a str,
+    /// "NoSchedule", "PreferNoSchedule" or "NoExecute".
+    pub effect: &'a str,
+}
+
+/// The pod being scheduled.
+#[derive(Clone, Copy)]
+pub struct Pod<'a> {
+    raw: *const schedplug_pod,
+    _life: PhantomData<&'a schedplug_pod>,
+}
+
+impl<'a> Pod<'a> {
+    /// A view of the host's pod.
+    ///
+    /// # Safety
+    /// `raw` points to a `schedplug_pod` valid for its `struct_size` bytes,
+    /// and everything it points to stays valid and unchanged during `'a`
+    /// (the hook call). The export layer does this for plugin code.
+    pub unsafe fn from_raw(raw: *const schedplug_pod) -> Pod<'a> {
+        Pod {
+            raw,
+            _life: PhantomData,
+        }
+    }
+
+    /// The C view.
+    pub fn as_raw(&self) -> *const schedplug_pod {
+        self.raw
+    }
+
+    /// struct_size as the host sent it.
+    pub fn struct_size(&self) -> u32 {
+        read_field!(self.raw, schedplug_pod, struct_size).unwrap_or(0)
+    }
+
+    fn string(&self, s: Option<schedplug_str>) -> &'a [u8] {
+        // SAFETY: borrowed from the host for 'a.
+        s.map_or(&[], |s| unsafe { bytes(s) })
+    }
+
+    fn kv_size(&self) -> usize {
+        element_size::<schedplug_kv>(read_field!(self.raw, schedplug_pod, kv_size))
+    }
+
+    /// metadata.namespace.
+    pub fn namespace(&self) -> &'a str {
+        text(self.namespace_bytes())
+    }
+
+    /// metadata.namespace as bytes.
+    pub fn namespace_bytes(&self) -> &'a [u8] {
+        self.string(read_field!(self.raw, schedplug_pod, namespace_name))
+    }
+
+    /// metadata.name.
+    pub fn name(&self) -> &'a str {
+        text(self.name_bytes())
+    }
+
+    /// metadata.name as bytes.
+    pub fn name_bytes(&self) -> &'a [u8] {
+        self.string(read_field!(self.raw, schedplug_pod, name))
+    }
+
+    /// metadata.uid.
+    pub fn uid(&self) -> &'a str {
+        text(self.string(read_field!(self.raw, schedplug_pod, uid)))
+    }
+
+    /// metadata.labels.
+    pub fn labels(&self) -> KeyValues<'a> {
+        KeyValues::new(read_field!(self.raw, schedplug_pod, labels), self.kv_size())
+    }
+
+    /// metadata.annotations.
+    pub fn annotations(&self) -> KeyValues<'a> {
+        KeyValues::new(
+            read_field!(self.raw, schedplug_pod, annotations),
+            self.kv_size(),
+        )
+    }
+
+    /// spec.nodeSelector.
+    pub fn node_selector(&self) -> KeyValues<'a> {
+        KeyValues::new(
+            read_field!(self.raw, schedplug_pod, node_selector),
+            self.kv_size(),
+        )
+    }
+
+    /// The pod's priority.
+    pub fn priority(&self) -> i32 {
+        read_field!(self.raw, schedplug_pod, priority).unwrap_or(0)
+    }
+
+    /// The pod's effective requests.
+    pub fn requests(&self) -> Resources<'a> {
+        Resources::new(
+            read_field!(self.raw, schedplug_pod, requests),
+            element_size::<schedplug_resource>(read_field!(self.raw, schedplug_pod, resource_size)),
+        )
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_POD_NODE_NAME: spec.nodeName ("" when not sent).
+    pub fn node_name(&self) -> &'a str {
+        text(self.string(read_field!(self.raw, schedplug_pod, node_name)))
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_POD_PRIORITY_CLASS: spec.priorityClassName.
+    pub fn priority_class_name(&self) -> &'a str {
+        text(self.string(read_field!(self.raw, schedplug_pod, priority_class_name)))
+    }
+
+    /// The per-pod state pointer (v1.1; NULL when not sent).
+    pub(crate) fn state_ptr(&self) -> *mut std::ffi::c_void {
+        read_field!(self.raw, schedplug_pod, state).unwrap_or(std::ptr::null_mut())
+    }
+
+    /// The stride of normalize_score's entries.
+    pub(crate) fn node_score_size(&self) -> usize {
+        element_size::<schedplug_node_score>(read_field!(self.raw, schedplug_pod, node_score_size))
+    }
+}
+
+/// One node of the cluster.
+#[derive(Clone, Copy)]
+pub struct Node<'a> {
+    raw: *const schedplug_node,
+    _life: PhantomData<&'a schedplug_node>,
+}
+
+impl<'a> Node<'a> {
+    /// A view of the host's node.
+    ///
+    /// # Safety
+    /// As [`Pod::from_raw`].
+    pub unsafe fn from_raw(raw: *const schedplug_node) -> Node<'a> {
+        Node {
+            raw,
+            _life: PhantomData,
+        }
+    }
+
+    /// The C view.
+    pub fn as_raw(&self) -> *const schedplug_node {
+        self.raw
+    }
+
+    /// struct_size as the host sent it.
+    pub fn struct_size(&self) -> u32 {
+        read_field!(self.raw, schedplug_node, struct_size).unwrap_or(0)
+    }
+
+    fn string(&self, s: Option<schedplug_str>) -> &'a [u8] {
+        // SAFETY: borrowed from the host for 'a.
+        s.map_or(&[], |s| unsafe { bytes(s) })
+    }
+
+    fn kv_size(&self) -> usize {
+        element_size::<schedplug_kv>(read_field!(self.raw, schedplug_node, kv_size))
+    }
+
+    fn resource_size(&self) -> usize {
+        element_size::<schedplug_resource>(read_field!(self.raw, schedplug_node, resource_size))
+    }
+
+    /// metadata.name.
+    pub fn name(&self) -> &'a str {
+        text(self.name_bytes())
+    }
+
+    /// metadata.name as bytes.
+    pub fn name_bytes(&self) -> &'a [u8] {
+        self.string(read_field!(self.raw, schedplug_node, name))
+    }
+
+    /// metadata.labels.
+    pub fn labels(&self) -> KeyValues<'a> {
+        KeyValues::new(
+            read_field!(self.raw, schedplug_node, labels),
+            self.kv_size(),
+        )
+    }
+
+    /// metadata.annotations.
+    pub fn annotations(&self) -> KeyValues<'a> {
+        KeyValues::new(
+            read_field!(self.raw, schedplug_node, annotations),
+            self.kv_size(),
+        )
+    }
+
+    /// spec.taints.
+    pub fn taints(&self) -> impl Iterator<Item = Taint<'a>> + 'a {
+        let items = read_field!(self.raw, schedplug_node, taints).unwrap_or(std::ptr::null());
+        let count = read_field!(self.raw, schedplug_node, taint_count).unwrap_or(0);
+        let stride =
+            element_size::<schedplug_taint>(read_field!(self.raw, schedplug_node, taint_size));
+        let array: Array<'a, schedplug_taint> = Array::new(items, count, stride);
+        (0..array.count).filter_map(move |i| {
+            let t = array.get(i)?;
+            // SAFETY: borrowed from the host for 'a.
+            Some(unsafe {
+                Taint {
+                    key: text(bytes(t.key)),
+                    value: text(bytes(t.value)),
+                    effect: text(bytes(t.effect)),
+                }
+            })
+        })
+    }
+
+    /// status.allocatable.
+    pub fn allocatable(&self) -> Resources<'a> {
+        Resources::new(
+            read_field!(self.raw, schedplug_node, allocatable),
+            self.resource_size(),
+        )
+    }
+
+    /// The sum of the requests of the pods already on the node.
+    pub fn requested(&self) -> Resources<'a> {
+        Resources::new(
+            read_field!(self.raw, schedplug_node, requested),
+            self.resource_size(),
+        )
+    }
+
+    /// The number of pods on the node.
+    pub fn pod_count(&self) -> u32 {
+        read_field!(self.raw, schedplug_node, pod_count).unwrap_or(0)
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_NODE_UNSCHEDULABLE: cordoned (false when not
+    /// sent).
+    pub fn unschedulable(&self) -> bool {
+        read_field!(self.raw, schedplug_node, unschedulable).unwrap_or(0) != 0
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_NODE_CAPACITY: status.capacity.
+    pub fn capacity(&self) -> Resources<'a> {
+        // Like plugin.h's helper: only a host that sent the whole v1.2
+        // block sent capacity.
+        let sent = read_field!(self.raw, schedplug_node, node_pod_size).is_some();
+        Resources::new(
+            read_field!(self.raw, schedplug_node, capacity).filter(|_| sent),
+            self.resource_size(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn s(v: &'static str) -> schedplug_str {
+        schedplug_str {
+            data: v.as_ptr() as *const std::os::raw::c_char,
+            len: v.len() as u64,
+        }
+    }
+
+    fn kv(k: &'static str, v: &'static str) -> schedplug_kv {
+        schedplug_kv {
+            key: s(k),
+            value: s(v),
+        }
+    }
+
+    #[test]
+    fn pod_reads_strings_and_sorted_lists() {
+        let labels = [kv("app", "web"), kv("tier", "front"), kv("zone", "a")];
+        let annotations = [kv("note", "é")];
+        let requests = [
+            schedplug_resource {
+                name: s("cpu"),
+                value: 500,
+            },
+            schedplug_resource {
+                name: s("memory"),
+                value: 1 << 30,
+            },
+        ];
+        let raw = schedplug_pod {
+            struct_size: size_of::<schedplug_pod>() as u32,
+            namespace_name: s("default"),
+            name: s("web-1"),
+            uid: s("u-1"),
+            labels: schedplug_kv_list {
+                items: labels.as_ptr(),
+                count: 3,
+            },
+            annotations: schedplug_kv_list {
+                items: annotations.as_ptr(),
+                count: 1,
+            },
+            priority: 7,
+            requests: schedplug_resource_list {
+                items: requests.as_ptr(),
+                count: 2,
+            },
+            kv_size: size_of::<schedplug_kv>() as u32,
+            node_name: s("n1"),
+            ..Default::default()
+        };
+        let pod = unsafe { Pod::from_raw(&raw) };
+        assert_eq!(pod.name(), "web-1");
+        assert_eq!(pod.namespace(), "default");
+        assert_eq!(pod.uid(), "u-1");
+        assert_eq!(pod.priority(), 7);
+        assert_eq!(pod.labels().len(), 3);
+        assert_eq!(pod.labels().get("app"), Some("web"));
+        assert_eq!(pod.labels().get("zone"), Some("a"));
+        assert_eq!(pod.labels().get("tier"), Some("front"));
+        assert_eq!(pod.labels().get("nope"), None);
+        assert!(pod.labels().contains_key("tier"));
+        assert_eq!(
+            pod.labels().iter().collect::<Vec<_>>(),
+            vec![("app", "web"), ("tier", "front"), ("zone", "a")]
+        );
+        assert_eq!(pod.annotations().get("note"), Some("é"));
+        assert!(pod.node_selector().is_empty());
+        assert_eq!(pod.requests().get("cpu"), 500);
+        assert_eq!(pod.requests().get("memory"), 1 << 30);
+        assert_eq!(pod.requests().get("gpu"), 0);
+        assert_eq!(pod.node_name(), "n1");
+        assert_eq!(pod.priority_class_name(), "");
+    }
+
+    #[test]
+    fn fields_beyond_struct_size_read_as_empty() {
+        // A v1.0 host: struct_size ends at toleration_count; everything
+        // after it must not be read, even though this buffer has it.
+        let v1_0 = field_layout!(schedplug_pod, toleration_count).0 + 8;
+        let raw = schedplug_pod {
+            struct_size: v1_0 as u32,
+            name: s("p"),
+            kv_size: 999, // garbage a v1.0 host would not have sent
+            state: 1 as *mut std::ffi::c_void,
+            node_name: s("must not be read"),
+            ..Default::default()
+        };
+        let pod = unsafe { Pod::from_raw(&raw) };
+        assert_eq!(pod.name(), "p");
+        assert_eq!(pod.kv_size(), size_of::<schedplug_kv>());
+        assert!(pod.state_ptr().is_null());
+        assert_eq!(pod.node_name(), "");
+        // And a struct_size that stops inside the v1.2 block.
+        let raw = schedplug_pod {
+            struct_size: field_layout!(schedplug_pod, node_name).0 as u32 + 8,
+            node_name: s("cut"),
+            ..Default::default()
+        };
+        assert_eq!(unsafe { Pod::from_raw(&raw) }.node_name(), "");
+        let mut ok = raw;
+        ok.struct_size += 8;
+        assert_eq!(unsafe { Pod::from_raw(&ok) }.node_name(), "cut");
+    }
+
+    #[test]
+    fn only_struct_size_bytes_are_read() {
+        // A view allocated at exactly its v1.0 size, as an old host does:
+        // reading a later field must not touch memory past it (Miri and
+        // sanitizers would flag it; here the bytes after are poisoned).
+        let v1_0 = field_layout!(schedplug_node, pod_count).0 + 4;
+        let full = schedplug_node {
+            struct_size: v1_0 as u32,
+            name: s("n"),
+            pod_count: 3,
+            ..Default::default()
+        };
+        // u64 words keep the view aligned.
+        let mut buf = vec![0xa5a5_a5a5_a5a5_a5a5u64; size_of::<schedplug_node>() / 8];
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                &full as *const _ as *const u8,
+                buf.as_mut_ptr() as *mut u8,
+                v1_0,
+            );
+        }
+        let node = unsafe { Node::from_raw(buf.as_ptr() as *const schedplug_node) };
+        assert_eq!(node.name(), "n");
+        assert_eq!(node.pod_count(), 3);
+        assert!(!node.unschedulable());
+        assert!(node.capacity().is_empty());
+    }
+
+    #[test]
+    fn arrays_use_the_element_size_the_host_sent() {
+        // A newer host with 48-byte kv entries (16 unknown bytes each).
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct BigKv {
+            kv: schedplug_kv,
+            extra: [u64; 2],
+        }
+        let big = |k, v| BigKv {
+            kv: kv(k, v),
+            extra: [u64::MAX; 2],
+        };
+        let labels = [big("a", "1"), big("b", "2"), big("c", "3")];
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct BigTaint {
+            t: schedplug_taint,
+            extra: u64,
+        }
+        let taints = [
+            BigTaint {
+                t: schedplug_taint {
+                    key: s("k1"),
+                    value: s("v1"),
+                    effect: s("NoSchedule"),
+                },
+                extra: 0,
+            },
+            BigTaint {
+                t: schedplug_taint {
+                    key: s("k2"),
+                    value: s(""),
+                    effect: s("NoExecute"),
+                },
+                extra: 0,
+            },
+        ];
+        let raw = schedplug_node {
+            struct_size: size_of::<schedplug_node>() as u32,
+            name: s("n1"),
+            labels: schedplug_kv_list {
+                items: labels.as_ptr() as *const schedplug_kv,
+                count: 3,
+            },
+            taints: taints.as_ptr() as *const schedplug_taint,
+            taint_count: 2,
+            kv_size: size_of::<BigKv>() as u32,
+            taint_size: size_of::<BigTaint>() as u32,
+            unschedulable: 1,
+            ..Default::default()
+        };
+        let node = unsafe { Node::from_raw(&raw) };
+        assert_eq!(node.labels().get("a"), Some("1"));
+        assert_eq!(node.labels().get("b"), Some("2"));
+        assert_eq!(node.labels().get("c"), Some("3"));
+        assert_eq!(node.labels().iter().count(), 3);
+        let t: Vec<_> = node.taints().collect();
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            t[1],
+            Taint {
+                key: "k2",
+                value: "",
+                effect: "NoExecute"
+            }
+        );
+        assert!(node.unschedulable());
+    }
+
+    #[test]
+    fn null_and_invalid_data_read_as_empty() {
+        let bad = [0xffu8, 0xfe];
+        let raw = schedplug_pod {
+            struct_size: size_of::<schedplug_pod>() as u32,
+            name: schedplug_str {
+                data: bad.as_ptr() as *const std::os::raw::c_char,
+                len: 2,
+            },
+            namespace_name: schedplug_str {
+                data: std::ptr::null(),
+                len: 5,
+            },
+            labels: schedplug_kv_list {
+                items: std::ptr::null(),
+                count: 4,
+            },
+            ..Default::default()
+        };
+        let pod = unsafe { Pod::from_raw(&raw) };
+        assert_eq!(pod.name(), "");
+        assert_eq!(pod.name_bytes(), &bad);
+        assert_eq!(pod.namespace(), "");
+        assert!(pod.labels().is_empty());
+        assert_eq!(pod.labels().get("x"), None);
+        let none = unsafe { Pod::from_raw(std::ptr::null()) };
+        assert_eq!((none.name(), none.struct_size()), ("", 0));
+    }
+}
