@@ -19,6 +19,9 @@ packages=(
   ccache clang libclang-rt-14-dev
   libssl-dev openssl
   umoci
+  # Debian 12's own Rust (1.63), the Rust SDK's minimum (sdk/rust): the test
+  # command builds the crate with it as well as with a newer cargo on PATH.
+  rustc cargo
 )
 
 # One dpkg-query for all packages: those not "install ok installed" are missing.

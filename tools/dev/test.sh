@@ -34,6 +34,19 @@ step --fatal cxx-build cmake --build build -j "$jobs"
 ctest_summary='tests passed|tests failed out of|Total Test time|The following tests|^[[:space:]]+[0-9]+ - .*\(|Errors while running'
 step --show "$ctest_summary" ctest ctest --test-dir build --output-on-failure -j "$jobs"
 
+# The Rust SDK (sdk/rust/schedplug): its tests (the layout test compiles
+# plugin.h with cc) with the cargo on PATH and with Debian 12's own Rust, the
+# crate's minimum (1.63), and clippy where the toolchain on PATH has it
+# (rustup's does; Debian 12 packages none).
+rust_crate="$root/sdk/rust/schedplug"
+step rust-test bash -c 'cd "$1" && RUSTFLAGS=-Dwarnings CARGO_TARGET_DIR="$2/build/rust" cargo test --offline' _ "$rust_crate" "$root"
+step rust-test-debian bash -c 'cd "$1" && PATH=/usr/bin:$PATH RUSTFLAGS=-Dwarnings CARGO_TARGET_DIR="$2/build/rust-1.63" /usr/bin/cargo test --offline' _ "$rust_crate" "$root"
+if cargo clippy --version >/dev/null 2>&1; then
+  step rust-clippy bash -c 'cd "$1" && CARGO_TARGET_DIR="$2/build/rust" cargo clippy --offline --all-targets -- -D warnings' _ "$rust_crate" "$root"
+else
+  say "rust-clippy: not run, the cargo on PATH ($(command -v cargo)) has no clippy; rustup component add clippy"
+fi
+
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"
 export SCHEDPLUG_SCHEDULER_BIN="$root/build/go/kube-scheduler"
