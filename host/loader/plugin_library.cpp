@@ -195,10 +195,11 @@ LoadResult load_plugin_directory(const std::filesystem::path& dir) {
   // A pin list is a bundle's inventory (schedplug bundle writes it): a file
   // it lists that is not here means the bundle arrived incomplete.
   if (const auto& pins = plugin_file_policy().pins) {
-    for (const auto& [name, digest] : pins->sha256) {
+    for (const auto& pin : pins->sha256) {
+      const std::string& name = pin.first;
       const bool present =
           std::any_of(files.begin(), files.end(),
-                      [&](const auto& f) { return f.filename() == name; });
+                      [&name](const auto& f) { return f.filename() == name; });
       if (!present) {
         result.problems.push_back(
             {dir / name,
