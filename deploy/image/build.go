@@ -214,14 +214,20 @@ func schedulerSpec(in Inputs, _ *Bundle) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	// Without its symbol table and DWARF; Go's own tables (stack traces,
+	// --version) stay.
+	stripped, err := strip(in.SchedulerBin, filepath.Join(in.WorkDir, "bin"))
+	if err != nil {
+		return Spec{}, err
+	}
 	app := NewTree()
-	if err := app.CopyFile(BinDir+"/kube-scheduler", in.SchedulerBin); err != nil {
+	if err := app.CopyFile(BinDir+"/kube-scheduler", stripped); err != nil {
 		return Spec{}, err
 	}
 	version := in.SchedulerVersion + "-schedplug." + in.Version
 	return Spec{
 		Name:       in.Repository + "/" + SchedImage + ":" + version,
-		Layers:     []Layer{base, {Tree: app, Comment: "kube-scheduler with the schedplug shim (static)"}},
+		Layers:     []Layer{base, {Tree: app, Comment: "kube-scheduler with the schedplug shim (static, stripped)"}},
 		User:       fmt.Sprintf("%d:%d", UID, UID),
 		Entrypoint: []string{BinDir + "/kube-scheduler"},
 		Cmd:        []string{"--config=" + ConfigDir + "/scheduler-config.yaml"},

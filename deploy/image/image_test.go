@@ -3,6 +3,7 @@ package image
 import (
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -77,6 +78,20 @@ func TestImagesReproducibleAndRunFromUnpackedRoot(t *testing.T) {
 			t.Errorf("kube-scheduler --version printed %q, want Kubernetes v1.x.y", out)
 		}
 		t.Logf("kube-scheduler --version: %s", bytes.TrimSpace(out))
+		f, err := elf.Open(sched.rootfs() + sched.Process.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for _, s := range f.Sections {
+			if s.Name == ".symtab" || strings.HasPrefix(s.Name, ".debug") {
+				t.Errorf("the image's %s is not stripped: it has a %s section", sched.Process.Args[0], s.Name)
+			}
+		}
+	})
+
+	t.Run("demo schedules pods with the host and kube-scheduler from the image roots", func(t *testing.T) {
+		runDemoFromImageRoots(t, root, host, sched, bundle)
 	})
 
 	t.Run("host serves the bundle's plugins", func(t *testing.T) {
@@ -140,6 +155,77 @@ func TestImagesReproducibleAndRunFromUnpackedRoot(t *testing.T) {
 		t.Logf("tampered bundle refused: %s", lastLine(out))
 	})
 }
+
+// The end-to-end smoke test: schedplug-demo (an in-process etcd and
+// kube-apiserver, six nodes, six pods) runs schedplug-host and
+// kube-scheduler from the unpacked image roots, the host loading the
+// bundle image's layer, and the pods land where the sample plugins send
+// them.
+func runDemoFromImageRoots(t *testing.T, root string, host, sched, bundle *runtimeBundle) {
+	demo := os.Getenv("SCHEDPLUG_DEMO_BIN")
+	if demo == "" {
+		demo = filepath.Join(root, "build", "go", "schedplug-demo")
+	}
+	if _, err := os.Stat(demo); err != nil {
+		t.Fatalf("schedplug-demo is not built (%v): cd integration && go build -o ../build/go/schedplug-demo ./testbed/cmd/schedplug-demo, or set SCHEDPLUG_DEMO_BIN", err)
+	}
+	scripts, logs := t.TempDir(), t.TempDir()
+	cmd := exec.Command(demo, "-plugins", bundle.rootfs(), "-keep-logs", logs, "-timeout", "60s")
+	cmd.Env = append(os.Environ(),
+		"SCHEDPLUG_HOST_BIN="+entryPointScript(t, scripts, host),
+		"SCHEDPLUG_SCHEDULER_BIN="+entryPointScript(t, scripts, sched))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	hostLog, _ := os.ReadFile(filepath.Join(logs, "host.log"))
+	if err != nil {
+		t.Fatalf("schedplug-demo with the images' entry points: %v\n%s%s\nhost log:\n%s", err, stderr.String(), out, hostLog)
+	}
+	t.Logf("schedplug-demo, host and kube-scheduler from the image roots:\n%s", out)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^payments-[12] +hardware encryption +node-[ab] +-$`),
+		regexp.MustCompile(`(?m)^batch-owner +may use dedicated nodes +node-e +-$`),
+		regexp.MustCompile(`(?m)^vault +hardware encryption, 7\.5 CPUs +Pending +0/6 nodes are available: .*didn't have hardware encryption`),
+	} {
+		if !want.Match(out) {
+			t.Errorf("the demo's table has no line matching %q", want)
+		}
+	}
+	if regexp.MustCompile(`(?m)^web-[12] .* node-e `).Match(out) {
+		t.Errorf("a web pod went to the dedicated node-e")
+	}
+	if !strings.Contains(string(hostLog), "from "+bundle.rootfs()+"/hw_encrypt.so") {
+		t.Errorf("the host's log does not show hw_encrypt.so loaded from the bundle layer %s:\n%s", bundle.rootfs(), hostLog)
+	}
+}
+
+// entryPointScript writes an executable that runs the image's entry point
+// from its root filesystem the way testenv starts a binary: same PID (so
+// signals reach it), a private mount namespace with /proc, /dev and the
+// temporary directory mounted at the same path, so that the files and
+// the socket the demo makes there are where it looks for them. As root:
+// the demo's work directory is private to the user running the test.
+func entryPointScript(t *testing.T, dir string, b *runtimeBundle) string {
+	t.Helper()
+	r := b.rootfs()
+	tmp := os.TempDir()
+	for _, d := range []string{"/proc", "/dev", tmp} {
+		if err := os.MkdirAll(r+d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := "#!/bin/sh\n" +
+		"exec unshare --mount sh -c 'mount -t proc proc \"$0/proc\" && mount --rbind /dev \"$0/dev\" && " +
+		"mount --rbind \"$1\" \"$0$1\" && r=$0 && shift && exec chroot \"$r\" \"$@\"' " +
+		shellQuote(r) + " " + shellQuote(tmp) + " " + shellQuote(b.Process.Args[0]) + " \"$@\"\n"
+	file := filepath.Join(dir, filepath.Base(b.Process.Args[0]))
+	if err := os.WriteFile(file, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func buildImages(t *testing.T, root, out string) string {
 	t.Helper()

@@ -70,11 +70,16 @@ export SCHEDPLUG_ETCD_BIN="$root/build/go/etcd"
 step go-build-etcd bash -c 'cd integration && go build -o "$SCHEDPLUG_ETCD_BIN" go.etcd.io/etcd/server/v3'
 
 # The images (deploy/build-images.sh from the outputs above, twice: equal
-# digests; each unpacked and its entry point run) and the Helm chart (lint,
+# digests; each unpacked and its entry point run, the demo with the host
+# and kube-scheduler from the image roots) and the Helm chart (lint,
 # render, server-side dry run through schedplug-dryrun, schema refusals).
 export SCHEDPLUG_CLI_BIN="$root/build/tools/schedplug/schedplug"
 export SCHEDPLUG_DRYRUN_BIN="$root/build/go/schedplug-dryrun"
 step go-build-dryrun bash -c 'cd integration && go build -o "$SCHEDPLUG_DRYRUN_BIN" ./testbed/cmd/schedplug-dryrun'
+# The demo, run by the image test with the host and kube-scheduler from the
+# unpacked image roots (the end-to-end smoke test of the images).
+export SCHEDPLUG_DEMO_BIN="$root/build/go/schedplug-demo"
+step go-build-demo bash -c 'cd integration && go build -o "$SCHEDPLUG_DEMO_BIN" ./testbed/cmd/schedplug-demo'
 step --show "$go_summary" deploy-test bash -c 'cd deploy && go test -count=1 -timeout 15m -v ./...'
 
 # -v goes to the log only; the terminal gets go test's per-package lines,
