@@ -14,13 +14,13 @@
 # rebuild of one commit gives the same digests.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Relative paths are the caller's: resolved before the cd below.
 out=$(realpath -m "${1:-$root/build/images}")
+host=$(realpath -m "${SCHEDPLUG_HOST_BIN:-$root/build/host/schedplug-host}")
+cli=$(realpath -m "${SCHEDPLUG_CLI_BIN:-$root/build/tools/schedplug/schedplug}")
+scheduler=$(realpath -m "${SCHEDPLUG_SCHEDULER_BIN:-$root/build/go/kube-scheduler}")
+plugins=$(realpath -m "${SCHEDPLUG_PLUGIN_DIR:-$root/build/plugins.d}")
 cd "$root"
-
-host=${SCHEDPLUG_HOST_BIN:-$root/build/host/schedplug-host}
-cli=${SCHEDPLUG_CLI_BIN:-$root/build/tools/schedplug/schedplug}
-scheduler=${SCHEDPLUG_SCHEDULER_BIN:-$root/build/go/kube-scheduler}
-plugins=${SCHEDPLUG_PLUGIN_DIR:-$root/build/plugins.d}
 
 version=$(sed -n 's/^project(schedplug VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 k8s=$(cd integration && go list -m -f '{{.Version}}' k8s.io/kubernetes)

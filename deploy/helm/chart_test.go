@@ -92,14 +92,7 @@ func TestChartLintRenderDryRun(t *testing.T) {
 	}
 	sort.Strings(files)
 
-	bin := os.Getenv("SCHEDPLUG_DRYRUN_BIN")
-	if bin == "" {
-		bin = "../../build/go/schedplug-dryrun"
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("schedplug-dryrun not built (%v): cd integration && go build -o ../build/go/schedplug-dryrun ./testbed/cmd/schedplug-dryrun, or set SCHEDPLUG_DRYRUN_BIN", err)
-	}
-	cmd := exec.Command(bin, append([]string{"--log", filepath.Join(outDir, "apiserver.log")}, files...)...)
+	cmd := exec.Command(dryRunBinary(t), append([]string{"--log", filepath.Join(outDir, "apiserver.log")}, files...)...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("server-side dry run of the rendered chart:\n%s", out)
 	if err != nil {
@@ -110,6 +103,20 @@ func TestChartLintRenderDryRun(t *testing.T) {
 			t.Errorf("the dry run did not report the Deployment of %s", filepath.Base(f))
 		}
 	}
+}
+
+// dryRunBinary is schedplug-dryrun (integration/testbed/cmd), which applies
+// YAML files to a kube-apiserver it starts, with a server-side dry run.
+func dryRunBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("SCHEDPLUG_DRYRUN_BIN")
+	if bin == "" {
+		bin = "../../build/go/schedplug-dryrun"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("schedplug-dryrun not built (%v): cd integration && go build -o ../build/go/schedplug-dryrun ./testbed/cmd/schedplug-dryrun, or set SCHEDPLUG_DRYRUN_BIN", err)
+	}
+	return bin
 }
 
 // checkRendered checks what the values promise shows in the objects.
