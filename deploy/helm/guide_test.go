@@ -326,9 +326,11 @@ func (g *guide) checkOCIArchive(c guideCommand, archive string) {
 		g.fail(c, "%s is not a tar archive a step built: %v\n%s", archive, err, out)
 		return
 	}
-	for _, want := range []string{"oci-layout", "index.json"} {
+	// The OCI layout (podman, containerd) and the docker-archive manifest
+	// (Docker's classic image store).
+	for _, want := range []string{"oci-layout", "index.json", "manifest.json"} {
 		if !regexp.MustCompile(`(?m)^(\./)?` + regexp.QuoteMeta(want) + `$`).Match(out) {
-			g.fail(c, "%s has no %s: not an OCI image layout", archive, want)
+			g.fail(c, "%s has no %s, which %s needs to load it", archive, want, c.words[0])
 		}
 	}
 }

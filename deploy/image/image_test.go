@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // The images are built twice by deploy/build-images.sh from the same build
@@ -277,6 +281,7 @@ func unpack(t *testing.T, archive, dir string) *runtimeBundle {
 		t.Fatalf("%s: index.json: %v, want one image", archive, err)
 	}
 	ref := index.Manifests[0].Annotations["org.opencontainers.image.ref.name"]
+	checkDockerArchive(t, archive, layout, ref)
 	if out, err := exec.Command("umoci", "unpack", "--image", layout+":"+ref, dir).CombinedOutput(); err != nil {
 		t.Fatalf("umoci unpack %s:%s: %v\n%s", layout, ref, err, out)
 	}
@@ -288,6 +293,62 @@ func unpack(t *testing.T, archive, dir string) *runtimeBundle {
 		b.Process.Args = []string{""}
 	}
 	return b
+}
+
+// checkDockerArchive reads the archive as Docker's classic store loads it
+// (manifest.json, not the OCI index) and checks that it is the same image:
+// the tag, the config blob, and each layer, whose uncompressed digest must
+// be the config's diff ID as docker load verifies.
+func checkDockerArchive(t *testing.T, archive, layoutDir, ref string) {
+	t.Helper()
+	m, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(archive) })
+	if err != nil || len(m) != 1 || len(m[0].RepoTags) != 1 || m[0].RepoTags[0] != ref {
+		t.Fatalf("%s: manifest.json %+v (%v), want one image tagged %s", archive, m, err, ref)
+	}
+	img, err := tarball.ImageFromPath(archive, nil)
+	if err != nil {
+		t.Fatalf("%s as a docker archive: %v", archive, err)
+	}
+	idx, err := layout.ImageIndexFromPath(layoutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oci, err := idx.Image(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, errA := img.ConfigName()
+	b, errB := oci.ConfigName()
+	if errA != nil || errB != nil || a != b {
+		t.Errorf("%s: manifest.json names config %s, the OCI index %s (%v, %v)", archive, a, b, errA, errB)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != len(cf.RootFS.DiffIDs) {
+		t.Fatalf("%s: %d layers in manifest.json, %d diff IDs in the config (%v)", archive, len(layers), len(cf.RootFS.DiffIDs), err)
+	}
+	for i, l := range layers {
+		r, err := l.Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != cf.RootFS.DiffIDs[i].String() {
+			t.Errorf("%s: layer %d of manifest.json uncompresses to %s, the config says %s", archive, i, got, cf.RootFS.DiffIDs[i])
+		}
+	}
 }
 
 // chroot runs args inside root as the images' user, in a mount namespace

@@ -3,6 +3,7 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -90,7 +91,8 @@ func Build(s Spec) (v1.Image, error) {
 }
 
 // WriteArchive writes img as an OCI image layout packed in one tar file
-// (what `docker load`, `podman load` and `ctr import` read), naming it
+// with a docker-archive manifest.json beside the index (what `docker
+// load`, `podman load` and `ctr import` read), naming it
 // name in the index. The archive is the same bytes for the same image.
 func WriteArchive(img v1.Image, name string, created time.Time, file string) error {
 	dir, err := os.MkdirTemp(filepath.Dir(file), ".oci-layout-")
@@ -112,7 +114,38 @@ func WriteArchive(img v1.Image, name string, created time.Time, file string) err
 	if err != nil {
 		return fmt.Errorf("writing %s into the OCI layout: %w", name, err)
 	}
+	if err := writeDockerManifest(img, name, dir); err != nil {
+		return fmt.Errorf("writing the docker-archive manifest.json for %s: %w", name, err)
+	}
 	return tarDir(dir, created, file)
+}
+
+// writeDockerManifest adds the manifest.json of the docker-archive format,
+// pointing at the layout's own blobs as `docker save` has written it since
+// Docker 25: Docker's classic image store loads only archives that have it,
+// while podman and containerd read the OCI index.
+func writeDockerManifest(img v1.Image, name, dir string) error {
+	cfg, err := img.ConfigName()
+	if err != nil {
+		return err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	d := tarball.Descriptor{Config: "blobs/sha256/" + cfg.Hex, RepoTags: []string{name}}
+	for _, l := range layers {
+		h, err := l.Digest()
+		if err != nil {
+			return err
+		}
+		d.Layers = append(d.Layers, "blobs/sha256/"+h.Hex)
+	}
+	data, err := json.Marshal(tarball.Manifest{d})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644)
 }
 
 // tarDir packs dir into file: sorted entries, owner 0:0, one mtime.
