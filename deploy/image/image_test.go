@@ -25,7 +25,7 @@ import (
 // outputs: the archives must be the same bytes. Then each image is unpacked
 // by umoci (an OCI implementation independent of the one that wrote it) and
 // its entry point runs from the unpacked root filesystem in a chroot, as
-// the image's own user: the scheduler prints its version; the host, with
+// the image's own user, the root read-only but for the declared volume: the scheduler prints its version; the host, with
 // the bundle image's layer as its plugin directory, loads every plugin the
 // bundle's manifest names, answers its health check, and refuses the
 // bundle once a plugin file no longer matches the manifest.
@@ -205,9 +205,10 @@ func runDemoFromImageRoots(t *testing.T, root string, host, sched, bundle *runti
 
 // entryPointScript writes an executable that runs the image's entry point
 // from its root filesystem the way testenv starts a binary: same PID (so
-// signals reach it), a private mount namespace with /proc, /dev and the
-// temporary directory mounted at the same path, so that the files and
-// the socket the demo makes there are where it looks for them. As root:
+// signals reach it), a private mount namespace with /proc, /dev, the root
+// read-only, and the temporary directory mounted at the same path (in
+// place of the pod's volumes), so that the files and the socket the demo
+// makes there are where it looks for them. As root:
 // the demo's work directory is private to the user running the test.
 func entryPointScript(t *testing.T, dir string, b *runtimeBundle) string {
 	t.Helper()
@@ -219,8 +220,7 @@ func entryPointScript(t *testing.T, dir string, b *runtimeBundle) string {
 		}
 	}
 	script := "#!/bin/sh\n" +
-		"exec unshare --mount sh -c 'mount -t proc proc \"$0/proc\" && mount --rbind /dev \"$0/dev\" && " +
-		"mount --rbind \"$1\" \"$0$1\" && r=$0 && shift && exec chroot \"$r\" \"$@\"' " +
+		"exec unshare --mount sh -c " + shellQuote(`r=$0 && `+readOnlyRoot()+` && mount --rbind "$1" "$r$1" && shift && exec chroot "$r" "$@"`) + " " +
 		shellQuote(r) + " " + shellQuote(tmp) + " " + shellQuote(b.Process.Args[0]) + " \"$@\"\n"
 	file := filepath.Join(dir, filepath.Base(b.Process.Args[0]))
 	if err := os.WriteFile(file, []byte(script), 0o755); err != nil {
@@ -351,10 +351,23 @@ func checkDockerArchive(t *testing.T, archive, layoutDir, ref string) {
 	}
 }
 
+// readOnlyRoot is the shell that makes the root filesystem "$r" read-only
+// in the current mount namespace (as the chart's readOnlyRootFilesystem
+// does), then each directory of the words after it writable again: what an
+// image needs to write must be in its declared volumes.
+func readOnlyRoot(writable ...string) string {
+	s := `mount --bind "$r" "$r" && mount -o remount,bind,ro "$r"`
+	for _, w := range writable {
+		s += ` && mount --bind "$r` + w + `" "$r` + w + `" && mount -o remount,bind,rw "$r` + w + `"`
+	}
+	return s + ` && mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev"`
+}
+
 // chroot runs args inside root as the images' user, in a mount namespace
-// of its own with /proc and /dev, as a container runtime provides them.
+// of its own with /proc and /dev, as a container runtime provides them,
+// and the root read-only but for SocketDir, the images' declared volume.
 func chroot(root string, args ...string) *exec.Cmd {
-	script := `mount -t proc proc "$1/proc" && mount --rbind /dev "$1/dev" && r=$1 && shift && exec chroot --userspec=` +
+	script := `r=$1 && shift && ` + readOnlyRoot(SocketDir) + ` && exec chroot --userspec=` +
 		fmt.Sprintf("%d:%d", UID, UID) + ` "$r" "$@"`
 	for _, d := range []string{"proc", "dev"} {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
