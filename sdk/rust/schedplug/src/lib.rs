@@ -50,8 +50,14 @@ pub mod abi;
 pub mod export;
 pub mod plugin;
 pub mod status;
+pub mod testing;
 pub mod view;
 
 pub use plugin::{Create, Gates, LogLevel, NodeScore, Normalize, Plugin};
 pub use status::Status;
 pub use view::{KeyValues, Node, Pod, Resources, Taint};
+
+// The README's examples are doctests too.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

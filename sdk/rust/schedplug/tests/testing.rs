@@ -1,0 +1,435 @@
+//! The test kit (schedplug::testing) on plugins of its own: cycles as the
+//! host runs them, the host's messages, and the hint checks, each caught
+//! with its sentence.
+
+use schedplug::abi::*;
+use schedplug::testing::{self, Node, Pod, Row, Toleration};
+use schedplug::{Create, Gates, LogLevel, NodeScore, Normalize, Plugin, Status};
+
+type PodView<'a> = schedplug::Pod<'a>;
+type NodeView<'a> = schedplug::Node<'a>;
+
+/// Fits a pod whose cpu request the node's free cpu covers; scores the
+/// free cpu left (LINEAR).
+struct SpareCpu;
+
+impl Plugin for SpareCpu {
+    type PodState = i64;
+    const NORMALIZE: Normalize = Normalize::Linear;
+    const HINTS: u64 = SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY;
+
+    fn create(ctx: &Create<'_>) -> Result<Self, Status> {
+        if ctx.args_json().contains("nope") {
+            return Err(Status::error("arg \"nope\" is not allowed"));
+        }
+        ctx.log(LogLevel::Info, "spare cpu ready");
+        Ok(SpareCpu)
+    }
+    fn pod_begin(&self, pod: &PodView<'_>, _gates: &mut Gates) -> Result<i64, Status> {
+        Ok(pod.requests().get("cpu"))
+    }
+    fn filter(&self, _pod: &PodView<'_>, node: &NodeView<'_>, cpu: &i64) -> Status {
+        if free(node) >= *cpu {
+            Status::success()
+        } else {
+            Status::unschedulable("node(s) lack spare CPU")
+        }
+    }
+    fn score(&self, _pod: &PodView<'_>, node: &NodeView<'_>, cpu: &i64) -> Result<i64, Status> {
+        Ok(free(node) - cpu)
+    }
+}
+
+fn free(node: &NodeView<'_>) -> i64 {
+    node.allocatable().get("cpu") - node.requested().get("cpu")
+}
+
+fn spare_cpu() -> &'static schedplug_plugin {
+    schedplug::plugin_descriptor!(
+        SpareCpu,
+        name = "SpareCpu",
+        version = "1.0.0",
+        hooks = [pod_begin, filter, score]
+    )
+}
+
+#[test]
+fn a_cycle_filters_scores_and_normalizes() {
+    let plugin = testing::Plugin::from_descriptor(spare_cpu(), "{}").unwrap();
+    assert_eq!((plugin.name(), plugin.version()), ("SpareCpu", "1.0.0"));
+    assert_eq!(plugin.logs(), ["info: spare cpu ready"]);
+    let pod = Pod::new("web").request("cpu", 500);
+    let cycle = plugin.run(
+        &pod,
+        &[
+            Node::new("roomy")
+                .allocatable("cpu", 4000)
+                .requested("cpu", 1000),
+            Node::new("full")
+                .allocatable("cpu", 1000)
+                .requested("cpu", 700),
+            Node::new("some")
+                .allocatable("cpu", 2000)
+                .requested("cpu", 500),
+            Node::new("tight").allocatable("cpu", 1000),
+        ],
+    );
+    // Raw 2500, 1000 and 500: min-max onto [0, 100], rounded.
+    cycle.assert_rows(&[
+        Row::new("roomy").score(100),
+        Row::new("full").filter(SCHEDPLUG_UNSCHEDULABLE, "node(s) lack spare CPU"),
+        Row::new("some").score(25),
+        Row::new("tight").score(0),
+    ]);
+    assert_eq!(cycle.feasible(), ["roomy", "some", "tight"]);
+    assert_eq!(cycle.row("some").unwrap().raw, 1000);
+    assert!(cycle
+        .table()
+        .contains("full  Unschedulable (node(s) lack spare CPU)  score=-"));
+}
+
+#[test]
+fn compare_names_every_difference() {
+    let plugin = testing::Plugin::from_descriptor(spare_cpu(), "{}").unwrap();
+    let cycle = plugin.run(
+        &Pod::new("web").request("cpu", 500),
+        &[Node::new("a").allocatable("cpu", 100)],
+    );
+    let diff = testing::compare(&cycle, &[Row::new("a").score(100)]);
+    assert!(
+        diff.starts_with(
+            "a: expected filter Success \"\", got Unschedulable \"node(s) lack spare CPU\"\n\
+             a: expected score 100, got -\nthe cycle:\n"
+        ),
+        "{diff}"
+    );
+    assert_eq!(
+        testing::compare(
+            &cycle,
+            &[Row::new("a").filter(SCHEDPLUG_UNSCHEDULABLE, "node(s) lack spare CPU")]
+        ),
+        ""
+    );
+}
+
+#[test]
+fn create_rejections_are_the_hosts_sentences() {
+    let err = testing::Plugin::from_descriptor(spare_cpu(), r#"{"nope": 1}"#)
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "SpareCpu (schedplug_plugin_v1()) rejected its args: arg \"nope\" is not allowed; fix \
+         its pluginConfig args (given: {\"nope\": 1})"
+    );
+}
+
+/// Promises it ignores the pod's identity, but reads its name.
+struct ReadsName;
+
+impl Plugin for ReadsName {
+    type PodState = ();
+    const HINTS: u64 = SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY;
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(ReadsName)
+    }
+    fn filter(&self, pod: &PodView<'_>, _node: &NodeView<'_>, _: &()) -> Status {
+        if pod.name().starts_with("web") {
+            Status::success()
+        } else {
+            Status::unschedulable("not a web pod")
+        }
+    }
+}
+
+#[test]
+fn a_false_identity_promise_fails_the_cycle() {
+    let d = schedplug::plugin_descriptor!(
+        ReadsName,
+        name = "ReadsName",
+        version = "1",
+        hooks = [filter]
+    );
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let cycle = plugin.run(&Pod::new("web-1").uid("u1"), &[Node::new("n1")]);
+    let want = "ReadsName promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (HINTS), but on \
+                node \"n1\" pod \"web-1\" (uid \"u1\") got filter Success and a copy named \
+                \"twin-of-web-1\" (uid \"twin-of-u1\") got filter Unschedulable (\"not a web \
+                pod\"); drop the hint, or read neither the pod's name nor its uid in applies, \
+                pod_begin and filter";
+    assert_eq!(cycle.error.as_deref(), Some(want));
+    assert_eq!(cycle.nodes[0].filter, Status::error(want));
+}
+
+/// Promises it reads only declared pod keys (it declares none), but its
+/// gate reads the label "team" (team pods are skipped).
+struct ReadsLabel;
+
+impl Plugin for ReadsLabel {
+    type PodState = ();
+    const HINTS: u64 = SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS;
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(ReadsLabel)
+    }
+    fn applies(&self, pod: &PodView<'_>) -> bool {
+        !pod.labels().contains_key("team")
+    }
+    fn filter(&self, _pod: &PodView<'_>, _node: &NodeView<'_>, _: &()) -> Status {
+        Status::unschedulable("team pods stay out")
+    }
+}
+
+#[test]
+fn a_false_declared_keys_promise_fails_the_cycle_even_when_gated() {
+    let d = schedplug::plugin_descriptor!(
+        ReadsLabel,
+        name = "ReadsLabel",
+        version = "1",
+        hooks = [applies, filter]
+    );
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let want = "ReadsLabel promised SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (HINTS), but \
+                on node \"n1\" pod \"p\" got applies false and a copy without its undeclared \
+                labels (\"team\") and annotations (\"note\") and with the undeclared label and \
+                annotation \"schedplug-kit.test/undeclared\": \"x\" got applies true, then \
+                filter Unschedulable (\"team pods stay out\"); declare every pod label and \
+                annotation key the plugin reads in applies, pod_begin and filter (declared \
+                label keys: none; annotation keys: none), or drop the hint";
+    let pod = Pod::new("p").label("team", "a").annotation("note", "n");
+    let cycle = plugin.run(&pod, &[Node::new("n1")]);
+    // The gate skipped the filter, and the promise is checked all the same.
+    assert!(cycle.filter_skipped);
+    assert_eq!(cycle.error.as_deref(), Some(want));
+    assert_eq!(cycle.nodes[0].filter, Status::error(want));
+    // Where the copy's answers match, nothing is reported.
+    let cycle = plugin.run(&Pod::new("p"), &[Node::new("n1")]);
+    cycle.assert_rows(&[Row::new("n1").filter(SCHEDPLUG_UNSCHEDULABLE, "team pods stay out")]);
+}
+
+/// Promises its filter ignores the node's pods, but reads requested.
+struct ReadsRequested;
+
+impl Plugin for ReadsRequested {
+    type PodState = ();
+    const HINTS: u64 = SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS;
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(ReadsRequested)
+    }
+    fn filter(&self, _pod: &PodView<'_>, node: &NodeView<'_>, _: &()) -> Status {
+        if node.requested().get("cpu") > 0 {
+            Status::unschedulable("node(s) busy")
+        } else {
+            Status::success()
+        }
+    }
+}
+
+#[test]
+fn a_false_node_pods_promise_is_an_error() {
+    let d = schedplug::plugin_descriptor!(
+        ReadsRequested,
+        name = "ReadsRequested",
+        version = "1",
+        hooks = [filter]
+    );
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let pod = Pod::new("p");
+    let busy = Node::new("busy").requested("cpu", 1);
+    assert_eq!(
+        plugin.filter(&pod.view(), &busy.view()),
+        Status::error(
+            "ReadsRequested promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS (HINTS), but its \
+             filter on node \"busy\" answered Unschedulable (\"node(s) busy\") with the node's \
+             pods and Success without them; drop the hint, or read nothing of \
+             node->requested, pod_count and pod_list"
+        )
+    );
+    // An idle node keeps the promise.
+    assert!(plugin
+        .filter(&pod.view(), &Node::new("idle").view())
+        .is_success());
+}
+
+/// Scores raw values outside [0, 100] with policy NONE.
+struct Raw;
+
+impl Plugin for Raw {
+    type PodState = ();
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(Raw)
+    }
+    fn score(&self, _pod: &PodView<'_>, node: &NodeView<'_>, _: &()) -> Result<i64, Status> {
+        Ok(node.allocatable().get("cpu"))
+    }
+}
+
+#[test]
+fn an_out_of_range_score_fails_the_cycle_unclamped() {
+    let d = schedplug::plugin_descriptor!(Raw, name = "Raw", version = "1", hooks = [score]);
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let cycle = plugin.run(
+        &Pod::new("p"),
+        &[
+            Node::new("ok").allocatable("cpu", 100),
+            Node::new("big").allocatable("cpu", 150),
+        ],
+    );
+    assert_eq!(
+        cycle.error.as_deref(),
+        Some(
+            "plugin Raw gave node \"big\" the score 150 with normalize policy NONE (declare \
+             LINEAR or REVERSE, or implement normalize_score, to map raw values); scores must \
+             be in [0, 100]"
+        )
+    );
+    // No filter hook: every node passes with Skip; scores stay unnormalized.
+    assert_eq!(cycle.nodes[1].filter.code(), SCHEDPLUG_SKIP);
+    assert_eq!((cycle.nodes[1].raw, cycle.nodes[1].score), (150, 0));
+    let mut scores = [NodeScore {
+        node_name: "n",
+        score: -1,
+    }];
+    assert!(plugin
+        .normalize(&Pod::new("p").view(), &mut scores)
+        .unwrap_err()
+        .contains("the score -1 with"));
+}
+
+/// Normalizes by itself, badly for a node named "bad".
+struct BadNormalize;
+
+impl Plugin for BadNormalize {
+    type PodState = ();
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(BadNormalize)
+    }
+    fn score(&self, _pod: &PodView<'_>, _node: &NodeView<'_>, _: &()) -> Result<i64, Status> {
+        Ok(1)
+    }
+    fn normalize_score(&self, _pod: &PodView<'_>, scores: &mut [NodeScore<'_>]) -> Status {
+        for s in scores {
+            s.score = if s.node_name == "bad" { 101 } else { 100 };
+        }
+        Status::success()
+    }
+}
+
+#[test]
+fn a_normalize_score_out_of_range_is_named() {
+    let d = schedplug::plugin_descriptor!(
+        BadNormalize,
+        name = "BadNormalize",
+        version = "1",
+        hooks = [score, normalize_score]
+    );
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let cycle = plugin.run(&Pod::new("p"), &[Node::new("good"), Node::new("bad")]);
+    assert_eq!(
+        cycle.error.as_deref(),
+        Some(
+            "plugin BadNormalize gave node \"bad\" the score 101 after its normalize_score(); \
+             scores must be in [0, 100]"
+        )
+    );
+    let cycle = plugin.run(&Pod::new("p"), &[Node::new("good")]);
+    cycle.assert_rows(&[Row::new("good").filter(SCHEDPLUG_SKIP, "").score(100)]);
+}
+
+/// Reads declared data; gates on a label; fails pod_begin on request.
+struct Declared;
+
+impl Plugin for Declared {
+    type PodState = ();
+    const DATA: u64 = SCHEDPLUG_DATA_POD_NODE_NAME;
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(Declared)
+    }
+    fn pod_begin(&self, pod: &PodView<'_>, gates: &mut Gates) -> Result<(), Status> {
+        if pod.labels().contains_key("fail") {
+            return Err(Status::error("the pod asked to fail"));
+        }
+        gates.score = pod.labels().contains_key("score");
+        Ok(())
+    }
+    fn filter(&self, pod: &PodView<'_>, node: &NodeView<'_>, _: &()) -> Status {
+        // Sees its own declared datum, never undeclared ones.
+        if !pod.priority_class_name().is_empty() || node.unschedulable() {
+            return Status::error("undeclared data was sent");
+        }
+        if pod.node_name().is_empty() || pod.node_name() == node.name() {
+            Status::success()
+        } else {
+            Status::unschedulable_and_unresolvable("the pod is bound elsewhere")
+        }
+    }
+    fn score(&self, _pod: &PodView<'_>, _node: &NodeView<'_>, _: &()) -> Result<i64, Status> {
+        Ok(100)
+    }
+}
+
+#[test]
+fn hooks_see_only_declared_data_and_gates_hold() {
+    let d = schedplug::plugin_descriptor!(
+        Declared,
+        name = "Declared",
+        version = "1",
+        hooks = [pod_begin, filter, score]
+    );
+    let mut plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    assert_eq!(plugin.data(), SCHEDPLUG_DATA_POD_NODE_NAME);
+    let pod = Pod::new("p")
+        .node_name("n2")
+        .priority_class_name("high")
+        .toleration(Toleration::exists("k").effect("NoSchedule"));
+    let nodes = [Node::new("n1").unschedulable(true), Node::new("n2")];
+    let cycle = plugin.run(&pod, &nodes);
+    assert!(cycle.score_skipped && !cycle.filter_skipped);
+    cycle.assert_rows(&[
+        Row::new("n1").filter(
+            SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "the pod is bound elsewhere",
+        ),
+        Row::new("n2"),
+    ]);
+    let cycle = plugin.run(&pod.clone().label("score", ""), &nodes[1..]);
+    cycle.assert_rows(&[Row::new("n2").score(100)]);
+    let cycle = plugin.run(&pod.clone().label("fail", ""), &nodes);
+    assert_eq!(
+        cycle.error.as_deref(),
+        Some("plugin Declared failed to prepare the pod (pod_begin): the pod asked to fail")
+    );
+    assert!(cycle.nodes.is_empty());
+    // In a profile where another plugin declared more, it sees more.
+    plugin.send_data(SCHEDPLUG_DATA_POD_PRIORITY_CLASS);
+    let cycle = plugin.run(&pod, &nodes[1..]);
+    assert_eq!(cycle.error.as_deref(), Some("undeclared data was sent"));
+}
+
+#[test]
+fn broken_descriptors_are_refused_with_the_hosts_sentence() {
+    extern "C" fn null_entry() -> *const schedplug_plugin {
+        std::ptr::null()
+    }
+    let err = testing::Plugin::load(null_entry, "{}").err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "schedplug_plugin_v1(): `schedplug_plugin_v1()` returned NULL; it must return a \
+         pointer to the plugin's static descriptor"
+    );
+    let mut d = Box::new(*spare_cpu());
+    d.abi_version = 2;
+    let err = testing::Plugin::from_descriptor(Box::leak(d), "{}")
+        .err()
+        .unwrap();
+    assert!(
+        err.0
+            .contains("built for schedplug ABI version 2, this host speaks version 1"),
+        "{err}"
+    );
+    let mut d = Box::new(*spare_cpu());
+    d.name = b"spare_cpu\0".as_ptr() as *const _;
+    let err = testing::Plugin::from_descriptor(Box::leak(d), "{}")
+        .err()
+        .unwrap();
+    assert!(err.0.contains("rename it (e.g. \"SpareCpu\")"), "{err}");
+}
