@@ -47,12 +47,14 @@
 //! ```
 
 pub mod abi;
+pub mod args;
 pub mod export;
 pub mod plugin;
 pub mod status;
 pub mod testing;
 pub mod view;
 
+pub use args::{Args, ArgsError};
 pub use plugin::{Create, Gates, LogLevel, NodeScore, Normalize, Plugin};
 pub use status::Status;
 pub use view::{KeyValues, Node, Pod, Resources, Taint};

@@ -2,6 +2,7 @@
 //! [`export_plugin!`](crate::export_plugin) turns it into the C descriptor.
 
 use crate::abi::*;
+use crate::args::{Args, ArgsError};
 use crate::status::Status;
 use crate::view::{Node, Pod};
 
@@ -83,6 +84,13 @@ impl<'a> Create<'a> {
     /// The profile's pluginConfig args as JSON ("{}" when there are none).
     pub fn args_json(&self) -> &'a str {
         self.args_json
+    }
+
+    /// The args, typed: `ctx.args()?.get_int("maxPods", 1, 110)?`. Errors
+    /// are sentences naming the arg; `?` turns them into the error Status
+    /// that stops the host with it.
+    pub fn args(&self) -> Result<Args, ArgsError> {
+        Args::parse(self.args_json)
     }
 
     /// Writes a line to the host's log, prefixed with the plugin's name.

@@ -433,3 +433,75 @@ fn broken_descriptors_are_refused_with_the_hosts_sentence() {
         .unwrap();
     assert!(err.0.contains("rename it (e.g. \"SpareCpu\")"), "{err}");
 }
+
+/// Reads typed args in create().
+struct Configured {
+    zone_label: String,
+    max_pods: i64,
+}
+
+impl Plugin for Configured {
+    type PodState = ();
+    fn create(ctx: &Create<'_>) -> Result<Self, Status> {
+        let args = ctx.args()?;
+        args.allow_only(&["zoneLabel", "maxPods"])?;
+        Ok(Configured {
+            zone_label: args.get_str("zoneLabel")?.unwrap_or("zone").to_string(),
+            max_pods: args.get_int("maxPods", 1, 110)?.unwrap_or(110),
+        })
+    }
+    fn filter(&self, _pod: &PodView<'_>, node: &NodeView<'_>, _: &()) -> Status {
+        if i64::from(node.pod_count()) >= self.max_pods {
+            return Status::unschedulable("node(s) are full");
+        }
+        match node.labels().get(&self.zone_label) {
+            Some(_) => Status::success(),
+            None => Status::unschedulable_and_unresolvable("node(s) have no zone"),
+        }
+    }
+}
+
+#[test]
+fn typed_args_errors_reach_the_host_as_sentences() {
+    let d = schedplug::plugin_descriptor!(
+        Configured,
+        name = "Configured",
+        version = "1",
+        hooks = [filter]
+    );
+    let plugin =
+        testing::Plugin::from_descriptor(d, r#"{"zoneLabel": "z", "maxPods": 2}"#).unwrap();
+    let cycle = plugin.run(
+        &Pod::new("p"),
+        &[
+            Node::new("a").label("z", "1"),
+            Node::new("b").label("z", "1").pod_count(2),
+            Node::new("c"),
+        ],
+    );
+    cycle.assert_rows(&[
+        Row::new("a"),
+        Row::new("b").filter(SCHEDPLUG_UNSCHEDULABLE, "node(s) are full"),
+        Row::new("c").filter(
+            SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "node(s) have no zone",
+        ),
+    ]);
+    let err = testing::Plugin::from_descriptor(d, r#"{"maxPods": 0}"#)
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.0,
+        "Configured (schedplug_plugin_v1()) rejected its args: arg \"maxPods\" must be an \
+         integer from 1 to 110, got 0; fix its pluginConfig args (given: {\"maxPods\": 0})"
+    );
+    let err = testing::Plugin::from_descriptor(d, r#"{"zonelabel": "z"}"#)
+        .err()
+        .unwrap();
+    assert!(
+        err.0.contains(
+            "unknown arg \"zonelabel\"; did you mean \"zoneLabel\"? arg names are case-sensitive"
+        ),
+        "{err}"
+    );
+}
