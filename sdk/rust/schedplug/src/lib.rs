@@ -57,7 +57,10 @@ pub mod view;
 pub use args::{Args, ArgsError};
 pub use plugin::{Create, Gates, LogLevel, NodeScore, Normalize, Plugin};
 pub use status::Status;
-pub use view::{KeyValues, Node, Pod, Resources, Taint};
+pub use view::{
+    Container, ContainerPort, KeyValues, List, Node, NodeCondition, NodeImage, NodePod, Owner, Pod,
+    Resources, Strings, Taint, Toleration, Volume,
+};
 
 // The README's examples are doctests too.
 #[cfg(doctest)]

@@ -104,6 +104,98 @@ impl Toleration {
     }
 }
 
+/// One app container of a pod (SCHEDPLUG_DATA_POD_CONTAINERS, ABI v1.2),
+/// built in a line: `Container::new("app", "nginx:1.27").request("cpu", 250)
+/// .limit("cpu", 500).port(8080, 0, "TCP", "")`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Container {
+    name: String,
+    image: String,
+    requests: BTreeMap<String, i64>,
+    limits: BTreeMap<String, i64>,
+    ports: Vec<(i32, i32, String, String)>,
+}
+
+impl Container {
+    pub fn new(name: &str, image: &str) -> Container {
+        Container {
+            name: name.to_string(),
+            image: image.to_string(),
+            requests: BTreeMap::new(),
+            limits: BTreeMap::new(),
+            ports: Vec::new(),
+        }
+    }
+    pub fn request(mut self, resource: &str, value: i64) -> Container {
+        self.requests.insert(resource.to_string(), value);
+        self
+    }
+    pub fn limit(mut self, resource: &str, value: i64) -> Container {
+        self.limits.insert(resource.to_string(), value);
+        self
+    }
+    /// A port: `host_port` 0 for none, `protocol` "TCP", "UDP" or "SCTP",
+    /// `host_ip` "" for every address.
+    pub fn port(
+        mut self,
+        container_port: i32,
+        host_port: i32,
+        protocol: &str,
+        host_ip: &str,
+    ) -> Container {
+        self.ports.push((
+            container_port,
+            host_port,
+            protocol.to_string(),
+            host_ip.to_string(),
+        ));
+        self
+    }
+}
+
+/// One pod already on a node (SCHEDPLUG_DATA_NODE_PODS, ABI v1.2):
+/// `NodePod::new("default", "web-1").label("app", "web").request("cpu", 250)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodePod {
+    namespace: String,
+    name: String,
+    labels: BTreeMap<String, String>,
+    priority: i32,
+    requests: BTreeMap<String, i64>,
+    owner_kind: String,
+}
+
+impl NodePod {
+    pub fn new(namespace: &str, name: &str) -> NodePod {
+        NodePod {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            labels: BTreeMap::new(),
+            priority: 0,
+            requests: BTreeMap::new(),
+            owner_kind: String::new(),
+        }
+    }
+    pub fn label(mut self, key: &str, value: &str) -> NodePod {
+        self.labels.insert(key.to_string(), value.to_string());
+        self
+    }
+    pub fn priority(mut self, p: i32) -> NodePod {
+        self.priority = p;
+        self
+    }
+    /// Its effective requests (as Pod::request).
+    pub fn request(mut self, resource: &str, value: i64) -> NodePod {
+        self.requests.insert(resource.to_string(), value);
+        self
+    }
+    /// Its controller's kind; "" (the default): no controller.
+    pub fn owner_kind(mut self, kind: &str) -> NodePod {
+        self.owner_kind = kind.to_string();
+        self
+    }
+}
+
 /// A pod, built in a line: `Pod::new("web").label("app", "web")
 /// .request("cpu", 250)`. Resources are in canonical units (plugin.h): cpu
 /// in millicores, memory and ephemeral-storage in bytes, others as counts.
@@ -122,6 +214,9 @@ pub struct Pod {
     node_name: String,
     nominated_node_name: String,
     priority_class_name: String,
+    owners: Vec<(String, String, bool)>,
+    containers: Vec<Container>,
+    volumes: Vec<(String, String, String, bool)>,
 }
 
 impl Pod {
@@ -140,6 +235,9 @@ impl Pod {
             node_name: String::new(),
             nominated_node_name: String::new(),
             priority_class_name: String::new(),
+            owners: Vec::new(),
+            containers: Vec::new(),
+            volumes: Vec::new(),
         }
     }
 
@@ -199,6 +297,34 @@ impl Pod {
         self
     }
 
+    /// An owner reference (SCHEDPLUG_DATA_POD_OWNERS), in the order given.
+    pub fn owner(mut self, kind: &str, name: &str, controller: bool) -> Pod {
+        self.owners
+            .push((kind.to_string(), name.to_string(), controller));
+        self
+    }
+    /// An app container (SCHEDPLUG_DATA_POD_CONTAINERS), in spec order; one
+    /// with the name of a container already added replaces it.
+    pub fn container(mut self, c: Container) -> Pod {
+        match self.containers.iter_mut().find(|have| have.name == c.name) {
+            Some(have) => *have = c,
+            None => self.containers.push(c),
+        }
+        self
+    }
+    /// A volume (SCHEDPLUG_DATA_POD_VOLUMES, ABI v1.3): `source` is its
+    /// source's key in the pod spec ("persistentVolumeClaim", "ephemeral",
+    /// "configMap", ...), `claim_name` its PVC ("" for none).
+    pub fn volume(mut self, name: &str, source: &str, claim_name: &str, read_only: bool) -> Pod {
+        self.volumes.push((
+            name.to_string(),
+            source.to_string(),
+            claim_name.to_string(),
+            read_only,
+        ));
+        self
+    }
+
     /// The C view, as a host of this crate's ABI fills it (every field,
     /// this header's element sizes). Valid while the Pod is borrowed.
     pub fn view(&self) -> Built<'_, schedplug_pod> {
@@ -233,6 +359,55 @@ impl Pod {
             .collect();
         raw.toleration_count = tolerations.len() as u64;
         raw.tolerations = store.keep(tolerations);
+        let owners: Vec<schedplug_owner> = self
+            .owners
+            .iter()
+            .map(|(kind, name, controller)| schedplug_owner {
+                kind: st(kind),
+                name: st(name),
+                controller: i32::from(*controller),
+            })
+            .collect();
+        raw.owner_count = owners.len() as u64;
+        raw.owners = store.keep(owners);
+        let containers: Vec<schedplug_container> = self
+            .containers
+            .iter()
+            .map(|c| {
+                let ports: Vec<schedplug_container_port> = c
+                    .ports
+                    .iter()
+                    .map(|(cp, hp, proto, ip)| schedplug_container_port {
+                        container_port: *cp,
+                        host_port: *hp,
+                        protocol: st(proto),
+                        host_ip: st(ip),
+                    })
+                    .collect();
+                schedplug_container {
+                    name: st(&c.name),
+                    image: st(&c.image),
+                    requests: store.resources(&c.requests),
+                    limits: store.resources(&c.limits),
+                    port_count: ports.len() as u64,
+                    ports: store.keep(ports),
+                }
+            })
+            .collect();
+        raw.container_count = containers.len() as u64;
+        raw.containers = store.keep(containers);
+        let volumes: Vec<schedplug_volume> = self
+            .volumes
+            .iter()
+            .map(|(name, source, claim, ro)| schedplug_volume {
+                name: st(name),
+                source: st(source),
+                claim_name: st(claim),
+                read_only: i32::from(*ro),
+            })
+            .collect();
+        raw.volume_count = volumes.len() as u64;
+        raw.volumes = store.keep(volumes);
         Built {
             raw,
             _store: store,
@@ -252,8 +427,12 @@ pub struct Node {
     allocatable: BTreeMap<String, i64>,
     requested: BTreeMap<String, i64>,
     capacity: BTreeMap<String, i64>,
-    pod_count: u32,
+    pod_count: Option<u32>,
+    requested_set: bool,
     unschedulable: bool,
+    conditions: Vec<(String, String)>,
+    pods: BTreeMap<(String, String), NodePod>,
+    images: Vec<(Vec<String>, i64)>,
 }
 
 impl Node {
@@ -266,8 +445,12 @@ impl Node {
             allocatable: BTreeMap::new(),
             requested: BTreeMap::new(),
             capacity: BTreeMap::new(),
-            pod_count: 0,
+            pod_count: None,
+            requested_set: false,
             unschedulable: false,
+            conditions: Vec::new(),
+            pods: BTreeMap::new(),
+            images: Vec::new(),
         }
     }
 
@@ -292,14 +475,40 @@ impl Node {
         self.allocatable.insert(resource.to_string(), value);
         self
     }
-    /// The sum of the requests of the pods already on the node.
+    /// The sum of the requests of the pods already on the node. Without
+    /// any requested() call: the sum of the listed pods' requests.
     pub fn requested(mut self, resource: &str, value: i64) -> Node {
         self.requested.insert(resource.to_string(), value);
+        self.requested_set = true;
         self
     }
-    /// The number of pods on the node.
+    /// The number of pods on the node. Without a pod_count() call: the
+    /// number of listed pods (the host counts the pods it lists).
     pub fn pod_count(mut self, n: u32) -> Node {
-        self.pod_count = n;
+        self.pod_count = Some(n);
+        self
+    }
+    /// A status condition (SCHEDPLUG_DATA_NODE_CONDITIONS, ABI v1.2), in
+    /// the order given; a type given again replaces its status.
+    pub fn condition(mut self, kind: &str, status: &str) -> Node {
+        match self.conditions.iter_mut().find(|(t, _)| t == kind) {
+            Some((_, s)) => *s = status.to_string(),
+            None => self.conditions.push((kind.to_string(), status.to_string())),
+        }
+        self
+    }
+    /// A pod already on the node (SCHEDPLUG_DATA_NODE_PODS, ABI v1.2). The
+    /// list is sorted by namespace then name, as the host sends it; a pod
+    /// listed again replaces it.
+    pub fn pod(mut self, p: NodePod) -> Node {
+        self.pods.insert((p.namespace.clone(), p.name.clone()), p);
+        self
+    }
+    /// An image the node holds (SCHEDPLUG_DATA_NODE_IMAGES, ABI v1.3): its
+    /// names and size.
+    pub fn image(mut self, names: &[&str], size_bytes: i64) -> Node {
+        self.images
+            .push((names.iter().map(|n| n.to_string()).collect(), size_bytes));
         self
     }
     /// spec.unschedulable (SCHEDPLUG_DATA_NODE_UNSCHEDULABLE, ABI v1.2).
@@ -319,7 +528,7 @@ impl Node {
         let mut raw = schedplug_node {
             struct_size: size_of::<schedplug_node>() as u32,
             name: st(&self.name),
-            pod_count: self.pod_count,
+            pod_count: self.pod_count.unwrap_or(self.pods.len() as u32),
             unschedulable: i32::from(self.unschedulable),
             ..Default::default()
         };
@@ -327,7 +536,17 @@ impl Node {
         raw.labels = store.kvs(&self.labels);
         raw.annotations = store.kvs(&self.annotations);
         raw.allocatable = store.resources(&self.allocatable);
-        raw.requested = store.resources(&self.requested);
+        raw.requested = if self.requested_set {
+            store.resources(&self.requested)
+        } else {
+            let mut sum = BTreeMap::new();
+            for p in self.pods.values() {
+                for (r, v) in &p.requests {
+                    *sum.entry(r.clone()).or_insert(0) += v;
+                }
+            }
+            store.resources_owned(sum)
+        };
         raw.capacity = store.resources(&self.capacity);
         let taints: Vec<schedplug_taint> = self
             .taints
@@ -340,6 +559,44 @@ impl Node {
             .collect();
         raw.taint_count = taints.len() as u64;
         raw.taints = store.keep(taints);
+        let conditions: Vec<schedplug_node_condition> = self
+            .conditions
+            .iter()
+            .map(|(t, s)| schedplug_node_condition {
+                r#type: st(t),
+                status: st(s),
+            })
+            .collect();
+        raw.condition_count = conditions.len() as u64;
+        raw.conditions = store.keep(conditions);
+        let pods: Vec<schedplug_node_pod> = self
+            .pods
+            .values()
+            .map(|p| schedplug_node_pod {
+                namespace_name: st(&p.namespace),
+                name: st(&p.name),
+                labels: store.kvs(&p.labels),
+                priority: p.priority,
+                requests: store.resources(&p.requests),
+                owner_kind: st(&p.owner_kind),
+            })
+            .collect();
+        raw.pod_list_count = pods.len() as u64;
+        raw.pod_list = store.keep(pods);
+        let images: Vec<schedplug_node_image> = self
+            .images
+            .iter()
+            .map(|(names, size)| {
+                let names: Vec<schedplug_str> = names.iter().map(|n| st(n)).collect();
+                schedplug_node_image {
+                    name_count: names.len() as u64,
+                    names: store.keep(names),
+                    size_bytes: *size,
+                }
+            })
+            .collect();
+        raw.image_count = images.len() as u64;
+        raw.images = store.keep(images);
         Built {
             raw,
             _store: store,
@@ -397,6 +654,14 @@ impl Store {
             count: items.len() as u64,
             items: self.keep(items),
         }
+    }
+
+    /// A sum the view computed: its names are kept with the view.
+    fn resources_owned(&mut self, map: BTreeMap<String, i64>) -> schedplug_resource_list {
+        let list = self.resources(&map);
+        // The keys' heap bytes stay where they are when the map moves.
+        self.arrays.push(Box::new(map));
+        list
     }
 
     fn resources(&mut self, map: &BTreeMap<String, i64>) -> schedplug_resource_list {

@@ -505,3 +505,129 @@ fn typed_args_errors_reach_the_host_as_sentences() {
         "{err}"
     );
 }
+
+/// Reads every v1.2 / v1.3 array it declares, and records what it saw
+/// (longer than a reason may be).
+struct Inventory;
+
+static SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+impl Plugin for Inventory {
+    type PodState = ();
+    const DATA: u64 = SCHEDPLUG_DATA_POD_OWNERS
+        | SCHEDPLUG_DATA_POD_CONTAINERS
+        | SCHEDPLUG_DATA_POD_VOLUMES
+        | SCHEDPLUG_DATA_NODE_CONDITIONS
+        | SCHEDPLUG_DATA_NODE_PODS
+        | SCHEDPLUG_DATA_NODE_IMAGES;
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(Inventory)
+    }
+    fn filter(&self, pod: &PodView<'_>, node: &NodeView<'_>, _: &()) -> Status {
+        let mut seen = Vec::new();
+        for t in pod.tolerations().iter() {
+            seen.push(format!("toleration {}:{}:{:?}", t.key, t.op, t.seconds));
+        }
+        if let Some(c) = pod.controller() {
+            seen.push(format!("controller {}/{}", c.kind, c.name));
+        }
+        seen.push(format!("owners {}", pod.owners().len()));
+        for c in pod.containers().iter() {
+            let ports: Vec<String> = c
+                .ports()
+                .iter()
+                .map(|p| format!("{}:{}/{}", p.container_port, p.host_port, p.protocol))
+                .collect();
+            seen.push(format!(
+                "container {} {} cpu {}/{} ports {}",
+                c.name(),
+                c.image(),
+                c.requests().get("cpu"),
+                c.limits().get("cpu"),
+                ports.join(",")
+            ));
+        }
+        for v in pod.volumes().iter() {
+            seen.push(format!(
+                "volume {} {} {} {}",
+                v.name, v.source, v.claim_name, v.read_only
+            ));
+        }
+        seen.push(format!("ready {:?}", node.condition("Ready")));
+        for p in node.pods().iter() {
+            seen.push(format!(
+                "pod {}/{} app={:?} cpu {} prio {} owner {}",
+                p.namespace(),
+                p.name(),
+                p.labels().get("app"),
+                p.requests().get("cpu"),
+                p.priority(),
+                p.owner_kind()
+            ));
+        }
+        seen.push(format!(
+            "pods {} requested cpu {}",
+            node.pod_count(),
+            node.requested().get("cpu")
+        ));
+        for i in node.images().iter() {
+            let names: Vec<&str> = i.names().iter().collect();
+            seen.push(format!("image {} {}", names.join("+"), i.size_bytes()));
+        }
+        seen.push(format!("has nginx {}", node.has_image("nginx:1.27")));
+        // Not declared: never sent.
+        seen.push(format!("nominated {:?}", pod.nominated_node_name()));
+        *SEEN.lock().unwrap() = seen.join("; ");
+        Status::success()
+    }
+}
+
+#[test]
+fn declared_arrays_reach_the_views() {
+    use testing::{Container, NodePod};
+    let d = schedplug::plugin_descriptor!(
+        Inventory,
+        name = "Inventory",
+        version = "1",
+        hooks = [filter]
+    );
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let pod = Pod::new("web-1")
+        .toleration(Toleration::exists("gpu").seconds(30))
+        .owner("ReplicaSet", "web-abc", true)
+        .owner("Other", "x", false)
+        .container(
+            Container::new("app", "nginx:1.27")
+                .request("cpu", 250)
+                .limit("cpu", 500)
+                .port(80, 8080, "TCP", ""),
+        )
+        .container(Container::new("side", "busybox").port(53, 0, "UDP", "127.0.0.1"))
+        .volume("data", "persistentVolumeClaim", "data-pvc", true)
+        .nominated_node_name("n9");
+    let node = Node::new("n1")
+        .condition("Ready", "False")
+        .condition("Ready", "True")
+        .pod(
+            NodePod::new("kube", "b")
+                .request("cpu", 100)
+                .owner_kind("DaemonSet"),
+        )
+        .pod(
+            NodePod::new("default", "a")
+                .label("app", "web")
+                .request("cpu", 200)
+                .priority(5),
+        )
+        .image(&["nginx:1.27", "nginx@sha256:abc"], 1000);
+    plugin.run(&pod, &[node]).assert_rows(&[Row::new("n1")]);
+    assert_eq!(
+        *SEEN.lock().unwrap(),
+        "toleration gpu:Exists:Some(30); controller ReplicaSet/web-abc; owners 2; container app \
+         nginx:1.27 cpu 250/500 ports 80:8080/TCP; container side busybox cpu 0/0 ports \
+         53:0/UDP; volume data persistentVolumeClaim data-pvc true; ready Some(\"True\"); pod \
+         default/a app=Some(\"web\") cpu 200 prio 5 owner ; pod kube/b app=None cpu 100 prio 0 \
+         owner DaemonSet; pods 2 requested cpu 300; image nginx:1.27+nginx@sha256:abc 1000; has \
+         nginx true; nominated \"\""
+    );
+}
