@@ -535,7 +535,16 @@ unsafe extern "C" fn normalize_score<E: Export>(
                 }
             })
             .collect();
-        let status = p.normalize_score(&pod, &mut packed);
+        // The state pod_begin built (the host passes it to normalize_score
+        // too), or one built here on a host that sent none.
+        let status = with_state(
+            p,
+            &pod,
+            |g| g.score,
+            Status::success(),
+            |s| s,
+            |state| p.normalize_score(&pod, state, &mut packed),
+        );
         for (i, s) in packed.iter().enumerate() {
             (*at(i)).score = s.score;
         }

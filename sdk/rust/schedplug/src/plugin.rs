@@ -179,8 +179,15 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         Ok(0)
     }
 
-    /// Rewrites every score into [0, 100] (instead of a NORMALIZE policy).
-    fn normalize_score(&self, _pod: &Pod<'_>, _scores: &mut [NodeScore<'_>]) -> Status {
+    /// Rewrites every score into [0, 100] (instead of a NORMALIZE policy),
+    /// with the pod's state: the host passes pod_begin's state to
+    /// normalize_score as to filter and score (plugin.h).
+    fn normalize_score(
+        &self,
+        _pod: &Pod<'_>,
+        _state: &Self::PodState,
+        _scores: &mut [NodeScore<'_>],
+    ) -> Status {
         Status::success()
     }
 

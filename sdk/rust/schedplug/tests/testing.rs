@@ -306,7 +306,12 @@ impl Plugin for BadNormalize {
     fn score(&self, _pod: &PodView<'_>, _node: &NodeView<'_>, _: &()) -> Result<i64, Status> {
         Ok(1)
     }
-    fn normalize_score(&self, _pod: &PodView<'_>, scores: &mut [NodeScore<'_>]) -> Status {
+    fn normalize_score(
+        &self,
+        _pod: &PodView<'_>,
+        _state: &(),
+        scores: &mut [NodeScore<'_>],
+    ) -> Status {
         for s in scores {
             s.score = if s.node_name == "bad" { 101 } else { 100 };
         }
@@ -630,4 +635,62 @@ fn declared_arrays_reach_the_views() {
          owner DaemonSet; pods 2 requested cpu 300; image nginx:1.27+nginx@sha256:abc 1000; has \
          nginx true; nominated \"\""
     );
+}
+
+/// Its pod_begin picks a favourite node from an annotation, once per pod;
+/// normalize_score reads it from the state.
+struct Favourite;
+
+impl Plugin for Favourite {
+    type PodState = String;
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(Favourite)
+    }
+    fn pod_begin(&self, pod: &PodView<'_>, _gates: &mut Gates) -> Result<String, Status> {
+        Ok(pod.annotations().get("favourite").unwrap_or("").to_string())
+    }
+    fn score(&self, _pod: &PodView<'_>, _node: &NodeView<'_>, _: &String) -> Result<i64, Status> {
+        Ok(50)
+    }
+    fn normalize_score(
+        &self,
+        _pod: &PodView<'_>,
+        favourite: &String,
+        scores: &mut [NodeScore<'_>],
+    ) -> Status {
+        for s in scores {
+            if s.node_name == favourite {
+                s.score = 100;
+            }
+        }
+        Status::success()
+    }
+}
+
+#[test]
+fn normalize_score_gets_the_pods_state() {
+    let d = schedplug::plugin_descriptor!(
+        Favourite,
+        name = "Favourite",
+        version = "1",
+        hooks = [pod_begin, score, normalize_score]
+    );
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let cycle = plugin.run(
+        &Pod::new("p").annotation("favourite", "b"),
+        &[Node::new("a"), Node::new("b")],
+    );
+    cycle.assert_rows(&[
+        Row::new("a").filter(SCHEDPLUG_SKIP, "").score(50),
+        Row::new("b").filter(SCHEDPLUG_SKIP, "").score(100),
+    ]);
+    // Without a state (a host that never calls pod_begin), the Rust layer
+    // builds one for the call.
+    let pod = Pod::new("p").annotation("favourite", "a");
+    let mut scores = [NodeScore {
+        node_name: "a",
+        score: 50,
+    }];
+    plugin.normalize(&pod.view(), &mut scores).unwrap();
+    assert_eq!(scores[0].score, 100);
 }
