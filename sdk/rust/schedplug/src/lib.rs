@@ -58,8 +58,9 @@ pub use args::{Args, ArgsError};
 pub use plugin::{Create, Gates, LogLevel, NodeScore, Normalize, Plugin};
 pub use status::Status;
 pub use view::{
-    Container, ContainerPort, KeyValues, List, Node, NodeCondition, NodeImage, NodePod, Owner, Pod,
-    Resources, Strings, Taint, Toleration, Volume,
+    Container, ContainerPort, KeyValues, LabelSelector, List, Node, NodeCondition, NodeImage,
+    NodePod, NodeSelectorTerm, Owner, Pod, PodAffinityTerm, Requirement, Requirements, Resources,
+    Strings, Taint, Toleration, TopologySpreadConstraint, Volume,
 };
 
 // The README's examples are doctests too.

@@ -196,6 +196,126 @@ impl NodePod {
     }
 }
 
+/// One requirement of a selector (ABI v1.3 terms):
+/// `Requirement::new("zone", "In", &["a", "b"])`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Requirement {
+    pub key: String,
+    /// "In", "NotIn", "Exists", "DoesNotExist", "Gt" or "Lt".
+    pub op: String,
+    pub values: Vec<String>,
+}
+
+impl Requirement {
+    pub fn new(key: &str, op: &str, values: &[&str]) -> Requirement {
+        Requirement {
+            key: key.to_string(),
+            op: op.to_string(),
+            values: owned(values),
+        }
+    }
+}
+
+fn owned(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// A label selector: `Selector::labels(&[("app", "web")])`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selector {
+    pub match_labels: BTreeMap<String, String>,
+    pub match_expressions: Vec<Requirement>,
+}
+
+impl Selector {
+    /// A selector of matchLabels.
+    pub fn labels(labels: &[(&str, &str)]) -> Selector {
+        Selector {
+            match_labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            match_expressions: Vec::new(),
+        }
+    }
+    /// And a matchExpressions requirement.
+    pub fn expression(mut self, r: Requirement) -> Selector {
+        self.match_expressions.push(r);
+        self
+    }
+}
+
+/// A node selector term of a node affinity.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeTerm {
+    pub match_expressions: Vec<Requirement>,
+    pub match_fields: Vec<Requirement>,
+}
+
+impl NodeTerm {
+    /// A term of one matchExpressions requirement.
+    pub fn expression(r: Requirement) -> NodeTerm {
+        NodeTerm {
+            match_expressions: vec![r],
+            match_fields: Vec::new(),
+        }
+    }
+}
+
+/// A topology spread constraint; `SpreadConstraint::new("zone")` is
+/// maxSkew 1, DoNotSchedule, no selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpreadConstraint {
+    pub max_skew: i32,
+    pub topology_key: String,
+    pub when_unsatisfiable: String,
+    /// None: unset.
+    pub label_selector: Option<Selector>,
+    /// 0: unset.
+    pub min_domains: i32,
+    /// "": unset.
+    pub node_affinity_policy: String,
+    pub node_taints_policy: String,
+    pub match_label_keys: Vec<String>,
+}
+
+impl SpreadConstraint {
+    pub fn new(topology_key: &str) -> SpreadConstraint {
+        SpreadConstraint {
+            max_skew: 1,
+            topology_key: topology_key.to_string(),
+            when_unsatisfiable: "DoNotSchedule".to_string(),
+            label_selector: None,
+            min_domains: 0,
+            node_affinity_policy: String::new(),
+            node_taints_policy: String::new(),
+            match_label_keys: Vec::new(),
+        }
+    }
+}
+
+/// A pod (anti-)affinity term: `AffinityTerm::new("zone")` with fields to
+/// set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AffinityTerm {
+    pub topology_key: String,
+    /// None: unset.
+    pub label_selector: Option<Selector>,
+    pub namespaces: Vec<String>,
+    pub namespace_selector: Option<Selector>,
+    pub match_label_keys: Vec<String>,
+    pub mismatch_label_keys: Vec<String>,
+}
+
+impl AffinityTerm {
+    pub fn new(topology_key: &str) -> AffinityTerm {
+        AffinityTerm {
+            topology_key: topology_key.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
 /// A pod, built in a line: `Pod::new("web").label("app", "web")
 /// .request("cpu", 250)`. Resources are in canonical units (plugin.h): cpu
 /// in millicores, memory and ephemeral-storage in bytes, others as counts.
@@ -217,6 +337,10 @@ pub struct Pod {
     owners: Vec<(String, String, bool)>,
     containers: Vec<Container>,
     volumes: Vec<(String, String, String, bool)>,
+    node_affinity: [Vec<(i32, NodeTerm)>; 2],
+    spread: Vec<SpreadConstraint>,
+    // Required and preferred affinity, then anti-affinity.
+    pod_affinity: [Vec<(i32, AffinityTerm)>; 4],
 }
 
 impl Pod {
@@ -238,6 +362,9 @@ impl Pod {
             owners: Vec::new(),
             containers: Vec::new(),
             volumes: Vec::new(),
+            node_affinity: Default::default(),
+            spread: Vec::new(),
+            pod_affinity: Default::default(),
         }
     }
 
@@ -325,6 +452,40 @@ impl Pod {
         self
     }
 
+    /// A required node affinity term (SCHEDPLUG_DATA_POD_NODE_AFFINITY,
+    /// ABI v1.3).
+    pub fn node_affinity_required(mut self, t: NodeTerm) -> Pod {
+        self.node_affinity[0].push((0, t));
+        self
+    }
+    /// A preferred node affinity term with its weight (1..100).
+    pub fn node_affinity_preferred(mut self, weight: i32, t: NodeTerm) -> Pod {
+        self.node_affinity[1].push((weight, t));
+        self
+    }
+    /// A topology spread constraint (SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD).
+    pub fn topology_spread(mut self, c: SpreadConstraint) -> Pod {
+        self.spread.push(c);
+        self
+    }
+    /// A required pod affinity term (SCHEDPLUG_DATA_POD_AFFINITY).
+    pub fn pod_affinity_required(mut self, t: AffinityTerm) -> Pod {
+        self.pod_affinity[0].push((0, t));
+        self
+    }
+    pub fn pod_affinity_preferred(mut self, weight: i32, t: AffinityTerm) -> Pod {
+        self.pod_affinity[1].push((weight, t));
+        self
+    }
+    pub fn pod_anti_affinity_required(mut self, t: AffinityTerm) -> Pod {
+        self.pod_affinity[2].push((0, t));
+        self
+    }
+    pub fn pod_anti_affinity_preferred(mut self, weight: i32, t: AffinityTerm) -> Pod {
+        self.pod_affinity[3].push((weight, t));
+        self
+    }
+
     /// The C view, as a host of this crate's ABI fills it (every field,
     /// this header's element sizes). Valid while the Pod is borrowed.
     pub fn view(&self) -> Built<'_, schedplug_pod> {
@@ -408,6 +569,80 @@ impl Pod {
             .collect();
         raw.volume_count = volumes.len() as u64;
         raw.volumes = store.keep(volumes);
+        let mut node_terms = [ptr::null(), ptr::null()];
+        for (k, terms) in self.node_affinity.iter().enumerate() {
+            let views: Vec<schedplug_node_selector_term> = terms
+                .iter()
+                .map(|(weight, t)| {
+                    let (exprs, expr_count) = store.requirements(&t.match_expressions);
+                    let (fields, field_count) = store.requirements(&t.match_fields);
+                    schedplug_node_selector_term {
+                        weight: *weight,
+                        match_expressions: exprs,
+                        match_expression_count: expr_count,
+                        match_fields: fields,
+                        match_field_count: field_count,
+                    }
+                })
+                .collect();
+            node_terms[k] = store.keep(views);
+        }
+        raw.node_affinity_required = node_terms[0];
+        raw.node_affinity_required_count = self.node_affinity[0].len() as u64;
+        raw.node_affinity_preferred = node_terms[1];
+        raw.node_affinity_preferred_count = self.node_affinity[1].len() as u64;
+        let spread: Vec<schedplug_topology_spread_constraint> = self
+            .spread
+            .iter()
+            .map(|c| {
+                let (keys, key_count) = store.strings(&c.match_label_keys);
+                schedplug_topology_spread_constraint {
+                    max_skew: c.max_skew,
+                    min_domains: c.min_domains,
+                    topology_key: st(&c.topology_key),
+                    when_unsatisfiable: st(&c.when_unsatisfiable),
+                    label_selector: store.selector(&c.label_selector),
+                    node_affinity_policy: st(&c.node_affinity_policy),
+                    node_taints_policy: st(&c.node_taints_policy),
+                    match_label_keys: keys,
+                    match_label_key_count: key_count,
+                }
+            })
+            .collect();
+        raw.topology_spread_count = spread.len() as u64;
+        raw.topology_spread = store.keep(spread);
+        let mut pod_terms = [ptr::null(); 4];
+        for (k, terms) in self.pod_affinity.iter().enumerate() {
+            let views: Vec<schedplug_pod_affinity_term> = terms
+                .iter()
+                .map(|(weight, t)| {
+                    let (namespaces, namespace_count) = store.strings(&t.namespaces);
+                    let (keys, key_count) = store.strings(&t.match_label_keys);
+                    let (mismatch, mismatch_count) = store.strings(&t.mismatch_label_keys);
+                    schedplug_pod_affinity_term {
+                        weight: *weight,
+                        topology_key: st(&t.topology_key),
+                        label_selector: store.selector(&t.label_selector),
+                        namespaces,
+                        namespace_count,
+                        namespace_selector: store.selector(&t.namespace_selector),
+                        match_label_keys: keys,
+                        match_label_key_count: key_count,
+                        mismatch_label_keys: mismatch,
+                        mismatch_label_key_count: mismatch_count,
+                    }
+                })
+                .collect();
+            pod_terms[k] = store.keep(views);
+        }
+        raw.pod_affinity_required = pod_terms[0];
+        raw.pod_affinity_required_count = self.pod_affinity[0].len() as u64;
+        raw.pod_affinity_preferred = pod_terms[1];
+        raw.pod_affinity_preferred_count = self.pod_affinity[1].len() as u64;
+        raw.pod_anti_affinity_required = pod_terms[2];
+        raw.pod_anti_affinity_required_count = self.pod_affinity[2].len() as u64;
+        raw.pod_anti_affinity_preferred = pod_terms[3];
+        raw.pod_anti_affinity_preferred_count = self.pod_affinity[3].len() as u64;
         Built {
             raw,
             _store: store,
@@ -653,6 +888,46 @@ impl Store {
         schedplug_kv_list {
             count: items.len() as u64,
             items: self.keep(items),
+        }
+    }
+
+    fn strings(&mut self, items: &[String]) -> (*const schedplug_str, u64) {
+        let views: Vec<schedplug_str> = items.iter().map(|v| st(v)).collect();
+        (self.keep(views), items.len() as u64)
+    }
+
+    fn requirements(
+        &mut self,
+        items: &[Requirement],
+    ) -> (*const schedplug_selector_requirement, u64) {
+        let views: Vec<schedplug_selector_requirement> = items
+            .iter()
+            .map(|r| {
+                let (values, value_count) = self.strings(&r.values);
+                schedplug_selector_requirement {
+                    key: st(&r.key),
+                    op: st(&r.op),
+                    values,
+                    value_count,
+                }
+            })
+            .collect();
+        (self.keep(views), items.len() as u64)
+    }
+
+    /// Unset (present 0) for None.
+    fn selector(&mut self, s: &Option<Selector>) -> schedplug_label_selector {
+        match s {
+            None => schedplug_label_selector::default(),
+            Some(s) => {
+                let (exprs, count) = self.requirements(&s.match_expressions);
+                schedplug_label_selector {
+                    present: 1,
+                    match_labels: self.kvs(&s.match_labels),
+                    match_expressions: exprs,
+                    match_expression_count: count,
+                }
+            }
         }
     }
 

@@ -256,6 +256,7 @@ struct Sizes {
     kv: usize,
     resource: usize,
     port: usize,
+    requirement: usize,
 }
 
 /// A borrowed array of the host's, read element by element: `len`, `get`,
@@ -317,6 +318,7 @@ fn strings<'a>(items: *const schedplug_str, count: u64) -> Strings<'a> {
         kv: size_of::<schedplug_kv>(),
         resource: size_of::<schedplug_resource>(),
         port: size_of::<schedplug_container_port>(),
+        requirement: size_of::<schedplug_selector_requirement>(),
     };
     List::new(
         Array::new(items, count, size_of::<schedplug_str>()),
@@ -544,6 +546,208 @@ impl<'a> NodeImage<'a> {
     }
 }
 
+/// One requirement of a selector (matchExpressions, matchFields).
+#[derive(Clone, Copy)]
+pub struct Requirement<'a> {
+    pub key: &'a str,
+    /// "In", "NotIn", "Exists", "DoesNotExist", "Gt" or "Lt".
+    pub op: &'a str,
+    /// In spec order.
+    pub values: Strings<'a>,
+}
+
+fn requirement<'a>(r: schedplug_selector_requirement, _: Sizes) -> Requirement<'a> {
+    Requirement {
+        key: string(r.key),
+        op: string(r.op),
+        values: strings(r.values, r.value_count),
+    }
+}
+
+/// Selector requirements, `requirement_size` apart.
+pub type Requirements<'a> = List<'a, schedplug_selector_requirement, Requirement<'a>>;
+
+fn requirements<'a>(
+    items: *const schedplug_selector_requirement,
+    count: u64,
+    sizes: Sizes,
+) -> Requirements<'a> {
+    List::new(
+        Array::new(items, count, sizes.requirement),
+        sizes,
+        requirement,
+    )
+}
+
+/// A label selector (metav1.LabelSelector). An unset one (`present()`
+/// false) differs from an empty one, which matches everything.
+#[derive(Clone, Copy)]
+pub struct LabelSelector<'a> {
+    raw: schedplug_label_selector,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn selector<'a>(raw: schedplug_label_selector, sizes: Sizes) -> LabelSelector<'a> {
+    LabelSelector {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> LabelSelector<'a> {
+    /// Whether the field is set.
+    pub fn present(&self) -> bool {
+        self.raw.present != 0
+    }
+    /// matchLabels, sorted by key.
+    pub fn match_labels(&self) -> KeyValues<'a> {
+        KeyValues::new(Some(self.raw.match_labels), self.sizes.kv)
+    }
+    /// matchExpressions.
+    pub fn match_expressions(&self) -> Requirements<'a> {
+        requirements(
+            self.raw.match_expressions,
+            self.raw.match_expression_count,
+            self.sizes,
+        )
+    }
+}
+
+/// One node selector term of a node affinity (v1.3,
+/// SCHEDPLUG_DATA_POD_NODE_AFFINITY).
+#[derive(Clone, Copy)]
+pub struct NodeSelectorTerm<'a> {
+    raw: schedplug_node_selector_term,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn node_term<'a>(raw: schedplug_node_selector_term, sizes: Sizes) -> NodeSelectorTerm<'a> {
+    NodeSelectorTerm {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> NodeSelectorTerm<'a> {
+    /// A preferred term's weight (1..100); 0 for a required term.
+    pub fn weight(&self) -> i32 {
+        self.raw.weight
+    }
+    pub fn match_expressions(&self) -> Requirements<'a> {
+        requirements(
+            self.raw.match_expressions,
+            self.raw.match_expression_count,
+            self.sizes,
+        )
+    }
+    pub fn match_fields(&self) -> Requirements<'a> {
+        requirements(
+            self.raw.match_fields,
+            self.raw.match_field_count,
+            self.sizes,
+        )
+    }
+}
+
+/// One topology spread constraint (v1.3,
+/// SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD).
+#[derive(Clone, Copy)]
+pub struct TopologySpreadConstraint<'a> {
+    raw: schedplug_topology_spread_constraint,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn spread<'a>(
+    raw: schedplug_topology_spread_constraint,
+    sizes: Sizes,
+) -> TopologySpreadConstraint<'a> {
+    TopologySpreadConstraint {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> TopologySpreadConstraint<'a> {
+    pub fn max_skew(&self) -> i32 {
+        self.raw.max_skew
+    }
+    /// 0: unset.
+    pub fn min_domains(&self) -> i32 {
+        self.raw.min_domains
+    }
+    pub fn topology_key(&self) -> &'a str {
+        string(self.raw.topology_key)
+    }
+    /// "DoNotSchedule" or "ScheduleAnyway".
+    pub fn when_unsatisfiable(&self) -> &'a str {
+        string(self.raw.when_unsatisfiable)
+    }
+    pub fn label_selector(&self) -> LabelSelector<'a> {
+        selector(self.raw.label_selector, self.sizes)
+    }
+    /// "Honor", "Ignore"; "": unset.
+    pub fn node_affinity_policy(&self) -> &'a str {
+        string(self.raw.node_affinity_policy)
+    }
+    /// "Honor", "Ignore"; "": unset.
+    pub fn node_taints_policy(&self) -> &'a str {
+        string(self.raw.node_taints_policy)
+    }
+    pub fn match_label_keys(&self) -> Strings<'a> {
+        strings(self.raw.match_label_keys, self.raw.match_label_key_count)
+    }
+}
+
+/// One pod (anti-)affinity term (v1.3, SCHEDPLUG_DATA_POD_AFFINITY).
+#[derive(Clone, Copy)]
+pub struct PodAffinityTerm<'a> {
+    raw: schedplug_pod_affinity_term,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn pod_term<'a>(raw: schedplug_pod_affinity_term, sizes: Sizes) -> PodAffinityTerm<'a> {
+    PodAffinityTerm {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> PodAffinityTerm<'a> {
+    /// A preferred term's weight (1..100); 0 for a required term.
+    pub fn weight(&self) -> i32 {
+        self.raw.weight
+    }
+    pub fn topology_key(&self) -> &'a str {
+        string(self.raw.topology_key)
+    }
+    pub fn label_selector(&self) -> LabelSelector<'a> {
+        selector(self.raw.label_selector, self.sizes)
+    }
+    pub fn namespaces(&self) -> Strings<'a> {
+        strings(self.raw.namespaces, self.raw.namespace_count)
+    }
+    pub fn namespace_selector(&self) -> LabelSelector<'a> {
+        selector(self.raw.namespace_selector, self.sizes)
+    }
+    pub fn match_label_keys(&self) -> Strings<'a> {
+        strings(self.raw.match_label_keys, self.raw.match_label_key_count)
+    }
+    pub fn mismatch_label_keys(&self) -> Strings<'a> {
+        strings(
+            self.raw.mismatch_label_keys,
+            self.raw.mismatch_label_key_count,
+        )
+    }
+}
+
 /// The pod being scheduled.
 #[derive(Clone, Copy)]
 pub struct Pod<'a> {
@@ -666,6 +870,11 @@ impl<'a> Pod<'a> {
                 schedplug_pod,
                 port_size
             )),
+            requirement: element_size::<schedplug_selector_requirement>(read_field!(
+                self.raw,
+                schedplug_pod,
+                requirement_size
+            )),
         }
     }
 
@@ -745,6 +954,116 @@ impl<'a> Pod<'a> {
             read_field!(self.raw, schedplug_pod, volume_count),
             read_field!(self.raw, schedplug_pod, volume_size),
             volume,
+        )
+    }
+
+    /// Whether the host sent the whole v1.3 block (plugin.h's helpers test
+    /// its last field before reading the terms).
+    fn has_v1_3(&self) -> bool {
+        read_field!(self.raw, schedplug_pod, pod_anti_affinity_preferred_count).is_some()
+    }
+
+    fn node_terms(
+        &self,
+        items: Option<*const schedplug_node_selector_term>,
+        count: Option<u64>,
+    ) -> List<'a, schedplug_node_selector_term, NodeSelectorTerm<'a>> {
+        self.list(
+            self.has_v1_3(),
+            items,
+            count,
+            read_field!(self.raw, schedplug_pod, node_selector_term_size),
+            node_term,
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_NODE_AFFINITY: the required terms (ORed).
+    pub fn node_affinity_required(
+        &self,
+    ) -> List<'a, schedplug_node_selector_term, NodeSelectorTerm<'a>> {
+        self.node_terms(
+            read_field!(self.raw, schedplug_pod, node_affinity_required),
+            read_field!(self.raw, schedplug_pod, node_affinity_required_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_NODE_AFFINITY: the preferred terms, with
+    /// their weights.
+    pub fn node_affinity_preferred(
+        &self,
+    ) -> List<'a, schedplug_node_selector_term, NodeSelectorTerm<'a>> {
+        self.node_terms(
+            read_field!(self.raw, schedplug_pod, node_affinity_preferred),
+            read_field!(self.raw, schedplug_pod, node_affinity_preferred_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD:
+    /// spec.topologySpreadConstraints.
+    pub fn topology_spread(
+        &self,
+    ) -> List<'a, schedplug_topology_spread_constraint, TopologySpreadConstraint<'a>> {
+        self.list(
+            self.has_v1_3(),
+            read_field!(self.raw, schedplug_pod, topology_spread),
+            read_field!(self.raw, schedplug_pod, topology_spread_count),
+            read_field!(self.raw, schedplug_pod, topology_spread_size),
+            spread,
+        )
+    }
+
+    fn pod_terms(
+        &self,
+        items: Option<*const schedplug_pod_affinity_term>,
+        count: Option<u64>,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.list(
+            self.has_v1_3(),
+            items,
+            count,
+            read_field!(self.raw, schedplug_pod, pod_affinity_term_size),
+            pod_term,
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: required pod affinity terms.
+    pub fn pod_affinity_required(
+        &self,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.pod_terms(
+            read_field!(self.raw, schedplug_pod, pod_affinity_required),
+            read_field!(self.raw, schedplug_pod, pod_affinity_required_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: preferred pod affinity terms.
+    pub fn pod_affinity_preferred(
+        &self,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.pod_terms(
+            read_field!(self.raw, schedplug_pod, pod_affinity_preferred),
+            read_field!(self.raw, schedplug_pod, pod_affinity_preferred_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: required pod anti-affinity terms.
+    pub fn pod_anti_affinity_required(
+        &self,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.pod_terms(
+            read_field!(self.raw, schedplug_pod, pod_anti_affinity_required),
+            read_field!(self.raw, schedplug_pod, pod_anti_affinity_required_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: preferred pod anti-affinity
+    /// terms.
+    pub fn pod_anti_affinity_preferred(
+        &self,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.pod_terms(
+            read_field!(self.raw, schedplug_pod, pod_anti_affinity_preferred),
+            read_field!(self.raw, schedplug_pod, pod_anti_affinity_preferred_count),
         )
     }
 
@@ -879,6 +1198,7 @@ impl<'a> Node<'a> {
             kv: self.kv_size(),
             resource: self.resource_size(),
             port: size_of::<schedplug_container_port>(),
+            requirement: size_of::<schedplug_selector_requirement>(),
         }
     }
 
@@ -1269,5 +1589,35 @@ mod tests {
         let old = unsafe { Node::from_raw(&v1_1) };
         assert_eq!(old.condition("Ready"), None);
         assert!(old.pods().is_empty() && old.images().is_empty());
+        // The v1.3 terms need the whole v1.3 block.
+        let values = [s("a")];
+        let reqs = [schedplug_selector_requirement {
+            key: s("zone"),
+            op: s("In"),
+            values: values.as_ptr(),
+            value_count: 1,
+        }];
+        let terms = [schedplug_node_selector_term {
+            weight: 0,
+            match_expressions: reqs.as_ptr(),
+            match_expression_count: 1,
+            ..Default::default()
+        }];
+        let raw = schedplug_pod {
+            struct_size: size_of::<schedplug_pod>() as u32,
+            node_affinity_required: terms.as_ptr(),
+            node_affinity_required_count: 1,
+            ..Default::default()
+        };
+        let pod = unsafe { Pod::from_raw(&raw) };
+        let term = pod.node_affinity_required().get(0).unwrap();
+        let r = term.match_expressions().get(0).unwrap();
+        assert_eq!((r.key, r.op, r.values.get(0)), ("zone", "In", Some("a")));
+        assert!(r.values.contains("a") && !r.values.contains("b"));
+        let mut cut = raw;
+        cut.struct_size = field_layout!(schedplug_pod, pod_anti_affinity_preferred_count).0 as u32;
+        assert!(unsafe { Pod::from_raw(&cut) }
+            .node_affinity_required()
+            .is_empty());
     }
 }

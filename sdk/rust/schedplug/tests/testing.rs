@@ -694,3 +694,149 @@ fn normalize_score_gets_the_pods_state() {
     plugin.normalize(&pod.view(), &mut scores).unwrap();
     assert_eq!(scores[0].score, 100);
 }
+
+/// Reads the v1.3 terms it declares, and records what it saw.
+struct Terms;
+
+static TERMS_SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+fn selector_text(s: &schedplug::LabelSelector<'_>) -> String {
+    if !s.present() {
+        return "unset".to_string();
+    }
+    let labels: Vec<String> = s
+        .match_labels()
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let exprs: Vec<String> = s
+        .match_expressions()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r.key,
+                r.op,
+                r.values.iter().collect::<Vec<_>>().join("|")
+            )
+        })
+        .collect();
+    format!("{{{}; {}}}", labels.join(","), exprs.join(","))
+}
+
+impl Plugin for Terms {
+    type PodState = ();
+    const DATA: u64 = SCHEDPLUG_DATA_POD_NODE_AFFINITY
+        | SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD
+        | SCHEDPLUG_DATA_POD_AFFINITY;
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(Terms)
+    }
+    fn filter(&self, pod: &PodView<'_>, _node: &NodeView<'_>, _: &()) -> Status {
+        let mut seen = Vec::new();
+        for (kind, terms) in [
+            ("required", pod.node_affinity_required()),
+            ("preferred", pod.node_affinity_preferred()),
+        ] {
+            for t in terms.iter() {
+                let exprs: Vec<String> = t
+                    .match_expressions()
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{} {} {}",
+                            r.key,
+                            r.op,
+                            r.values.iter().collect::<Vec<_>>().join("|")
+                        )
+                    })
+                    .collect();
+                let fields: Vec<&str> = t.match_fields().iter().map(|r| r.key).collect();
+                seen.push(format!(
+                    "node {kind} w{} [{}] fields [{}]",
+                    t.weight(),
+                    exprs.join(","),
+                    fields.join(",")
+                ));
+            }
+        }
+        for c in pod.topology_spread().iter() {
+            seen.push(format!(
+                "spread {} {} {} {} keys {}",
+                c.max_skew(),
+                c.topology_key(),
+                c.when_unsatisfiable(),
+                selector_text(&c.label_selector()),
+                c.match_label_keys().iter().collect::<Vec<_>>().join(",")
+            ));
+        }
+        for (kind, terms) in [
+            ("affinity required", pod.pod_affinity_required()),
+            ("affinity preferred", pod.pod_affinity_preferred()),
+            ("anti required", pod.pod_anti_affinity_required()),
+            ("anti preferred", pod.pod_anti_affinity_preferred()),
+        ] {
+            for t in terms.iter() {
+                seen.push(format!(
+                    "{kind} w{} {} {} ns {} nssel {}",
+                    t.weight(),
+                    t.topology_key(),
+                    selector_text(&t.label_selector()),
+                    t.namespaces().iter().collect::<Vec<_>>().join(","),
+                    selector_text(&t.namespace_selector())
+                ));
+            }
+        }
+        *TERMS_SEEN.lock().unwrap() = seen.join("; ");
+        Status::success()
+    }
+}
+
+#[test]
+fn declared_terms_reach_the_views() {
+    use testing::{AffinityTerm, NodeTerm, Requirement, Selector, SpreadConstraint};
+    let d = schedplug::plugin_descriptor!(Terms, name = "Terms", version = "1", hooks = [filter]);
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let pod = Pod::new("p")
+        .node_affinity_required(NodeTerm {
+            match_expressions: vec![Requirement::new("zone", "In", &["a", "b"])],
+            match_fields: vec![Requirement::new("metadata.name", "In", &["n1"])],
+        })
+        .node_affinity_preferred(
+            20,
+            NodeTerm::expression(Requirement::new("ssd", "Exists", &[])),
+        )
+        .topology_spread(SpreadConstraint {
+            label_selector: Some(
+                Selector::labels(&[("app", "web")]).expression(Requirement::new(
+                    "tier",
+                    "NotIn",
+                    &["db"],
+                )),
+            ),
+            match_label_keys: vec!["pod-template-hash".to_string()],
+            ..SpreadConstraint::new("zone")
+        })
+        .pod_affinity_required(AffinityTerm {
+            label_selector: Some(Selector::labels(&[("app", "cache")])),
+            ..AffinityTerm::new("host")
+        })
+        .pod_anti_affinity_preferred(
+            50,
+            AffinityTerm {
+                namespaces: vec!["a".to_string(), "b".to_string()],
+                namespace_selector: Some(Selector::default()),
+                ..AffinityTerm::new("zone")
+            },
+        );
+    plugin
+        .run(&pod, &[Node::new("n1")])
+        .assert_rows(&[Row::new("n1")]);
+    assert_eq!(
+        *TERMS_SEEN.lock().unwrap(),
+        "node required w0 [zone In a|b] fields [metadata.name]; node preferred w20 [ssd Exists ] \
+         fields []; spread 1 zone DoNotSchedule {app=web; tier NotIn db} keys pod-template-hash; \
+         affinity required w0 host {app=cache; } ns  nssel unset; anti preferred w50 zone unset \
+         ns a,b nssel {; }"
+    );
+}
