@@ -146,6 +146,12 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     const DATA: u64 = 0;
     /// SCHEDPLUG_HINT_* bits: promises about the hooks.
     const HINTS: u64 = 0;
+    /// v1.4: the pod label keys applies, pod_begin and filter read, for
+    /// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (which they need; at
+    /// most SCHEDPLUG_POD_KEYS_MAX, none empty: checked at build time).
+    const POD_LABEL_KEYS: &'static [&'static str] = &[];
+    /// v1.4: the pod annotation keys they read, likewise.
+    const POD_ANNOTATION_KEYS: &'static [&'static str] = &[];
 
     /// Builds an instance from the profile's args; an Err (use
     /// [`Status::error`]) says which arg is wrong and stops the host.

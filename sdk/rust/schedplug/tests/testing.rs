@@ -840,3 +840,63 @@ fn declared_terms_reach_the_views() {
          ns a,b nssel {; }"
     );
 }
+
+/// Declares the label key "team" and the annotation key "note" (v1.4),
+/// but also reads the label "tier" when the pod has a note.
+struct DeclaredKeys;
+
+impl Plugin for DeclaredKeys {
+    type PodState = ();
+    const HINTS: u64 = SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS;
+    const POD_LABEL_KEYS: &'static [&'static str] = &["team", "app"];
+    const POD_ANNOTATION_KEYS: &'static [&'static str] = &["note"];
+    fn create(_: &Create<'_>) -> Result<Self, Status> {
+        Ok(DeclaredKeys)
+    }
+    fn filter(&self, pod: &PodView<'_>, _node: &NodeView<'_>, _: &()) -> Status {
+        if pod.labels().get("team") == Some("red") {
+            return Status::unschedulable("red team");
+        }
+        if pod.annotations().contains_key("note") && pod.labels().contains_key("tier") {
+            return Status::unschedulable("noted tier");
+        }
+        Status::success()
+    }
+}
+
+#[test]
+fn declared_pod_keys_reach_the_host_and_bound_the_check() {
+    let d = schedplug::plugin_descriptor!(
+        DeclaredKeys,
+        name = "DeclaredKeys",
+        version = "1",
+        hooks = [filter]
+    );
+    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    let (labels, annotations) = plugin.pod_keys();
+    assert_eq!(
+        (labels, annotations),
+        (
+            &["app".to_string(), "team".to_string()][..],
+            &["note".to_string()][..]
+        )
+    );
+    // Reading declared keys only: kept.
+    let pod = Pod::new("p").label("team", "red").label("tier", "web");
+    plugin
+        .run(&pod, &[Node::new("n1")])
+        .assert_rows(&[Row::new("n1").filter(SCHEDPLUG_UNSCHEDULABLE, "red team")]);
+    // Reading an undeclared one: caught, naming the declared keys.
+    let pod = Pod::new("p").label("tier", "web").annotation("note", "x");
+    let err = plugin.run(&pod, &[Node::new("n1")]).error.unwrap();
+    assert!(
+        err.ends_with(
+            "got filter Unschedulable (\"noted tier\") and a copy without its undeclared labels \
+             (\"tier\") and annotations (none) and with the undeclared label and annotation \
+             \"schedplug-kit.test/undeclared\": \"x\" got filter Success; declare every pod label \
+             and annotation key the plugin reads in applies, pod_begin and filter (declared label \
+             keys: \"app\", \"team\"; annotation keys: \"note\"), or drop the hint"
+        ),
+        "{err}"
+    );
+}
