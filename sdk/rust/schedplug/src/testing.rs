@@ -38,10 +38,11 @@
 //! normalization policies and the [0, 100] check, and the promises of
 //! SCHEDPLUG_HINT_* (a broken one is an ERROR naming it). Hooks see only
 //! the data the plugin declared (SCHEDPLUG_DATA_*), as in a profile where
-//! no other plugin declared more. What the kit does not do: dlopen and the
-//! host's file checks, deadlines, refresh threads, parallel calls, and the
-//! host's typed-args services (`host->args` is NULL: a Rust plugin reads
-//! its args from the JSON create() receives).
+//! no other plugin declared more. create() gets the host's typed-args
+//! services (plugin.h v1.1), read with [`Args`](crate::Args).
+//! [`Plugin::open`] loads a plugin file (in any language) with dlopen, as
+//! the host does. What the kit does not do: the host's file checks,
+//! deadlines, refresh threads and parallel calls.
 
 use crate::abi::*;
 use crate::plugin::NodeScore;
@@ -54,7 +55,9 @@ use std::marker::PhantomData;
 use std::mem::size_of;
 use std::os::raw::c_char;
 use std::ptr;
-use std::sync::Mutex;
+
+mod host;
+use host::HostContext;
 
 // ---------------------------------------------------------------------------
 // Pods and nodes
@@ -1606,29 +1609,6 @@ impl std::fmt::Debug for Error {
 
 impl std::error::Error for Error {}
 
-type Logs = Mutex<Vec<String>>;
-
-unsafe extern "C" fn host_log(
-    context: *mut c_void,
-    level: schedplug_log_level,
-    msg: schedplug_str,
-) {
-    if context.is_null() {
-        return;
-    }
-    let name = match level {
-        SCHEDPLUG_LOG_ERROR => "error",
-        SCHEDPLUG_LOG_WARNING => "warning",
-        SCHEDPLUG_LOG_INFO => "info",
-        SCHEDPLUG_LOG_DEBUG => "debug",
-        _ => "log",
-    };
-    // SAFETY: the context is the Plugin's boxed log, alive until destroy.
-    let logs = &*(context as *const Logs);
-    let line = format!("{name}: {}", text(msg));
-    logs.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-}
-
 /// The label and annotation key the copy of the declared-keys check gains
 /// (with the value "x"), unless the plugin declared it.
 pub const UNDECLARED_KEY: &str = "schedplug-kit.test/undeclared";
@@ -1644,7 +1624,11 @@ pub struct Plugin {
     // log), and the log's context, until destroy.
     host: Box<schedplug_host>,
     settings: Box<schedplug_settings>,
-    logs: Box<Logs>,
+    ctx: Box<HostContext>,
+    // The dlopen handle of a plugin loaded from a file (open()).
+    handle: *mut c_void,
+    // "Name (file)" in the host's messages.
+    where_: String,
     label_keys: Vec<String>,
     annotation_keys: Vec<String>,
     extra_data: u64,
@@ -1696,7 +1680,47 @@ impl Plugin {
     /// descriptor as the host does, and creates an instance with
     /// `args_json` (its pluginConfig args). Err: the host's message.
     pub fn load(entry: Entry, args_json: &str) -> Result<Plugin, Error> {
-        Plugin::accept(entry(), args_json)
+        Plugin::accept(entry(), "schedplug_plugin_v1()", ptr::null_mut(), args_json)
+    }
+
+    /// Loads the plugin file `path` (a built `.so`, in any language) as
+    /// schedplug-host does: dlopen with RTLD_NOW | RTLD_LOCAL, its
+    /// `schedplug_plugin_v1`, the descriptor checks, then create() with
+    /// `args_json`. The file stays loaded while the Plugin lives. The
+    /// host's file checks (owner, mode, digest) are not made.
+    pub fn open(path: &std::path::Path, args_json: &str) -> Result<Plugin, Error> {
+        let file = path.display().to_string();
+        let c_path = std::ffi::CString::new(path.as_os_str().to_string_lossy().as_bytes())
+            .map_err(|_| Error(format!("{file}: the path holds a NUL byte")))?;
+        // SAFETY: dlopen and dlsym with NUL-terminated strings; the handle
+        // is closed by Drop (or below) once nothing of the object is used.
+        unsafe {
+            let handle = dl::dlopen(c_path.as_ptr(), dl::RTLD_NOW | dl::RTLD_LOCAL);
+            if handle.is_null() {
+                let why = dl::dlerror();
+                let why = if why.is_null() {
+                    "unknown error".to_string()
+                } else {
+                    c_text(why)
+                };
+                return Err(Error(format!(
+                    "{file}: not a shared object the host can load (dlopen says: {why}); build \
+                     the plugin as a shared library (add_library(... MODULE), -shared -fPIC, or \
+                     crate-type = [\"cdylib\"]) for this platform, with every symbol it needs \
+                     available"
+                )));
+            }
+            let sym = dl::dlsym(handle, b"schedplug_plugin_v1\0".as_ptr() as *const c_char);
+            if sym.is_null() {
+                dl::dlclose(handle);
+                return Err(Error(format!(
+                    "{file}: exports no `schedplug_plugin_v1` function, so it is not a \
+                     schedplug plugin"
+                )));
+            }
+            let entry: Entry = std::mem::transmute(sym);
+            Plugin::accept(entry(), &file, handle, args_json)
+        }
     }
 
     /// As [`load`](Plugin::load), from a descriptor (e.g. what
@@ -1705,15 +1729,34 @@ impl Plugin {
         descriptor: &'static schedplug_plugin,
         args_json: &str,
     ) -> Result<Plugin, Error> {
-        Plugin::accept(descriptor, args_json)
+        Plugin::accept(
+            descriptor,
+            "schedplug_plugin_v1()",
+            ptr::null_mut(),
+            args_json,
+        )
     }
 
-    fn accept(descriptor: *const schedplug_plugin, args_json: &str) -> Result<Plugin, Error> {
-        let where_ = "schedplug_plugin_v1()";
+    /// `file` names the plugin in messages; `handle` is its dlopen handle
+    /// (NULL when linked in), closed with the Plugin.
+    fn accept(
+        descriptor: *const schedplug_plugin,
+        file: &str,
+        handle: *mut c_void,
+        args_json: &str,
+    ) -> Result<Plugin, Error> {
         // SAFETY: a plugin's descriptor is valid for its struct_size, and
         // static; accept_descriptor reads nothing else before checking it.
-        let d = unsafe { accept_descriptor(descriptor) }
-            .map_err(|problem| Error(format!("{where_}: {problem}")))?;
+        let d = match unsafe { accept_descriptor(descriptor) } {
+            Ok(d) => d,
+            Err(problem) => {
+                if !handle.is_null() {
+                    // SAFETY: nothing of the object is in use.
+                    unsafe { dl::dlclose(handle) };
+                }
+                return Err(Error(format!("{file}: {problem}")));
+            }
+        };
         // SAFETY: accept_descriptor checked both strings are set.
         let (name, version) = unsafe { (c_text(d.name), c_text(d.version)) };
         let mut p = Plugin {
@@ -1729,11 +1772,14 @@ impl Plugin {
                 normalize_policy: d.normalize_policy,
                 ..Default::default()
             }),
-            logs: Box::default(),
+            ctx: Box::default(),
+            handle,
+            where_: String::new(),
             label_keys: Vec::new(),
             annotation_keys: Vec::new(),
             extra_data: 0,
         };
+        p.where_ = format!("{} ({file})", p.name);
         p.create(args_json)?;
         Ok(p)
     }
@@ -1741,12 +1787,13 @@ impl Plugin {
     fn create(&mut self, args_json: &str) -> Result<(), Error> {
         *self.host = schedplug_host {
             struct_size: size_of::<schedplug_host>() as u32,
-            context: &*self.logs as *const Logs as *mut c_void,
-            log: Some(host_log),
+            context: &*self.ctx as *const HostContext as *mut c_void,
             settings: &mut *self.settings,
             ..Default::default()
         };
-        let where_ = format!("{} ({})", self.name, "schedplug_plugin_v1()");
+        host::install(&mut self.host);
+        self.host.args = self.ctx.begin(args_json);
+        let where_ = self.where_.clone();
         let mut json = args_json.as_bytes().to_vec();
         json.push(0);
         let mut error = ReasonBuffer::new();
@@ -1762,8 +1809,10 @@ impl Plugin {
                 error.get(),
             )
         };
-        // The settings are valid during create() only.
+        // The settings and the args are valid during create() only.
         self.host.settings = ptr::null_mut();
+        self.host.args = ptr::null();
+        self.ctx.end();
         if code != SCHEDPLUG_SUCCESS {
             let mut message = error.text();
             if message.is_empty() {
@@ -1834,7 +1883,11 @@ impl Plugin {
     }
     /// What the plugin logged through the host, "<level>: <text>" a line.
     pub fn logs(&self) -> Vec<String> {
-        self.logs.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.ctx
+            .logs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
     pub fn has_filter(&self) -> bool {
         self.d.filter.is_some()
@@ -2373,6 +2426,25 @@ impl Drop for Plugin {
             // SAFETY: the instance create() made, destroyed once.
             unsafe { destroy(self.instance) }
         }
+        if !self.handle.is_null() {
+            // SAFETY: after destroy nothing of the object is in use.
+            unsafe { dl::dlclose(self.handle) };
+        }
+    }
+}
+
+/// The dynamic loader (in glibc's libc since 2.34, in libdl before, which
+/// std links on linux-gnu).
+mod dl {
+    use std::ffi::c_void;
+    use std::os::raw::{c_char, c_int};
+    pub const RTLD_NOW: c_int = 2;
+    pub const RTLD_LOCAL: c_int = 0;
+    extern "C" {
+        pub fn dlopen(filename: *const c_char, flag: c_int) -> *mut c_void;
+        pub fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+        pub fn dlerror() -> *mut c_char;
+        pub fn dlclose(handle: *mut c_void) -> c_int;
     }
 }
 

@@ -900,3 +900,95 @@ fn declared_pod_keys_reach_the_host_and_bound_the_check() {
         "{err}"
     );
 }
+
+/// Builds an SDK example plugin written in C into a .so with `cc` ($CC),
+/// as tests/layout.rs compiles its program.
+fn build_c_example(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = dir.join(format!("lib{name}-{}.so", std::process::id()));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let mut words = cc.split_whitespace();
+    let built = std::process::Command::new(words.next().expect("CC is empty"))
+        .args(words)
+        .args(["-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-I"])
+        .arg(sdk.join("include"))
+        .arg("-o")
+        .arg(&out)
+        .arg(sdk.join("examples").join(format!("{name}.c")))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler `{cc}`: {e}"));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    out
+}
+
+#[test]
+fn c_plugins_load_from_their_files_with_the_hosts_arg_services() {
+    let so = build_c_example("node_number");
+    let plugin = testing::Plugin::open(&so, r#"{"reverse": false}"#).unwrap();
+    assert_eq!(plugin.name(), "NodeNumber");
+    assert_eq!(plugin.data(), SCHEDPLUG_DATA_POD_NODE_NAME);
+    let cycle = plugin.run(
+        &Pod::new("p").node_name("node-1"),
+        &[Node::new("a-1"), Node::new("b-2")],
+    );
+    cycle.assert_rows(&[
+        Row::new("a-1").filter(SCHEDPLUG_SKIP, "").score(10),
+        Row::new("b-2").filter(SCHEDPLUG_SKIP, "").score(0),
+    ]);
+    let reversed = testing::Plugin::open(&so, r#"{"reverse": true}"#).unwrap();
+    let cycle = reversed.run(&Pod::new("p").node_name("node-1"), &[Node::new("a-1")]);
+    assert_eq!(cycle.nodes[0].score, 0);
+    // The services' sentences reach the host's message.
+    let file = so.display().to_string();
+    let err = testing::Plugin::open(&so, r#"{"reverse": 1}"#)
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.0,
+        format!(
+            "NodeNumber ({file}) rejected its args: arg \"reverse\" must be true or false, got 1; \
+             fix its pluginConfig args (given: {{\"reverse\": 1}})"
+        )
+    );
+    let err = testing::Plugin::open(&so, r#"{"revers": true}"#)
+        .err()
+        .unwrap();
+    assert!(
+        err.0
+            .contains("unknown arg \"revers\"; did you mean \"reverse\"? known args: reverse"),
+        "{err}"
+    );
+    let err = testing::Plugin::open(&so, "{").err().unwrap();
+    assert!(
+        err.0
+            .contains("rejected its args: args are not valid JSON: {"),
+        "{err}"
+    );
+
+    let zone = testing::Plugin::open(&build_c_example("zone_required"), "{}").unwrap();
+    let cycle = zone.run(
+        &Pod::new("web"),
+        &[
+            Node::new("zoned").label("topology.kubernetes.io/zone", "a"),
+            Node::new("bare"),
+        ],
+    );
+    assert_eq!(cycle.nodes[0].filter.code(), SCHEDPLUG_SUCCESS);
+    assert_eq!(
+        cycle.nodes[1].filter.code(),
+        SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE
+    );
+
+    let not_so = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let err = testing::Plugin::open(&not_so, "{}").err().unwrap();
+    assert!(
+        err.0
+            .contains("Cargo.toml: not a shared object the host can load (dlopen says: "),
+        "{err}"
+    );
+}
