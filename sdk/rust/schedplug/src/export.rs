@@ -60,6 +60,17 @@ const fn is_upper_camel_case(s: &[u8]) -> bool {
     s[s.len() - 1] == 0
 }
 
+const fn has_empty_key(keys: &[&str]) -> bool {
+    let mut i = 0;
+    while i < keys.len() {
+        if keys[i].is_empty() {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// The descriptor of `E`; evaluated at compile time, where a broken rule
 /// fails the build with the message.
 pub const fn descriptor<E: Export>() -> schedplug_plugin {
@@ -108,6 +119,21 @@ pub const fn descriptor<E: Export>() -> schedplug_plugin {
     }
     if has!(HOOK_REFRESH) && hints & SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY != 0 {
         panic!("SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY excludes a refresh hook");
+    }
+    let label_keys = <E::Plugin as Plugin>::POD_LABEL_KEYS;
+    let annotation_keys = <E::Plugin as Plugin>::POD_ANNOTATION_KEYS;
+    if (!label_keys.is_empty() || !annotation_keys.is_empty())
+        && hints & SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS == 0
+    {
+        panic!("POD_LABEL_KEYS and POD_ANNOTATION_KEYS go with SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS in HINTS");
+    }
+    if label_keys.len() > SCHEDPLUG_POD_KEYS_MAX as usize
+        || annotation_keys.len() > SCHEDPLUG_POD_KEYS_MAX as usize
+    {
+        panic!("POD_LABEL_KEYS and POD_ANNOTATION_KEYS may hold at most SCHEDPLUG_POD_KEYS_MAX (64) keys each");
+    }
+    if has_empty_key(label_keys) || has_empty_key(annotation_keys) {
+        panic!("POD_LABEL_KEYS and POD_ANNOTATION_KEYS may not hold an empty key");
     }
 
     type Applies = unsafe extern "C" fn(*mut c_void, *const schedplug_pod) -> i32;
@@ -163,6 +189,18 @@ pub const fn descriptor<E: Export>() -> schedplug_plugin {
 struct Instance<P> {
     plugin: P,
     host: *const schedplug_host,
+    // The declared pod keys the settings point to: the host copies them
+    // after create() returns, so they live with the instance.
+    _keys: [Vec<schedplug_str>; 2],
+}
+
+fn key_views(keys: &[&str]) -> Vec<schedplug_str> {
+    keys.iter()
+        .map(|k| schedplug_str {
+            data: k.as_ptr() as *const c_char,
+            len: k.len() as u64,
+        })
+        .collect()
 }
 
 /// # Safety
@@ -285,7 +323,44 @@ unsafe extern "C" fn create<E: Export>(
         if let Some(old) = read_field!(settings as *const _, schedplug_settings, hints) {
             write_field!(settings, schedplug_settings, hints, old | hints);
         }
-        Ok(Box::into_raw(Box::new(Instance { plugin, host })) as *mut c_void)
+        // v1.4 keys; a host without the fields refuses the hint anyway.
+        let keys = [
+            key_views(<E::Plugin as Plugin>::POD_LABEL_KEYS),
+            key_views(<E::Plugin as Plugin>::POD_ANNOTATION_KEYS),
+        ];
+        if !keys[0].is_empty() {
+            write_field!(
+                settings,
+                schedplug_settings,
+                pod_label_keys,
+                keys[0].as_ptr()
+            );
+            write_field!(
+                settings,
+                schedplug_settings,
+                pod_label_key_count,
+                keys[0].len() as u64
+            );
+        }
+        if !keys[1].is_empty() {
+            write_field!(
+                settings,
+                schedplug_settings,
+                pod_annotation_keys,
+                keys[1].as_ptr()
+            );
+            write_field!(
+                settings,
+                schedplug_settings,
+                pod_annotation_key_count,
+                keys[1].len() as u64
+            );
+        }
+        Ok(Box::into_raw(Box::new(Instance {
+            plugin,
+            host,
+            _keys: keys,
+        })) as *mut c_void)
     }));
     match made {
         Ok(Ok(instance)) => {
@@ -535,7 +610,16 @@ unsafe extern "C" fn normalize_score<E: Export>(
                 }
             })
             .collect();
-        let status = p.normalize_score(&pod, &mut packed);
+        // The state pod_begin built (the host passes it to normalize_score
+        // too), or one built here on a host that sent none.
+        let status = with_state(
+            p,
+            &pod,
+            |g| g.score,
+            Status::success(),
+            |s| s,
+            |state| p.normalize_score(&pod, state, &mut packed),
+        );
         for (i, s) in packed.iter().enumerate() {
             (*at(i)).score = s.score;
         }
@@ -632,6 +716,19 @@ macro_rules! plugin_descriptor {
 /// }
 /// // a plugin with a refresh hook needs REFRESH_PERIOD_MS > 0
 /// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [refresh]);
+/// # fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Plugin, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     const POD_LABEL_KEYS: &'static [&'static str] = &["team"];
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// }
+/// // POD_LABEL_KEYS ... go with SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [filter]);
 /// # fn main() {}
 /// ```
 #[macro_export]

@@ -47,11 +47,23 @@
 //! ```
 
 pub mod abi;
+pub mod args;
 pub mod export;
 pub mod plugin;
 pub mod status;
+pub mod testing;
 pub mod view;
 
+pub use args::{Args, ArgsError};
 pub use plugin::{Create, Gates, LogLevel, NodeScore, Normalize, Plugin};
 pub use status::Status;
-pub use view::{KeyValues, Node, Pod, Resources, Taint};
+pub use view::{
+    Container, ContainerPort, KeyValues, LabelSelector, List, Node, NodeCondition, NodeImage,
+    NodePod, NodeSelectorTerm, Owner, Pod, PodAffinityTerm, Requirement, Requirements, Resources,
+    Strings, Taint, Toleration, TopologySpreadConstraint, Volume,
+};
+
+// The README's examples are doctests too.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

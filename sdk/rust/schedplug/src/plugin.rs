@@ -2,6 +2,7 @@
 //! [`export_plugin!`](crate::export_plugin) turns it into the C descriptor.
 
 use crate::abi::*;
+use crate::args::{Args, ArgsError};
 use crate::status::Status;
 use crate::view::{Node, Pod};
 
@@ -85,6 +86,13 @@ impl<'a> Create<'a> {
         self.args_json
     }
 
+    /// The args, typed: `ctx.args()?.get_int("maxPods", 1, 110)?`. Errors
+    /// are sentences naming the arg; `?` turns them into the error Status
+    /// that stops the host with it.
+    pub fn args(&self) -> Result<Args, ArgsError> {
+        Args::parse(self.args_json)
+    }
+
     /// Writes a line to the host's log, prefixed with the plugin's name.
     pub fn log(&self, level: LogLevel, msg: &str) {
         // SAFETY: the host pointer is the one create() received, valid
@@ -138,6 +146,12 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     const DATA: u64 = 0;
     /// SCHEDPLUG_HINT_* bits: promises about the hooks.
     const HINTS: u64 = 0;
+    /// v1.4: the pod label keys applies, pod_begin and filter read, for
+    /// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (which they need; at
+    /// most SCHEDPLUG_POD_KEYS_MAX, none empty: checked at build time).
+    const POD_LABEL_KEYS: &'static [&'static str] = &[];
+    /// v1.4: the pod annotation keys they read, likewise.
+    const POD_ANNOTATION_KEYS: &'static [&'static str] = &[];
 
     /// Builds an instance from the profile's args; an Err (use
     /// [`Status::error`]) says which arg is wrong and stops the host.
@@ -171,8 +185,15 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         Ok(0)
     }
 
-    /// Rewrites every score into [0, 100] (instead of a NORMALIZE policy).
-    fn normalize_score(&self, _pod: &Pod<'_>, _scores: &mut [NodeScore<'_>]) -> Status {
+    /// Rewrites every score into [0, 100] (instead of a NORMALIZE policy),
+    /// with the pod's state: the host passes pod_begin's state to
+    /// normalize_score as to filter and score (plugin.h).
+    fn normalize_score(
+        &self,
+        _pod: &Pod<'_>,
+        _state: &Self::PodState,
+        _scores: &mut [NodeScore<'_>],
+    ) -> Status {
         Status::success()
     }
 

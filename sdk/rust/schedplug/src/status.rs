@@ -44,7 +44,7 @@ impl Status {
         Status::new(SCHEDPLUG_SKIP, "")
     }
 
-    fn new(code: schedplug_code, reason: impl Into<Cow<'static, str>>) -> Status {
+    pub(crate) fn new(code: schedplug_code, reason: impl Into<Cow<'static, str>>) -> Status {
         Status {
             code,
             reason: reason.into(),

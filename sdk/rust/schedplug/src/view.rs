@@ -248,6 +248,506 @@ pub struct Taint<'a> {
     pub effect: &'a str,
 }
 
+/// The element sizes of a pod's or a node's nested arrays, so an element
+/// view (a container, a pod on the node) indexes its own arrays with the
+/// sizes the host sent.
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    kv: usize,
+    resource: usize,
+    port: usize,
+    requirement: usize,
+}
+
+/// A borrowed array of the host's, read element by element: `len`, `get`,
+/// `iter`. Elements are indexed with the element size the host sent.
+pub struct List<'a, R: Copy, V> {
+    items: Array<'a, R>,
+    sizes: Sizes,
+    make: fn(R, Sizes) -> V,
+}
+
+// By hand: derive would ask V to be Copy too.
+impl<R: Copy, V> Clone for List<'_, R, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R: Copy, V> Copy for List<'_, R, V> {}
+
+impl<'a, R: Copy + 'a, V: 'a> List<'a, R, V> {
+    fn new(items: Array<'a, R>, sizes: Sizes, make: fn(R, Sizes) -> V) -> List<'a, R, V> {
+        List { items, sizes, make }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.items.count
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.count == 0
+    }
+
+    /// Element `i`, None past the end.
+    pub fn get(&self, i: usize) -> Option<V> {
+        self.items.get(i).map(|r| (self.make)(r, self.sizes))
+    }
+
+    /// The elements in order.
+    pub fn iter(&self) -> impl Iterator<Item = V> + 'a {
+        let list = *self;
+        (0..list.items.count).filter_map(move |i| list.get(i))
+    }
+}
+
+/// # Safety (of every `fn(raw, Sizes) -> View` below)
+/// The raw element is the host's, its strings and arrays valid for 'a.
+fn string<'a>(s: schedplug_str) -> &'a str {
+    // SAFETY: see above; borrowed from the host for 'a.
+    text(unsafe { bytes(s) })
+}
+
+/// A list of strings (`names`, `values`, ...): plain arrays of
+/// schedplug_str, which have no element size.
+pub type Strings<'a> = List<'a, schedplug_str, &'a str>;
+
+fn strings<'a>(items: *const schedplug_str, count: u64) -> Strings<'a> {
+    let sizes = Sizes {
+        kv: size_of::<schedplug_kv>(),
+        resource: size_of::<schedplug_resource>(),
+        port: size_of::<schedplug_container_port>(),
+        requirement: size_of::<schedplug_selector_requirement>(),
+    };
+    List::new(
+        Array::new(items, count, size_of::<schedplug_str>()),
+        sizes,
+        |s, _| string(s),
+    )
+}
+
+impl<'a> Strings<'a> {
+    /// Whether `s` is one of them.
+    pub fn contains(&self, s: &str) -> bool {
+        self.iter().any(|x| x == s)
+    }
+}
+
+/// A pod toleration. `op` is "Equal" or "Exists" (empty means "Equal");
+/// an empty `effect` matches every effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Toleration<'a> {
+    pub key: &'a str,
+    pub op: &'a str,
+    pub value: &'a str,
+    pub effect: &'a str,
+    /// tolerationSeconds, when set.
+    pub seconds: Option<i64>,
+}
+
+fn toleration<'a>(t: schedplug_toleration, _: Sizes) -> Toleration<'a> {
+    Toleration {
+        key: string(t.key),
+        op: string(t.op),
+        value: string(t.value),
+        effect: string(t.effect),
+        seconds: if t.has_toleration_seconds != 0 {
+            Some(t.toleration_seconds)
+        } else {
+            None
+        },
+    }
+}
+
+/// One owner reference of a pod (v1.2, SCHEDPLUG_DATA_POD_OWNERS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner<'a> {
+    /// "ReplicaSet", "StatefulSet", "Job", ...
+    pub kind: &'a str,
+    pub name: &'a str,
+    /// Whether this owner is the pod's controller.
+    pub controller: bool,
+}
+
+fn owner<'a>(o: schedplug_owner, _: Sizes) -> Owner<'a> {
+    Owner {
+        kind: string(o.kind),
+        name: string(o.name),
+        controller: o.controller != 0,
+    }
+}
+
+/// One port of a container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContainerPort<'a> {
+    pub container_port: i32,
+    /// 0: no host port.
+    pub host_port: i32,
+    /// "TCP", "UDP" or "SCTP".
+    pub protocol: &'a str,
+    /// "": every address.
+    pub host_ip: &'a str,
+}
+
+fn port<'a>(p: schedplug_container_port, _: Sizes) -> ContainerPort<'a> {
+    ContainerPort {
+        container_port: p.container_port,
+        host_port: p.host_port,
+        protocol: string(p.protocol),
+        host_ip: string(p.host_ip),
+    }
+}
+
+/// One app container of a pod (v1.2, SCHEDPLUG_DATA_POD_CONTAINERS), in
+/// spec order.
+#[derive(Clone, Copy)]
+pub struct Container<'a> {
+    raw: schedplug_container,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn container<'a>(raw: schedplug_container, sizes: Sizes) -> Container<'a> {
+    Container {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> Container<'a> {
+    pub fn name(&self) -> &'a str {
+        string(self.raw.name)
+    }
+    pub fn image(&self) -> &'a str {
+        string(self.raw.image)
+    }
+    /// Its requests, in canonical units.
+    pub fn requests(&self) -> Resources<'a> {
+        Resources::new(Some(self.raw.requests), self.sizes.resource)
+    }
+    /// Its limits, in canonical units.
+    pub fn limits(&self) -> Resources<'a> {
+        Resources::new(Some(self.raw.limits), self.sizes.resource)
+    }
+    /// Its ports.
+    pub fn ports(&self) -> List<'a, schedplug_container_port, ContainerPort<'a>> {
+        List::new(
+            Array::new(self.raw.ports, self.raw.port_count, self.sizes.port),
+            self.sizes,
+            port,
+        )
+    }
+}
+
+/// One node condition (v1.2, SCHEDPLUG_DATA_NODE_CONDITIONS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeCondition<'a> {
+    /// Its type: "Ready", "MemoryPressure", ...
+    pub kind: &'a str,
+    /// "True", "False" or "Unknown".
+    pub status: &'a str,
+}
+
+fn condition<'a>(c: schedplug_node_condition, _: Sizes) -> NodeCondition<'a> {
+    NodeCondition {
+        kind: string(c.r#type),
+        status: string(c.status),
+    }
+}
+
+/// One pod already on a node, compact (v1.2, SCHEDPLUG_DATA_NODE_PODS).
+#[derive(Clone, Copy)]
+pub struct NodePod<'a> {
+    raw: schedplug_node_pod,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn node_pod<'a>(raw: schedplug_node_pod, sizes: Sizes) -> NodePod<'a> {
+    NodePod {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> NodePod<'a> {
+    pub fn namespace(&self) -> &'a str {
+        string(self.raw.namespace_name)
+    }
+    pub fn name(&self) -> &'a str {
+        string(self.raw.name)
+    }
+    pub fn labels(&self) -> KeyValues<'a> {
+        KeyValues::new(Some(self.raw.labels), self.sizes.kv)
+    }
+    pub fn priority(&self) -> i32 {
+        self.raw.priority
+    }
+    /// Its effective requests, as for the pod being scheduled.
+    pub fn requests(&self) -> Resources<'a> {
+        Resources::new(Some(self.raw.requests), self.sizes.resource)
+    }
+    /// Its controller's kind ("ReplicaSet", ...; "" for none).
+    pub fn owner_kind(&self) -> &'a str {
+        string(self.raw.owner_kind)
+    }
+}
+
+/// One volume of a pod (v1.3, SCHEDPLUG_DATA_POD_VOLUMES), in spec order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Volume<'a> {
+    pub name: &'a str,
+    /// The key of its source in the pod spec: "persistentVolumeClaim",
+    /// "ephemeral", "configMap", ...
+    pub source: &'a str,
+    /// The PVC it uses ("<pod>-<volume>" for a generic ephemeral volume),
+    /// else "".
+    pub claim_name: &'a str,
+    pub read_only: bool,
+}
+
+fn volume<'a>(v: schedplug_volume, _: Sizes) -> Volume<'a> {
+    Volume {
+        name: string(v.name),
+        source: string(v.source),
+        claim_name: string(v.claim_name),
+        read_only: v.read_only != 0,
+    }
+}
+
+/// One container image a node holds (v1.3, SCHEDPLUG_DATA_NODE_IMAGES).
+#[derive(Clone, Copy)]
+pub struct NodeImage<'a> {
+    raw: schedplug_node_image,
+    _life: PhantomData<&'a ()>,
+}
+
+fn image<'a>(raw: schedplug_node_image, _: Sizes) -> NodeImage<'a> {
+    NodeImage {
+        raw,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> NodeImage<'a> {
+    /// Its names (a tag and a digest reference, typically).
+    pub fn names(&self) -> Strings<'a> {
+        strings(self.raw.names, self.raw.name_count)
+    }
+    /// Whether `name` is one of its names.
+    pub fn has_name(&self, name: &str) -> bool {
+        self.names().contains(name)
+    }
+    pub fn size_bytes(&self) -> i64 {
+        self.raw.size_bytes
+    }
+}
+
+/// One requirement of a selector (matchExpressions, matchFields).
+#[derive(Clone, Copy)]
+pub struct Requirement<'a> {
+    pub key: &'a str,
+    /// "In", "NotIn", "Exists", "DoesNotExist", "Gt" or "Lt".
+    pub op: &'a str,
+    /// In spec order.
+    pub values: Strings<'a>,
+}
+
+fn requirement<'a>(r: schedplug_selector_requirement, _: Sizes) -> Requirement<'a> {
+    Requirement {
+        key: string(r.key),
+        op: string(r.op),
+        values: strings(r.values, r.value_count),
+    }
+}
+
+/// Selector requirements, `requirement_size` apart.
+pub type Requirements<'a> = List<'a, schedplug_selector_requirement, Requirement<'a>>;
+
+fn requirements<'a>(
+    items: *const schedplug_selector_requirement,
+    count: u64,
+    sizes: Sizes,
+) -> Requirements<'a> {
+    List::new(
+        Array::new(items, count, sizes.requirement),
+        sizes,
+        requirement,
+    )
+}
+
+/// A label selector (metav1.LabelSelector). An unset one (`present()`
+/// false) differs from an empty one, which matches everything.
+#[derive(Clone, Copy)]
+pub struct LabelSelector<'a> {
+    raw: schedplug_label_selector,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn selector<'a>(raw: schedplug_label_selector, sizes: Sizes) -> LabelSelector<'a> {
+    LabelSelector {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> LabelSelector<'a> {
+    /// Whether the field is set.
+    pub fn present(&self) -> bool {
+        self.raw.present != 0
+    }
+    /// matchLabels, sorted by key.
+    pub fn match_labels(&self) -> KeyValues<'a> {
+        KeyValues::new(Some(self.raw.match_labels), self.sizes.kv)
+    }
+    /// matchExpressions.
+    pub fn match_expressions(&self) -> Requirements<'a> {
+        requirements(
+            self.raw.match_expressions,
+            self.raw.match_expression_count,
+            self.sizes,
+        )
+    }
+}
+
+/// One node selector term of a node affinity (v1.3,
+/// SCHEDPLUG_DATA_POD_NODE_AFFINITY).
+#[derive(Clone, Copy)]
+pub struct NodeSelectorTerm<'a> {
+    raw: schedplug_node_selector_term,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn node_term<'a>(raw: schedplug_node_selector_term, sizes: Sizes) -> NodeSelectorTerm<'a> {
+    NodeSelectorTerm {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> NodeSelectorTerm<'a> {
+    /// A preferred term's weight (1..100); 0 for a required term.
+    pub fn weight(&self) -> i32 {
+        self.raw.weight
+    }
+    pub fn match_expressions(&self) -> Requirements<'a> {
+        requirements(
+            self.raw.match_expressions,
+            self.raw.match_expression_count,
+            self.sizes,
+        )
+    }
+    pub fn match_fields(&self) -> Requirements<'a> {
+        requirements(
+            self.raw.match_fields,
+            self.raw.match_field_count,
+            self.sizes,
+        )
+    }
+}
+
+/// One topology spread constraint (v1.3,
+/// SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD).
+#[derive(Clone, Copy)]
+pub struct TopologySpreadConstraint<'a> {
+    raw: schedplug_topology_spread_constraint,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn spread<'a>(
+    raw: schedplug_topology_spread_constraint,
+    sizes: Sizes,
+) -> TopologySpreadConstraint<'a> {
+    TopologySpreadConstraint {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> TopologySpreadConstraint<'a> {
+    pub fn max_skew(&self) -> i32 {
+        self.raw.max_skew
+    }
+    /// 0: unset.
+    pub fn min_domains(&self) -> i32 {
+        self.raw.min_domains
+    }
+    pub fn topology_key(&self) -> &'a str {
+        string(self.raw.topology_key)
+    }
+    /// "DoNotSchedule" or "ScheduleAnyway".
+    pub fn when_unsatisfiable(&self) -> &'a str {
+        string(self.raw.when_unsatisfiable)
+    }
+    pub fn label_selector(&self) -> LabelSelector<'a> {
+        selector(self.raw.label_selector, self.sizes)
+    }
+    /// "Honor", "Ignore"; "": unset.
+    pub fn node_affinity_policy(&self) -> &'a str {
+        string(self.raw.node_affinity_policy)
+    }
+    /// "Honor", "Ignore"; "": unset.
+    pub fn node_taints_policy(&self) -> &'a str {
+        string(self.raw.node_taints_policy)
+    }
+    pub fn match_label_keys(&self) -> Strings<'a> {
+        strings(self.raw.match_label_keys, self.raw.match_label_key_count)
+    }
+}
+
+/// One pod (anti-)affinity term (v1.3, SCHEDPLUG_DATA_POD_AFFINITY).
+#[derive(Clone, Copy)]
+pub struct PodAffinityTerm<'a> {
+    raw: schedplug_pod_affinity_term,
+    sizes: Sizes,
+    _life: PhantomData<&'a ()>,
+}
+
+fn pod_term<'a>(raw: schedplug_pod_affinity_term, sizes: Sizes) -> PodAffinityTerm<'a> {
+    PodAffinityTerm {
+        raw,
+        sizes,
+        _life: PhantomData,
+    }
+}
+
+impl<'a> PodAffinityTerm<'a> {
+    /// A preferred term's weight (1..100); 0 for a required term.
+    pub fn weight(&self) -> i32 {
+        self.raw.weight
+    }
+    pub fn topology_key(&self) -> &'a str {
+        string(self.raw.topology_key)
+    }
+    pub fn label_selector(&self) -> LabelSelector<'a> {
+        selector(self.raw.label_selector, self.sizes)
+    }
+    pub fn namespaces(&self) -> Strings<'a> {
+        strings(self.raw.namespaces, self.raw.namespace_count)
+    }
+    pub fn namespace_selector(&self) -> LabelSelector<'a> {
+        selector(self.raw.namespace_selector, self.sizes)
+    }
+    pub fn match_label_keys(&self) -> Strings<'a> {
+        strings(self.raw.match_label_keys, self.raw.match_label_key_count)
+    }
+    pub fn mismatch_label_keys(&self) -> Strings<'a> {
+        strings(
+            self.raw.mismatch_label_keys,
+            self.raw.mismatch_label_key_count,
+        )
+    }
+}
+
 /// The pod being scheduled.
 #[derive(Clone, Copy)]
 pub struct Pod<'a> {
@@ -355,6 +855,216 @@ impl<'a> Pod<'a> {
     /// v1.2, SCHEDPLUG_DATA_POD_PRIORITY_CLASS: spec.priorityClassName.
     pub fn priority_class_name(&self) -> &'a str {
         text(self.string(read_field!(self.raw, schedplug_pod, priority_class_name)))
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            kv: self.kv_size(),
+            resource: element_size::<schedplug_resource>(read_field!(
+                self.raw,
+                schedplug_pod,
+                resource_size
+            )),
+            port: element_size::<schedplug_container_port>(read_field!(
+                self.raw,
+                schedplug_pod,
+                port_size
+            )),
+            requirement: element_size::<schedplug_selector_requirement>(read_field!(
+                self.raw,
+                schedplug_pod,
+                requirement_size
+            )),
+        }
+    }
+
+    /// An array of the pod's when `sent` (its block of fields is within
+    /// struct_size), indexed with the element size `size`.
+    fn list<R: Copy + 'a, V: 'a>(
+        &self,
+        sent: bool,
+        items: Option<*const R>,
+        count: Option<u64>,
+        size: Option<u32>,
+        make: fn(R, Sizes) -> V,
+    ) -> List<'a, R, V> {
+        let array = match (sent, items, count) {
+            (true, Some(items), Some(count)) => Array::new(items, count, element_size::<R>(size)),
+            _ => Array::empty(),
+        };
+        List::new(array, self.sizes(), make)
+    }
+
+    /// spec.tolerations.
+    pub fn tolerations(&self) -> List<'a, schedplug_toleration, Toleration<'a>> {
+        self.list(
+            true,
+            read_field!(self.raw, schedplug_pod, tolerations),
+            read_field!(self.raw, schedplug_pod, toleration_count),
+            read_field!(self.raw, schedplug_pod, toleration_size),
+            toleration,
+        )
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_POD_NOMINATED_NODE: status.nominatedNodeName.
+    pub fn nominated_node_name(&self) -> &'a str {
+        text(self.string(read_field!(self.raw, schedplug_pod, nominated_node_name)))
+    }
+
+    /// Whether the host sent the whole v1.2 block (plugin.h's helpers test
+    /// its last field, port_size, before reading owners and containers).
+    fn has_v1_2(&self) -> bool {
+        read_field!(self.raw, schedplug_pod, port_size).is_some()
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_POD_OWNERS: metadata.ownerReferences.
+    pub fn owners(&self) -> List<'a, schedplug_owner, Owner<'a>> {
+        self.list(
+            self.has_v1_2(),
+            read_field!(self.raw, schedplug_pod, owners),
+            read_field!(self.raw, schedplug_pod, owner_count),
+            read_field!(self.raw, schedplug_pod, owner_size),
+            owner,
+        )
+    }
+
+    /// The pod's controller (the owner with controller set), if any.
+    pub fn controller(&self) -> Option<Owner<'a>> {
+        self.owners().iter().find(|o| o.controller)
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_POD_CONTAINERS: the app containers, in spec
+    /// order (init containers are not listed).
+    pub fn containers(&self) -> List<'a, schedplug_container, Container<'a>> {
+        self.list(
+            self.has_v1_2(),
+            read_field!(self.raw, schedplug_pod, containers),
+            read_field!(self.raw, schedplug_pod, container_count),
+            read_field!(self.raw, schedplug_pod, container_size),
+            container,
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_VOLUMES: spec.volumes, in spec order.
+    pub fn volumes(&self) -> List<'a, schedplug_volume, Volume<'a>> {
+        let sent = read_field!(self.raw, schedplug_pod, volume_count).is_some();
+        self.list(
+            sent,
+            read_field!(self.raw, schedplug_pod, volumes),
+            read_field!(self.raw, schedplug_pod, volume_count),
+            read_field!(self.raw, schedplug_pod, volume_size),
+            volume,
+        )
+    }
+
+    /// Whether the host sent the whole v1.3 block (plugin.h's helpers test
+    /// its last field before reading the terms).
+    fn has_v1_3(&self) -> bool {
+        read_field!(self.raw, schedplug_pod, pod_anti_affinity_preferred_count).is_some()
+    }
+
+    fn node_terms(
+        &self,
+        items: Option<*const schedplug_node_selector_term>,
+        count: Option<u64>,
+    ) -> List<'a, schedplug_node_selector_term, NodeSelectorTerm<'a>> {
+        self.list(
+            self.has_v1_3(),
+            items,
+            count,
+            read_field!(self.raw, schedplug_pod, node_selector_term_size),
+            node_term,
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_NODE_AFFINITY: the required terms (ORed).
+    pub fn node_affinity_required(
+        &self,
+    ) -> List<'a, schedplug_node_selector_term, NodeSelectorTerm<'a>> {
+        self.node_terms(
+            read_field!(self.raw, schedplug_pod, node_affinity_required),
+            read_field!(self.raw, schedplug_pod, node_affinity_required_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_NODE_AFFINITY: the preferred terms, with
+    /// their weights.
+    pub fn node_affinity_preferred(
+        &self,
+    ) -> List<'a, schedplug_node_selector_term, NodeSelectorTerm<'a>> {
+        self.node_terms(
+            read_field!(self.raw, schedplug_pod, node_affinity_preferred),
+            read_field!(self.raw, schedplug_pod, node_affinity_preferred_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD:
+    /// spec.topologySpreadConstraints.
+    pub fn topology_spread(
+        &self,
+    ) -> List<'a, schedplug_topology_spread_constraint, TopologySpreadConstraint<'a>> {
+        self.list(
+            self.has_v1_3(),
+            read_field!(self.raw, schedplug_pod, topology_spread),
+            read_field!(self.raw, schedplug_pod, topology_spread_count),
+            read_field!(self.raw, schedplug_pod, topology_spread_size),
+            spread,
+        )
+    }
+
+    fn pod_terms(
+        &self,
+        items: Option<*const schedplug_pod_affinity_term>,
+        count: Option<u64>,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.list(
+            self.has_v1_3(),
+            items,
+            count,
+            read_field!(self.raw, schedplug_pod, pod_affinity_term_size),
+            pod_term,
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: required pod affinity terms.
+    pub fn pod_affinity_required(
+        &self,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.pod_terms(
+            read_field!(self.raw, schedplug_pod, pod_affinity_required),
+            read_field!(self.raw, schedplug_pod, pod_affinity_required_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: preferred pod affinity terms.
+    pub fn pod_affinity_preferred(
+        &self,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.pod_terms(
+            read_field!(self.raw, schedplug_pod, pod_affinity_preferred),
+            read_field!(self.raw, schedplug_pod, pod_affinity_preferred_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: required pod anti-affinity terms.
+    pub fn pod_anti_affinity_required(
+        &self,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.pod_terms(
+            read_field!(self.raw, schedplug_pod, pod_anti_affinity_required),
+            read_field!(self.raw, schedplug_pod, pod_anti_affinity_required_count),
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: preferred pod anti-affinity
+    /// terms.
+    pub fn pod_anti_affinity_preferred(
+        &self,
+    ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
+        self.pod_terms(
+            read_field!(self.raw, schedplug_pod, pod_anti_affinity_preferred),
+            read_field!(self.raw, schedplug_pod, pod_anti_affinity_preferred_count),
+        )
     }
 
     /// The per-pod state pointer (v1.1; NULL when not sent).
@@ -481,6 +1191,84 @@ impl<'a> Node<'a> {
     /// sent).
     pub fn unschedulable(&self) -> bool {
         read_field!(self.raw, schedplug_node, unschedulable).unwrap_or(0) != 0
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            kv: self.kv_size(),
+            resource: self.resource_size(),
+            port: size_of::<schedplug_container_port>(),
+            requirement: size_of::<schedplug_selector_requirement>(),
+        }
+    }
+
+    /// Whether the host sent the whole v1.2 block (plugin.h's helpers test
+    /// its last field, node_pod_size).
+    fn has_v1_2(&self) -> bool {
+        read_field!(self.raw, schedplug_node, node_pod_size).is_some()
+    }
+
+    fn list<R: Copy + 'a, V: 'a>(
+        &self,
+        sent: bool,
+        items: Option<*const R>,
+        count: Option<u64>,
+        size: Option<u32>,
+        make: fn(R, Sizes) -> V,
+    ) -> List<'a, R, V> {
+        let array = match (sent, items, count) {
+            (true, Some(items), Some(count)) => Array::new(items, count, element_size::<R>(size)),
+            _ => Array::empty(),
+        };
+        List::new(array, self.sizes(), make)
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_NODE_CONDITIONS: status.conditions.
+    pub fn conditions(&self) -> List<'a, schedplug_node_condition, NodeCondition<'a>> {
+        self.list(
+            self.has_v1_2(),
+            read_field!(self.raw, schedplug_node, conditions),
+            read_field!(self.raw, schedplug_node, condition_count),
+            read_field!(self.raw, schedplug_node, condition_size),
+            condition,
+        )
+    }
+
+    /// The status of condition `kind` ("Ready", ...), None when not listed.
+    pub fn condition(&self, kind: &str) -> Option<&'a str> {
+        self.conditions()
+            .iter()
+            .find(|c| c.kind == kind)
+            .map(|c| c.status)
+    }
+
+    /// v1.2, SCHEDPLUG_DATA_NODE_PODS: the pods on the node, sorted by
+    /// namespace then name.
+    pub fn pods(&self) -> List<'a, schedplug_node_pod, NodePod<'a>> {
+        self.list(
+            self.has_v1_2(),
+            read_field!(self.raw, schedplug_node, pod_list),
+            read_field!(self.raw, schedplug_node, pod_list_count),
+            read_field!(self.raw, schedplug_node, node_pod_size),
+            node_pod,
+        )
+    }
+
+    /// v1.3, SCHEDPLUG_DATA_NODE_IMAGES: status.images.
+    pub fn images(&self) -> List<'a, schedplug_node_image, NodeImage<'a>> {
+        let sent = read_field!(self.raw, schedplug_node, image_count).is_some();
+        self.list(
+            sent,
+            read_field!(self.raw, schedplug_node, images),
+            read_field!(self.raw, schedplug_node, image_count),
+            read_field!(self.raw, schedplug_node, image_size),
+            image,
+        )
+    }
+
+    /// Whether the node holds an image with the name `name`.
+    pub fn has_image(&self, name: &str) -> bool {
+        self.images().iter().any(|i| i.has_name(name))
     }
 
     /// v1.2, SCHEDPLUG_DATA_NODE_CAPACITY: status.capacity.
@@ -728,5 +1516,108 @@ mod tests {
         assert_eq!(pod.labels().get("x"), None);
         let none = unsafe { Pod::from_raw(std::ptr::null()) };
         assert_eq!((none.name(), none.struct_size()), ("", 0));
+    }
+
+    #[test]
+    fn arrays_honour_the_blocks_and_element_sizes() {
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct BigOwner {
+            o: schedplug_owner,
+            extra: [u64; 3],
+        }
+        let owners = [
+            BigOwner {
+                o: schedplug_owner {
+                    kind: s("ReplicaSet"),
+                    name: s("rs"),
+                    controller: 1,
+                },
+                extra: [u64::MAX; 3],
+            },
+            BigOwner {
+                o: schedplug_owner {
+                    kind: s("Job"),
+                    name: s("j"),
+                    controller: 0,
+                },
+                extra: [u64::MAX; 3],
+            },
+        ];
+        let raw = schedplug_pod {
+            struct_size: size_of::<schedplug_pod>() as u32,
+            owners: owners.as_ptr() as *const schedplug_owner,
+            owner_count: 2,
+            owner_size: size_of::<BigOwner>() as u32,
+            volume_count: 3, // NULL items: read as empty
+            ..Default::default()
+        };
+        let pod = unsafe { Pod::from_raw(&raw) };
+        let got: Vec<_> = pod
+            .owners()
+            .iter()
+            .map(|o| (o.kind, o.controller))
+            .collect();
+        assert_eq!(got, [("ReplicaSet", true), ("Job", false)]);
+        assert_eq!(pod.controller().map(|o| o.name), Some("rs"));
+        assert!(pod.owners().get(2).is_none());
+        assert!(pod.volumes().is_empty());
+        // A host whose v1.2 block stops before port_size sent no owners
+        // (plugin.h's schedplug_pod_owner_count).
+        let mut cut = raw;
+        cut.struct_size = field_layout!(schedplug_pod, port_size).0 as u32;
+        let pod = unsafe { Pod::from_raw(&cut) };
+        assert!(pod.owners().is_empty());
+        assert!(pod.containers().is_empty());
+        // Nor does a v1.1 node send conditions, pods or images.
+        let conditions = [schedplug_node_condition {
+            r#type: s("Ready"),
+            status: s("True"),
+        }];
+        let node = schedplug_node {
+            struct_size: size_of::<schedplug_node>() as u32,
+            conditions: conditions.as_ptr(),
+            condition_count: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            unsafe { Node::from_raw(&node) }.condition("Ready"),
+            Some("True")
+        );
+        let mut v1_1 = node;
+        v1_1.struct_size = field_layout!(schedplug_node, taint_size).0 as u32 + 4;
+        let old = unsafe { Node::from_raw(&v1_1) };
+        assert_eq!(old.condition("Ready"), None);
+        assert!(old.pods().is_empty() && old.images().is_empty());
+        // The v1.3 terms need the whole v1.3 block.
+        let values = [s("a")];
+        let reqs = [schedplug_selector_requirement {
+            key: s("zone"),
+            op: s("In"),
+            values: values.as_ptr(),
+            value_count: 1,
+        }];
+        let terms = [schedplug_node_selector_term {
+            weight: 0,
+            match_expressions: reqs.as_ptr(),
+            match_expression_count: 1,
+            ..Default::default()
+        }];
+        let raw = schedplug_pod {
+            struct_size: size_of::<schedplug_pod>() as u32,
+            node_affinity_required: terms.as_ptr(),
+            node_affinity_required_count: 1,
+            ..Default::default()
+        };
+        let pod = unsafe { Pod::from_raw(&raw) };
+        let term = pod.node_affinity_required().get(0).unwrap();
+        let r = term.match_expressions().get(0).unwrap();
+        assert_eq!((r.key, r.op, r.values.get(0)), ("zone", "In", Some("a")));
+        assert!(r.values.contains("a") && !r.values.contains("b"));
+        let mut cut = raw;
+        cut.struct_size = field_layout!(schedplug_pod, pod_anti_affinity_preferred_count).0 as u32;
+        assert!(unsafe { Pod::from_raw(&cut) }
+            .node_affinity_required()
+            .is_empty());
     }
 }

@@ -72,7 +72,12 @@ impl Plugin for Panicky {
     fn score(&self, _pod: &Pod<'_>, _node: &Node<'_>, _state: &()) -> Result<i64, Status> {
         std::panic::panic_any(7u32)
     }
-    fn normalize_score(&self, _pod: &Pod<'_>, _scores: &mut [NodeScore<'_>]) -> Status {
+    fn normalize_score(
+        &self,
+        _pod: &Pod<'_>,
+        _state: &(),
+        _scores: &mut [NodeScore<'_>],
+    ) -> Status {
         panic!("normalize exploded")
     }
     fn refresh(&self) -> Status {
@@ -174,7 +179,7 @@ impl Plugin for Custom {
             Ok(node.name().len() as i64)
         }
     }
-    fn normalize_score(&self, _pod: &Pod<'_>, scores: &mut [NodeScore<'_>]) -> Status {
+    fn normalize_score(&self, _pod: &Pod<'_>, _state: &(), scores: &mut [NodeScore<'_>]) -> Status {
         for s in scores.iter_mut() {
             s.score = if s.node_name == "best" {
                 100
