@@ -34,15 +34,16 @@ step --fatal cxx-build cmake --build build -j "$jobs"
 ctest_summary='tests passed|tests failed out of|Total Test time|The following tests|^[[:space:]]+[0-9]+ - .*\(|Errors while running'
 step --show "$ctest_summary" ctest ctest --test-dir build --output-on-failure -j "$jobs"
 
-# The Rust SDK (sdk/rust/schedplug): its tests (the layout test compiles
-# plugin.h with cc) with the cargo on PATH and with Debian 12's own Rust, the
-# crate's minimum (1.63), and clippy where the toolchain on PATH has it
-# (rustup's does; Debian 12 packages none).
-rust_crate="$root/sdk/rust/schedplug"
-step rust-test bash -c 'cd "$1" && RUSTFLAGS=-Dwarnings CARGO_TARGET_DIR="$2/build/rust" cargo test --offline' _ "$rust_crate" "$root"
-step rust-test-debian bash -c 'cd "$1" && PATH=/usr/bin:$PATH RUSTFLAGS=-Dwarnings CARGO_TARGET_DIR="$2/build/rust-1.63" /usr/bin/cargo test --offline' _ "$rust_crate" "$root"
+# The Rust crates, the SDK (sdk/rust/schedplug: the layout test compiles
+# plugin.h with cc) and the Rust sample plugin (plugins/spot-nodes): their
+# tests with the cargo on PATH and with Debian 12's own Rust, the crates'
+# minimum (1.63), and clippy where the toolchain on PATH has it (rustup's
+# does; Debian 12 packages none). One target directory per toolchain.
+rust_crates=("$root/sdk/rust/schedplug" "$root/plugins/spot-nodes")
+step rust-test bash -c 'for c in "${@:2}"; do (cd "$c" && RUSTFLAGS=-Dwarnings CARGO_TARGET_DIR="$1/build/rust" cargo test --offline) || exit 1; done' _ "$root" "${rust_crates[@]}"
+step rust-test-debian bash -c 'for c in "${@:2}"; do (cd "$c" && PATH=/usr/bin:$PATH RUSTFLAGS=-Dwarnings CARGO_TARGET_DIR="$1/build/rust-1.63" /usr/bin/cargo test --offline) || exit 1; done' _ "$root" "${rust_crates[@]}"
 if cargo clippy --version >/dev/null 2>&1; then
-  step rust-clippy bash -c 'cd "$1" && CARGO_TARGET_DIR="$2/build/rust" cargo clippy --offline --all-targets -- -D warnings' _ "$rust_crate" "$root"
+  step rust-clippy bash -c 'for c in "${@:2}"; do (cd "$c" && CARGO_TARGET_DIR="$1/build/rust" cargo clippy --offline --all-targets -- -D warnings) || exit 1; done' _ "$root" "${rust_crates[@]}"
 else
   say "rust-clippy: not run, the cargo on PATH ($(command -v cargo)) has no clippy; rustup component add clippy"
 fi

@@ -10,6 +10,7 @@
 use schedplug::abi::{
     SCHEDPLUG_EVENT_NODE_ADD, SCHEDPLUG_EVENT_NODE_UPDATE_LABEL,
     SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS, SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY,
+    SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS,
 };
 use schedplug::{Create, Gates, Node, Plugin, Pod, Status};
 
@@ -45,18 +46,18 @@ impl Plugin for SpotNodes {
     /// events after which a refused pod may fit.
     const EVENTS: u64 = SCHEDPLUG_EVENT_NODE_ADD | SCHEDPLUG_EVENT_NODE_UPDATE_LABEL;
     /// Filter reads a node label, never the node's pods, nor the pod's name
-    /// or uid: preemption dry runs and the next replica may reuse verdicts.
-    const HINTS: u64 =
-        SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS | SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY;
+    /// or uid, and of the pod's labels and annotations only
+    /// POD_ANNOTATION: preemption dry runs, the next replica and pods that
+    /// differ in other labels and annotations may reuse its verdicts.
+    const HINTS: u64 = SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS
+        | SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY
+        | SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS;
+    const POD_ANNOTATION_KEYS: &'static [&'static str] = &[POD_ANNOTATION];
 
+    /// The keys are fixed (they are declared for reuse at build time), so
+    /// the plugin takes no args: any arg is a mistake, refused by name.
     fn create(ctx: &Create<'_>) -> Result<Self, Status> {
-        let args = ctx.args_json().trim();
-        if !(args.is_empty() || args == "{}" || args == "null") {
-            return Err(Status::error(format!(
-                "SpotNodes takes no args, got {}: remove its pluginConfig entry",
-                args
-            )));
-        }
+        ctx.args()?.allow_only(&[])?;
         Ok(SpotNodes)
     }
 
@@ -82,8 +83,17 @@ impl Plugin for SpotNodes {
     }
 
     /// 100 for spot nodes, 0 for the others: already in [0, 100].
-    fn score(&self, _pod: &Pod<'_>, node: &Node<'_>, _state: &Interruptible) -> Result<i64, Status> {
-        Ok(if is_spot(node.labels().get(NODE_LABEL)) { 100 } else { 0 })
+    fn score(
+        &self,
+        _pod: &Pod<'_>,
+        node: &Node<'_>,
+        _state: &Interruptible,
+    ) -> Result<i64, Status> {
+        Ok(if is_spot(node.labels().get(NODE_LABEL)) {
+            100
+        } else {
+            0
+        })
     }
 }
 
