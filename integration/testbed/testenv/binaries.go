@@ -109,6 +109,24 @@ func RejectsAllPluginDir() (string, error) {
 	return filepath.Abs(dir)
 }
 
+// SpotNodesPluginDir is the directory of the Rust sample plugin
+// (plugins/spot-nodes, built by cargo through CMake): spot_nodes.so from
+// $SCHEDPLUG_SPOT_NODES_PLUGIN_DIR or build/plugins/spot-nodes.d.
+func SpotNodesPluginDir() (string, error) {
+	dir := os.Getenv("SCHEDPLUG_SPOT_NODES_PLUGIN_DIR")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "build", "plugins", "spot-nodes.d")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "spot_nodes.so")); err != nil {
+		return "", fmt.Errorf("the Rust sample spot_nodes.so is missing from %s (SCHEDPLUG_SPOT_NODES_PLUGIN_DIR; it needs cargo when CMake configures): %s", dir, BuildHint)
+	}
+	return filepath.Abs(dir)
+}
+
 // PluginDirOf makes a plugin directory under parent holding copies of the
 // given DataTestPlugin files (schedplug-host loads every .so of its
 // directory, and NodeNumber comes in two builds of the same name).
