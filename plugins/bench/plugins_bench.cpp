@@ -8,6 +8,10 @@
 // the *_PodState ones as schedplug-host does (pod_begin once, then every
 // node with the state).
 //
+// SpotNodes is the Rust sample (plugins/spot-nodes): its benchmarks sit
+// beside the C++ HwEncrypt and the C DedicatedNodes, which do the same kind
+// of work per node (one label looked up and compared).
+//
 //   ninja -C build plugins_bench && build/plugins/bench/plugins_bench
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -34,7 +38,7 @@ std::unique_ptr<PluginInstance> create(const char* file,
 }
 
 // 5000 nodes with a realistic handful of labels; every other node has
-// hardware encryption and every fourth is dedicated.
+// hardware encryption, every fourth is dedicated, every third spot.
 const std::vector<std::unique_ptr<NodeRecord>>& nodes() {
   static const auto all = [] {
     std::vector<std::unique_ptr<NodeRecord>> out;
@@ -48,7 +52,8 @@ const std::vector<std::unique_ptr<NodeRecord>>& nodes() {
           {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)},
           {"node.kubernetes.io/instance-type", "m5.xlarge"},
           {"node.kubernetes.io/hw-encrypt", i % 2 ? "true" : "false"},
-          {"schedplug.io/dedicated", i % 4 ? "false" : "true"}};
+          {"schedplug.io/dedicated", i % 4 ? "false" : "true"},
+          {"node.kubernetes.io/capacity-type", i % 3 ? "on-demand" : "spot"}};
       d.allocatable = {{"cpu", 4000}, {"memory", 16LL << 30}, {"pods", 110}};
       out.push_back(std::make_unique<NodeRecord>(std::move(d)));
     }
@@ -170,6 +175,40 @@ void BM_DedicatedNodes_FilterDirect(benchmark::State& state) {
   FilterDirect(state, DEDICATED_NODES_SO, *pod({}));
 }
 BENCHMARK(BM_DedicatedNodes_FilterDirect)->Unit(benchmark::kMicrosecond);
+
+#ifdef SPOT_NODES_SO
+void BM_SpotNodes_Filter(benchmark::State& state) {
+  auto p = create(SPOT_NODES_SO);
+  FilterAll(state, *p, *pod({}));
+}
+BENCHMARK(BM_SpotNodes_Filter)->Unit(benchmark::kMicrosecond);
+
+void BM_SpotNodes_FilterDirect(benchmark::State& state) {
+  FilterDirect(state, SPOT_NODES_SO, *pod({}));
+}
+BENCHMARK(BM_SpotNodes_FilterDirect)->Unit(benchmark::kMicrosecond);
+
+// An interruptible pod: pod_begin closes the Filter gate, Score runs on
+// every node, scores already in [0, 100] (normalization: none).
+void BM_SpotNodes_ScoreAndNormalize(benchmark::State& state) {
+  auto p = create(SPOT_NODES_SO);
+  auto the_pod = pod({{"schedplug.io/interruptible", "true"}});
+  const auto& all = nodes();
+  std::vector<schedplug_node_score> scores(all.size());
+  for (auto _ : state) {
+    const PodScope scope = p->begin_pod(the_pod->view());
+    for (size_t i = 0; i < all.size(); ++i) {
+      scores[i] = {all[i]->view().name,
+                   p->score(scope.pod(), all[i]->view()).score};
+    }
+    benchmark::DoNotOptimize(p->normalize(scope.pod(), scores));
+  }
+  state.counters["ns_per_node"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kNodes,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SpotNodes_ScoreAndNormalize)->Unit(benchmark::kMicrosecond);
+#endif
 
 void BM_NetworkLatency_ScoreAndNormalize(benchmark::State& state) {
   const std::filesystem::path file =
