@@ -161,7 +161,8 @@ func TestTutorial(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"cmake --install", "ctest --test-dir gpu-pack/build", "ctest --test-dir gpu-pack-c/build",
-		"schedplug\" check", "schedplug\" simulate", "--explain", "tools/dev/demo.sh\" --plugins", "strip"} {
+		"schedplug\" check", "schedplug\" simulate", "--explain", "tools/dev/demo.sh\" --plugins", "strip",
+		"cargo test --offline", "rust.txt"} {
 		if !strings.Contains(steps.String(), want) {
 			t.Errorf("docs/tutorial.md: no step runs %q any more; the test follows only the marked blocks", want)
 		}
