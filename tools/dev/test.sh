@@ -39,7 +39,7 @@ step --show "$ctest_summary" ctest ctest --test-dir build --output-on-failure -j
 # tests with the cargo on PATH and with Debian 12's own Rust, the crates'
 # minimum (1.63), and clippy where the toolchain on PATH has it (rustup's
 # does; Debian 12 packages none). One target directory per toolchain.
-rust_crates=("$root/sdk/rust/schedplug" "$root/plugins/spot-nodes")
+rust_crates=("$root/sdk/rust/schedplug" "$root/plugins/spot-nodes" "$root/plugins/testing/panics-rs")
 step rust-test bash -c 'for c in "${@:2}"; do (cd "$c" && RUSTFLAGS=-Dwarnings CARGO_TARGET_DIR="$1/build/rust" cargo test --offline) || exit 1; done' _ "$root" "${rust_crates[@]}"
 step rust-test-debian bash -c 'for c in "${@:2}"; do (cd "$c" && PATH=/usr/bin:$PATH RUSTFLAGS=-Dwarnings CARGO_TARGET_DIR="$1/build/rust-1.63" /usr/bin/cargo test --offline) || exit 1; done' _ "$root" "${rust_crates[@]}"
 if cargo clippy --version >/dev/null 2>&1; then
