@@ -45,12 +45,29 @@ func variants(t *testing.T) map[string]map[string]any {
 	return out
 }
 
-func render(ch *chart.Chart, vals map[string]any) (map[string]string, error) {
+// render renders the chart as `helm template` does and joins its objects
+// into one YAML stream, in file order (NOTES.txt and empty files left out).
+func render(ch *chart.Chart, vals map[string]any) (string, error) {
 	top, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "schedplug", Namespace: namespace, IsInstall: true}, nil)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return engine.Render(ch, top)
+	rendered, err := engine.Render(ch, top)
+	if err != nil {
+		return "", err
+	}
+	var keys []string
+	for k := range rendered {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var all strings.Builder
+	for _, k := range keys {
+		if !strings.HasSuffix(k, ".txt") && strings.TrimSpace(rendered[k]) != "" {
+			all.WriteString("---\n# Source: " + k + "\n" + rendered[k] + "\n")
+		}
+	}
+	return all.String(), nil
 }
 
 func TestChartLintRenderDryRun(t *testing.T) {
@@ -67,28 +84,16 @@ func TestChartLintRenderDryRun(t *testing.T) {
 				t.Errorf("helm lint (%s values): %s", name, m.Error())
 			}
 		}
-		rendered, err := render(ch, vals)
+		all, err := render(ch, vals)
 		if err != nil {
 			t.Fatalf("rendering with the %s values: %v", name, err)
 		}
-		var keys []string
-		for k := range rendered {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var all strings.Builder
-		for _, k := range keys {
-			if strings.HasSuffix(k, ".txt") || strings.TrimSpace(rendered[k]) == "" {
-				continue
-			}
-			all.WriteString("---\n# Source: " + k + "\n" + rendered[k] + "\n")
-		}
 		file := filepath.Join(outDir, name+".yaml")
-		if err := os.WriteFile(file, []byte(all.String()), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(all), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, file)
-		checkRendered(t, name, vals, all.String())
+		checkRendered(t, name, vals, all)
 	}
 	sort.Strings(files)
 

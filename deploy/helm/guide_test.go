@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -472,24 +471,13 @@ func (g *guide) helmInstall(c guideCommand) {
 	if len(opts["-f"]) > 1 {
 		g.fail(c, "the test merges one -f file, not %d", len(opts["-f"]))
 	}
-	rendered, err := render(ch, vals)
+	all, err := render(ch, vals)
 	if err != nil {
 		g.fail(c, "rendering: %v", err)
 		return
 	}
-	var keys []string
-	for k := range rendered {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var all strings.Builder
-	for _, k := range keys {
-		if !strings.HasSuffix(k, ".txt") && strings.TrimSpace(rendered[k]) != "" {
-			all.WriteString("---\n# Source: " + k + "\n" + rendered[k] + "\n")
-		}
-	}
 	file := filepath.Join(g.t.TempDir(), fmt.Sprintf("%s-line%d.yaml", name, c.line))
-	if err := os.WriteFile(file, []byte(all.String()), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(all), 0o644); err != nil {
 		g.t.Fatal(err)
 	}
 	g.dryRun = append(g.dryRun, file)
@@ -498,9 +486,9 @@ func (g *guide) helmInstall(c guideCommand) {
 		g.releases[name] = r
 	}
 	r.revisions++
-	r.rendered = all.String()
+	r.rendered = all
 
-	config := schedulerConfig(all.String())
+	config := schedulerConfig(all)
 	if config == "" {
 		g.fail(c, "the rendered chart has no ConfigMap with scheduler-config.yaml")
 		return
