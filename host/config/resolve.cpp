@@ -163,8 +163,8 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
     const nlohmann::json& s = args["schedplug"];
     if (!s.is_object()) {
       problems.push_back(where +
-                         "args.schedplug must be a mapping with failurePolicy "
-                         "and/or timeout");
+                         "args.schedplug must be a mapping with failurePolicy, "
+                         "timeout and/or sha256");
     } else {
       for (const auto& [key, value] : s.items()) {
         if (key == "failurePolicy") {

@@ -32,16 +32,26 @@ int main(int argc, char** argv) {
       "  schedplug bundle build/plugins.d -o bundle\n"
       "Run `schedplug <command> --help` for a command's options.");
 
-  std::string inspect_file;
-  bool inspect_json = false;
+  schedplug::tools::InspectOptions inspect_options;
+  bool inspect_no_create = false;
   auto* inspect = app.add_subcommand(
       "inspect",
       "Show what a plugin .so reports: name, plugin version, ABI version, "
-      "extension points, normalization, refresh period and events. Exits 1 "
-      "when the file is not a valid plugin (with the reason).");
-  inspect->add_option("FILE", inspect_file, "the plugin shared object")
+      "extension points, per-pod hooks, normalization, refresh period and "
+      "events, and what an instance created with --args declares: data, "
+      "hints and pod keys. Exits 1 when the file is not a valid plugin (with "
+      "the reason).");
+  inspect->add_option("FILE", inspect_options.file, "the plugin shared object")
       ->required();
-  inspect->add_flag("--json", inspect_json, "print JSON instead of text");
+  inspect->add_flag("--json", inspect_options.json,
+                    "print JSON instead of text");
+  inspect
+      ->add_option("--args", inspect_options.args,
+                   "the pluginConfig args (JSON) to create an instance with, "
+                   "to show what it declares (data, hints, pod keys)")
+      ->capture_default_str();
+  inspect->add_flag("--no-create", inspect_no_create,
+                    "show only the descriptor; do not call create()");
   int load_timeout = 60;
   inspect
       ->add_option("--load-timeout", load_timeout,
@@ -195,8 +205,9 @@ int main(int argc, char** argv) {
       [&] {
         try {
           if (*inspect) {
-            return schedplug::tools::run_inspect(inspect_file, inspect_json,
-                                                 std::cout, std::cerr);
+            inspect_options.create = !inspect_no_create;
+            return schedplug::tools::run_inspect(inspect_options, std::cout,
+                                                 std::cerr);
           }
           check_options.create = !no_create;
           return schedplug::tools::run_check(check_options, std::cout,

@@ -270,9 +270,55 @@ TEST(Inspect, TextShowsTheDescriptor) {
                     HasSubstr("version:          2.1.0"),
                     HasSubstr("ABI version:      1 (this host: 1)"),
                     HasSubstr("PreScore, Score, NormalizeScore"),
+                    HasSubstr("per-pod hooks:    none"),
                     HasSubstr("reversed min-max"), HasSubstr("every 5000 ms"),
                     HasSubstr("events:           NodeAdd, PodDelete")));
 }
+
+#ifdef SCHEDPLUG_SAMPLE_HW_ENCRYPT
+// What an instance declares is set by create() and may follow the args:
+// inspect creates one with --args (default {}) and shows it.
+TEST(Inspect, ShowsWhatAnInstanceDeclares) {
+  const std::string so = SCHEDPLUG_SAMPLE_HW_ENCRYPT;
+  Outcome r = schedplug("inspect " + so);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(
+      r.out,
+      AllOf(HasSubstr("per-pod hooks:    pod_begin, pod_end (per-pod state"),
+            HasSubstr("create({}) declares:\n"),
+            HasSubstr("  data:           none (the v1.1 pod and node views)"),
+            HasSubstr("  hints:          FilterIgnoresNodePods, "
+                      "FilterIgnoresPodIdentity, FilterReadsDeclaredPodKeys"),
+            HasSubstr("  pod keys:       annotations "
+                      "myorg.io/require-hw-encrypt")));
+
+  Outcome other =
+      schedplug("inspect " + so + " --args '{\"podAnnotation\": \"x.io/y\"}'");
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_THAT(other.out, HasSubstr("  pod keys:       annotations x.io/y"));
+
+  Outcome refused = schedplug("inspect " + so + " --args '{\"bogus\": 1}'");
+  EXPECT_EQ(refused.exit_code, 0) << refused.err;
+  EXPECT_THAT(refused.out,
+              AllOf(HasSubstr("failed, so what an instance declares is "
+                              "unknown"),
+                    HasSubstr("bogus"), HasSubstr("--no-create")));
+
+  Outcome bare = schedplug("inspect --no-create " + so);
+  EXPECT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_THAT(bare.out, Not(HasSubstr("declares")));
+
+  Outcome j = schedplug("inspect --json " + so);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto inst = nlohmann::json::parse(j.out)["instance"];
+  EXPECT_EQ(inst["args"], "{}");
+  EXPECT_EQ(inst["hints_mask"], 7);
+  EXPECT_EQ(inst["pod_annotation_keys"],
+            nlohmann::json::parse(R"(["myorg.io/require-hw-encrypt"])"));
+  EXPECT_EQ(inst["pod_label_keys"], nlohmann::json::array());
+  EXPECT_EQ(inst["data"], nlohmann::json::array());
+}
+#endif
 
 TEST(Inspect, Json) {
   Outcome r =
