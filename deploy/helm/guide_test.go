@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -213,11 +214,7 @@ func flags(words []string, withValue ...string) (map[string][]string, []string) 
 			opts[k] = append(opts[k], v)
 			continue
 		}
-		takes := false
-		for _, f := range withValue {
-			takes = takes || w == f
-		}
-		if takes && i+1 < len(words) {
+		if slices.Contains(withValue, w) && i+1 < len(words) {
 			opts[w] = append(opts[w], words[i+1])
 			i++
 		} else if strings.HasPrefix(w, "-") {
