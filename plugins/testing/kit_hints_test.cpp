@@ -16,6 +16,11 @@
 namespace schedplug::testing {
 namespace {
 
+// Every hint about filter, which the sample filters (no Score) declare.
+constexpr uint64_t kFilterHints = SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                                  SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY |
+                                  SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS;
+
 TEST(KitHints, ABrokenPromiseFailsTheCycleNamingIt) {
   auto plugin = create_plugin(FALSE_PROMISE_SO);
   EXPECT_EQ(plugin->settings().hints, SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS);
@@ -41,7 +46,7 @@ TEST(KitHints, ABrokenPromiseFailsTheCycleNamingIt) {
 TEST(KitHints, AKeptPromisePassesOnNodesWithPods) {
   // HwEncrypt promises it and reads only a label.
   auto plugin = create_plugin(HW_ENCRYPT_SO);
-  EXPECT_EQ(plugin->settings().hints, SCHEDPLUG_HINT_ALL);
+  EXPECT_EQ(plugin->settings().hints, kFilterHints);
   Pod pod("web");
   pod.annotation("myorg.io/require-hw-encrypt", "true");
   Node busy("busy");
@@ -109,7 +114,7 @@ TEST(KitHints, ABrokenIdentityPromiseInAppliesFailsTheCycleNamingIt) {
 TEST(KitHints, TheSampleFiltersKeepTheIdentityPromise) {
   auto hw = create_plugin(HW_ENCRYPT_SO);
   auto dedicated = create_plugin(DEDICATED_NODES_SO);
-  EXPECT_EQ(dedicated->settings().hints, SCHEDPLUG_HINT_ALL);
+  EXPECT_EQ(dedicated->settings().hints, kFilterHints);
   Node plain("plain");
   Node special("special");
   special.label("node.kubernetes.io/hw-encrypt", "true")
@@ -141,7 +146,7 @@ constexpr const char* kKeysAdvice =
 
 TEST(KitHints, ABrokenKeysPromiseInFilterFailsTheCycleNamingIt) {
   auto plugin = create_plugin(FALSE_KEYS_SO);
-  EXPECT_EQ(plugin->settings().hints, SCHEDPLUG_HINT_ALL);
+  EXPECT_EQ(plugin->settings().hints, kFilterHints);
   EXPECT_TRUE(plugin->pod_keys().labels().empty());
   EXPECT_EQ(plugin->pod_keys().annotations(),
             std::vector<std::string>{"team.io/tier"});

@@ -132,7 +132,9 @@ profiles:
   for (const v1::PluginInfo& p : response.plugins()) {
     if (p.name() != "DedicatedNodes") continue;
     seen = true;
-    EXPECT_EQ(p.hints(), SCHEDPLUG_HINT_ALL);
+    EXPECT_EQ(p.hints(), SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                             SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY |
+                             SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS);
     EXPECT_EQ(p.pod_label_keys_size(), 0);
     EXPECT_EQ(
         std::vector<std::string>(p.pod_annotation_keys().begin(),

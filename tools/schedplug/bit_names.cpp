@@ -62,6 +62,7 @@ constexpr Name kHints[] = {
     {SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, "FilterIgnoresPodIdentity"},
     {SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS,
      "FilterReadsDeclaredPodKeys"},
+    {SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, "ScoreIgnoresPodIdentity"},
 };
 
 }  // namespace

@@ -160,11 +160,11 @@ TEST(Settings, BrokenSettingsAreRefusedNamingThePlugin) {
   EXPECT_THAT(create_error("typed_args", R"({"events": 4096})"),
               HasSubstr("events has bits 0x1000 that are not "
                         "SCHEDPLUG_EVENT_* values"));
-  EXPECT_THAT(create_error("typed_args", R"({"hints": 24})"),
-              HasSubstr("hints has bits 0x18 that are not SCHEDPLUG_HINT_* "
+  EXPECT_THAT(create_error("typed_args", R"({"hints": 48})"),
+              HasSubstr("hints has bits 0x30 that are not SCHEDPLUG_HINT_* "
                         "values"));
-  EXPECT_THAT(create_error("typed_args", R"({"hints": 12})"),
-              HasSubstr("hints has bits 0x8 that are not SCHEDPLUG_HINT_* "
+  EXPECT_THAT(create_error("typed_args", R"({"hints": 20})"),
+              HasSubstr("hints has bits 0x10 that are not SCHEDPLUG_HINT_* "
                         "values"));
   EXPECT_THAT(create_error("typed_args", R"({"period": "100us"})"),
               HasSubstr("refresh_period_ms is 0 but the plugin has a "
@@ -192,6 +192,44 @@ TEST(Settings, PodIdentityHintWithARefreshHookIsRefused) {
   EXPECT_EQ(make("typed_args", R"({"hints": 5})")->settings().hints,
             SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
                 SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS);
+}
+
+// SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY (plugin.h v1.5) promises
+// scores that do not change over time either: refused with TypedArgs's
+// refresh hook, with or without the filter's identity hint.
+TEST(Settings, ScoreIdentityHintWithARefreshHookIsRefused) {
+  EXPECT_EQ(create_error("typed_args", R"({"hints": 8})"),
+            "TypedArgs (" + abi_file("typed_args").string() +
+                ") returned broken settings from create(): hints has "
+                "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, which promises "
+                "scores that do not change over time, but the plugin has a "
+                "refresh() hook (every 60000 ms) that can change them; drop "
+                "the hint, or the refresh hook (args given: {\"hints\": 8})");
+  EXPECT_THAT(create_error("typed_args", R"({"hints": 15})"),
+              HasSubstr("hints has SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, "
+                        "which promises verdicts"));
+}
+
+// ScoreHints has no refresh hook: the host takes the v1.5 bit, alone or
+// with the others; without a score hook the promise is refused.
+TEST(Settings, ScoreIdentityHintIsAcceptedOnAPluginThatScores) {
+  EXPECT_EQ(make("score_hints_no_score", R"({"hints": 3})")->settings().hints,
+            SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY);
+  EXPECT_EQ(create_error("score_hints_no_score", R"({"hints": 8})"),
+            "ScoreHintsNoScore (" + abi_file("score_hints_no_score").string() +
+                ") returned broken settings from create(): hints has "
+                "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, a promise about "
+                "score() and normalize_score(), but the plugin has no score() "
+                "hook; drop the hint, or implement score() (args given: "
+                "{\"hints\": 8})");
+  EXPECT_EQ(make("score_hints", R"({"hints": 8})")->settings().hints,
+            SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY);
+  auto all = make("score_hints", R"({"hints": 15})");
+  EXPECT_EQ(all->settings().hints, SCHEDPLUG_HINT_ALL);
+  EXPECT_EQ(all->score(pod("p")->view(), node("n", {}, 4)->view()).score, 4);
+  // Without the bit: no promise, as before v1.5.
+  EXPECT_EQ(make("score_hints", "{}")->settings().hints, 0u);
 }
 
 // SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS and its keys (plugin.h

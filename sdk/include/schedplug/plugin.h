@@ -73,6 +73,9 @@
  *         pod_label_keys, pod_annotation_keys). A v1.3 host refuses either
  *         bit as an unknown SCHEDPLUG_HINT_* bit, as every host refuses bits
  *         it does not know, and has no key fields (SCHEDPLUG_HAS_FIELD).
+ *   v1.5  hint SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY: the identity
+ *         promise for score() and normalize_score(). A v1.4 host refuses
+ *         the bit as unknown; no field changes.
  *
  * Threading contract:
  *
@@ -609,8 +612,9 @@ typedef int32_t schedplug_log_level;
  * rules as the descriptor fields of the same name (a refresh hook needs a
  * period > 0; a policy other than NONE excludes normalize_score; events
  * only SCHEDPLUG_EVENT_* bits); data and hints take only SCHEDPLUG_DATA_*
- * and SCHEDPLUG_HINT_* bits, and SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY
- * excludes a refresh hook; pod label and annotation keys need
+ * and SCHEDPLUG_HINT_* bits; SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY and
+ * SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY exclude a refresh hook, and the
+ * latter needs a score hook; pod label and annotation keys need
  * SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS, a non-NULL array when their
  * count is not 0, at most SCHEDPLUG_POD_KEYS_MAX keys a list, none empty.
  * The host refuses to start, naming the plugin, when they are broken. */
@@ -700,8 +704,37 @@ typedef struct schedplug_settings {
  * with SCHEDPLUG_HAS_FIELD(settings, schedplug_settings,
  * pod_annotation_key_count) before writing them. */
 #define SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (1ull << 2)
+/* v1.5: pod_begin(), applies(), score() and normalize_score() give the same
+ * results (scores, status code, reason text, pod_begin's skip bits) for two
+ * pods that differ only in their name and uid: the plugin reads neither
+ * pod->name nor pod->uid (nor anything derived from them) in those hooks,
+ * and its scores depend on nothing else that changes over time (no refresh
+ * hook, no clock, no randomness, no counters). Scores may depend on the
+ * node's pods (node->requested, pod_count, pod_list), not on other nodes.
+ * kube-scheduler's opportunistic batching (KEP-5598) reuses the previous
+ * cycle's ranking of the feasible nodes for the next pod with an equal
+ * signature, only when the node chosen last no longer fits it (one pod per
+ * node, so the other nodes' pods are unchanged), and runs Filter again only
+ * on the node it picks; every Filter and Score plugin of the profile has to
+ * sign the pod. kube-scheduler's own score plugins sign the pod fields
+ * they read, without name and uid, although some scores read the node's
+ * pods (NodeResourcesBalancedAllocation: the requested resources), and
+ * PodTopologySpread, whose scores depend on other nodes, refuses. With this
+ * hint (and, when the plugin has a filter hook,
+ * SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY) the shim signs the pod for
+ * the plugin. The signature holds the whole pod as the plugin sees it
+ * (its declared data, all its labels and annotations) apart from name and
+ * uid: SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS covers applies(),
+ * pod_begin() and filter() only, so a plugin with a score hook is signed
+ * with all its labels and annotations. The host refuses an instance that
+ * sets this hint and has a refresh hook, or has no score hook. A false
+ * promise makes the scheduler place pods on a ranking computed for another
+ * pod: the C++ test kit checks it on every node it scores, with a copy of
+ * the pod under another name and uid, normalization included
+ * (schedplug/testing.hpp). A v1.4 host refuses the bit as unknown. */
+#define SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY (1ull << 3)
 /* Every bit this ABI version defines. */
-#define SCHEDPLUG_HINT_ALL ((1ull << 3) - 1)
+#define SCHEDPLUG_HINT_ALL ((1ull << 4) - 1)
 
 /* One JSON object of the plugin's args (the root, or a nested object),
  * read with the schedplug_host arg functions. Opaque, host-owned. */

@@ -254,15 +254,34 @@ inline std::string settings_problem(const schedplug_plugin& d,
              names + " values";
     }
   }
-  // A refresh hook changes what the verdicts depend on over time, which
-  // the hint rules out (plugin.h).
-  if ((s.hints & SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY) != 0 &&
-      d.refresh != nullptr && s.refresh_period_ms > 0) {
-    return "hints has SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which "
-           "promises verdicts that do not change over time, but the plugin "
-           "has a refresh() hook (every " +
-           std::to_string(s.refresh_period_ms) +
-           " ms) that can change them; drop the hint, or the refresh hook";
+  // A refresh hook changes what the answers depend on over time, which
+  // both identity hints rule out (plugin.h).
+  struct IdentityHint {
+    uint64_t bit;
+    const char* name;
+    const char* answers;
+  };
+  for (const auto& [bit, hint, answers] :
+       {IdentityHint{SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY,
+                     "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY", "verdicts"},
+        IdentityHint{SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY,
+                     "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY", "scores"}}) {
+    if ((s.hints & bit) != 0 && d.refresh != nullptr &&
+        s.refresh_period_ms > 0) {
+      return std::string("hints has ") + hint + ", which promises " + answers +
+             " that do not change over time, but the plugin has a refresh() "
+             "hook (every " +
+             std::to_string(s.refresh_period_ms) + " ms) that can change " +
+             "them; drop the hint, or the refresh hook";
+    }
+  }
+  // A promise about scores the plugin never gives would sign pods for a
+  // Score it does not take part in: most likely a mistake.
+  if ((s.hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY) != 0 &&
+      d.score == nullptr) {
+    return "hints has SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, a promise "
+           "about score() and normalize_score(), but the plugin has no "
+           "score() hook; drop the hint, or implement score()";
   }
   // The keys of SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (plugin.h
   // v1.4): read here, while the instance that owns them is alive.

@@ -41,7 +41,8 @@ const (
 	HintFilterIgnoresNodePods      HintBits = 1 << 0
 	HintFilterIgnoresPodIdentity   HintBits = 1 << 1
 	HintFilterReadsDeclaredPodKeys HintBits = 1 << 2
-	HintAll                        HintBits = 1<<3 - 1
+	HintScoreIgnoresPodIdentity    HintBits = 1 << 3
+	HintAll                        HintBits = 1<<4 - 1
 )
 
 // The status codes of plugin.h (SCHEDPLUG_SUCCESS ...), which are

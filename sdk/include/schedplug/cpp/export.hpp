@@ -597,6 +597,16 @@ constexpr schedplug_plugin make_descriptor(const char* name,
             (T::kHints & SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY) == 0,
         "kHints has SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which a "
         "plugin with Refresh cannot keep; drop the hint or Refresh");
+    static_assert(
+        !HasRefresh<T> ||
+            (T::kHints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY) == 0,
+        "kHints has SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, which a "
+        "plugin with Refresh cannot keep; drop the hint or Refresh");
+    static_assert(
+        HasScore<T> || HasStateScore<T> ||
+            (T::kHints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY) == 0,
+        "kHints has SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, a promise "
+        "about Score, but the class has no Score; drop the hint or add Score");
   }
   // Declared keys go with the hint (the host refuses them without it);
   // a class with Configure may set the hint there.

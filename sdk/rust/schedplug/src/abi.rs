@@ -479,8 +479,11 @@ pub const SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS: u64 = 1 << 0;
 pub const SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY: u64 = 1 << 1;
 /// v1.4: only the declared pod label and annotation keys are read.
 pub const SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS: u64 = 1 << 2;
+/// v1.5: applies/pod_begin/score/normalize_score read neither the pod's
+/// name nor its uid (plugin.h).
+pub const SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY: u64 = 1 << 3;
 /// Every SCHEDPLUG_HINT_* bit this ABI version defines.
-pub const SCHEDPLUG_HINT_ALL: u64 = (1 << 3) - 1;
+pub const SCHEDPLUG_HINT_ALL: u64 = (1 << 4) - 1;
 
 /// One JSON object of the plugin's args; opaque and host-owned.
 #[repr(C)]
