@@ -5,7 +5,9 @@
 // under another name and uid, and one that promises
 // SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS the same for a copy without
 // its undeclared labels and annotations and with an undeclared one of each,
-// or its tests fail, naming the broken promise.
+// or its tests fail, naming the broken promise; one that promises
+// SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY likewise for its scores and
+// their normalization. A broken promise is reported once per cycle.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -247,6 +249,127 @@ TEST(KitHints, TheSampleFiltersKeepTheDeclaredKeysPromise) {
     EXPECT_NE(hw->filter(pod, special).code, SCHEDPLUG_ERROR) << value;
     EXPECT_NE(dedicated->filter(pod, special).code, SCHEDPLUG_ERROR) << value;
   }
+}
+
+// How often `part` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos;
+       at = text.find(part, at + part.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// A broken promise fails the cycle on the first node that shows it; the
+// other nodes keep the plugin's own verdicts, and compare() prints the
+// sentence once.
+TEST(KitHints, ABrokenPromiseIsReportedOncePerCycle) {
+  auto plugin = create_plugin(FALSE_IDENTITY_SO);
+  const Cycle cycle =
+      plugin->run(Pod("xenon"), {Node("a"), Node("b"), Node("c")});
+  ASSERT_EQ(cycle.nodes.size(), 3u);
+  EXPECT_EQ(cycle.nodes[0].filter.code, SCHEDPLUG_ERROR);
+  EXPECT_EQ(cycle.nodes[0].filter.reason, cycle.error);
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(cycle.nodes[i].filter.code, SCHEDPLUG_UNSCHEDULABLE);
+    EXPECT_EQ(cycle.nodes[i].filter.reason,
+              "pod names starting with x are not welcome");
+  }
+  const std::string diff = compare(cycle, {"a", "b", "c"});
+  EXPECT_EQ(occurrences(diff, "promised "), 1u) << diff;
+  EXPECT_NE(diff.find("a: expected filter Success \"\", got Error (the "
+                      "cycle's error)\n"),
+            std::string::npos)
+      << diff;
+  EXPECT_NE(diff.find("the cycle:\na  Error (the cycle's error)  score=-\n"),
+            std::string::npos)
+      << diff;
+  EXPECT_EQ(occurrences(cycle.table(), "promised "), 1u) << cycle.table();
+}
+
+// SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY: FalseScoreIdentity scores 10
+// per pod on the node (allowed) and 50 more for pods whose name starts with
+// "x" (not allowed), or, with readNameIn "normalize", reverses their
+// normalized scores.
+constexpr const char* kScoreIdentityAdvice =
+    "; drop the hint, or read neither the pod's name nor its uid in "
+    "applies, pod_begin, score and normalize_score";
+
+TEST(KitHints, ABrokenScoreIdentityPromiseFailsTheCycleOnce) {
+  auto plugin = create_plugin(FALSE_SCORE_IDENTITY_SO);
+  EXPECT_EQ(plugin->settings().hints,
+            SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY);
+  Node idle("idle");
+  Node busy("busy");
+  busy.pod_count(2);
+  Node one("one");
+  one.pod_count(1);
+  // Scores that follow the node's pods keep the promise (no filter: Skip).
+  Pod web("web");
+  EXPECT_EQ(plugin->score(web, busy).score, 20);
+  EXPECT_EQ(compare(plugin->run(web, {idle, busy, one}),
+                    {{"idle", SCHEDPLUG_SKIP, "", 0},
+                     {"busy", SCHEDPLUG_SKIP, "", 20},
+                     {"one", SCHEDPLUG_SKIP, "", 10}}),
+            "");
+  Pod xenon("xenon");
+  xenon.uid("3f1c-uid");
+  const ScoreResult s = plugin->score(xenon, busy);
+  EXPECT_EQ(s.code, SCHEDPLUG_ERROR);
+  EXPECT_EQ(s.reason,
+            std::string("FalseScoreIdentity promised "
+                        "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY (kHints), "
+                        "but pod \"xenon\" (uid \"3f1c-uid\") got score "
+                        "\"busy\" 70 and a copy named \"twin-of-xenon\" (uid "
+                        "\"twin-of-3f1c-uid\") got score \"busy\" 20") +
+                kScoreIdentityAdvice);
+  // The cycle checks the whole score pass once, normalization included.
+  const Cycle cycle = plugin->run(xenon, {idle, busy, one});
+  EXPECT_EQ(cycle.error,
+            std::string("FalseScoreIdentity promised "
+                        "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY (kHints), "
+                        "but pod \"xenon\" (uid \"3f1c-uid\") got score "
+                        "\"idle\" 50, \"busy\" 70, \"one\" 60, normalized "
+                        "\"idle\" 50, \"busy\" 70, \"one\" 60 and a copy named "
+                        "\"twin-of-xenon\" (uid \"twin-of-3f1c-uid\") got "
+                        "score \"idle\" 0, \"busy\" 20, \"one\" 10, "
+                        "normalized \"idle\" 0, \"busy\" 20, \"one\" 10") +
+                kScoreIdentityAdvice);
+  const std::string diff = compare(cycle, {"idle", "busy", "one"});
+  EXPECT_EQ(occurrences(diff, "promised "), 1u) << diff;
+}
+
+TEST(KitHints, ABrokenScoreIdentityPromiseInNormalizeFailsTheCycleNamingIt) {
+  auto plugin =
+      create_plugin(FALSE_SCORE_IDENTITY_SO, R"({"readNameIn": "normalize"})");
+  Node idle("idle");
+  Node busy("busy");
+  busy.pod_count(2);
+  // Each score on its own is the same for the copy.
+  EXPECT_EQ(plugin->score(Pod("xenon"), busy).score, 20);
+  EXPECT_TRUE(plugin->run(Pod("web"), {idle, busy}).error.empty());
+  std::vector<schedplug_node_score> scores = {{schedplug_str_of("idle"), 0},
+                                              {schedplug_str_of("busy"), 20}};
+  const Verdict v = plugin->normalize(Pod("xenon"), scores);
+  EXPECT_EQ(v.code, SCHEDPLUG_ERROR);
+  EXPECT_EQ(v.reason,
+            std::string("FalseScoreIdentity promised "
+                        "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY (kHints), "
+                        "but normalizing the raw scores \"idle\" 0, \"busy\" "
+                        "20, pod \"xenon\" (uid \"uid-1\") got normalized "
+                        "\"idle\" 100, \"busy\" 80 and a copy named "
+                        "\"twin-of-xenon\" (uid \"twin-of-uid-1\") got "
+                        "normalized \"idle\" 0, \"busy\" 20; drop the hint, or "
+                        "read neither the pod's name nor its uid in applies, "
+                        "pod_begin and normalize_score"));
+  const std::string error = plugin->run(Pod("xenon"), {idle, busy}).error;
+  EXPECT_NE(error.find("got score \"idle\" 0, \"busy\" 20, normalized \"idle\" "
+                       "100, \"busy\" 80 and a copy named \"twin-of-xenon\" "
+                       "(uid \"twin-of-uid-1\") got score \"idle\" 0, \"busy\" "
+                       "20, normalized \"idle\" 0, \"busy\" 20"),
+            std::string::npos)
+      << error;
 }
 
 }  // namespace

@@ -818,9 +818,12 @@ struct Cycle {
     }
     return out;
   }
-  // A printable table: node, filter verdict and reason, raw and normalized
-  // score ("-" when not scored).
+  // A printable table: the cycle's error, then one line per node: filter
+  // verdict and reason, raw and normalized score ("-" when not scored).
   std::string table() const;
+  // The table without the error line. A row whose reason is the cycle's
+  // error says so instead of repeating it.
+  std::string rows() const;
 };
 
 // An expected row for compare(): {"node", code, "reason", score}, where a
@@ -859,11 +862,18 @@ inline const char* code_name(schedplug_code code) {
 }
 
 inline std::string Cycle::table() const {
+  return (error.empty() ? "" : "error: " + error + "\n") + rows();
+}
+
+inline std::string Cycle::rows() const {
   std::ostringstream out;
-  if (!error.empty()) out << "error: " << error << "\n";
   for (const auto& n : nodes) {
     out << n.node << "  " << code_name(n.filter.code);
-    if (!n.filter.reason.empty()) out << " (" << n.filter.reason << ")";
+    if (!error.empty() && n.filter.reason == error) {
+      out << " (the cycle's error)";
+    } else if (!n.filter.reason.empty()) {
+      out << " (" << n.filter.reason << ")";
+    }
     if (n.scored) {
       out << "  raw=" << n.raw << " score=" << n.score;
     } else {
@@ -875,7 +885,8 @@ inline std::string Cycle::table() const {
 }
 
 // Compares a cycle with the expected rows (same nodes, same order). Returns
-// "" when they match, else one line per difference and the whole table.
+// "" when they match, else one line per difference and the whole table,
+// with the cycle's error once (a row with that reason refers to it).
 inline std::string compare(const Cycle& cycle, std::span<const Row> expected) {
   std::ostringstream diff;
   if (!cycle.error.empty()) diff << "the cycle failed: " << cycle.error << "\n";
@@ -893,8 +904,12 @@ inline std::string compare(const Cycle& cycle, std::span<const Row> expected) {
     }
     if (got.filter.code != want.filter || got.filter.reason != want.reason) {
       diff << want.node << ": expected filter " << code_name(want.filter)
-           << " \"" << want.reason << "\", got " << code_name(got.filter.code)
-           << " \"" << got.filter.reason << "\"\n";
+           << " \"" << want.reason << "\", got " << code_name(got.filter.code);
+      if (!cycle.error.empty() && got.filter.reason == cycle.error) {
+        diff << " (the cycle's error)\n";
+      } else {
+        diff << " \"" << got.filter.reason << "\"\n";
+      }
     }
     const std::string want_score =
         want.score.has_value() ? std::to_string(*want.score) : "-";
@@ -905,7 +920,7 @@ inline std::string compare(const Cycle& cycle, std::span<const Row> expected) {
     }
   }
   if (diff.tellp() == 0) return {};
-  return diff.str() + "the cycle:\n" + cycle.table();
+  return diff.str() + "the cycle:\n" + cycle.rows();
 }
 inline std::string compare(const Cycle& cycle,
                            std::initializer_list<Row> expected) {
@@ -1103,6 +1118,20 @@ class Plugin {
     const schedplug_node node = sent(given_node);
     Verdict v = filter_once(pod, node);
     if (v.code == SCHEDPLUG_ERROR) return v;
+    if (std::string problem = filter_promise_problem(given, pod, node, v);
+        !problem.empty()) {
+      return {SCHEDPLUG_ERROR, std::move(problem)};
+    }
+    return v;
+  }
+  // The promises of the filter hints for `given` on `node` (sent), whose
+  // filter answered `v` for `pod` (sent, with its state): the node's pods,
+  // then the pod's identity and its undeclared keys. The first one broken,
+  // in a sentence, or empty.
+  std::string filter_promise_problem(const schedplug_pod& given,
+                                     const schedplug_pod& pod,
+                                     const schedplug_node& node,
+                                     const Verdict& v) const {
     if ((settings_.hints & SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS) != 0) {
       schedplug_node bare = node;
       bare.requested = {};
@@ -1111,20 +1140,15 @@ class Plugin {
       bare.pod_list_count = 0;
       const Verdict without = filter_once(pod, bare);
       if (without.code != v.code || without.reason != v.reason) {
-        return {SCHEDPLUG_ERROR,
-                name_ + " promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS " +
-                    "(kHints), but its filter on node \"" +
-                    std::string(node.name.data, node.name.len) +
-                    "\" answered " + said(v) + " with the node's pods and " +
-                    said(without) + " without them; drop the hint, or " +
-                    "read nothing of node->requested, pod_count and pod_list"};
+        return name_ + " promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS " +
+               "(kHints), but its filter on node \"" +
+               runtime::str_of(node.name) + "\" answered " + said(v) +
+               " with the node's pods and " + said(without) +
+               " without them; drop the hint, or read nothing of "
+               "node->requested, pod_count and pod_list";
       }
     }
-    if (std::string problem = pod_promise_problem(given, node);
-        !problem.empty()) {
-      return {SCHEDPLUG_ERROR, std::move(problem)};
-    }
-    return v;
+    return pod_promise_problem(given, node);
   }
   // For a plugin that promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY:
   // begins `given` afresh (pod_begin, else applies) and filters it on
@@ -1137,25 +1161,33 @@ class Plugin {
       return {};
     }
     const schedplug_node node = sent(given_node);
-    const std::string name = runtime::str_of(given.name);
-    const std::string uid = runtime::str_of(given.uid);
-    const std::string twin_name = "twin-of-" + name;
-    const std::string twin_uid = "twin-of-" + uid;
-    schedplug_pod again = given;
-    again.state = nullptr;
-    schedplug_pod twin = again;
-    twin.name = detail::str(twin_name);
-    twin.uid = detail::str(twin_uid);
-    const std::string got = outcome(again, node);
-    const std::string twin_got = outcome(twin, node);
+    const Twin twin(given);
+    const std::string got = outcome(twin.again, node);
+    const std::string twin_got = outcome(twin.twin, node);
     if (got == twin_got) return {};
-    return name_ + " promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY " +
-           "(kHints), but on node \"" + runtime::str_of(node.name) +
-           "\" pod \"" + name + "\" (uid \"" + uid + "\") got " + got +
-           " and a copy named \"" + twin_name + "\" (uid \"" + twin_uid +
-           "\") got " + twin_got +
-           "; drop the hint, or read neither the pod's name nor its uid in "
-           "applies, pod_begin and filter";
+    return twin.differs("SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY", name_,
+                        "on node \"" + runtime::str_of(node.name) + "\" ", got,
+                        twin_got, "applies, pod_begin and filter");
+  }
+  // For a plugin that promised SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY:
+  // begins `given` afresh (pod_begin, else applies), scores it on `nodes`
+  // (sent) and, when `normalized`, normalizes those scores; then does the
+  // same for a copy named "twin-of-<name>" with the uid "twin-of-<uid>". A
+  // sentence naming what differed, or empty (also when the plugin made no
+  // such promise).
+  std::string score_identity_problem(const schedplug_pod& given,
+                                     std::span<const schedplug_node> nodes,
+                                     bool normalized) const {
+    if ((settings_.hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY) == 0) {
+      return {};
+    }
+    const Twin twin(given);
+    const std::string got = score_outcome(twin.again, nodes, normalized);
+    const std::string twin_got = score_outcome(twin.twin, nodes, normalized);
+    if (got == twin_got) return {};
+    return twin.differs("SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY", name_, "",
+                        got, twin_got,
+                        "applies, pod_begin, score and normalize_score");
   }
   // The label and annotation key the copy of undeclared_keys_problem gains
   // (with the value "x"), unless the plugin declared it.
@@ -1230,23 +1262,63 @@ class Plugin {
     const schedplug_code code = d_.filter(instance_, &pod, &node, reason.get());
     return runtime::filter_verdict(name_, code, reason.str());
   }
+  // A plugin that promised SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY is
+  // held to it: a copy of the pod under another name and uid must get the
+  // same applies / pod_begin / score results (score_identity_problem), or
+  // the score is an ERROR naming the broken promise.
   ScoreResult score(const schedplug_pod& given,
                     const schedplug_node& given_node) const {
     if (d_.score == nullptr) {
       return {SCHEDPLUG_ERROR, 0, runtime::no_score_hook(name_)};
     }
-    const schedplug_pod pod = sent(given);
     const schedplug_node node = sent(given_node);
+    ScoreResult s = score_once(sent(given), node);
+    if (s.code != SCHEDPLUG_SUCCESS) return s;
+    if (std::string problem = score_identity_problem(given, {&node, 1}, false);
+        !problem.empty()) {
+      return {SCHEDPLUG_ERROR, 0, std::move(problem)};
+    }
+    return s;
+  }
+  // The score hook once, on views as sent() gives them.
+  ScoreResult score_once(const schedplug_pod& pod,
+                         const schedplug_node& node) const {
+    if (d_.score == nullptr) {
+      return {SCHEDPLUG_ERROR, 0, runtime::no_score_hook(name_)};
+    }
     runtime::ReasonBuffer reason;
     int64_t value = 0;
     const schedplug_code code =
         d_.score(instance_, &pod, &node, &value, reason.get());
     return runtime::score_result(name_, node, code, value, reason.str());
   }
+  // The promise of SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY covers
+  // normalization: the same raw scores normalized for a copy of the pod
+  // under another name and uid (begun afresh) must come out the same, or
+  // this is an ERROR naming the broken promise.
   Verdict normalize(const schedplug_pod& given,
                     std::span<schedplug_node_score> scores) const {
+    const std::vector<schedplug_node_score> raw(scores.begin(), scores.end());
+    Verdict v = normalize_once(sent(given), scores);
+    if (!v.ok() || scores.empty() ||
+        (settings_.hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY) == 0) {
+      return v;
+    }
+    const Twin twin(given);
+    const std::string got = normalize_outcome(twin.again, raw);
+    const std::string twin_got = normalize_outcome(twin.twin, raw);
+    if (got == twin_got) return v;
+    return {
+        SCHEDPLUG_ERROR,
+        twin.differs("SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY", name_,
+                     "normalizing the raw scores " + scores_listed(raw) + ", ",
+                     got, twin_got, "applies, pod_begin and normalize_score")};
+  }
+  // Normalization once, on a view as sent() gives it: the plugin's
+  // normalize_score or its declared policy, and the host's [0, 100] check.
+  Verdict normalize_once(const schedplug_pod& pod,
+                         std::span<schedplug_node_score> scores) const {
     if (scores.empty()) return {};
-    const schedplug_pod pod = sent(given);
     if (d_.normalize_score != nullptr) {
       runtime::ReasonBuffer reason;
       const schedplug_code code = d_.normalize_score(
@@ -1270,7 +1342,11 @@ class Plugin {
   // pod_begin once (or applies() for both gates), filter on every node,
   // score on the nodes that passed, normalization of those scores, then
   // pod_end. A filter or score ERROR fails the cycle (Cycle::error), as it
-  // fails the pod in kube-scheduler.
+  // fails the pod in kube-scheduler. The hints' promises are checked as
+  // filter() checks them, and the score identity promise on the whole score
+  // pass (gates, scores, normalization) at once; the first broken promise
+  // fails the cycle, and no other promise is checked in it, so that it is
+  // reported once.
   Cycle run(const Pod& pod, std::span<const Node> nodes) const {
     Cycle cycle;
     const PodScope scope = begin_pod(pod);
@@ -1284,28 +1360,36 @@ class Plugin {
 
     std::vector<schedplug_node_score> scores;
     std::vector<size_t> scored_rows;
+    std::vector<schedplug_node> feasible_nodes;  // sent
     for (const Node& node : nodes) {
       NodeResult row;
       row.node = node.name();
-      const schedplug_node& nv = node.view();
-      row.filter =
-          cycle.filter_skipped ? Verdict{SCHEDPLUG_SKIP, {}} : filter(view, nv);
-      // A promise about the pod's identity or its undeclared labels and
-      // annotations covers the gates too: a pod whose filter was skipped is
-      // checked like one whose filter ran.
-      if (cycle.filter_skipped && d_.filter != nullptr) {
-        if (std::string problem = pod_promise_problem(pod.view(), nv);
-            !problem.empty()) {
-          row.filter = {SCHEDPLUG_ERROR, std::move(problem)};
+      const schedplug_node nv = sent(node.view());
+      // Promises are checked until the cycle has failed.
+      std::string broken;
+      if (cycle.filter_skipped) {
+        row.filter = {SCHEDPLUG_SKIP, {}};
+        // A promise about the pod's identity or its undeclared labels and
+        // annotations covers the gates too: a pod whose filter was skipped
+        // is checked like one whose filter ran.
+        if (d_.filter != nullptr && cycle.error.empty()) {
+          broken = pod_promise_problem(pod.view(), nv);
+        }
+      } else {
+        row.filter = filter_once(view, nv);
+        if (row.filter.code != SCHEDPLUG_ERROR && cycle.error.empty()) {
+          broken = filter_promise_problem(pod.view(), view, nv, row.filter);
         }
       }
+      if (!broken.empty()) row.filter = {SCHEDPLUG_ERROR, std::move(broken)};
       if (row.filter.code == SCHEDPLUG_ERROR && cycle.error.empty()) {
         cycle.error = row.filter.reason;
       }
       const bool feasible = row.filter.code == SCHEDPLUG_SUCCESS ||
                             row.filter.code == SCHEDPLUG_SKIP;
+      if (feasible) feasible_nodes.push_back(nv);
       if (feasible && !cycle.score_skipped) {
-        ScoreResult s = score(view, nv);
+        ScoreResult s = score_once(view, nv);
         if (s.code != SCHEDPLUG_SUCCESS) {
           if (cycle.error.empty()) cycle.error = s.reason;
         } else {
@@ -1318,7 +1402,7 @@ class Plugin {
       cycle.nodes.push_back(std::move(row));
     }
     if (cycle.error.empty() && !scores.empty()) {
-      Verdict normalized = normalize(view, scores);
+      Verdict normalized = normalize_once(view, scores);
       if (!normalized.ok()) {
         cycle.error = normalized.reason;
       } else {
@@ -1326,6 +1410,11 @@ class Plugin {
           cycle.nodes[scored_rows[i]].score = scores[i].score;
         }
       }
+    }
+    // The gates count, as for the filter: checked also when they skipped
+    // score, on the nodes that passed filter.
+    if (cycle.error.empty() && d_.score != nullptr) {
+      cycle.error = score_identity_problem(pod.view(), feasible_nodes, true);
     }
     return cycle;  // ~PodScope calls pod_end
   }
@@ -1401,12 +1490,9 @@ class Plugin {
            (x.reason.empty() ? "" : " (\"" + x.reason + "\")");
   }
 
-  // What the host would make of `pod` on `node`, in words: how pod_begin
-  // (or applies) gated it, then the filter's verdict.
-  std::string outcome(const schedplug_pod& pod,
-                      const schedplug_node& node) const {
-    const PodScope scope = begin_pod(pod);
-    std::string out;
+  // How pod_begin (or applies) gated the pod of `scope`, in words; empty
+  // without either hook.
+  std::string gates(const PodScope& scope) const {
     if (d_.pod_begin != nullptr) {
       if (!scope.error().empty()) {
         return "pod_begin failing (" + scope.error() + ")";
@@ -1417,14 +1503,110 @@ class Plugin {
       } else if (!scope.runs_score()) {
         skipped = "score";
       }
-      out = std::string("pod_begin skipping ") + skipped;
-    } else if (d_.applies != nullptr) {
-      out = std::string("applies ") + (scope.runs_filter() ? "true" : "false");
+      return std::string("pod_begin skipping ") + skipped;
     }
-    if (!scope.runs_filter()) return out;
-    return (out.empty() ? "" : out + ", then ") + "filter " +
-           said(filter_once(scope.pod(), node));
+    if (d_.applies != nullptr) {
+      return std::string("applies ") + (scope.runs_filter() ? "true" : "false");
+    }
+    return {};
   }
+  static std::string then(const std::string& before, const std::string& next) {
+    return before.empty() ? next : before + ", then " + next;
+  }
+
+  // What the host would make of `pod` on `node`, in words: how pod_begin
+  // (or applies) gated it, then the filter's verdict.
+  std::string outcome(const schedplug_pod& pod,
+                      const schedplug_node& node) const {
+    const PodScope scope = begin_pod(pod);
+    const std::string out = gates(scope);
+    if (!scope.error().empty() || !scope.runs_filter()) return out;
+    return then(out, "filter " + said(filter_once(scope.pod(), node)));
+  }
+  // The same for scoring `pod` on `nodes` (sent): the gates, each node's
+  // score, and when `normalized` the normalized scores.
+  std::string score_outcome(const schedplug_pod& pod,
+                            std::span<const schedplug_node> nodes,
+                            bool normalized) const {
+    const PodScope scope = begin_pod(pod);
+    const std::string out = gates(scope);
+    if (!scope.error().empty() || !scope.runs_score()) return out;
+    std::vector<schedplug_node_score> scores;
+    std::string each;
+    for (const schedplug_node& node : nodes) {
+      const ScoreResult s = score_once(scope.pod(), node);
+      each += (each.empty() ? "\"" : ", \"") + runtime::str_of(node.name) +
+              "\" " +
+              (s.code == SCHEDPLUG_SUCCESS ? std::to_string(s.score)
+                                           : said({s.code, s.reason}));
+      if (s.code == SCHEDPLUG_SUCCESS) scores.push_back({node.name, s.score});
+    }
+    std::string scored =
+        then(out, "score " + (each.empty() ? "on no node" : each));
+    if (!normalized || scores.empty()) return scored;
+    const Verdict v = normalize_once(scope.pod(), scores);
+    return scored + (v.ok() ? ", normalized " + scores_listed(scores)
+                            : ", normalization " + said(v));
+  }
+  // The same for normalizing `raw` for `pod`: the gates, then the
+  // normalized scores.
+  std::string normalize_outcome(const schedplug_pod& pod,
+                                std::vector<schedplug_node_score> raw) const {
+    const PodScope scope = begin_pod(pod);
+    const std::string out = gates(scope);
+    if (!scope.error().empty() || !scope.runs_score()) return out;
+    const Verdict v = normalize_once(scope.pod(), raw);
+    return then(out, v.ok() ? "normalized " + scores_listed(raw)
+                            : "normalization " + said(v));
+  }
+  // "\"a\" 1, \"b\" 2"
+  static std::string scores_listed(
+      std::span<const schedplug_node_score> scores) {
+    std::string out;
+    for (const schedplug_node_score& s : scores) {
+      out += (out.empty() ? "\"" : ", \"") + runtime::str_of(s.node_name) +
+             "\" " + std::to_string(s.score);
+    }
+    return out;
+  }
+
+  // `given` begun afresh (no state) and a copy named "twin-of-<name>" with
+  // the uid "twin-of-<uid>", for the identity promises. Not copyable: the
+  // copy views its strings.
+  struct Twin {
+    explicit Twin(const schedplug_pod& given)
+        : name(runtime::str_of(given.name)),
+          uid(runtime::str_of(given.uid)),
+          twin_name("twin-of-" + name),
+          twin_uid("twin-of-" + uid),
+          again(given) {
+      again.state = nullptr;
+      twin = again;
+      twin.name = detail::str(twin_name);
+      twin.uid = detail::str(twin_uid);
+    }
+    Twin(const Twin&) = delete;
+    Twin& operator=(const Twin&) = delete;
+
+    // The sentence for plugin `plugin`'s broken `hint`: `where` (empty or
+    // ending in a space) the pod got `got` and the copy `twin_got`; the
+    // advice names the `hooks` that must not read name and uid.
+    std::string differs(const char* hint, const std::string& plugin,
+                        const std::string& where, const std::string& got,
+                        const std::string& twin_got, const char* hooks) const {
+      return plugin + " promised " + hint + " (kHints), but " + where +
+             "pod \"" + name + "\" (uid \"" + uid + "\") got " + got +
+             " and a copy named \"" + twin_name + "\" (uid \"" + twin_uid +
+             "\") got " + twin_got +
+             "; drop the hint, or read neither the pod's name nor its uid "
+             "in " +
+             hooks;
+    }
+
+    const std::string name, uid, twin_name, twin_uid;
+    schedplug_pod again;
+    schedplug_pod twin{};
+  };
 
   void create(const std::string& args_json) {
     host_.struct_size = sizeof(schedplug_host);
