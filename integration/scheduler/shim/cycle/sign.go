@@ -21,10 +21,10 @@ const (
 	// SignRefusedUnknown: no handshake yet, so the plugin's declarations
 	// are not known.
 	SignRefusedUnknown = "schedplug: the plugin's declarations are not known yet (schedplug-host not reached); the pod is scheduled without batching"
-	// SignRefusedScore: a native Score has no promise that its scores
-	// ignore the pod's name and uid, so the last cycle's scores may not
-	// stand for this pod's.
-	SignRefusedScore = "schedplug: the plugin has a native Score, which makes no promise about the pod's identity; the pod is scheduled without batching"
+	// SignRefusedScore: the plugin's Score may read the pod's name, uid
+	// or changing state, so the last cycle's scores may not stand for
+	// this pod's.
+	SignRefusedScore = "schedplug: the plugin's Score does not declare SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY; the pod is scheduled without batching"
 	// SignRefusedIdentity: the plugin's Filter may read the pod's name,
 	// uid or changing state.
 	SignRefusedIdentity = "schedplug: the plugin's Filter does not declare SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY; the pod is scheduled without batching"
@@ -36,22 +36,27 @@ const (
 // PluginSignature is the signature fragment of the native plugin described
 // by info for pod: the pod as the plugin sees it (only the data it
 // declared) without name and uid, with only its declared label and
-// annotation keys when it declared them, and the plugin's build (a swapped
-// .so signs differently). refused is the reason when the plugin cannot
-// sign; a plugin with neither Filter nor Score signs nothing ("", "").
+// annotation keys when it declared them and has no Score, and the plugin's
+// build (a swapped .so signs differently). A Filter signs with
+// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, a Score with
+// SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, a plugin with both with both.
+// refused is the reason when the plugin cannot sign; a plugin with neither
+// Filter nor Score signs nothing ("", "").
 func PluginSignature(info *pb.PluginInfo, pod *v1.Pod) (sig, refused string) {
 	switch {
 	case info == nil:
 		return "", SignRefusedUnknown
-	case info.GetHasScore():
-		return "", SignRefusedScore
-	case !info.GetHasFilter():
+	case !info.GetHasFilter() && !info.GetHasScore():
 		return "", ""
-	case info.GetHints()&abi.HintFilterIgnoresPodIdentity == 0:
+	case info.GetHasFilter() && info.GetHints()&abi.HintFilterIgnoresPodIdentity == 0:
 		return "", SignRefusedIdentity
+	case info.GetHasScore() && info.GetHints()&abi.HintScoreIgnoresPodIdentity == 0:
+		return "", SignRefusedScore
 	}
+	// The declared keys cover applies, pod_begin and filter, not score
+	// (plugin.h): a plugin that scores signs every label and annotation.
 	var keys *podKeys
-	if info.GetHints()&abi.HintFilterReadsDeclaredPodKeys != 0 {
+	if !info.GetHasScore() && info.GetHints()&abi.HintFilterReadsDeclaredPodKeys != 0 {
 		keys = &podKeys{labels: info.GetPodLabelKeys(), annotations: info.GetPodAnnotationKeys()}
 	}
 	return info.GetSha256() + ":" + podSignature(wire.Pod(pod, info.GetData()), keys), ""

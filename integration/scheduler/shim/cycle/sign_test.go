@@ -23,6 +23,12 @@ func filterInfo(hints uint64) *pb.PluginInfo {
 	return &pb.PluginInfo{Name: "P", HasFilter: true, Hints: hints, Sha256: "aa"}
 }
 
+// scoreInfo describes a plugin with a native Score, and a Filter when
+// filter is true.
+func scoreInfo(filter bool, hints uint64) *pb.PluginInfo {
+	return &pb.PluginInfo{Name: "S", HasFilter: filter, HasScore: true, Hints: hints, Sha256: "cc"}
+}
+
 func TestPluginSignatureRefusals(t *testing.T) {
 	pod := signPod("a", nil, "img")
 	for _, tc := range []struct {
@@ -31,8 +37,11 @@ func TestPluginSignatureRefusals(t *testing.T) {
 		want string
 	}{
 		{"no handshake", nil, SignRefusedUnknown},
-		{"score", &pb.PluginInfo{HasFilter: true, HasScore: true, Hints: abi.HintFilterIgnoresPodIdentity}, SignRefusedScore},
+		{"score without the score identity promise", scoreInfo(true, abi.HintFilterIgnoresPodIdentity), SignRefusedScore},
+		{"score alone without the promise", scoreInfo(false, abi.HintFilterIgnoresPodIdentity|abi.HintFilterReadsDeclaredPodKeys), SignRefusedScore},
+		{"score with its promise, filter without", scoreInfo(true, abi.HintScoreIgnoresPodIdentity), SignRefusedIdentity},
 		{"filter without the identity promise", filterInfo(abi.HintFilterIgnoresNodePods), SignRefusedIdentity},
+		{"filter with the score promise only", filterInfo(abi.HintScoreIgnoresPodIdentity), SignRefusedIdentity},
 	} {
 		if sig, refused := PluginSignature(tc.info, pod); refused != tc.want || sig != "" {
 			t.Errorf("%s: got (%q, %q), want a refusal %q", tc.name, sig, refused, tc.want)
@@ -51,6 +60,12 @@ func TestPluginSignatureCoversWhatThePluginReads(t *testing.T) {
 	containers.Data = abi.DataPodContainers
 	otherBuild := filterInfo(abi.HintFilterIgnoresPodIdentity)
 	otherBuild.Sha256 = "bb"
+	scores := scoreInfo(false, abi.HintScoreIgnoresPodIdentity)
+	both := scoreInfo(true, abi.HintFilterIgnoresPodIdentity|abi.HintScoreIgnoresPodIdentity)
+	// The keys a Filter declared do not cover its Score: every label and
+	// annotation counts.
+	bothKeys := scoreInfo(true, abi.HintAll)
+	bothKeys.PodAnnotationKeys = []string{"want"}
 
 	base := signPod("a", map[string]string{"want": "1", "tool": "x"}, "img")
 	for _, tc := range []struct {
@@ -67,6 +82,16 @@ func TestPluginSignatureCoversWhatThePluginReads(t *testing.T) {
 		{"image differs, containers not declared", identity, identity, signPod("a", map[string]string{"want": "1", "tool": "x"}, "other"), true},
 		{"image differs, containers declared", containers, containers, signPod("a", map[string]string{"want": "1", "tool": "x"}, "other"), false},
 		{"same pod, other build of the plugin", identity, otherBuild, base, false},
+		{"Score alone, another replica", scores, scores, signPod("b", map[string]string{"want": "1", "tool": "x"}, "img"), true},
+		{"Score alone, an annotation differs", scores, scores, signPod("b", map[string]string{"want": "1", "tool": "y"}, "img"), false},
+		{"Filter and Score, another replica", both, both, signPod("b", map[string]string{"want": "1", "tool": "x"}, "img"), true},
+		{"Filter and Score, keys declared, another replica", bothKeys, bothKeys, signPod("b", map[string]string{"want": "1", "tool": "x"}, "img"), true},
+		{"Filter and Score, keys declared, an undeclared annotation differs", bothKeys, bothKeys, signPod("b", map[string]string{"want": "1", "tool": "y"}, "img"), false},
+		{"Filter and Score, keys declared, an undeclared label differs", bothKeys, bothKeys, func() *v1.Pod {
+			p := signPod("b", map[string]string{"want": "1", "tool": "x"}, "img")
+			p.Labels["pod-template-hash"] = "h2"
+			return p
+		}(), false},
 	} {
 		a, ra := PluginSignature(tc.infoA, base)
 		b, rb := PluginSignature(tc.infoB, tc.b)
