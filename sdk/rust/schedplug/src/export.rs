@@ -120,6 +120,12 @@ pub const fn descriptor<E: Export>() -> schedplug_plugin {
     if has!(HOOK_REFRESH) && hints & SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY != 0 {
         panic!("SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY excludes a refresh hook");
     }
+    if has!(HOOK_REFRESH) && hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY != 0 {
+        panic!("SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY excludes a refresh hook");
+    }
+    if !has!(HOOK_SCORE) && hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY != 0 {
+        panic!("SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY is a promise about score: list score in hooks, or drop the hint");
+    }
     let label_keys = <E::Plugin as Plugin>::POD_LABEL_KEYS;
     let annotation_keys = <E::Plugin as Plugin>::POD_ANNOTATION_KEYS;
     if (!label_keys.is_empty() || !annotation_keys.is_empty())
@@ -716,6 +722,35 @@ macro_rules! plugin_descriptor {
 /// }
 /// // a plugin with a refresh hook needs REFRESH_PERIOD_MS > 0
 /// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [refresh]);
+/// # fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Plugin, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     const HINTS: u64 = schedplug::abi::SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY;
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// }
+/// // SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY is a promise about score
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [filter]);
+/// # fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Node, Plugin, Pod, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     const REFRESH_PERIOD_MS: u32 = 1000;
+///     const HINTS: u64 = schedplug::abi::SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY;
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+///     fn score(&self, _: &Pod<'_>, _: &Node<'_>, _: &()) -> Result<i64, Status> { Ok(1) }
+///     fn refresh(&self) -> Status { Status::success() }
+/// }
+/// // SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY excludes a refresh hook
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [score, refresh]);
 /// # fn main() {}
 /// ```
 ///

@@ -1136,16 +1136,25 @@ impl Cycle {
         self.nodes.iter().find(|n| n.node == node)
     }
 
-    /// A printable table: node, filter verdict and reason, raw and
-    /// normalized score ("-" when not scored).
+    /// A printable table: the cycle's error, then one line per node:
+    /// filter verdict and reason, raw and normalized score ("-" when not
+    /// scored).
     pub fn table(&self) -> String {
-        let mut out = String::new();
-        if let Some(e) = &self.error {
-            out += &format!("error: {e}\n");
+        match &self.error {
+            Some(e) => format!("error: {e}\n{}", self.rows()),
+            None => self.rows(),
         }
+    }
+
+    /// The table without the error line. A row whose reason is the
+    /// cycle's error says so instead of repeating it.
+    pub fn rows(&self) -> String {
+        let mut out = String::new();
         for n in &self.nodes {
             out += &format!("{}  {}", n.node, code_name(n.filter.code()));
-            if !n.filter.reason().is_empty() {
+            if self.error.as_deref() == Some(n.filter.reason()) {
+                out += " (the cycle's error)";
+            } else if !n.filter.reason().is_empty() {
                 out += &format!(" ({})", n.filter.reason());
             }
             if n.scored {
@@ -1200,7 +1209,8 @@ impl Row {
 
 /// Compares a cycle with the expected rows (same nodes, same order).
 /// Returns "" when they match, else one line per difference and the whole
-/// table.
+/// table, with the cycle's error once (a row with that reason refers to
+/// it).
 pub fn compare(cycle: &Cycle, expected: &[Row]) -> String {
     let mut diff = String::new();
     if let Some(e) = &cycle.error {
@@ -1219,13 +1229,17 @@ pub fn compare(cycle: &Cycle, expected: &[Row]) -> String {
             continue;
         }
         if got.filter.code() != want.filter || got.filter.reason() != want.reason {
+            let reason = if cycle.error.as_deref() == Some(got.filter.reason()) {
+                "(the cycle's error)".to_string()
+            } else {
+                format!("\"{}\"", got.filter.reason())
+            };
             diff += &format!(
-                "{}: expected filter {} \"{}\", got {} \"{}\"\n",
+                "{}: expected filter {} \"{}\", got {} {reason}\n",
                 want.node,
                 code_name(want.filter),
                 want.reason,
                 code_name(got.filter.code()),
-                got.filter.reason()
             );
         }
         let want_score = want.score.map_or("-".to_string(), |s| s.to_string());
@@ -1244,7 +1258,7 @@ pub fn compare(cycle: &Cycle, expected: &[Row]) -> String {
     if diff.is_empty() {
         return diff;
     }
-    diff + "the cycle:\n" + &cycle.table()
+    diff + "the cycle:\n" + &cycle.rows()
 }
 
 // ---------------------------------------------------------------------------
@@ -1429,16 +1443,36 @@ unsafe fn settings_problem(d: &schedplug_plugin, s: &schedplug_settings) -> Opti
             ));
         }
     }
-    if s.hints & SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY != 0
-        && d.refresh.is_some()
-        && s.refresh_period_ms > 0
-    {
-        return Some(format!(
-            "hints has SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, which promises verdicts \
-             that do not change over time, but the plugin has a refresh() hook (every {} ms) \
-             that can change them; drop the hint, or the refresh hook",
-            s.refresh_period_ms
-        ));
+    // A refresh hook changes what the answers depend on over time, which
+    // both identity hints rule out (plugin.h).
+    for (bit, hint, answers) in [
+        (
+            SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY,
+            "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY",
+            "verdicts",
+        ),
+        (
+            SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY,
+            "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY",
+            "scores",
+        ),
+    ] {
+        if s.hints & bit != 0 && d.refresh.is_some() && s.refresh_period_ms > 0 {
+            return Some(format!(
+                "hints has {hint}, which promises {answers} that do not change over time, but \
+                 the plugin has a refresh() hook (every {} ms) that can change them; drop the \
+                 hint, or the refresh hook",
+                s.refresh_period_ms
+            ));
+        }
+    }
+    if s.hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY != 0 && d.score.is_none() {
+        return Some(
+            "hints has SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, a promise about score() and \
+             normalize_score(), but the plugin has no score() hook; drop the hint, or \
+             implement score()"
+                .to_string(),
+        );
     }
     for (field, count_field, keys, count) in [
         (
@@ -2000,30 +2034,44 @@ impl Plugin {
         if v.code() == SCHEDPLUG_ERROR {
             return v;
         }
+        match self.filter_promise_problem(given, &pod, &node, &v) {
+            Some(problem) => Status::error(problem),
+            None => v,
+        }
+    }
+
+    /// The promises of the filter hints for `given` on `node` (sent),
+    /// whose filter answered `v` for `pod` (sent, with its state): the
+    /// node's pods, then the pod's identity and its undeclared keys. The
+    /// first one broken, in a sentence.
+    fn filter_promise_problem(
+        &self,
+        given: &schedplug_pod,
+        pod: &schedplug_pod,
+        node: &schedplug_node,
+        v: &Status,
+    ) -> Option<String> {
         if self.settings.hints & SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS != 0 {
-            let mut bare = node;
+            let mut bare = *node;
             bare.requested = schedplug_resource_list::default();
             bare.pod_count = 0;
             bare.pod_list = ptr::null();
             bare.pod_list_count = 0;
-            let without = self.filter_once(&pod, &bare);
-            if without != v {
-                return Status::error(format!(
+            let without = self.filter_once(pod, &bare);
+            if without != *v {
+                return Some(format!(
                     "{} promised SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS (HINTS), but its \
                      filter on node \"{}\" answered {} with the node's pods and {} without \
                      them; drop the hint, or read nothing of node->requested, pod_count and \
                      pod_list",
                     self.name,
                     text(node.name),
-                    said(&v),
+                    said(v),
                     said(&without)
                 ));
             }
         }
-        if let Some(problem) = self.pod_promise_problem(given, &node) {
-            return Status::error(problem);
-        }
-        v
+        self.pod_promise_problem(given, node)
     }
 
     /// The filter hook once, on views as the host sends them (the status
@@ -2059,12 +2107,26 @@ impl Plugin {
         self.score_raw(pod.raw(), node.raw())
     }
 
-    /// The score hook on views of your own.
+    /// The score hook on views of your own. A plugin that promised
+    /// SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY is held to it: a copy of
+    /// the pod under another name and uid must get the same applies /
+    /// pod_begin / score results, or the score is an Err naming the broken
+    /// promise.
     pub fn score_raw(
         &self,
         given: &schedplug_pod,
         given_node: &schedplug_node,
     ) -> Result<i64, String> {
+        let node = sent_node(given_node, self.data());
+        let value = self.score_once(&sent_pod(given, self.data()), &node)?;
+        match self.score_identity_problem(given, &[node], false) {
+            Some(problem) => Err(problem),
+            None => Ok(value),
+        }
+    }
+
+    /// The score hook once, on views as the host sends them.
+    pub fn score_once(&self, pod: &schedplug_pod, node: &schedplug_node) -> Result<i64, String> {
         let f = match self.d.score {
             Some(f) => f,
             None => {
@@ -2074,12 +2136,10 @@ impl Plugin {
                 ))
             }
         };
-        let pod = sent_pod(given, self.data());
-        let node = sent_node(given_node, self.data());
         let mut reason = ReasonBuffer::new();
         let mut value = 0i64;
         // SAFETY: the instance is alive; the views are valid for the call.
-        let code = unsafe { f(self.instance, &pod, &node, &mut value, reason.get()) };
+        let code = unsafe { f(self.instance, pod, node, &mut value, reason.get()) };
         // runtime::score_result
         match code {
             SCHEDPLUG_SUCCESS => Ok(value),
@@ -2110,16 +2170,54 @@ impl Plugin {
 
     /// [`normalize`](Plugin::normalize) on a view of your own (its state,
     /// if any, is passed on: the host passes pod_begin's state to
-    /// normalize_score).
+    /// normalize_score). The promise of
+    /// SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY covers normalization: the
+    /// same raw scores normalized for a copy of the pod under another name
+    /// and uid (begun afresh) must come out the same, or this is an Err
+    /// naming the broken promise.
     pub fn normalize_raw(
         &self,
         given: &schedplug_pod,
         scores: &mut [NodeScore<'_>],
     ) -> Result<(), String> {
+        let raw = scores.to_vec();
+        self.normalize_once(&sent_pod(given, self.data()), scores)?;
+        if scores.is_empty() || self.settings.hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY == 0
+        {
+            return Ok(());
+        }
+        let problem = with_twin(given, |again, twin| {
+            let got = self.normalize_outcome(again, &raw);
+            let twin_got = self.normalize_outcome(twin, &raw);
+            (got != twin_got).then(|| {
+                twin_differs(
+                    "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY",
+                    &self.name,
+                    &format!("normalizing the raw scores {}, ", scores_listed(&raw)),
+                    given,
+                    &got,
+                    &twin_got,
+                    "applies, pod_begin and normalize_score",
+                )
+            })
+        });
+        match problem {
+            Some(p) => Err(p),
+            None => Ok(()),
+        }
+    }
+
+    /// Normalization once, on a view as the host sends it: the plugin's
+    /// normalize_score or its declared policy, and the host's [0, 100]
+    /// check.
+    pub fn normalize_once(
+        &self,
+        pod: &schedplug_pod,
+        scores: &mut [NodeScore<'_>],
+    ) -> Result<(), String> {
         if scores.is_empty() {
             return Ok(());
         }
-        let pod = sent_pod(given, self.data());
         // The host's array: entries node_score_size apart (the v1.0 size).
         let mut raw: Vec<schedplug_node_score> = scores
             .iter()
@@ -2136,7 +2234,7 @@ impl Plugin {
             let code = unsafe {
                 f(
                     self.instance,
-                    &pod,
+                    pod,
                     raw.as_mut_ptr(),
                     raw.len() as u64,
                     reason.get(),
@@ -2201,7 +2299,12 @@ impl Plugin {
     /// it: pod_begin once (or applies() for both gates), filter on every
     /// node, score on the nodes that passed, normalization of those scores,
     /// then pod_end. A filter or score ERROR fails the cycle
-    /// ([`Cycle::error`]), as it fails the pod in kube-scheduler.
+    /// ([`Cycle::error`]), as it fails the pod in kube-scheduler. The
+    /// hints' promises are checked as [`filter_raw`](Plugin::filter_raw)
+    /// checks them, and the score identity promise on the whole score pass
+    /// (gates, scores, normalization) at once; the first broken promise
+    /// fails the cycle, and no other promise is checked in it, so that it
+    /// is reported once.
     pub fn run(&self, pod: &Pod, nodes: &[Node]) -> Cycle {
         let built = pod.view();
         let node_views: Vec<Built<'_, schedplug_node>> = nodes.iter().map(Node::view).collect();
@@ -2217,26 +2320,36 @@ impl Plugin {
         let names: Vec<&str> = nodes.iter().map(Node::name).collect();
         let mut scores: Vec<NodeScore<'_>> = Vec::new();
         let mut scored_rows = Vec::new();
+        let mut feasible_nodes = Vec::new(); // sent
         for (i, nv) in node_views.iter().enumerate() {
-            let nv = nv.raw();
+            let nv = sent_node(nv.raw(), self.data());
+            // Promises are checked until the cycle has failed.
+            let mut broken = None;
             let mut filter = if cycle.filter_skipped {
+                // A promise about the pod's identity or its undeclared
+                // labels and annotations covers the gates too: a pod whose
+                // filter was skipped is checked like one whose filter ran.
+                if self.d.filter.is_some() && cycle.error.is_none() {
+                    broken = self.pod_promise_problem(built.raw(), &nv);
+                }
                 Status::skip()
             } else {
-                self.filter_raw(&view, nv)
-            };
-            // A promise about the pod's identity or its undeclared labels
-            // and annotations covers the gates too: a pod whose filter was
-            // skipped is checked like one whose filter ran.
-            if cycle.filter_skipped && self.d.filter.is_some() {
-                let node = sent_node(nv, self.data());
-                if let Some(problem) = self.pod_promise_problem(built.raw(), &node) {
-                    filter = Status::error(problem);
+                let v = self.filter_once(&view, &nv);
+                if v.code() != SCHEDPLUG_ERROR && cycle.error.is_none() {
+                    broken = self.filter_promise_problem(built.raw(), &view, &nv, &v);
                 }
+                v
+            };
+            if let Some(problem) = broken {
+                filter = Status::error(problem);
             }
             if filter.code() == SCHEDPLUG_ERROR && cycle.error.is_none() {
                 cycle.error = Some(filter.reason().to_string());
             }
             let feasible = matches!(filter.code(), SCHEDPLUG_SUCCESS | SCHEDPLUG_SKIP);
+            if feasible {
+                feasible_nodes.push(nv);
+            }
             let mut row = NodeResult {
                 node: names[i].to_string(),
                 filter,
@@ -2245,7 +2358,7 @@ impl Plugin {
                 score: 0,
             };
             if feasible && !cycle.score_skipped {
-                match self.score_raw(&view, nv) {
+                match self.score_once(&view, &nv) {
                     Err(e) => {
                         if cycle.error.is_none() {
                             cycle.error = Some(e);
@@ -2265,7 +2378,7 @@ impl Plugin {
             cycle.nodes.push(row);
         }
         if cycle.error.is_none() && !scores.is_empty() {
-            match self.normalize_raw(&view, &mut scores) {
+            match self.normalize_once(&view, &mut scores) {
                 Err(e) => cycle.error = Some(e),
                 Ok(()) => {
                     for (s, &row) in scores.iter().zip(&scored_rows) {
@@ -2273,6 +2386,11 @@ impl Plugin {
                     }
                 }
             }
+        }
+        // The gates count, as for the filter: checked also when they
+        // skipped score, on the nodes that passed filter.
+        if cycle.error.is_none() && self.d.score.is_some() {
+            cycle.error = self.score_identity_problem(built.raw(), &feasible_nodes, true);
         }
         drop(scope); // pod_end
         cycle
@@ -2294,28 +2412,52 @@ impl Plugin {
             return None;
         }
         let node = sent_node(node, self.data());
-        let name = text(given.name);
-        let uid = text(given.uid);
-        let twin_name = format!("twin-of-{name}");
-        let twin_uid = format!("twin-of-{uid}");
-        let mut again = *given;
-        again.state = ptr::null_mut();
-        let mut twin = again;
-        twin.name = st(&twin_name);
-        twin.uid = st(&twin_uid);
-        let got = self.outcome(&again, &node);
-        let twin_got = self.outcome(&twin, &node);
-        if got == twin_got {
+        with_twin(given, |again, twin| {
+            let got = self.outcome(again, &node);
+            let twin_got = self.outcome(twin, &node);
+            (got != twin_got).then(|| {
+                twin_differs(
+                    "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY",
+                    &self.name,
+                    &format!("on node \"{}\" ", text(node.name)),
+                    given,
+                    &got,
+                    &twin_got,
+                    "applies, pod_begin and filter",
+                )
+            })
+        })
+    }
+
+    /// For a plugin that promised SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY:
+    /// begins `given` afresh, scores it on `nodes` (sent) and, when
+    /// `normalized`, normalizes those scores; then does the same for a copy
+    /// named "twin-of-<name>" with the uid "twin-of-<uid>"; a sentence
+    /// naming what differed (None also without the promise).
+    pub fn score_identity_problem(
+        &self,
+        given: &schedplug_pod,
+        nodes: &[schedplug_node],
+        normalized: bool,
+    ) -> Option<String> {
+        if self.settings.hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY == 0 {
             return None;
         }
-        Some(format!(
-            "{} promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (HINTS), but on node \
-             \"{}\" pod \"{name}\" (uid \"{uid}\") got {got} and a copy named \"{twin_name}\" \
-             (uid \"{twin_uid}\") got {twin_got}; drop the hint, or read neither the pod's \
-             name nor its uid in applies, pod_begin and filter",
-            self.name,
-            text(node.name)
-        ))
+        with_twin(given, |again, twin| {
+            let got = self.score_outcome(again, nodes, normalized);
+            let twin_got = self.score_outcome(twin, nodes, normalized);
+            (got != twin_got).then(|| {
+                twin_differs(
+                    "SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY",
+                    &self.name,
+                    "",
+                    given,
+                    &got,
+                    &twin_got,
+                    "applies, pod_begin, score and normalize_score",
+                )
+            })
+        })
     }
 
     /// For a plugin that promised
@@ -2389,11 +2531,9 @@ impl Plugin {
         ))
     }
 
-    /// What the host would make of `pod` on `node`, in words: how pod_begin
-    /// (or applies) gated it, then the filter's verdict.
-    fn outcome(&self, pod: &schedplug_pod, node: &schedplug_node) -> String {
-        let scope = self.begin_pod_raw(pod);
-        let mut out = String::new();
+    /// How pod_begin (or applies) gated the pod of `scope`, in words;
+    /// empty without either hook.
+    fn gates(&self, scope: &PodScope<'_>) -> String {
         if self.d.pod_begin.is_some() {
             if let Some(e) = scope.error() {
                 return format!("pod_begin failing ({e})");
@@ -2404,20 +2544,137 @@ impl Plugin {
                 (true, false) => "score",
                 (true, true) => "nothing",
             };
-            out = format!("pod_begin skipping {skipped}");
-        } else if self.d.applies.is_some() {
-            out = format!("applies {}", scope.runs_filter());
+            return format!("pod_begin skipping {skipped}");
         }
-        if !scope.runs_filter() {
+        if self.d.applies.is_some() {
+            return format!("applies {}", scope.runs_filter());
+        }
+        String::new()
+    }
+
+    /// What the host would make of `pod` on `node`, in words: how pod_begin
+    /// (or applies) gated it, then the filter's verdict.
+    fn outcome(&self, pod: &schedplug_pod, node: &schedplug_node) -> String {
+        let scope = self.begin_pod_raw(pod);
+        let out = self.gates(&scope);
+        if scope.error().is_some() || !scope.runs_filter() {
             return out;
         }
-        let verdict = said(&self.filter_once(scope.pod(), node));
-        if out.is_empty() {
-            format!("filter {verdict}")
+        then(
+            out,
+            format!("filter {}", said(&self.filter_once(scope.pod(), node))),
+        )
+    }
+
+    /// The same for scoring `pod` on `nodes` (sent): the gates, each node's
+    /// score, and when `normalized` the normalized scores.
+    fn score_outcome(
+        &self,
+        pod: &schedplug_pod,
+        nodes: &[schedplug_node],
+        normalized: bool,
+    ) -> String {
+        let scope = self.begin_pod_raw(pod);
+        let out = self.gates(&scope);
+        if scope.error().is_some() || !scope.runs_score() {
+            return out;
+        }
+        let names: Vec<String> = nodes.iter().map(|n| text(n.name)).collect();
+        let mut scores = Vec::new();
+        let mut each = Vec::new();
+        for (node, name) in nodes.iter().zip(&names) {
+            match self.score_once(scope.pod(), node) {
+                Ok(v) => {
+                    each.push(format!("\"{name}\" {v}"));
+                    scores.push(NodeScore {
+                        node_name: name,
+                        score: v,
+                    });
+                }
+                Err(e) => each.push(format!("\"{name}\" Error (\"{e}\")")),
+            }
+        }
+        let each = if each.is_empty() {
+            "on no node".to_string()
         } else {
-            format!("{out}, then filter {verdict}")
+            each.join(", ")
+        };
+        let scored = then(out, format!("score {each}"));
+        if !normalized || scores.is_empty() {
+            return scored;
+        }
+        match self.normalize_once(scope.pod(), &mut scores) {
+            Ok(()) => format!("{scored}, normalized {}", scores_listed(&scores)),
+            Err(e) => format!("{scored}, normalization Error (\"{e}\")"),
         }
     }
+
+    /// The same for normalizing `raw` for `pod`: the gates, then the
+    /// normalized scores.
+    fn normalize_outcome(&self, pod: &schedplug_pod, raw: &[NodeScore<'_>]) -> String {
+        let scope = self.begin_pod_raw(pod);
+        let out = self.gates(&scope);
+        if scope.error().is_some() || !scope.runs_score() {
+            return out;
+        }
+        let mut scores = raw.to_vec();
+        match self.normalize_once(scope.pod(), &mut scores) {
+            Ok(()) => then(out, format!("normalized {}", scores_listed(&scores))),
+            Err(e) => then(out, format!("normalization Error (\"{e}\")")),
+        }
+    }
+}
+
+/// `next` after `before` ("<before>, then <next>"), or `next` alone.
+fn then(before: String, next: String) -> String {
+    if before.is_empty() {
+        next
+    } else {
+        format!("{before}, then {next}")
+    }
+}
+
+/// "\"a\" 1, \"b\" 2"
+fn scores_listed(scores: &[NodeScore<'_>]) -> String {
+    scores
+        .iter()
+        .map(|s| format!("\"{}\" {}", s.node_name, s.score))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Calls `f` with `given` begun afresh (no state) and a copy named
+/// "twin-of-<name>" with the uid "twin-of-<uid>", for the identity
+/// promises.
+fn with_twin<R>(given: &schedplug_pod, f: impl FnOnce(&schedplug_pod, &schedplug_pod) -> R) -> R {
+    let twin_name = format!("twin-of-{}", text(given.name));
+    let twin_uid = format!("twin-of-{}", text(given.uid));
+    let mut again = *given;
+    again.state = ptr::null_mut();
+    let mut twin = again;
+    twin.name = st(&twin_name);
+    twin.uid = st(&twin_uid);
+    f(&again, &twin)
+}
+
+/// The sentence for `plugin`'s broken `hint`: `place` (empty or ending in
+/// a space) pod `given` got `got` and its twin `twin_got`; the advice
+/// names the `hooks` that must not read name and uid.
+fn twin_differs(
+    hint: &str,
+    plugin: &str,
+    place: &str,
+    given: &schedplug_pod,
+    got: &str,
+    twin_got: &str,
+    hooks: &str,
+) -> String {
+    let (name, uid) = (text(given.name), text(given.uid));
+    format!(
+        "{plugin} promised {hint} (HINTS), but {place}pod \"{name}\" (uid \"{uid}\") got {got} \
+         and a copy named \"twin-of-{name}\" (uid \"twin-of-{uid}\") got {twin_got}; drop the \
+         hint, or read neither the pod's name nor its uid in {hooks}"
+    )
 }
 
 impl Drop for Plugin {

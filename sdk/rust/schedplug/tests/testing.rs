@@ -142,15 +142,19 @@ impl Plugin for ReadsName {
     }
 }
 
-#[test]
-fn a_false_identity_promise_fails_the_cycle() {
+fn reads_name() -> testing::Plugin {
     let d = schedplug::plugin_descriptor!(
         ReadsName,
         name = "ReadsName",
         version = "1",
         hooks = [filter]
     );
-    let plugin = testing::Plugin::from_descriptor(d, "{}").unwrap();
+    testing::Plugin::from_descriptor(d, "{}").unwrap()
+}
+
+#[test]
+fn a_false_identity_promise_fails_the_cycle() {
+    let plugin = reads_name();
     let cycle = plugin.run(&Pod::new("web-1").uid("u1"), &[Node::new("n1")]);
     let want = "ReadsName promised SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY (HINTS), but on \
                 node \"n1\" pod \"web-1\" (uid \"u1\") got filter Success and a copy named \
@@ -989,6 +993,184 @@ fn c_plugins_load_from_their_files_with_the_hosts_arg_services() {
     assert!(
         err.0
             .contains("Cargo.toml: not a shared object the host can load (dlopen says: "),
+        "{err}"
+    );
+}
+
+/// Promises its scores ignore the pod's identity, but gives pods whose
+/// name starts with "x" 50 more (score) or reverses their normalized
+/// scores (normalize); 10 per pod on the node is allowed.
+struct ScoresName {
+    in_normalize: bool,
+}
+
+impl Plugin for ScoresName {
+    type PodState = ();
+    const HINTS: u64 = SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY;
+    fn create(ctx: &Create<'_>) -> Result<Self, Status> {
+        let args = ctx.args()?;
+        args.allow_only(&["inNormalize"])?;
+        Ok(ScoresName {
+            in_normalize: args.get_bool("inNormalize")?.unwrap_or(false),
+        })
+    }
+    fn score(&self, pod: &PodView<'_>, node: &NodeView<'_>, _: &()) -> Result<i64, Status> {
+        let bonus = if !self.in_normalize && pod.name().starts_with('x') {
+            50
+        } else {
+            0
+        };
+        Ok(10 * i64::from(node.pod_count()) + bonus)
+    }
+    fn normalize_score(&self, pod: &PodView<'_>, _: &(), scores: &mut [NodeScore<'_>]) -> Status {
+        for s in scores.iter_mut() {
+            s.score = s.score.clamp(0, 100);
+            if self.in_normalize && pod.name().starts_with('x') {
+                s.score = 100 - s.score;
+            }
+        }
+        Status::success()
+    }
+}
+
+fn scores_name(args: &str) -> testing::Plugin {
+    let d = schedplug::plugin_descriptor!(
+        ScoresName,
+        name = "ScoresName",
+        version = "1",
+        hooks = [score, normalize_score]
+    );
+    testing::Plugin::from_descriptor(d, args).unwrap()
+}
+
+const SCORE_ADVICE: &str = "; drop the hint, or read neither the pod's name nor its uid in \
+                            applies, pod_begin, score and normalize_score";
+
+#[test]
+fn a_false_score_identity_promise_fails_the_cycle_once() {
+    let plugin = scores_name("{}");
+    let nodes = [
+        Node::new("idle"),
+        Node::new("busy").pod_count(2),
+        Node::new("one").pod_count(1),
+    ];
+    // Scores that follow the node's pods keep the promise.
+    plugin.run(&Pod::new("web"), &nodes).assert_rows(&[
+        Row::new("idle").filter(SCHEDPLUG_SKIP, "").score(0),
+        Row::new("busy").filter(SCHEDPLUG_SKIP, "").score(20),
+        Row::new("one").filter(SCHEDPLUG_SKIP, "").score(10),
+    ]);
+    let xenon = Pod::new("xenon").uid("u1");
+    let err = plugin.score(&xenon.view(), &nodes[1].view()).unwrap_err();
+    assert_eq!(
+        err,
+        format!(
+            "ScoresName promised SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY (HINTS), but pod \
+             \"xenon\" (uid \"u1\") got score \"busy\" 70 and a copy named \"twin-of-xenon\" \
+             (uid \"twin-of-u1\") got score \"busy\" 20{SCORE_ADVICE}"
+        )
+    );
+    let cycle = plugin.run(&xenon, &nodes);
+    assert_eq!(
+        cycle.error.as_deref(),
+        Some(
+            format!(
+                "ScoresName promised SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY (HINTS), but pod \
+                 \"xenon\" (uid \"u1\") got score \"idle\" 50, \"busy\" 70, \"one\" 60, \
+                 normalized \"idle\" 50, \"busy\" 70, \"one\" 60 and a copy named \
+                 \"twin-of-xenon\" (uid \"twin-of-u1\") got score \"idle\" 0, \"busy\" 20, \
+                 \"one\" 10, normalized \"idle\" 0, \"busy\" 20, \"one\" 10{SCORE_ADVICE}"
+            )
+            .as_str()
+        )
+    );
+    let diff = testing::compare(&cycle, &[Row::new("idle")]);
+    assert_eq!(diff.matches("promised ").count(), 1, "{diff}");
+}
+
+#[test]
+fn a_false_score_identity_promise_in_normalize_is_caught() {
+    let plugin = scores_name(r#"{"inNormalize": true}"#);
+    let nodes = [Node::new("idle"), Node::new("busy").pod_count(2)];
+    assert_eq!(
+        plugin.score(&Pod::new("xenon").view(), &nodes[1].view()),
+        Ok(20)
+    );
+    assert!(plugin.run(&Pod::new("web"), &nodes).error.is_none());
+    let mut scores = [
+        NodeScore {
+            node_name: "idle",
+            score: 0,
+        },
+        NodeScore {
+            node_name: "busy",
+            score: 20,
+        },
+    ];
+    let err = plugin
+        .normalize(&Pod::new("xenon").uid("u1").view(), &mut scores)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "ScoresName promised SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY (HINTS), but normalizing \
+         the raw scores \"idle\" 0, \"busy\" 20, pod \"xenon\" (uid \"u1\") got normalized \
+         \"idle\" 100, \"busy\" 80 and a copy named \"twin-of-xenon\" (uid \"twin-of-u1\") got \
+         normalized \"idle\" 0, \"busy\" 20; drop the hint, or read neither the pod's name nor \
+         its uid in applies, pod_begin and normalize_score"
+    );
+    let error = plugin.run(&Pod::new("xenon"), &nodes).error.unwrap();
+    assert!(
+        error.contains("normalized \"idle\" 100, \"busy\" 80 and a copy"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_broken_promise_is_reported_once_per_cycle() {
+    let plugin = reads_name();
+    // The copy "twin-of-web-1" is not a web pod: the promise breaks on
+    // the first node; the others keep the plugin's own verdict.
+    let cycle = plugin.run(
+        &Pod::new("web-1"),
+        &[Node::new("a"), Node::new("b"), Node::new("c")],
+    );
+    assert_eq!(cycle.nodes[0].filter.code(), SCHEDPLUG_ERROR);
+    for row in &cycle.nodes[1..] {
+        assert_eq!(row.filter, Status::success());
+    }
+    let diff = testing::compare(&cycle, &[Row::new("a"), Row::new("b"), Row::new("c")]);
+    assert_eq!(diff.matches("promised ").count(), 1, "{diff}");
+    assert!(
+        diff.contains("a: expected filter Success \"\", got Error (the cycle's error)\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("the cycle:\na  Error (the cycle's error)  score=-\n"),
+        "{diff}"
+    );
+    assert_eq!(cycle.table().matches("promised ").count(), 1);
+}
+
+#[test]
+fn the_kit_refuses_a_score_promise_without_score() {
+    // The export layer refuses this at compile time; a hand-made
+    // descriptor meets the host's rule.
+    let mut d = *schedplug::plugin_descriptor!(
+        ScoresName,
+        name = "ScoresName",
+        version = "1",
+        hooks = [score]
+    );
+    d.score = None;
+    let err = testing::Plugin::from_descriptor(Box::leak(Box::new(d)), "{}")
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains(
+            "hints has SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY, a promise about score() and \
+             normalize_score(), but the plugin has no score() hook; drop the hint, or implement \
+             score()"
+        ),
         "{err}"
     );
 }
