@@ -10,7 +10,7 @@
 use schedplug::abi::{
     SCHEDPLUG_EVENT_NODE_ADD, SCHEDPLUG_EVENT_NODE_UPDATE_LABEL,
     SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS, SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY,
-    SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS,
+    SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS, SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY,
 };
 use schedplug::{Create, Gates, Node, Plugin, Pod, Status};
 
@@ -48,10 +48,14 @@ impl Plugin for SpotNodes {
     /// Filter reads a node label, never the node's pods, nor the pod's name
     /// or uid, and of the pod's labels and annotations only
     /// POD_ANNOTATION: preemption dry runs, the next replica and pods that
-    /// differ in other labels and annotations may reuse its verdicts.
+    /// differ in other labels and annotations may reuse its verdicts. Score
+    /// reads the same label and nothing of the pod's name or uid, and
+    /// nothing here changes over time (no refresh hook): kube-scheduler's
+    /// batching may reuse its ranking for the next replica.
     const HINTS: u64 = SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS
         | SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY
-        | SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS;
+        | SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS
+        | SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY;
     const POD_ANNOTATION_KEYS: &'static [&'static str] = &[POD_ANNOTATION];
 
     /// The keys are fixed (they are declared for reuse at build time), so

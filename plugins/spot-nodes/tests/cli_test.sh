@@ -20,7 +20,8 @@ expect() { # expect WHAT OUTPUT PATTERN...
 
 out=$("$cli" inspect "$dir/spot_nodes.so" 2>&1) || { echo "FAIL: inspect exited $?: $out"; exit 1; }
 expect inspect "$out" '^name: +SpotNodes$' '^version: +1\.0\.0$' \
-  '^extension points: +PreFilter, Filter, PreScore, Score' '^events: +NodeAdd, NodeUpdateLabel$'
+  '^extension points: +PreFilter, Filter, PreScore, Score' '^events: +NodeAdd, NodeUpdateLabel$' \
+  '^ *hints: +FilterIgnoresNodePods, FilterIgnoresPodIdentity, FilterReadsDeclaredPodKeys, ScoreIgnoresPodIdentity$'
 json=$("$cli" inspect --json "$dir/spot_nodes.so" 2>&1)
 expect "inspect --json" "$json" '"name": *"SpotNodes"'
 

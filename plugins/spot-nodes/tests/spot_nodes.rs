@@ -93,3 +93,23 @@ fn any_arg_is_refused_by_name() {
         msg
     );
 }
+
+#[test]
+fn the_score_keeps_the_identity_promise_for_any_pod_name() {
+    let plugin = plugin();
+    assert_ne!(
+        plugin.settings().hints & SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY,
+        0
+    );
+    // The kit scores a copy under another name and uid on every cycle.
+    for name in ["web-5d8f7-abcde", "xenon", "twin-of-x"] {
+        for value in [None, Some("true"), Some("false"), Some("maybe")] {
+            let mut pod = Pod::new(name).uid(&format!("uid-of-{name}"));
+            if let Some(v) = value {
+                pod = pod.annotation("schedplug.io/interruptible", v);
+            }
+            let cycle = plugin.run(&pod, &nodes());
+            assert!(cycle.error.is_none(), "{name} {value:?}: {:?}", cycle.error);
+        }
+    }
+}
