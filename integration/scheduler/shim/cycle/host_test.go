@@ -96,10 +96,16 @@ func BenchmarkCycleRoundTrip(b *testing.B) {
 		nodes = append(nodes, shimtest.Node(name, labels, i%4))
 		feasible = append(feasible, name)
 	}
+	// kube-scheduler's snapshot lister, by name.
+	byName := map[string]fwk.NodeInfo{}
+	for _, ni := range nodes {
+		byName[ni.Node().Name] = ni
+	}
 	for _, transport := range []string{"fast", "grpc", "score-only"} {
 		b.Run(transport, func(b *testing.B) {
 			h := hostOn(b, session.Config{Target: target, DisableFastPath: transport == "grpc"}, names)
-			call := preFilterCall{profile: "schedplug-scheduler", pod: wire.Pod(shimtest.Pod("p", nil), 0), nodes: nodes, timeout: time.Second}
+			call := preFilterCall{profile: "schedplug-scheduler", pod: wire.Pod(shimtest.Pod("p", nil), 0), nodes: nodes, timeout: time.Second,
+				snapshot: func(name string) fwk.NodeInfo { return byName[name] }}
 			ctx := context.Background()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
