@@ -108,6 +108,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
   const auto cycle =
       std::make_shared<const PodCycle>(key, std::move(pod), profile->plugins);
   report_gates(*cycle, *profile, response);
+  record_begins(*cycle);
   session->begin_cycle(cycle);
   const auto chain_start = Clock::now();
   const std::vector<Deadline> deadlines =

@@ -136,6 +136,12 @@ void HostService::record_runs(const ChainRuns& runs,
     context_.metrics->plugin_ran(run, extension_point);
 }
 
+void HostService::record_begins(const PodCycle& cycle) {
+  if (context_.metrics == nullptr) return;
+  for (const PluginRun& run : cycle.begin_runs())
+    context_.metrics->hooks_ran(run);
+}
+
 std::vector<Deadline> HostService::plugin_deadlines(
     const Call& call, const std::vector<int>& timeouts_ms,
     Clock::time_point start) const {

@@ -169,6 +169,8 @@ class HostService final
                            Session& session, const TableDelta& delta,
                            size_t pod_bytes);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);
+  // The begin_pod times of a cycle PreFilter began.
+  void record_begins(const PodCycle& cycle);
   // The filter chain's answer as PreFilter and FilterNodes send it (the
   // profile's filters, skipped, unfinished, reasons and rejections), and
   // the slow-call log of its unfinished plugins.
