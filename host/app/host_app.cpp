@@ -198,7 +198,11 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
                  p.scheduler_name, p.filters.size(), p.scorers.size());
   }
 
-  app->metrics_ = std::make_unique<HostMetrics>();
+  std::vector<const PluginInstance*> instances;
+  for (const ProfilePlugins& p : app->plugins_->profiles()) {
+    instances.insert(instances.end(), p.plugins.begin(), p.plugins.end());
+  }
+  app->metrics_ = std::make_unique<HostMetrics>(instances);
   if (!options.metrics_listen.empty()) {
     const std::string metrics_listen = metrics_address(options.metrics_listen);
     try {

@@ -6,6 +6,10 @@
 //                              with an empty delta (the table is in place)
 //   BM_PreFilterOneNodeDelta/N the same with a one-node delta, as the shim
 //                              sends it in steady state
+//   BM_PreFilterMetrics/N/M    BM_PreFilterHostSideOneThread with the pod
+//                              cycle's gates, and (M=1) the per-plugin
+//                              metrics PreFilter records, or (M=0) none
+//   BM_RecordPreFilterMetrics  the recording alone, for one such PreFilter
 //   BM_PreScoreHostSide/500    three Score plugins + normalization on 500
 //                              feasible nodes
 //   BM_PreScoreRoundTrip/500   the same through gRPC
@@ -21,8 +25,10 @@
 #include <spdlog/spdlog.h>
 
 #include "host/chain/filter_chain.hpp"
+#include "host/chain/pod_cycle.hpp"
 #include "host/chain/score_chain.hpp"
 #include "host/loader/plugin_library.hpp"
+#include "host/metrics/host_metrics.hpp"
 #include "host/service/convert.hpp"
 #include "host/table/node_table.hpp"
 #include "test_support.hpp"
@@ -143,6 +149,62 @@ BENCHMARK(BM_PreFilterHostSide)
     ->Arg(5000)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+// What the per-plugin series cost a PreFilter: the same cycle (every
+// plugin's gate, then the filters on N nodes on the request thread) with
+// and without recording it as HostService does (record_begins, then
+// record_runs).
+void BM_PreFilterMetrics(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const bool with_metrics = state.range(1) != 0;
+  NodeTable table;
+  table.apply(delta_from_proto(full_delta(n)));
+  const PodData pod = pod_from_proto(bench_pod());
+  std::vector<const PluginInstance*> all;
+  for (const auto& p : plugins().owned) all.push_back(p.get());
+  HostMetrics metrics(all);
+  for (auto _ : state) {
+    const PodCycle cycle("bench", std::make_unique<const PodRecord>(pod), all);
+    FilterOutcome out =
+        run_filters(plugins().filters, cycle.pod().view(), table.views(),
+                    single_thread(), Deadline::never(),
+                    {.plugin_deadlines = {},
+                     .applies = {},
+                     .keep_raw_scores = false,
+                     .cycle = &cycle});
+    if (with_metrics) {
+      for (const PluginRun& run : cycle.begin_runs()) metrics.hooks_ran(run);
+      for (const PluginRun& run : out.runs) metrics.plugin_ran(run, "filter");
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["nodes"] = static_cast<double>(n);
+}
+BENCHMARK(BM_PreFilterMetrics)
+    ->ArgsProduct({{5000}, {0, 1}})
+    ->ArgNames({"nodes", "metrics"})
+    ->Unit(benchmark::kMicrosecond);
+
+// The recording alone: one PreFilter's worth (the cycle's gates, then the
+// three filters' runs), on series created up front.
+void BM_RecordPreFilterMetrics(benchmark::State& state) {
+  std::vector<const PluginInstance*> all;
+  for (const auto& p : plugins().owned) all.push_back(p.get());
+  HostMetrics metrics(all);
+  const PodData pod = pod_from_proto(bench_pod());
+  const PodCycle cycle("bench", std::make_unique<const PodRecord>(pod), all);
+  ChainRuns runs(plugins().filters.size());
+  for (size_t p = 0; p < runs.size(); ++p) {
+    runs[p].plugin = plugins().filters[p];
+    runs[p].calls = 5000;
+    runs[p].hooks.add(TimedHook::kFilter, std::chrono::microseconds(100));
+  }
+  for (auto _ : state) {
+    for (const PluginRun& run : cycle.begin_runs()) metrics.hooks_ran(run);
+    for (const PluginRun& run : runs) metrics.plugin_ran(run, "filter");
+  }
+}
+BENCHMARK(BM_RecordPreFilterMetrics)->Unit(benchmark::kNanosecond);
 
 void BM_PreScoreHostSide(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));

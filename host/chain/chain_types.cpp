@@ -22,6 +22,7 @@ ChainPod::ChainPod(const PluginInstance& plugin, size_t p,
   }
   if (scope_ == nullptr) {
     local_.emplace(plugin.begin_pod(pod));
+    began_ = plugin.library().has_gate();
     scope_ = &*local_;
     pod_ = &scope_->pod();
   } else {
@@ -33,6 +34,22 @@ ChainPod::ChainPod(const PluginInstance& plugin, size_t p,
   }
   runs_ = scope_->error().empty() &&
           (for_filter ? scope_->runs_filter() : scope_->runs_score());
+}
+
+const char* timed_hook_name(TimedHook hook) {
+  switch (hook) {
+    case TimedHook::kFilter:
+      return "filter";
+    case TimedHook::kScore:
+      return "score";
+    case TimedHook::kNormalize:
+      return "normalize";
+    case TimedHook::kBeginPod:
+      return "begin_pod";
+    case TimedHook::kRefresh:
+      return "refresh";
+  }
+  return "unknown";
 }
 
 const std::string& ChainPod::error() const {

@@ -3,6 +3,7 @@
 // not finish before their deadline.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,10 +18,48 @@ namespace schedplug::host {
 
 class PodCycle;
 
+// The hooks the host times for schedplug_plugin_hook_duration_seconds:
+// filter and score (one pass over the call's nodes), normalize
+// (normalize_score, or the declared policy), begin_pod (the per-pod gate:
+// pod_begin, or applies for a plugin without it) and refresh.
+enum class TimedHook : uint8_t {
+  kFilter,
+  kScore,
+  kNormalize,
+  kBeginPod,
+  kRefresh
+};
+inline constexpr size_t kTimedHooks = 5;
+// The metric's `hook` label: "filter", "score", "normalize", "begin_pod",
+// "refresh".
+const char* timed_hook_name(TimedHook hook);
+
+// The wall time of each hook one run called (a pass counts once, however
+// many nodes and threads it took).
+class HookTimes {
+ public:
+  void add(TimedHook hook, std::chrono::nanoseconds took) {
+    const auto i = static_cast<size_t>(hook);
+    took_[i] += took;
+    ran_ |= static_cast<uint8_t>(1u << i);
+  }
+  bool ran(TimedHook hook) const {
+    return (ran_ >> static_cast<size_t>(hook)) & 1u;
+  }
+  std::chrono::nanoseconds took(TimedHook hook) const {
+    return took_[static_cast<size_t>(hook)];
+  }
+
+ private:
+  std::array<std::chrono::nanoseconds, kTimedHooks> took_{};
+  uint8_t ran_ = 0;
+};
+
 // One plugin's share of one chain run.
 struct PluginRun {
   const PluginInstance* plugin = nullptr;
-  std::chrono::nanoseconds duration{0};
+  std::chrono::nanoseconds duration{0};  // all of it, gate included
+  HookTimes hooks;
   uint64_t calls = 0;    // hook calls (nodes evaluated)
   uint64_t errors = 0;   // ERROR verdicts
   bool skipped = false;  // its gate (pod_begin or applies) said no
@@ -77,6 +116,9 @@ class ChainPod {
   bool runs() const { return runs_; }
   // Non-empty when pod_begin failed: the pod fails with it, as an Error.
   const std::string& error() const;
+  // Whether this object called the plugin's own gate (no cycle's scope,
+  // no answer from the shim, and the plugin has pod_begin or applies).
+  bool began() const { return began_; }
 
  private:
   std::optional<PodScope> local_;
@@ -84,6 +126,7 @@ class ChainPod {
   schedplug_pod with_state_{};
   const schedplug_pod* pod_;
   bool runs_ = true;
+  bool began_ = false;
 };
 
 // "plugin "X" did not finish <hook> within 80.0 ms (3 of 200 nodes done)",

@@ -141,6 +141,7 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
     }
     const auto start = Clock::now();
     const ChainPod gate(plugin, p, pod, limits, /*for_filter=*/true);
+    if (gate.began()) run.hooks.add(TimedHook::kBeginPod, Clock::now() - start);
     if (!gate.error().empty()) {
       // pod_begin failed: the pod fails on every node still in the race,
       // as a filter ERROR would.
@@ -212,9 +213,12 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
     for (size_t i = 0; i < nodes.size(); ++i) {
       live += nodes[i] != nullptr && !rejected[i];
     }
+    const auto pass_start = Clock::now();
     const size_t ran = pool.parallel_for(
         chunks, body, stop, plugin.filter_cost().worth_sharing(live));
-    run.duration = Clock::now() - start;
+    const auto pass_end = Clock::now();
+    run.duration = pass_end - start;
+    run.hooks.add(TimedHook::kFilter, pass_end - pass_start);
 
     // Merge this plugin's rejections (each chunk is in node order, chunks
     // are in order) into the node-sorted list.
@@ -282,16 +286,19 @@ SingleFilterResult run_filters_on_node(
     }
     const auto start = Clock::now();
     const ChainPod gate(*plugin, p, pod, limits, /*for_filter=*/true);
+    const auto gated = Clock::now();
+    if (gate.began()) run.hooks.add(TimedHook::kBeginPod, gated - start);
     Verdict v;
     if (!gate.error().empty()) {
       v.code = SCHEDPLUG_ERROR;
       v.reason = gate.error();
     } else if (!gate.runs()) {
       run.skipped = true;
-      run.duration = Clock::now() - start;
+      run.duration = gated - start;
       continue;
     } else {
       v = checked_filter(*plugin, gate.pod(), node);
+      run.hooks.add(TimedHook::kFilter, Clock::now() - gated);
     }
     run.duration = Clock::now() - start;
     run.calls = 1;

@@ -1,13 +1,23 @@
 #include "host/chain/pod_cycle.hpp"
 
+#include <chrono>
+
 namespace schedplug::host {
 
 PodCycle::PodCycle(std::string key, std::unique_ptr<const PodRecord> pod,
                    std::span<const PluginInstance* const> plugins)
     : key_(std::move(key)), pod_(std::move(pod)) {
   scopes_.reserve(plugins.size());
-  for (const PluginInstance* plugin : plugins) {
+  begin_runs_.resize(plugins.size());
+  for (size_t i = 0; i < plugins.size(); ++i) {
+    const PluginInstance* plugin = plugins[i];
+    const auto start = std::chrono::steady_clock::now();
     scopes_.emplace_back(plugin, plugin->begin_pod(pod_->view()));
+    PluginRun& run = begin_runs_[i];
+    run.plugin = plugin;
+    run.duration = std::chrono::steady_clock::now() - start;
+    if (plugin->library().has_gate())
+      run.hooks.add(TimedHook::kBeginPod, run.duration);
   }
 }
 

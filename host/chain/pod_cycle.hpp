@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/chain/chain_types.hpp"
 #include "host/model/records.hpp"
 #include "host/plugin/plugin_instance.hpp"
 
@@ -38,11 +39,15 @@ class PodCycle {
   const PodRecord& pod() const { return *pod_; }
   // The plugin's scope, or nullptr when the plugin is not in the cycle.
   const PodScope* scope_for(const PluginInstance* plugin) const;
+  // One run per plugin with its begin_pod time (none recorded for a plugin
+  // without pod_begin or applies), for the host's metrics.
+  const ChainRuns& begin_runs() const { return begin_runs_; }
 
  private:
   std::string key_;
   std::unique_ptr<const PodRecord> pod_;
   std::vector<std::pair<const PluginInstance*, PodScope>> scopes_;
+  ChainRuns begin_runs_;
 };
 
 // What ties the calls of one cycle together: the profile and the pod's

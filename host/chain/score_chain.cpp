@@ -66,6 +66,8 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
     }
     const auto start = Clock::now();
     const ChainPod gate(plugin, p, pod, limits, /*for_filter=*/false);
+    const auto gated = Clock::now();
+    if (gate.began()) run.hooks.add(TimedHook::kBeginPod, gated - start);
     if (!gate.error().empty()) {
       result.error = gate.error();
       ++run.errors;
@@ -106,10 +108,12 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
     };
     const size_t ran = pool.parallel_for(
         chunks, body, stop, plugin.score_cost().worth_sharing(nodes.size()));
+    const auto scored = Clock::now();
+    run.hooks.add(TimedHook::kScore, scored - gated);
     run.calls = std::min(nodes.size(), ran * chunk);
-    plugin.score_cost().record(Clock::now() - start, run.calls);
+    plugin.score_cost().record(scored - start, run.calls);
     if (ran < chunks || cut.load(std::memory_order_relaxed)) {
-      run.duration = Clock::now() - start;
+      run.duration = scored - start;
       result.unfinished =
           unfinished_reason(plugin, "score", run.calls, nodes.size(),
                             plugin_deadline, chain_start, true);
@@ -133,7 +137,9 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
                               nodes.size(), plugin_deadline, chain_start, true);
         continue;
       }
+      const auto normalize_start = Clock::now();
       Verdict normalized = plugin.normalize(gate.pod(), scores);
+      run.hooks.add(TimedHook::kNormalize, Clock::now() - normalize_start);
       if (!normalized.ok()) {
         result.error = std::move(normalized.reason);
       } else {

@@ -12,7 +12,10 @@ namespace schedplug::host {
 
 // Calls create() (and destroy()) once per plugin per profile with the
 // profile's args. Every failure is an error naming the config file, the
-// profile, the plugin, its .so file and the plugin's own message.
+// profile, the plugin, its .so file and the plugin's own message. A
+// created instance's SCHEDPLUG_HINT_* bits that buy nothing (a hint about
+// a hook the plugin lacks, or one the scheduler uses only with another)
+// are warnings (docs/check.md).
 std::vector<Diagnostic> check_create(
     const SchedulerConfig& config,
     const std::vector<ResolvedProfile>& profiles);

@@ -39,6 +39,11 @@ class PluginLibrary {
   bool has_filter() const { return descriptor_.filter != nullptr; }
   bool has_score() const { return descriptor_.score != nullptr; }
   bool has_refresh() const { return descriptor_.refresh != nullptr; }
+  // A per-pod gate of its own (pod_begin or applies); without one the
+  // host's begin_pod calls nothing of the plugin.
+  bool has_gate() const {
+    return descriptor_.pod_begin != nullptr || descriptor_.applies != nullptr;
+  }
 
  private:
   friend std::shared_ptr<PluginLibrary> load_plugin_file(

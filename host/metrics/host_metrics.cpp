@@ -12,12 +12,27 @@
 namespace schedplug::host {
 namespace {
 
-// 10 us .. 10 s: plugin passes over thousands of nodes take well under a
-// millisecond; hung ones take seconds.
+// 10 us .. 10 s: RPCs over thousands of nodes take well under a
+// millisecond; stuck ones take seconds.
 const prometheus::Histogram::BucketBoundaries& duration_buckets() {
   static const prometheus::Histogram::BucketBoundaries buckets{
       1e-5,   2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
       2.5e-2, 5e-2,   0.1,  0.25, 0.5,    1,    2.5,  5,      10};
+  return buckets;
+}
+
+// 1 us .. 10 s in steps of 1, 2.5, 5 per decade: a hook on a few nodes
+// takes microseconds, a pass over thousands of nodes well under a
+// millisecond, a refresh or a hung hook seconds.
+const prometheus::Histogram::BucketBoundaries& hook_buckets() {
+  static const prometheus::Histogram::BucketBoundaries buckets = [] {
+    prometheus::Histogram::BucketBoundaries b;
+    for (double decade = 1e-6; decade < 10; decade *= 10) {
+      for (double step : {1.0, 2.5, 5.0}) b.push_back(decade * step);
+    }
+    b.push_back(10);
+    return b;
+  }();
   return buckets;
 }
 
@@ -58,7 +73,7 @@ class MemoryCollectable : public prometheus::Collectable {
 
 }  // namespace
 
-HostMetrics::HostMetrics()
+HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
     : registry_(std::make_shared<prometheus::Registry>()),
       memory_(std::make_shared<MemoryCollectable>()),
       plugin_calls_(prometheus::BuildCounter()
@@ -71,11 +86,14 @@ HostMetrics::HostMetrics()
                          .Help("Plugin hook calls that returned ERROR (or a "
                                "score outside [0, 100] after normalizing).")
                          .Register(*registry_)),
-      plugin_duration_(prometheus::BuildHistogram()
-                           .Name("schedplug_plugin_duration_seconds")
-                           .Help("Time one plugin took over all nodes of one "
-                                 "RPC, by plugin and extension point.")
-                           .Register(*registry_)),
+      hook_duration_(prometheus::BuildHistogram()
+                         .Name("schedplug_plugin_hook_duration_seconds")
+                         .Help("Wall time of one plugin's hook in one RPC "
+                               "(filter and score: the pass over all its "
+                               "nodes), or of one refresh call, by plugin "
+                               "and hook (filter, score, normalize, "
+                               "begin_pod, refresh).")
+                         .Register(*registry_)),
       rpc_duration_(prometheus::BuildHistogram()
                         .Name("schedplug_rpc_duration_seconds")
                         .Help("Host-side time of each RPC, by method.")
@@ -129,30 +147,80 @@ HostMetrics::HostMetrics()
               .Help("Handshakes refused, by reason: protocol_version, "
                     "plugin_names, config_skew (the scheduler's and the "
                     "host's KubeSchedulerConfiguration differ).")
-              .Register(*registry_)) {}
+              .Register(*registry_)) {
+  for (const PluginInstance* plugin : plugins) {
+    created_.try_emplace(plugin, make_series(*plugin));
+  }
+}
+
+HostMetrics::PluginSeries HostMetrics::make_series(
+    const PluginInstance& plugin) {
+  const PluginLibrary& library = plugin.library();
+  const std::string& name = plugin.name();
+  PluginSeries series;
+  const auto extension_point = [&](size_t e, const char* label) {
+    const prometheus::Labels labels{{"plugin", name},
+                                    {"extension_point", label}};
+    series.calls[e] = &plugin_calls_.Add(labels);
+    series.errors[e] = &plugin_errors_.Add(labels);
+  };
+  const auto hook = [&](TimedHook h) {
+    series.hooks[static_cast<size_t>(h)] = &hook_duration_.Add(
+        {{"plugin", name}, {"hook", timed_hook_name(h)}}, hook_buckets());
+  };
+  if (library.has_filter()) {
+    extension_point(0, "filter");
+    hook(TimedHook::kFilter);
+  }
+  if (library.has_score()) {
+    extension_point(1, "score");
+    hook(TimedHook::kScore);
+    hook(TimedHook::kNormalize);
+  }
+  if (library.has_gate()) hook(TimedHook::kBeginPod);
+  if (library.has_refresh()) {
+    hook(TimedHook::kRefresh);
+    series.refreshes = &refresh_total_.Add({{"plugin", name}});
+    series.refresh_failures = &refresh_failures_.Add({{"plugin", name}});
+  }
+  return series;
+}
 
 HostMetrics::PluginSeries& HostMetrics::plugin_series(
-    const std::string& plugin, std::string_view extension_point) {
-  std::string key = plugin;
-  key += '/';
-  key += extension_point;
+    const PluginInstance& plugin) {
+  if (auto it = created_.find(&plugin); it != created_.end()) {
+    return it->second;
+  }
   std::lock_guard lock(mutex_);
-  auto it = series_.find(key);
-  if (it != series_.end()) return it->second;
-  const prometheus::Labels labels{
-      {"plugin", plugin}, {"extension_point", std::string(extension_point)}};
-  PluginSeries series{&plugin_calls_.Add(labels), &plugin_errors_.Add(labels),
-                      &plugin_duration_.Add(labels, duration_buckets())};
-  return series_.emplace(std::move(key), series).first->second;
+  auto it = late_.find(plugin.name());
+  if (it == late_.end()) {
+    it = late_.emplace(plugin.name(), make_series(plugin)).first;
+  }
+  return it->second;
+}
+
+void HostMetrics::hooks_ran(const PluginRun& run) {
+  if (run.plugin == nullptr) return;
+  const PluginSeries& s = plugin_series(*run.plugin);
+  for (size_t h = 0; h < kTimedHooks; ++h) {
+    const auto hook = static_cast<TimedHook>(h);
+    if (run.hooks.ran(hook) && s.hooks[h] != nullptr) {
+      s.hooks[h]->Observe(
+          std::chrono::duration<double>(run.hooks.took(hook)).count());
+    }
+  }
 }
 
 void HostMetrics::plugin_ran(const PluginRun& run,
                              std::string_view extension_point) {
-  if (run.plugin == nullptr || run.skipped) return;
-  PluginSeries& s = plugin_series(run.plugin->name(), extension_point);
-  s.calls->Increment(static_cast<double>(run.calls));
-  if (run.errors > 0) s.errors->Increment(static_cast<double>(run.errors));
-  s.duration->Observe(std::chrono::duration<double>(run.duration).count());
+  if (run.plugin == nullptr) return;
+  hooks_ran(run);
+  if (run.skipped) return;
+  const PluginSeries& s = plugin_series(*run.plugin);
+  const size_t e = extension_point == "score" ? 1 : 0;
+  if (s.calls[e] == nullptr) return;
+  s.calls[e]->Increment(static_cast<double>(run.calls));
+  if (run.errors > 0) s.errors[e]->Increment(static_cast<double>(run.errors));
 }
 
 HostMetrics::RpcSeries& HostMetrics::rpc_series(std::string_view method,
@@ -187,13 +255,14 @@ void HostMetrics::deadline_exceeded(const std::string& plugin) {
   deadline_exceeded_.Add({{"plugin", plugin}}).Increment();
 }
 
-void HostMetrics::refresh_failed(const std::string& plugin) {
-  refresh_total_.Add({{"plugin", plugin}}).Increment();
-  refresh_failures_.Add({{"plugin", plugin}}).Increment();
-}
-
-void HostMetrics::refresh_succeeded(const std::string& plugin) {
-  refresh_total_.Add({{"plugin", plugin}}).Increment();
+void HostMetrics::refreshed(const PluginInstance& plugin, bool ok,
+                            std::chrono::nanoseconds took) {
+  const PluginSeries& s = plugin_series(plugin);
+  if (s.refreshes == nullptr) return;
+  s.hooks[static_cast<size_t>(TimedHook::kRefresh)]->Observe(
+      std::chrono::duration<double>(took).count());
+  s.refreshes->Increment();
+  if (!ok) s.refresh_failures->Increment();
 }
 
 void HostMetrics::request_refused(std::string_view reason) {

@@ -1,10 +1,13 @@
 // The host's Prometheus metrics (text format, scraped from
-// --metrics-listen). Updated once per plugin per RPC, never per node, so
-// the hot loops stay free of atomics.
+// --metrics-listen). Updated once per plugin per hook per RPC, never per
+// node, so the hot loops stay free of atomics and clock reads.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,7 +24,9 @@ namespace schedplug::host {
 
 class HostMetrics {
  public:
-  HostMetrics();
+  // `plugins`: the instances the host created; their series exist from
+  // the start, and the request path finds them without a lock.
+  explicit HostMetrics(std::span<const PluginInstance* const> plugins = {});
 
   const std::shared_ptr<prometheus::Registry>& registry() const {
     return registry_;
@@ -32,16 +37,20 @@ class HostMetrics {
     return memory_;
   }
 
-  // One chain run of a plugin at an extension point ("filter", "score").
+  // One chain run of a plugin at an extension point ("filter", "score"):
+  // its hook calls and errors, and the time of each hook it called.
   void plugin_ran(const PluginRun& run, std::string_view extension_point);
+  // Only the time of each hook the run called (a PreFilter's begin_pod).
+  void hooks_ran(const PluginRun& run);
   // One RPC; `code` is the gRPC status code name ("OK", "INVALID_ARGUMENT").
   void rpc_done(std::string_view method, std::string_view code, double seconds);
   void node_table_changed(int64_t added_nodes);
   void resync();
   // `plugin` is the plugin that was running ("" when none was).
   void deadline_exceeded(const std::string& plugin);
-  void refresh_failed(const std::string& plugin);
-  void refresh_succeeded(const std::string& plugin);
+  // One background refresh call and how long it took.
+  void refreshed(const PluginInstance& plugin, bool ok,
+                 std::chrono::nanoseconds took);
   // A request refused by a limit (docs/security.md): "field_length",
   // "list_length", "session_memory", "total_session_memory".
   void request_refused(std::string_view reason);
@@ -55,13 +64,17 @@ class HostMetrics {
   std::string text() const;
 
  private:
+  // One plugin's series, for the hooks its library has (nullptr for the
+  // others). calls and errors by extension point: [0] filter, [1] score.
   struct PluginSeries {
-    prometheus::Counter* calls;
-    prometheus::Counter* errors;
-    prometheus::Histogram* duration;
+    std::array<prometheus::Counter*, 2> calls{};
+    std::array<prometheus::Counter*, 2> errors{};
+    std::array<prometheus::Histogram*, kTimedHooks> hooks{};
+    prometheus::Counter* refreshes = nullptr;
+    prometheus::Counter* refresh_failures = nullptr;
   };
-  PluginSeries& plugin_series(const std::string& plugin,
-                              std::string_view extension_point);
+  PluginSeries make_series(const PluginInstance& plugin);
+  PluginSeries& plugin_series(const PluginInstance& plugin);
   struct RpcSeries {
     prometheus::Histogram* duration;
     prometheus::Counter* total;
@@ -72,7 +85,7 @@ class HostMetrics {
   std::shared_ptr<prometheus::Collectable> memory_;
   prometheus::Family<prometheus::Counter>& plugin_calls_;
   prometheus::Family<prometheus::Counter>& plugin_errors_;
-  prometheus::Family<prometheus::Histogram>& plugin_duration_;
+  prometheus::Family<prometheus::Histogram>& hook_duration_;
   prometheus::Family<prometheus::Histogram>& rpc_duration_;
   prometheus::Family<prometheus::Counter>& rpc_total_;
   prometheus::Gauge& node_table_nodes_;
@@ -86,8 +99,11 @@ class HostMetrics {
 
   // Series looked up once: a Family's Add builds and hashes a label map,
   // which every call paid (a few percent of the host's CPU per PreFilter).
-  std::mutex mutex_;  // guards series_ and rpc_series_
-  std::unordered_map<std::string, PluginSeries> series_;
+  // created_ is fixed by the constructor (read without the lock); an
+  // instance it lacks gets its series in late_ (tests, benchmarks).
+  std::unordered_map<const PluginInstance*, PluginSeries> created_;
+  std::mutex mutex_;  // guards late_ and rpc_series_
+  std::unordered_map<std::string, PluginSeries> late_;
   std::unordered_map<std::string, RpcSeries> rpc_series_;
 };
 

@@ -80,8 +80,12 @@ void RefreshScheduler::run(std::shared_ptr<State> state, Worker& w) {
     w.hang_reported = false;
     lock.unlock();
     const Verdict result = w.instance->refresh();
+    const auto refresh_took = Clock::now() - w.started;
+    if (state->metrics) {
+      state->metrics->refreshed(*w.instance, result.ok(), refresh_took);
+    }
     lock.lock();
-    const double took = seconds_since(w.started);
+    const double took = std::chrono::duration<double>(refresh_took).count();
     w.running = false;
     if (result.ok()) {
       spdlog::trace("refresh of plugin {} (profile {}) took {:.3f} s", name,
@@ -92,7 +96,6 @@ void RefreshScheduler::run(std::shared_ptr<State> state, Worker& w) {
             name, w.profile, w.failures_in_a_row);
       }
       w.failures_in_a_row = 0;
-      if (state->metrics) state->metrics->refresh_succeeded(name);
     } else {
       ++w.failures_in_a_row;
       const auto now = Clock::now();
@@ -106,7 +109,6 @@ void RefreshScheduler::run(std::shared_ptr<State> state, Worker& w) {
             result.reason.empty() ? "(no reason given)" : result.reason,
             w.period.count());
       }
-      if (state->metrics) state->metrics->refresh_failed(name);
     }
     if (w.hang_reported) {
       spdlog::info("refresh of plugin {} (profile {}) returned after {:.3f} s",

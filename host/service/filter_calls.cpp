@@ -83,49 +83,17 @@ grpc::Status HostService::pre_filter(CallContext& context,
   auto pod = std::make_unique<const PodRecord>(std::move(pod_data));
 
   const SessionCall lock(*session, call.deadline, "PreFilter " + call.what);
-  if (!lock.owns()) {
-    // The delta was not applied: the trailer says where the table is.
-    context.add_trailer("schedplug-table-version",
-                        std::to_string(session->last_table_version()));
-    return finish(call, busy_status(call, lock));
-  }
+  if (!lock.owns())
+    return finish(call, busy_with_delta(call, context, *session, lock));
   if (session->evicted()) {
     return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
                          unknown_session(request.session_id())});
   }
   const NodeTable& table = session->table;
-  const AppliedDelta applied =
-      sessions_.apply_delta(*session, delta, pod_bytes);
-  if (const auto& e = applied.error) {
-    // The table did not change; its version tells the shim whether a delta
-    // of an earlier call whose answer it lost was applied, and marks the
-    // refusal as one about the table (the shim then resyncs after
-    // INVALID_ARGUMENT; after RESOURCE_EXHAUSTED it keeps its delta and
-    // sends it again with the next pod).
-    context.add_trailer("schedplug-table-version",
-                        std::to_string(table.version()));
-    if (e->kind() == DeltaError::Kind::kTooLarge) {
-      return finish(
-          call, memory_status(call, *session, table, delta, e->bytes_after(),
-                              pod_bytes, applied.limit));
-    }
-    const auto code = e->kind() == DeltaError::Kind::kVersionMismatch
-                          ? grpc::StatusCode::FAILED_PRECONDITION
-                          : grpc::StatusCode::INVALID_ARGUMENT;
-    return finish(call, {code, e->what()});
+  if (grpc::Status s = apply_delta(call, context, *session, delta, pod_bytes);
+      !s.ok()) {
+    return finish(call, s);
   }
-  if (context_.metrics) {
-    context_.metrics->session_memory(sessions_.total_memory());
-    context_.metrics->node_table_changed(applied.nodes_added);
-    if (delta.full) context_.metrics->resync();
-  }
-  if (delta.full) {
-    spdlog::info("session {}: full node table received ({} nodes, version {})",
-                 session->id, table.size(), table.version());
-  }
-  // A failed call below still moved the table; the shim can read where to.
-  context.add_trailer("schedplug-table-version",
-                      std::to_string(table.version()));
   response.set_table_version(table.version());
   identity_.to_proto(*response.mutable_identity());
 
@@ -140,6 +108,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
   const auto cycle =
       std::make_shared<const PodCycle>(key, std::move(pod), profile->plugins);
   report_gates(*cycle, *profile, response);
+  record_begins(*cycle);
   session->begin_cycle(cycle);
   const auto chain_start = Clock::now();
   const std::vector<Deadline> deadlines =

@@ -71,6 +71,7 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
   response->set_protocol_version(v1::PROTOCOL_VERSION_1);
   response->set_session_id(session->id);
   response->set_fast_path_socket(context_.fast_path_socket);
+  response->set_pre_score_delta(true);
   identity_.to_proto(*response->mutable_identity());
   for (const auto& lib : context_.libraries) {
     v1::PluginInfo* info = response->add_plugins();

@@ -136,6 +136,12 @@ void HostService::record_runs(const ChainRuns& runs,
     context_.metrics->plugin_ran(run, extension_point);
 }
 
+void HostService::record_begins(const PodCycle& cycle) {
+  if (context_.metrics == nullptr) return;
+  for (const PluginRun& run : cycle.begin_runs())
+    context_.metrics->hooks_ran(run);
+}
+
 std::vector<Deadline> HostService::plugin_deadlines(
     const Call& call, const std::vector<int>& timeouts_ms,
     Clock::time_point start) const {
@@ -175,6 +181,53 @@ void HostService::note_unfinished(Call& call,
   spdlog::warn("slow call: {} {}: {} after {:.1f} ms; per plugin: {}",
                call.method, call.what, all, ms(Clock::now() - call.start),
                runs_summary(runs));
+}
+
+grpc::Status HostService::busy_with_delta(Call& call, CallContext& context,
+                                          const Session& session,
+                                          const SessionCall& lock) {
+  // The delta was not applied: the trailer says where the table is.
+  context.add_trailer("schedplug-table-version",
+                      std::to_string(session.last_table_version()));
+  return busy_status(call, lock);
+}
+
+grpc::Status HostService::apply_delta(const Call& call, CallContext& context,
+                                      Session& session, const TableDelta& delta,
+                                      size_t pod_bytes) {
+  const NodeTable& table = session.table;
+  const AppliedDelta applied = sessions_.apply_delta(session, delta, pod_bytes);
+  if (const auto& e = applied.error) {
+    // The table did not change; its version tells the shim whether a delta
+    // of an earlier call whose answer it lost was applied, and marks the
+    // refusal as one about the table (the shim then resyncs after
+    // INVALID_ARGUMENT; after RESOURCE_EXHAUSTED it keeps its delta and
+    // sends it again with the next pod).
+    context.add_trailer("schedplug-table-version",
+                        std::to_string(table.version()));
+    if (e->kind() == DeltaError::Kind::kTooLarge) {
+      return memory_status(call, session, table, delta, e->bytes_after(),
+                           pod_bytes, applied.limit);
+    }
+    const auto code = e->kind() == DeltaError::Kind::kVersionMismatch
+                          ? grpc::StatusCode::FAILED_PRECONDITION
+                          : grpc::StatusCode::INVALID_ARGUMENT;
+    return {code, e->what()};
+  }
+  if (context_.metrics) {
+    context_.metrics->session_memory(sessions_.total_memory());
+    context_.metrics->node_table_changed(applied.nodes_added);
+    if (delta.full) context_.metrics->resync();
+  }
+  if (delta.full) {
+    spdlog::info("session {}: full node table received ({} nodes, version {})",
+                 session.id, table.size(), table.version());
+  }
+  // A failed call after this still moved the table; the shim can read
+  // where to.
+  context.add_trailer("schedplug-table-version",
+                      std::to_string(table.version()));
+  return grpc::Status::OK;
 }
 
 grpc::Status HostService::busy_status(Call& call, const SessionCall& lock) {

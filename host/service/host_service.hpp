@@ -156,7 +156,21 @@ class HostService final
                        const ChainRuns& runs);
   // The session's call lock was not free before the call's deadline.
   grpc::Status busy_status(Call& call, const SessionCall& lock);
+  // busy_status for a call that carried a node-table delta, which was not
+  // applied: the trailer tells the shim the table's version.
+  grpc::Status busy_with_delta(Call& call, CallContext& context,
+                               const Session& session, const SessionCall& lock);
+  // Applies a call's node-table delta to the session's table (the caller
+  // holds the session's call lock). Not OK: the table did not change, and
+  // the status says why (FAILED_PRECONDITION for another base version,
+  // INVALID_ARGUMENT, RESOURCE_EXHAUSTED over the memory limit). Either way
+  // the "schedplug-table-version" trailer carries the table's version.
+  grpc::Status apply_delta(const Call& call, CallContext& context,
+                           Session& session, const TableDelta& delta,
+                           size_t pod_bytes);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);
+  // The begin_pod times of a cycle PreFilter began.
+  void record_begins(const PodCycle& cycle);
   // The filter chain's answer as PreFilter and FilterNodes send it (the
   // profile's filters, skipped, unfinished, reasons and rejections), and
   // the slow-call log of its unfinished plugins.

@@ -28,23 +28,40 @@ grpc::Status HostService::pre_score(CallContext& context,
     return finish(call, s);
   }
   PodData pod_data;
+  TableDelta delta;
+  const bool carries_delta = request.has_delta();
   try {
     pod_data = pod_from_proto(request.pod());
+    if (carries_delta) delta = delta_from_proto(request.delta());
   } catch (const FieldLimitError& e) {
     return finish(call, field_limit_status(e));
   }
+  const size_t pod_bytes = estimated_bytes(pod_data);
   const PodRecord pod(std::move(pod_data));
 
   const SessionCall lock(*session, call.deadline, "PreScore " + call.what);
-  if (!lock.owns()) return finish(call, busy_status(call, lock));
+  if (!lock.owns()) {
+    return finish(call, carries_delta
+                            ? busy_with_delta(call, context, *session, lock)
+                            : busy_status(call, lock));
+  }
   if (session->evicted()) {
     return finish(call, {grpc::StatusCode::FAILED_PRECONDITION,
                          unknown_session(request.session_id())});
   }
   const NodeTable& table = session->table;
-  if (grpc::Status s =
-          table_version_status(table, request.table_version(), "PreScore");
-      !s.ok()) {
+  if (carries_delta) {
+    // A profile without native filters: this call is the pod's only one,
+    // so it brings the table up to date and the previous pod's cycle ends.
+    if (grpc::Status s = apply_delta(call, context, *session, delta, pod_bytes);
+        !s.ok()) {
+      return finish(call, s);
+    }
+    session->end_cycle();
+    response.set_table_version(table.version());
+  } else if (grpc::Status s = table_version_status(
+                 table, request.table_version(), "PreScore");
+             !s.ok()) {
     return finish(call, s);
   }
   std::vector<const schedplug_node*> nodes;
@@ -62,8 +79,12 @@ grpc::Status HostService::pre_score(CallContext& context,
   const std::vector<uint8_t> applies = known_applies(request, profile->scorers);
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
+  // Without a cycle (none began, or the delta ended it) each plugin begins
+  // and ends the pod within the chain run.
   const auto cycle =
-      session->cycle(cycle_key(request.scheduler_name(), pod.data()));
+      carries_delta
+          ? nullptr
+          : session->cycle(cycle_key(request.scheduler_name(), pod.data()));
   ScoreOutcome outcome = run_scores(profile->scorers, pod.view(), nodes,
                                     *context_.pool, call.deadline,
                                     {.plugin_deadlines = deadlines,

@@ -124,7 +124,7 @@ SessionCall::SessionCall(Session& session, const Deadline& deadline,
   busy_ = fmt::format(
       "session {} is busy: {} has held it for {:.0f} ms and this call's "
       "deadline ran out waiting for it; a plugin may be stuck (the host's "
-      "log and the schedplug_plugin_duration_seconds metric name the slow "
+      "log and the schedplug_plugin_hook_duration_seconds metric name the slow "
       "plugin), and the host restarts itself if a plugin hook exceeds "
       "--hook-hard-limit",
       session.id, session.holder_.empty() ? "another call" : session.holder_,

@@ -12,6 +12,7 @@ namespace schedplug::host {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::Contains;
 using testing::corpus_dir;
 using testing::corpus_file;
 using ::testing::ElementsAre;
@@ -303,6 +304,87 @@ TEST(CheckCreate, PodKeysWithoutTheirHintAreErrors) {
                       "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS, which "
                       "the keys go with; set the hint, or leave "
                       "pod_annotation_keys empty")));
+}
+
+// HintedFilter and HintedScorer declare the hints of their "hints" arg.
+std::vector<std::shared_ptr<PluginLibrary>> hinted() {
+  const std::filesystem::path dir(SCHEDPLUG_ABI_DIR);
+  return {load_plugin_file(dir / "hinted_filter.so"),
+          load_plugin_file(dir / "hinted_scorer.so")};
+}
+
+// One profile per args of `plugin`, named p0, p1, ...
+SchedulerConfig profiles_with(const std::string& plugin,
+                              const std::vector<std::string>& args) {
+  std::string yaml = "profiles:\n";
+  for (size_t i = 0; i < args.size(); ++i) {
+    yaml += "  - schedulerName: p" + std::to_string(i) +
+            "\n    plugins:\n      multiPoint:\n        enabled: [{name: " +
+            plugin + "}]\n    pluginConfig:\n      - name: " + plugin +
+            "\n        args: " + args[i] + "\n";
+  }
+  return config(yaml);
+}
+
+// A filter hint on a plugin without a filter hook buys nothing: a warning
+// per hint, pointing at the plugin's pluginConfig entry.
+TEST(CheckCreate, FilterHintsWithoutAFilterAreWarnings) {
+  const SchedulerConfig c = profiles_with("HintedScorer", {"{hints: 7}"});
+  auto ds = check_create(c, resolve_profiles(c, hinted()));
+  ASSERT_THAT(ds, SizeIs(3));
+  EXPECT_THAT(messages(ds, Severity::kError), SizeIs(0));
+  for (const char* hint : {"SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS",
+                           "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY",
+                           "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS"}) {
+    EXPECT_THAT(
+        messages(ds, Severity::kWarning),
+        Contains(std::string("sched.yaml:9: profile \"p0\": plugin "
+                             "\"HintedScorer\" declares ") +
+                 hint +
+                 " but has no filter hook, so the hint buys nothing; remove "
+                 "it from the plugin's hints (its descriptor, or the "
+                 "settings its create() sets)"));
+  }
+}
+
+// Declared pod keys narrow batching signatures and kept verdicts, both of
+// which need SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY.
+TEST(CheckCreate, PodKeysWithoutIdentityAreAWarning) {
+  // IGNORES_NODE_PODS + READS_DECLARED_POD_KEYS, and the keys hint alone.
+  const SchedulerConfig c =
+      profiles_with("HintedFilter", {"{hints: 5}", "{hints: 4}"});
+  auto ds = check_create(c, resolve_profiles(c, hinted()));
+  ASSERT_THAT(ds, SizeIs(2));
+  EXPECT_EQ(ds[0].severity, Severity::kWarning);
+  EXPECT_EQ(
+      ds[0].message,
+      "sched.yaml:9: profile \"p0\": plugin \"HintedFilter\" declares "
+      "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS without "
+      "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY, so the hint buys nothing "
+      "(the scheduler narrows a pod's batching signature (and, with "
+      "SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS as well, its kept verdicts) "
+      "to the declared keys only for a filter that ignores the pod's name "
+      "and uid); declare SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY too if "
+      "the plugin keeps that promise, or remove "
+      "SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS");
+  EXPECT_THAT(ds[1].message,
+              AllOf(HasSubstr("sched.yaml:16: profile \"p1\""),
+                    HasSubstr("READS_DECLARED_POD_KEYS without "
+                              "SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY")));
+}
+
+// Each of these buys something: node pods alone (preemption dry runs),
+// identity alone (batching; a filter that counts the node's pods cannot
+// promise more), identity with keys (narrower signatures), all three
+// (kept verdicts). And no hint at all promises nothing.
+TEST(CheckCreate, HintsThatBuySomethingAreNotWarnings) {
+  const SchedulerConfig c = profiles_with(
+      "HintedFilter",
+      {"{hints: 1}", "{hints: 2}", "{hints: 6}", "{hints: 7}", "{hints: 0}"});
+  EXPECT_THAT(check_create(c, resolve_profiles(c, hinted())), SizeIs(0));
+  const SchedulerConfig scorer = profiles_with("HintedScorer", {"{hints: 0}"});
+  EXPECT_THAT(check_create(scorer, resolve_profiles(scorer, hinted())),
+              SizeIs(0));
 }
 
 TEST(Suggest, ClosestName) {

@@ -41,6 +41,36 @@ grpc::Status prefilter(RunningHost& host, const std::string& session,
   return host.stub().PreFilter(&context, request, response);
 }
 
+// The value of `series` in a scrape, or -1 when the scrape lacks it.
+double scraped(const std::string& text, const std::string& series) {
+  const size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+double hook_count(const std::string& text, const char* hook,
+                  const char* plugin) {
+  return scraped(text,
+                 std::string("schedplug_plugin_hook_duration_seconds_count{"
+                             "hook=\"") +
+                     hook + "\",plugin=\"" + plugin + "\"}");
+}
+
+v1::PreScoreResponse prescore(RunningHost& host, const std::string& session,
+                              const std::string& pod, uint32_t nodes) {
+  v1::PreScoreRequest request;
+  request.set_session_id(session);
+  request.set_scheduler_name("default-scheduler");
+  request.mutable_pod()->set_name(pod);
+  request.set_table_version(1);
+  for (uint32_t i = 0; i < nodes; ++i) request.add_nodes(i);
+  grpc::ClientContext context;
+  v1::PreScoreResponse response;
+  const grpc::Status s = host.stub().PreScore(&context, request, &response);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return response;
+}
+
 TEST(Deadlines, TheAnswerNamesThePluginThatWasRunning) {
   // 200 nodes x 4 ms in SleepyFilter is far beyond the 400 ms deadline.
   // The host keeps half of the remaining time for its answer to travel,
@@ -245,6 +275,27 @@ TEST(Refresh, AFailingRefreshIsRetriedAndCounted) {
       std::string::npos);
 }
 
+// Every refresh call is timed: the histogram is observed just before the
+// call is counted, and each of the config's two RefreshProbe instances may
+// be between the two.
+TEST(Refresh, EveryRefreshCallIsTimed) {
+  RunningHost host;
+  const std::string session = host.handshake();
+  double timed = 0;
+  std::string text;
+  for (int i = 0; i < 200 && timed < 3; ++i) {
+    std::this_thread::sleep_for(20ms);
+    text = host.app().metrics().text();
+    timed = hook_count(text, "refresh", "RefreshProbe");
+  }
+  const double calls =
+      scraped(text, "schedplug_refresh_total{plugin=\"RefreshProbe\"}");
+  EXPECT_GE(timed, 3) << text;
+  EXPECT_GE(timed, calls) << text;
+  EXPECT_LE(timed, calls + 2) << text;
+  EXPECT_EQ(hook_count(text, "filter", "RefreshProbe"), 0) << text;
+}
+
 TEST(Refresh, AHangingRefreshNeverBlocksARequest) {
   RunningHost host({}, {.hang_ms = 2000});
   const std::string session = host.handshake();
@@ -289,10 +340,51 @@ TEST(Metrics, PerPluginCallsAndTableSize) {
       text.find("schedplug_rpc_duration_seconds_count{method=\"PreFilter\"} 1"),
       std::string::npos);
   EXPECT_NE(
-      text.find(
-          "schedplug_plugin_duration_seconds_count{extension_point=\"filter\","
-          "plugin=\"FreeCpu\"} 1"),
-      std::string::npos);
+      text.find("schedplug_plugin_hook_duration_seconds_count{hook=\"filter\","
+                "plugin=\"FreeCpu\"} 1"),
+      std::string::npos)
+      << text;
+}
+
+// One observation per plugin per hook per call: PreFilter times the filters
+// and the cycle's gates; a PreScore times score and normalize, and the
+// gates only when it begins the pod itself (no cycle of its pod).
+TEST(Metrics, EachHookIsTimedOncePerCall) {
+  RunningHost host;
+  const std::string session = host.handshake();
+  v1::PreFilterResponse response;
+  ASSERT_TRUE(
+      prefilter(host, session, "default-scheduler", full_table(25), &response)
+          .ok());
+  std::string text = host.app().metrics().text();
+  for (const char* filter : {"ResourceFit", "FreeCpu"})
+    EXPECT_EQ(hook_count(text, "filter", filter), 1) << filter << "\n" << text;
+  // The cycle began every plugin of the profile that has a gate; the pod
+  // has no node selector, so LabelFilter's applies() said no to filter.
+  EXPECT_EQ(hook_count(text, "begin_pod", "LabelFilter"), 1) << text;
+  EXPECT_EQ(hook_count(text, "filter", "LabelFilter"), 0) << text;
+  EXPECT_EQ(hook_count(text, "begin_pod", "Latency"), 1) << text;
+  EXPECT_EQ(hook_count(text, "begin_pod", "FreeCpu"), -1) << "no gate";
+  EXPECT_EQ(hook_count(text, "score", "FreeCpu"), 0) << text;
+  EXPECT_EQ(hook_count(text, "normalize", "FreeCpu"), 0) << text;
+
+  // Another pod: no cycle, so the score chain begins it.
+  prescore(host, session, "q", 10);
+  text = host.app().metrics().text();
+  for (const char* scorer : {"FreeCpu", "Latency", "SpreadScore"}) {
+    EXPECT_EQ(hook_count(text, "score", scorer), 1) << scorer << "\n" << text;
+    EXPECT_EQ(hook_count(text, "normalize", scorer), 1) << scorer;
+  }
+  EXPECT_EQ(hook_count(text, "begin_pod", "Latency"), 2) << text;
+  EXPECT_EQ(hook_count(text, "begin_pod", "LabelFilter"), 1) << "no scorer";
+  EXPECT_EQ(hook_count(text, "filter", "FreeCpu"), 1) << text;
+  EXPECT_EQ(hook_count(text, "filter", "SpreadScore"), -1) << "no filter";
+
+  // The cycle's pod: its PreScore uses the states PreFilter began.
+  prescore(host, session, "p", 10);
+  text = host.app().metrics().text();
+  EXPECT_EQ(hook_count(text, "score", "Latency"), 2) << text;
+  EXPECT_EQ(hook_count(text, "begin_pod", "Latency"), 2) << text;
 }
 
 // Each method and status code keeps its own series (the host looks them up

@@ -216,6 +216,78 @@ TEST_F(PodCycleTest, GatesAndFailedPodBegin) {
                                       "end none 2"}));
 }
 
+// A profile without native Filter plugins sends its delta with PreScore
+// (PreScoreRequest.delta), its only call: the host applies the delta as
+// PreFilter does and begins and ends the pod's state within the call.
+TEST_F(PodCycleTest, PreScoreWithDeltaIsTheCyclesOnlyCall) {
+  const std::string session = host_->handshake();
+  auto prescore_with = [&](const v1::Pod& p, const v1::NodeTableDelta& delta,
+                           std::vector<uint32_t> nodes,
+                           v1::PreScoreResponse& response,
+                           std::string* trailer_version = nullptr) {
+    v1::PreScoreRequest request;
+    request.set_session_id(session);
+    request.set_scheduler_name(kProfile);
+    *request.mutable_pod() = p;
+    *request.mutable_delta() = delta;
+    for (uint32_t n : nodes) request.add_nodes(n);
+    grpc::ClientContext c;
+    const grpc::Status s = host_->stub().PreScore(&c, request, &response);
+    if (trailer_version != nullptr) {
+      const auto& trailers = c.GetServerTrailingMetadata();
+      auto it = trailers.find("schedplug-table-version");
+      *trailer_version = it == trailers.end() ? ""
+                                              : std::string(it->second.data(),
+                                                            it->second.size());
+    }
+    return s;
+  };
+  v1::NodeTableDelta full;
+  full.set_full(true);
+  full.set_new_version(1);
+  *full.add_upserts() = node(0, "n0", false);
+  *full.add_upserts() = node(1, "n1", true);
+  v1::PreScoreResponse response;
+  grpc::Status s = prescore_with(pod("p"), full, {0, 1}, response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(response.table_version(), 1u);
+  ASSERT_EQ(response.plugins_size(), 1);
+  EXPECT_EQ(response.plugins(0).scores_size(), 2)
+      << response.plugins(0).error();
+  EXPECT_EQ(log_lines(log()),
+            (std::vector<std::string>{"begin p 1", "end p 1"}));
+
+  // A pod whose PreFilter cycle never reached PreScore ends at the next
+  // delta-carrying PreScore, which adds a node and scores it.
+  sent_table_[session] = true;
+  prefilter(session, pod("a"));
+  v1::NodeTableDelta add;
+  add.set_base_version(1);
+  add.set_new_version(2);
+  *add.add_upserts() = node(2, "n2", false);
+  response.Clear();
+  s = prescore_with(pod("b"), add, {2}, response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(response.table_version(), 2u);
+  ASSERT_EQ(response.plugins_size(), 1);
+  EXPECT_EQ(response.plugins(0).scores_size(), 1);
+  EXPECT_EQ(log_lines(log()),
+            (std::vector<std::string>{"begin p 1", "end p 1", "begin a 2",
+                                      "end a 2", "begin b 3", "end b 3"}));
+
+  // A delta for another base version is refused as PreFilter refuses it,
+  // with the table's version in the trailer, and changes nothing.
+  v1::NodeTableDelta stale;
+  stale.set_base_version(7);
+  stale.set_new_version(8);
+  std::string version;
+  response.Clear();
+  s = prescore_with(pod("c"), stale, {0}, response, &version);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(version, "2");
+  EXPECT_EQ(log_lines(log()).size(), 6u) << "no pod began";
+}
+
 class PodCycleEvictionTest : public PodCycleTest {
  protected:
   PodCycleEvictionTest()

@@ -78,6 +78,9 @@ type fakeHost struct {
 
 	// offerFast: the Handshake names the fast-path socket.
 	offerFast bool
+	// noPreScoreDelta: the Handshake does not offer PreScoreRequest.delta
+	// (a host that predates it, which ignores the field).
+	noPreScoreDelta bool
 	// fastFault, when set, is what the fast-path socket does with the next
 	// requests instead of answering: "drop" closes the connection after
 	// reading the request, "hang" never answers, "garbage" answers bytes
@@ -361,6 +364,7 @@ func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.H
 	if h.offerFast {
 		resp.FastPathSocket = filepath.Base(h.sock) + ".fast"
 	}
+	resp.PreScoreDelta = !h.noPreScoreDelta
 	return resp, nil
 }
 
@@ -562,7 +566,7 @@ func (h *fakeHost) Filter(_ context.Context, req *pb.FilterRequest) (*pb.FilterR
 	return &pb.FilterResponse{Identity: h.identity(), Code: pb.Code_CODE_SUCCESS}, nil
 }
 
-func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.PreScoreResponse, error) {
+func (h *fakeHost) PreScore(ctx context.Context, req *pb.PreScoreRequest) (*pb.PreScoreResponse, error) {
 	defer h.begin("PreScore")()
 	h.lastPreScore = req
 	if !h.sessions[req.SessionId] {
@@ -571,10 +575,18 @@ func (h *fakeHost) PreScore(_ context.Context, req *pb.PreScoreRequest) (*pb.Pre
 	if h.filterNodesErr != nil {
 		return nil, h.filterNodesErr
 	}
-	if req.TableVersion != h.version {
+	resp := &pb.PreScoreResponse{Identity: h.identity()}
+	switch {
+	case req.Delta != nil && !h.noPreScoreDelta:
+		err := h.applyDelta(req.Delta)
+		setTableVersion(ctx, h.version)
+		if err != nil {
+			return nil, err
+		}
+		resp.TableVersion = h.version
+	case req.TableVersion != h.version:
 		return nil, status.Errorf(codes.FailedPrecondition, "table version %d, host has %d", req.TableVersion, h.version)
 	}
-	resp := &pb.PreScoreResponse{Identity: h.identity()}
 	for _, n := range h.profiles[req.SchedulerName] {
 		if !h.info(n).HasScore {
 			continue

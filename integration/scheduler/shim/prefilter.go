@@ -19,6 +19,11 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	if c == nil {
 		c = p.startCycle(state, pod, nodes)
 	}
+	if c.ScoreOnly() {
+		// No native Filter in the profile: the delta travels with
+		// PreScore, the cycle's one call.
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
 	if c.Reusing() {
 		return nil, p.skipUnless(!c.Skipped(p.name))
 	}

@@ -70,6 +70,7 @@ func isNative(variant string) bool {
 // run the two Filter plugins; the mixed one all three sample plugins.
 var (
 	filterPlugins = []string{"HwEncrypt", "DedicatedNodes"}
+	scorePlugins  = []string{"NetworkLatency"}
 	allPlugins    = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
 	twinOf        = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency"}
 )
@@ -115,6 +116,20 @@ func basic(name string, nodes, initPods, measured int) shape {
 		}
 	}}
 }
+
+// scoreOnly is SchedulingBasic with the Score sample alone: a profile
+// without native Filter plugins, whose one host call per pod is PreScore
+// (it carries the node-table delta).
+func scoreOnly(name string, nodes, initPods, measured int) shape {
+	sh := basic(name, nodes, initPods, measured)
+	sh.plugins = scorePlugins
+	return sh
+}
+
+// isScoreOnly: the workload's native plugins have no Filter.
+func isScoreOnly(sh shape) bool { return !slices.ContainsFunc(sh.plugins, isFilterPlugin) }
+
+func isFilterPlugin(name string) bool { return slices.Contains(filterPlugins, name) }
 
 // mixed: a tenth of the nodes dedicated (DedicatedNodes rejects pods
 // without the dedicated-ok annotation there), half of the others with
@@ -179,6 +194,8 @@ func shapes(full bool) []shape {
 			basic("Basic500", 500, 500, 1000),
 			basic("Basic5000", 5000, 1000, 1000),
 			mixed("Mixed500", 500, 500, 500),
+			scoreOnly("ScoreOnly500", 500, 500, 1000),
+			scoreOnly("ScoreOnly5000", 5000, 1000, 1000),
 			preemption("Preemption500", 500, 2000, 100),
 			batching("Batching1000", 1000, 100),
 			batching("Batching3000", 3000, 100),
@@ -187,6 +204,7 @@ func shapes(full bool) []shape {
 	return []shape{
 		basic("Basic", 20, 20, 60),
 		mixed("Mixed", 20, 20, 60),
+		scoreOnly("ScoreOnly", 20, 20, 60),
 		preemption("Preemption", 5, 20, 5),
 		batching("Batching", 20, 10),
 	}
@@ -419,9 +437,11 @@ func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 	if variant == VariantExtender {
 		ext := map[string]any{
 			"urlPrefix":        extenderURL(),
-			"filterVerb":       "filter",
 			"nodeCacheCapable": false,
 			"httpTimeout":      "30s",
+		}
+		if !isScoreOnly(sh) {
+			ext["filterVerb"] = "filter"
 		}
 		if slices.Contains(sh.plugins, "NetworkLatency") {
 			ext["prioritizeVerb"] = "prioritize"

@@ -106,7 +106,13 @@ func TestSchedulerPerfShort(t *testing.T) {
 		if sh, ok := shapeNamed(o.Shapes, r.Shape); ok && isBatching(sh) && r.Variant != VariantExtender && r.BatchAttempts["hint_used"] < 1 {
 			t.Errorf("%s: kube-scheduler's batching gave no hint it used (batch attempts %v): a plugin of the profile did not sign the pods", r.ID, r.BatchAttempts)
 		}
-		if isNative(r.Variant) {
+		if sh, ok := shapeNamed(o.Shapes, r.Shape); ok && isScoreOnly(sh) && isNative(r.Variant) {
+			// A profile without native Filter plugins makes one call per
+			// pod: PreScore, with the node-table delta.
+			if pf, ps := r.RPCsPerPodByMethod["PreFilter"], r.RPCsPerPodByMethod["PreScore"]; pf != 0 || ps < 0.999 || r.HostPeakRSSMB <= 0 {
+				t.Errorf("%s: score-only native run with %.3f PreFilter and %.3f PreScore calls per pod, want 0 and 1 (or no host memory figure): %+v", r.ID, pf, ps, r)
+			}
+		} else if isNative(r.Variant) {
 			// Every measured pod goes through at least one PreFilter: a call,
 			// or a cycle answered from verdicts kept for identical replicas.
 			calls := r.RPCsPerPodByMethod["PreFilter"]

@@ -479,7 +479,12 @@ type HandshakeResponse struct {
 	FastPathSocket string `protobuf:"bytes,6,opt,name=fast_path_socket,json=fastPathSocket,proto3" json:"fast_path_socket,omitempty"`
 	// The host that opened the session; every answer of the session carries
 	// its identity then (PreFilterResponse.identity, ...).
-	Identity      *HostIdentity `protobuf:"bytes,7,opt,name=identity,proto3" json:"identity,omitempty"`
+	Identity *HostIdentity `protobuf:"bytes,7,opt,name=identity,proto3" json:"identity,omitempty"`
+	// True: the host applies PreScoreRequest.delta, so a profile without
+	// native Filter plugins makes one call per pod (PreScore) instead of a
+	// PreFilter that only carries the delta. A host that predates it ignores
+	// the field, and the shim sends PreFilter first.
+	PreScoreDelta bool `protobuf:"varint,8,opt,name=pre_score_delta,json=preScoreDelta,proto3" json:"pre_score_delta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -561,6 +566,13 @@ func (x *HandshakeResponse) GetIdentity() *HostIdentity {
 		return x.Identity
 	}
 	return nil
+}
+
+func (x *HandshakeResponse) GetPreScoreDelta() bool {
+	if x != nil {
+		return x.PreScoreDelta
+	}
+	return false
 }
 
 type PluginInfo struct {
@@ -2841,8 +2853,16 @@ type PreScoreRequest struct {
 	// Slots of the feasible nodes.
 	Nodes []uint32 `protobuf:"varint,5,rep,packed,name=nodes,proto3" json:"nodes,omitempty"`
 	// As in FilterRequest: the cycle's applies() answers from PreFilter.
-	AppliesKnown  bool     `protobuf:"varint,6,opt,name=applies_known,json=appliesKnown,proto3" json:"applies_known,omitempty"`
-	NotApplying   []string `protobuf:"bytes,7,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
+	AppliesKnown bool     `protobuf:"varint,6,opt,name=applies_known,json=appliesKnown,proto3" json:"applies_known,omitempty"`
+	NotApplying  []string `protobuf:"bytes,7,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
+	// For a profile without native Filter plugins, which makes no PreFilter
+	// call (HandshakeResponse.pre_score_delta): the node-table delta since
+	// the last call the host applied. The host applies it as PreFilter does
+	// (the delta's base_version is checked instead of table_version, with
+	// the same errors and "schedplug-table-version" trailer), ends the
+	// previous pod's cycle, and begins and ends this pod's within the call;
+	// `nodes` are slots of the table after the delta.
+	Delta         *NodeTableDelta `protobuf:"bytes,8,opt,name=delta,proto3" json:"delta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2922,6 +2942,13 @@ func (x *PreScoreRequest) GetAppliesKnown() bool {
 func (x *PreScoreRequest) GetNotApplying() []string {
 	if x != nil {
 		return x.NotApplying
+	}
+	return nil
+}
+
+func (x *PreScoreRequest) GetDelta() *NodeTableDelta {
+	if x != nil {
+		return x.Delta
 	}
 	return nil
 }
@@ -3016,7 +3043,9 @@ type PreScoreResponse struct {
 	// One entry per native Score plugin of the profile, in profile order.
 	Plugins []*PluginScores `protobuf:"bytes,1,rep,name=plugins,proto3" json:"plugins,omitempty"`
 	// The host that computed this answer (HostIdentity).
-	Identity      *HostIdentity `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	Identity *HostIdentity `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	// With PreScoreRequest.delta: the table version after it was applied.
+	TableVersion  uint64 `protobuf:"varint,3,opt,name=table_version,json=tableVersion,proto3" json:"table_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3063,6 +3092,13 @@ func (x *PreScoreResponse) GetIdentity() *HostIdentity {
 		return x.Identity
 	}
 	return nil
+}
+
+func (x *PreScoreResponse) GetTableVersion() uint64 {
+	if x != nil {
+		return x.TableVersion
+	}
+	return 0
 }
 
 // Opened by the shim right after the Handshake and held open for the
@@ -3431,7 +3467,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\targs_json\x18\x03 \x01(\tR\bargsJson\x12%\n" +
 	"\x0efailure_policy\x18\x04 \x01(\tR\rfailurePolicy\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xc2\x02\n" +
+	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xea\x02\n" +
 	"\x11HandshakeResponse\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1d\n" +
 	"\n" +
@@ -3440,7 +3476,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x12\n" +
 	"\x04data\x18\x05 \x01(\x04R\x04data\x12(\n" +
 	"\x10fast_path_socket\x18\x06 \x01(\tR\x0efastPathSocket\x126\n" +
-	"\bidentity\x18\a \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xba\x02\n" +
+	"\bidentity\x18\a \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12&\n" +
+	"\x0fpre_score_delta\x18\b \x01(\bR\rpreScoreDelta\"\xba\x02\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -3649,7 +3686,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\n" +
 	"unfinished\x18\x04 \x03(\v2\x1e.schedplug.v1.UnfinishedPluginR\n" +
 	"unfinished\x126\n" +
-	"\bidentity\x18\x05 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xff\x01\n" +
+	"\bidentity\x18\x05 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xb3\x02\n" +
 	"\x0fPreScoreRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -3658,7 +3695,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\rtable_version\x18\x04 \x01(\x04R\ftableVersion\x12\x14\n" +
 	"\x05nodes\x18\x05 \x03(\rR\x05nodes\x12#\n" +
 	"\rapplies_known\x18\x06 \x01(\bR\fappliesKnown\x12!\n" +
-	"\fnot_applying\x18\a \x03(\tR\vnotApplying\"\x8e\x01\n" +
+	"\fnot_applying\x18\a \x03(\tR\vnotApplying\x122\n" +
+	"\x05delta\x18\b \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\"\x8e\x01\n" +
 	"\fPluginScores\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\askipped\x18\x02 \x01(\bR\askipped\x12\x16\n" +
@@ -3666,10 +3704,11 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1e\n" +
 	"\n" +
 	"unfinished\x18\x05 \x01(\tR\n" +
-	"unfinished\"\x80\x01\n" +
+	"unfinished\"\xa5\x01\n" +
 	"\x10PreScoreResponse\x124\n" +
 	"\aplugins\x18\x01 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins\x126\n" +
-	"\bidentity\x18\x02 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"4\n" +
+	"\bidentity\x18\x02 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12#\n" +
+	"\rtable_version\x18\x03 \x01(\x04R\ftableVersion\"4\n" +
 	"\x13WatchSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x9d\x01\n" +
@@ -3823,32 +3862,33 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	29, // 52: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
 	2,  // 53: schedplug.v1.FilterResponse.identity:type_name -> schedplug.v1.HostIdentity
 	24, // 54: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	34, // 55: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 56: schedplug.v1.PreScoreResponse.identity:type_name -> schedplug.v1.HostIdentity
-	2,  // 57: schedplug.v1.SessionEvent.identity:type_name -> schedplug.v1.HostIdentity
-	7,  // 58: schedplug.v1.SessionEvent.plugins:type_name -> schedplug.v1.PluginInfo
-	27, // 59: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
-	33, // 60: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
-	30, // 61: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
-	28, // 62: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
-	35, // 63: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
-	3,  // 64: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	27, // 65: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	30, // 66: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
-	31, // 67: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	33, // 68: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	36, // 69: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
-	6,  // 70: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	28, // 71: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	28, // 72: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
-	32, // 73: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	35, // 74: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	37, // 75: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
-	70, // [70:76] is the sub-list for method output_type
-	64, // [64:70] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	26, // 55: schedplug.v1.PreScoreRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	34, // 56: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	2,  // 57: schedplug.v1.PreScoreResponse.identity:type_name -> schedplug.v1.HostIdentity
+	2,  // 58: schedplug.v1.SessionEvent.identity:type_name -> schedplug.v1.HostIdentity
+	7,  // 59: schedplug.v1.SessionEvent.plugins:type_name -> schedplug.v1.PluginInfo
+	27, // 60: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
+	33, // 61: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
+	30, // 62: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
+	28, // 63: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
+	35, // 64: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
+	3,  // 65: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	27, // 66: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	30, // 67: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	31, // 68: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	33, // 69: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	36, // 70: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
+	6,  // 71: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	28, // 72: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	28, // 73: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	32, // 74: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	35, // 75: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	37, // 76: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
+	71, // [71:77] is the sub-list for method output_type
+	65, // [65:71] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }

@@ -35,6 +35,10 @@ type Cycle struct {
 	// them instead of calling.
 	sig  string
 	kept *keptVerdicts
+	// scoreOnly: the profile has no native Filter plugin and the host takes
+	// the node-table delta with PreScore, so the cycle makes that one call
+	// and no PreFilter (ScoreOnly).
+	scoreOnly bool
 	// spotOf: the verdicts this cycle could have used but calls instead,
 	// to check them against the host's answer (spotcheck.go).
 	spotOf *keptVerdicts
@@ -93,6 +97,9 @@ func (v verdict) answer() Answer {
 //  4. an answer the cycle already has for this exact NodeInfo state, else
 //     a single-node call (dryrun.go).
 func (c *Cycle) Filter(ctx context.Context, plugin string, ni fwk.NodeInfo) Answer {
+	if c.scoreOnly {
+		return passed // no native Filter in the profile
+	}
 	if a, ok := c.fromKept(plugin, ni); ok {
 		return a
 	}
@@ -187,11 +194,16 @@ func (c *Cycle) Skipped(plugin string) bool {
 	return !ok || r.skipped(i)
 }
 
+// ScoreOnly says whether the profile's native plugins have no Filter, so
+// that the cycle makes no PreFilter call: its one call is PreScore, which
+// carries the node-table delta.
+func (c *Cycle) ScoreOnly() bool { return c.scoreOnly }
+
 // Reusing says whether the cycle answers from kept verdicts (no call yet).
 func (c *Cycle) Reusing() bool { return c.kept != nil && !c.call.begun() }
 
 func (c *Cycle) callArgs(window func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet)) preFilterCall {
-	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window}
+	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window, snapshot: c.snapshot}
 }
 
 func (c *Cycle) timeout() time.Duration { return c.t.policies.CallTimeout(c.profile) }

@@ -77,10 +77,26 @@ type preFilterCall struct {
 	timeout       time.Duration
 	// window chooses the slots the host evaluates (nil ranges: every node).
 	window func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet)
+	// snapshot finds a node of the cycle's snapshot by name (nil: none).
+	snapshot func(name string) fwk.NodeInfo
 }
 
 // preFilter sends the pod and the node-table delta and returns every
 // native Filter's verdicts.
+func (h *Host) preFilter(ctx context.Context, c preFilterCall) (*callResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var res *callResult
+	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
+		res, version, err = h.sendPreFilter(ctx, s, c, full)
+		return version, err
+	})
+	return res, err
+}
+
+// withDelta makes a call that carries the node-table delta (send, on
+// session s; full: the whole table) and keeps the table in step when the
+// host refuses it:
 //
 //   - FAILED_PRECONDITION: if the host reports the version of the last
 //     delta whose answer was lost, that delta was applied: it is committed
@@ -90,40 +106,40 @@ type preFilterCall struct {
 //   - INVALID_ARGUMENT for a delta the host refused (it reports its table
 //     version): the tables disagree in a way a delta cannot fix, so the
 //     full table is sent once, on the same session.
-func (h *Host) preFilter(ctx context.Context, c preFilterCall) (*callResult, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+//
+// Callers hold h.mu.
+func (h *Host) withDelta(ctx context.Context, profile string, send func(s *session.Session, full bool) (*uint64, error)) error {
 	s, err := h.session()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res, hostVersion, err := h.sendPreFilter(ctx, s, c, false)
+	hostVersion, err := send(s, false)
 	switch status.Code(err) {
 	case codes.FailedPrecondition:
 		if h.table.Recover(hostVersion) {
 			deltasRecovered.Inc()
-			klog.FromContext(ctx).V(2).Info("schedplug-host had applied the delta of a failed call; continuing from its table version", "profile", c.profile, "version", *hostVersion)
-			if res, _, err = h.sendPreFilter(ctx, s, c, false); status.Code(err) != codes.FailedPrecondition {
-				return res, err
+			klog.FromContext(ctx).V(2).Info("schedplug-host had applied the delta of a failed call; continuing from its table version", "profile", profile, "version", *hostVersion)
+			if _, err = send(s, false); status.Code(err) != codes.FailedPrecondition {
+				return err
 			}
 		}
-		klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", c.profile, "err", status.Convert(err).Message())
+		klog.FromContext(ctx).Info("schedplug-host lost the session or node table; resynchronising", "profile", profile, "err", status.Convert(err).Message())
 		if s, err = h.renew(ctx, s); err != nil {
-			return nil, err
+			return err
 		}
-		res, _, err = h.sendPreFilter(ctx, s, c, true)
+		_, err = send(s, true)
 	case codes.InvalidArgument:
 		if hostVersion == nil {
 			// Not about the table (e.g. an unknown profile): a resync
 			// cannot help.
-			return nil, err
+			return err
 		}
-		klog.FromContext(ctx).Info("schedplug-host refused the node-table delta; sending the full table", "profile", c.profile, "err", status.Convert(err).Message())
+		klog.FromContext(ctx).Info("schedplug-host refused the node-table delta; sending the full table", "profile", profile, "err", status.Convert(err).Message())
 		session.CountResync()
 		h.table.SendFull()
-		res, _, err = h.sendPreFilter(ctx, s, c, true)
+		_, err = send(s, true)
 	}
-	return res, err
+	return err
 }
 
 // sendPreFilter makes one PreFilter call and returns the table version the
@@ -180,6 +196,75 @@ func (h *Host) preScore(ctx context.Context, c preFilterCall, feasible []string,
 	return h.sendPreScore(ctx, s, c, feasible, applies)
 }
 
+// preScoreAlone is the PreScore of a profile without native Filter
+// plugins, the cycle's only call: it carries the node-table delta (the
+// host began no cycle for the pod, and asks the plugins' gates itself).
+func (h *Host) preScoreAlone(ctx context.Context, c preFilterCall, feasible []string) (*pb.PreScoreResponse, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var resp *pb.PreScoreResponse
+	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
+		resp, version, err = h.sendPreScoreAlone(ctx, s, c, feasible, full)
+		return version, err
+	})
+	return resp, err
+}
+
+// sendPreScoreAlone makes one PreScore call with the delta. Callers hold
+// h.mu.
+func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preFilterCall, feasible []string, full bool) (*pb.PreScoreResponse, *uint64, error) {
+	plan := h.table.Plan(c.nodes, full, c.podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return wire.Node(ni, slot, s.Data) })
+	slots, err := plannedSlots(plan, c.nodes, feasible, c.snapshot)
+	if err != nil {
+		return nil, nil, err
+	}
+	timeout := c.timeout
+	if plan.Msg.GetFull() {
+		timeout = max(timeout, h.client.Config().ResyncTimeout)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, hostVersion, err := h.client.PreScore(cctx, s, &pb.PreScoreRequest{
+		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Nodes: slots,
+	})
+	if err != nil {
+		h.table.Failed(plan, status.Code(err), hostVersion)
+		return nil, hostVersion, err
+	}
+	h.table.Accepted(plan, resp.GetTableVersion())
+	return resp, nil, nil
+}
+
+// plannedSlots are the slots the feasible nodes have once plan is applied:
+// found through the snapshot (a lookup by name, then the plan's slot of
+// that NodeInfo), or, without a snapshot, by the cycle's node list.
+func plannedSlots(plan *nodetable.Plan, nodes []fwk.NodeInfo, feasible []string, snapshot func(string) fwk.NodeInfo) ([]uint32, error) {
+	slots := make([]uint32, len(feasible))
+	var byName map[string]uint32
+	for i, name := range feasible {
+		if snapshot != nil {
+			if slot, ok := plan.SlotOfInfo[snapshot(name)]; ok {
+				slots[i] = slot
+				continue
+			}
+		}
+		if byName == nil {
+			byName = make(map[string]uint32, len(nodes))
+			for j, ni := range nodes {
+				if ni.Node() != nil && plan.Order[j] != nodetable.NoSlot {
+					byName[ni.Node().Name] = plan.Order[j]
+				}
+			}
+		}
+		slot, ok := byName[name]
+		if !ok {
+			return nil, status.Errorf(codes.Internal, "node %q is not in the node table sent to schedplug-host", name)
+		}
+		slots[i] = slot
+	}
+	return slots, nil
+}
+
 func (h *Host) sendPreScore(ctx context.Context, s *session.Session, c preFilterCall, feasible []string, applies appliesInfo) (*pb.PreScoreResponse, error) {
 	slots := make([]uint32, len(feasible))
 	for i, name := range feasible {
@@ -191,10 +276,11 @@ func (h *Host) sendPreScore(ctx context.Context, s *session.Session, c preFilter
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	return h.client.PreScore(cctx, s, &pb.PreScoreRequest{
+	resp, _, err := h.client.PreScore(cctx, s, &pb.PreScoreRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, TableVersion: h.table.Table.Version(),
 		Nodes: slots, AppliesKnown: applies.known, NotApplying: applies.notApplying,
 	})
+	return resp, err
 }
 
 // filterNodes runs every native Filter on the given slots (as [first, end)

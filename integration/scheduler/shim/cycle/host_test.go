@@ -82,7 +82,8 @@ func TestFastPathAgainstRealHost(t *testing.T) {
 // BenchmarkCycleRoundTrip is the PreFilter and PreScore round trips of one
 // cycle against a real schedplug-host, over the fast path and over gRPC
 // side by side: 500 nodes, one of them changed per cycle, the shim's own
-// bookkeeping included. `go test -run '^$' -bench CycleRoundTrip ./scheduler/shim/cycle/`
+// bookkeeping included; "score-only" is the one PreScore (with the delta)
+// of a profile without native filters, over the fast path. `go test -run '^$' -bench CycleRoundTrip ./scheduler/shim/cycle/`
 // (the benchmark starts the host, as the tests do).
 func BenchmarkCycleRoundTrip(b *testing.B) {
 	target := shimtest.StartRealHost(b)
@@ -95,14 +96,26 @@ func BenchmarkCycleRoundTrip(b *testing.B) {
 		nodes = append(nodes, shimtest.Node(name, labels, i%4))
 		feasible = append(feasible, name)
 	}
-	for _, transport := range []string{"fast", "grpc"} {
+	// kube-scheduler's snapshot lister, by name.
+	byName := map[string]fwk.NodeInfo{}
+	for _, ni := range nodes {
+		byName[ni.Node().Name] = ni
+	}
+	for _, transport := range []string{"fast", "grpc", "score-only"} {
 		b.Run(transport, func(b *testing.B) {
 			h := hostOn(b, session.Config{Target: target, DisableFastPath: transport == "grpc"}, names)
-			call := preFilterCall{profile: "schedplug-scheduler", pod: wire.Pod(shimtest.Pod("p", nil), 0), nodes: nodes, timeout: time.Second}
+			call := preFilterCall{profile: "schedplug-scheduler", pod: wire.Pod(shimtest.Pod("p", nil), 0), nodes: nodes, timeout: time.Second,
+				snapshot: func(name string) fwk.NodeInfo { return byName[name] }}
 			ctx := context.Background()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(shimtest.Pod(fmt.Sprintf("x%d", i), nil))
+				if transport == "score-only" {
+					if _, err := h.preScoreAlone(ctx, call, feasible); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
 				if _, err := h.preFilter(ctx, call); err != nil {
 					b.Fatal(err)
 				}

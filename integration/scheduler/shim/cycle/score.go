@@ -27,13 +27,18 @@ func (s *Scores) Position(node string) (int, bool) {
 
 // Scores makes the cycle's PreScore call, once per cycle, for the nodes
 // `feasible` (the framework's parallel NormalizeScore workers wait for the
-// first). Without the cycle's PreFilter call made, it makes that first,
-// for the host's table must be current. onCall, when set, is told when
-// this caller makes the call.
+// first). The host's table must be current: a score-only cycle sends the
+// delta with the call; otherwise the cycle's PreFilter call, made first if
+// it was not, brought it. onCall, when set, is told when this caller makes
+// the call.
 func (c *Cycle) Scores(ctx context.Context, feasible []string, onCall func()) *Scores {
 	s, err, _ := c.scores.do(ctx, func(ctx context.Context) (*Scores, error) {
 		if onCall != nil {
 			onCall()
+		}
+		if c.scoreOnly && c.nodes != nil {
+			resp, err := c.t.host.preScoreAlone(ctx, c.callArgs(nil), feasible)
+			return newScores(feasible, resp, err), nil
 		}
 		r, err := c.Called(ctx)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/scheduler/shim/nodetable"
+	"schedplug.dev/integration/scheduler/shim/session"
 )
 
 // Tracker starts the scheduling cycles of every profile, one at a time as
@@ -102,9 +103,10 @@ func (t *Tracker) Start(in Start) *Cycle {
 	c := &Cycle{t: t, profile: in.Profile, pod: in.Pod, nodes: in.Nodes, podGroupCycle: in.PodGroupCycle,
 		nominated: in.Nominated, snapshot: in.Snapshot}
 	s := t.host.client.Current()
+	c.scoreOnly = scoreOnly(s, t.policies.Plugins(in.Profile))
 	var keys *podKeys
 	ok := false
-	if !t.Options().NoVerdictReuse && s != nil && !in.PodGroupCycle {
+	if !c.scoreOnly && !t.Options().NoVerdictReuse && s != nil && !in.PodGroupCycle {
 		ok, keys = keepable(s, t.policies.Plugins(in.Profile))
 	}
 	if ok {
@@ -125,6 +127,21 @@ func (t *Tracker) Start(in Start) *Cycle {
 	}
 	t.last = c
 	return c
+}
+
+// scoreOnly says whether a profile with these native plugins makes only
+// the PreScore call on session s: the host takes the delta with it, and
+// every plugin is known to have no Filter.
+func scoreOnly(s *session.Session, plugins []string) bool {
+	if s == nil || !s.PreScoreDelta || len(plugins) == 0 {
+		return false
+	}
+	for _, name := range plugins {
+		if info := s.Plugin(name); info == nil || info.GetHasFilter() {
+			return false
+		}
+	}
+	return true
 }
 
 // noteLast takes what the last cycle left: the nodes its Filter visited,

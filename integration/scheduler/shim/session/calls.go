@@ -56,17 +56,19 @@ func (c *Client) FilterNodes(ctx context.Context, s *Session, req *pb.FilterNode
 	return resp, c.checkAnswer(ctx, s, err, resp.GetIdentity())
 }
 
-// PreScore asks for every native Score plugin's scores.
-func (c *Client) PreScore(ctx context.Context, s *Session, req *pb.PreScoreRequest) (*pb.PreScoreResponse, error) {
-	fresp, _, err := c.fastCall(ctx, s, "PreScore", &pb.FastRequest{Call: &pb.FastRequest_PreScore{PreScore: req}})
-	var resp *pb.PreScoreResponse
+// PreScore asks for every native Score plugin's scores; version is the
+// host's table version when it reported one (a request with a delta).
+func (c *Client) PreScore(ctx context.Context, s *Session, req *pb.PreScoreRequest) (resp *pb.PreScoreResponse, version *uint64, err error) {
+	fresp, fversion, err := c.fastCall(ctx, s, "PreScore", &pb.FastRequest{Call: &pb.FastRequest_PreScore{PreScore: req}})
 	if errors.Is(err, errFastNotSent) {
-		resp, err = c.grpc.PreScore(ctx, req)
+		var trailer metadata.MD
+		resp, err = c.grpc.PreScore(ctx, req, grpc.Trailer(&trailer))
+		version = trailerVersion(trailer)
 	} else {
-		resp = fresp.GetPreScore()
+		resp, version = fresp.GetPreScore(), fversion
 	}
 	countRPC("PreScore", err)
-	return resp, c.checkAnswer(ctx, s, err, resp.GetIdentity())
+	return resp, version, c.checkAnswer(ctx, s, err, resp.GetIdentity())
 }
 
 // Filter evaluates one node whose state the request carries.

@@ -17,6 +17,10 @@ type Session struct {
 	// Data: the SCHEDPLUG_DATA_* bits the host's plugins declared; the shim
 	// converts and sends only those extra pod and node fields.
 	Data abi.DataBits
+	// PreScoreDelta: the host applies a node-table delta sent with
+	// PreScore, so a profile without native Filter plugins needs no
+	// PreFilter call.
+	PreScoreDelta bool
 
 	plugins  atomic.Pointer[map[string]*pb.PluginInfo]
 	identity atomic.Pointer[Identity]
@@ -41,7 +45,7 @@ func identityOf(id *pb.HostIdentity) Identity {
 }
 
 func newSession(resp *pb.HandshakeResponse, fast *fastPath) *Session {
-	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), fast: fast, ended: make(chan struct{})}
+	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), fast: fast, ended: make(chan struct{})}
 	s.setPlugins(resp.GetPlugins())
 	id := identityOf(resp.GetIdentity())
 	s.identity.Store(&id)
