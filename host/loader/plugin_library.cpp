@@ -1,5 +1,6 @@
 #include "host/loader/plugin_library.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -9,7 +10,9 @@
 #include <cstddef>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <system_error>
+#include <vector>
 
 #include <boost/dll/shared_library.hpp>
 
@@ -71,7 +74,66 @@ std::string dlerror_text(const std::filesystem::path& file,
 
 }  // namespace
 
+namespace {
+
+// dlopen matches a path against every name a loaded library was opened by,
+// before it compares files: a file loaded twice keeps the second
+// /proc/self/fd/N as an alias while it stays loaded. A descriptor number
+// that still names a loaded library is therefore kept, on /dev/null, so
+// that no other plugin file is opened on it and handed that library; it is
+// closed once no loaded library answers to it.
+class ReservedDescriptors {
+ public:
+  // Takes `fd` (a closed library's) over if a loaded library still answers
+  // to its path, else closes it; then lets go of numbers no longer named.
+  void release(int fd) {
+    const std::lock_guard lock(mutex_);
+    if (named(fd)) {
+      const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (null >= 0 && ::dup3(null, fd, O_CLOEXEC) == fd) {
+        reserved_.push_back(fd);
+      } else {
+        ::close(fd);
+      }
+      if (null >= 0) ::close(null);
+    } else {
+      ::close(fd);
+    }
+    std::erase_if(reserved_, [](int r) {
+      if (named(r)) return false;
+      ::close(r);
+      return true;
+    });
+  }
+
+ private:
+  static bool named(int fd) {
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    void* loaded = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (loaded == nullptr) return false;
+    ::dlclose(loaded);
+    return true;
+  }
+
+  std::mutex mutex_;
+  std::vector<int> reserved_;
+};
+
+ReservedDescriptors& reserved_descriptors() {
+  static ReservedDescriptors* reserved = new ReservedDescriptors();
+  return *reserved;
+}
+
+}  // namespace
+
 struct PluginLibrary::Handle {
+  ~Handle() {
+    library.unload();
+    if (file && file->fd >= 0) {
+      reserved_descriptors().release(file->fd);
+      file->fd = -1;
+    }
+  }
   // Kept open while the library is loaded: its l_name is /proc/self/fd/N,
   // which symbolizers and dladdr() read.
   std::unique_ptr<OpenFile> file;

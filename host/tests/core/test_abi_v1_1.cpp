@@ -397,3 +397,21 @@ TEST(PodState, PluginsWithoutPodBeginUseApplies) {
 
 }  // namespace
 }  // namespace schedplug::host
+
+namespace schedplug::host {
+namespace {
+
+// dlopen finds a loaded library by any name it was opened by: a file
+// loaded twice keeps the second /proc/self/fd/N as an alias. Once that
+// copy is closed, another plugin opened on the same descriptor number must
+// still get its own library, not the one loaded earlier.
+TEST(Loader, AReusedDescriptorNumberLoadsTheNewFile) {
+  const auto kept = load_plugin_file(abi_file("score_hints"));
+  load_plugin_file(abi_file("score_hints"));  // loaded again, then closed
+  EXPECT_EQ(load_plugin_file(abi_file("score_hints_no_score"))->name(),
+            "ScoreHintsNoScore");
+  EXPECT_EQ(kept->name(), "ScoreHints");
+}
+
+}  // namespace
+}  // namespace schedplug::host

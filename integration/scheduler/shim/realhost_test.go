@@ -66,7 +66,7 @@ func TestAgainstRealHost(t *testing.T) {
 	// SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY,
 	// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS); NetworkLatency has no
 	// filter and promises nothing.
-	all := uint64(abi.HintAll)
+	all := uint64(abi.HintFilterIgnoresNodePods | abi.HintFilterIgnoresPodIdentity | abi.HintFilterReadsDeclaredPodKeys)
 	for name, want := range map[string]struct {
 		hints uint64
 		keys  string
