@@ -436,15 +436,9 @@ std::shared_ptr<grpc::ChannelCredentials> probe_credentials(
 
 }  // namespace
 
-int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
-                 std::ostream& out, const ProbeTls& tls) {
-  ListenAddress address;
-  try {
-    address = parse_listen_address(listen);
-  } catch (const std::invalid_argument& e) {
-    out << "probe: " << e.what() << "\n";
-    return 1;
-  }
+std::shared_ptr<grpc::Channel> dial_host(const std::string& listen,
+                                         const ProbeTls& tls) {
+  const ListenAddress address = parse_listen_address(listen);
   std::string target = address.grpc_uri;
   if (!address.is_unix) {
     // A wildcard listen address is dialled on loopback.
@@ -454,14 +448,18 @@ int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
       target = "127.0.0.1" + target.substr(colon);
     }
   }
-  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  return grpc::CreateChannel(target, probe_credentials(address, tls));
+}
+
+int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
+                 std::ostream& out, const ProbeTls& tls) {
+  std::shared_ptr<grpc::Channel> channel;
   try {
-    credentials = probe_credentials(address, tls);
+    channel = dial_host(listen, tls);
   } catch (const std::invalid_argument& e) {
     out << "probe: " << e.what() << "\n";
     return 1;
   }
-  auto channel = grpc::CreateChannel(target, credentials);
   grpc::GenericStub generic(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + timeout);

@@ -132,6 +132,12 @@ struct ProbeTls {
   std::filesystem::path key;
 };
 
+// A channel to the host at `listen` (a --listen address; a wildcard TCP
+// address is dialled on loopback), with `tls` for a TLS host. Throws
+// std::invalid_argument with a sentence for a bad address or TLS file.
+std::shared_ptr<grpc::Channel> dial_host(const std::string& listen,
+                                         const ProbeTls& tls = {});
+
 // `schedplug-host probe`: asks the host at `listen` (a --listen address)
 // for its gRPC health within `timeout`. Returns 0 when it is SERVING, 1
 // otherwise, with a line on `out` saying what it found.

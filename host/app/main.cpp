@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
   size_t max_sessions_per_peer = options.service.max_sessions_per_peer;
   uint64_t max_session_memory = options.service.max_session_memory;
   uint64_t max_total_session_memory = options.service.max_total_session_memory;
+  size_t explain_cycles = options.service.recent_cycles.max_cycles;
+  uint64_t explain_memory = options.service.recent_cycles.max_bytes;
 
   CLI::App cli{
       "schedplug-host: runs native kube-scheduler plugins for the schedplug "
@@ -160,6 +162,17 @@ int main(int argc, char** argv) {
       ->transform(CLI::AsSizeValue(true))
       ->default_str("2Gi");
   cli.add_option(
+         "--explain-cycles", explain_cycles,
+         "Recent scheduling cycles the host keeps for `schedplug explain` "
+         "(each native plugin's verdicts, scores and timings; the oldest "
+         "goes first; 0: keep none)")
+      ->capture_default_str();
+  cli.add_option("--explain-memory", explain_memory,
+                 "Memory those cycles may hold, estimated from their sizes; "
+                 "the oldest goes first. Units as --max-session-memory")
+      ->transform(CLI::AsSizeValue(true))
+      ->default_str("64Mi");
+  cli.add_option(
          "--hook-hard-limit", hook_hard_limit_seconds,
          "Seconds one plugin hook call (applies, filter, score, "
          "normalize_score) may run; beyond it the host reports NOT_SERVING "
@@ -210,6 +223,8 @@ int main(int argc, char** argv) {
   options.service.max_sessions_per_peer = max_sessions_per_peer;
   options.service.max_session_memory = max_session_memory;
   options.service.max_total_session_memory = max_total_session_memory;
+  options.service.recent_cycles.max_cycles = explain_cycles;
+  options.service.recent_cycles.max_bytes = explain_memory;
   options.hook_hard_limit = std::chrono::milliseconds(
       static_cast<int64_t>(hook_hard_limit_seconds * 1000));
   options.memory_trim_interval = std::chrono::milliseconds(

@@ -147,7 +147,30 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
               .Help("Handshakes refused, by reason: protocol_version, "
                     "plugin_names, config_skew (the scheduler's and the "
                     "host's KubeSchedulerConfiguration differ).")
-              .Register(*registry_)) {
+              .Register(*registry_)),
+      recent_cycles_(prometheus::BuildGauge()
+                         .Name("schedplug_recent_cycles")
+                         .Help("Scheduling cycles the host holds for "
+                               "`schedplug explain` (--explain-cycles).")
+                         .Register(*registry_)
+                         .Add({})),
+      recent_cycle_bytes_(prometheus::BuildGauge()
+                              .Name("schedplug_recent_cycles_bytes")
+                              .Help("Memory those cycles hold, estimated; "
+                                    "what --explain-memory bounds.")
+                              .Register(*registry_)
+                              .Add({})),
+      recent_cycles_dropped_(
+          prometheus::BuildCounter()
+              .Name("schedplug_recent_cycles_dropped_total")
+              .Help("Cycles dropped from the record of recent cycles, by the "
+                    "cap that dropped them (cycles: --explain-cycles, memory: "
+                    "--explain-memory).")
+              .Register(*registry_)),
+      recent_cycles_dropped_count_(
+          recent_cycles_dropped_.Add({{"cap", "cycles"}})),
+      recent_cycles_dropped_memory_(
+          recent_cycles_dropped_.Add({{"cap", "memory"}})) {
   for (const PluginInstance* plugin : plugins) {
     created_.try_emplace(plugin, make_series(*plugin));
   }
@@ -267,6 +290,21 @@ void HostMetrics::refreshed(const PluginInstance& plugin, bool ok,
 
 void HostMetrics::request_refused(std::string_view reason) {
   refused_requests_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void HostMetrics::recent_cycles(size_t cycles, size_t bytes,
+                                uint64_t dropped_count,
+                                uint64_t dropped_memory) {
+  recent_cycles_.Set(static_cast<double>(cycles));
+  recent_cycle_bytes_.Set(static_cast<double>(bytes));
+  // Counters only go up: add what the store dropped since the last call.
+  const auto catch_up = [](prometheus::Counter& c, uint64_t total) {
+    const double have = c.Value();
+    const auto want = static_cast<double>(total);
+    if (want > have) c.Increment(want - have);
+  };
+  catch_up(recent_cycles_dropped_count_, dropped_count);
+  catch_up(recent_cycles_dropped_memory_, dropped_memory);
 }
 
 void HostMetrics::session_memory(size_t bytes) {

@@ -59,6 +59,10 @@ class HostMetrics {
   // A refused Handshake: "protocol_version", "plugin_names" or
   // "config_skew" (docs/protocol.md).
   void handshake_refused(std::string_view reason);
+  // What the record of recent cycles (`schedplug explain`) holds, and the
+  // cycles each cap dropped since start.
+  void recent_cycles(size_t cycles, size_t bytes, uint64_t dropped_count,
+                     uint64_t dropped_memory);
 
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
@@ -96,6 +100,11 @@ class HostMetrics {
   prometheus::Family<prometheus::Counter>& refused_requests_;
   prometheus::Gauge& session_memory_;
   prometheus::Family<prometheus::Counter>& handshake_refusals_;
+  prometheus::Gauge& recent_cycles_;
+  prometheus::Gauge& recent_cycle_bytes_;
+  prometheus::Family<prometheus::Counter>& recent_cycles_dropped_;
+  prometheus::Counter& recent_cycles_dropped_count_;
+  prometheus::Counter& recent_cycles_dropped_memory_;
 
   // Series looked up once: a Family's Add builds and hashes a label map,
   // which every call paid (a few percent of the host's CPU per PreFilter).

@@ -33,6 +33,13 @@ std::span<const schedplug_node* const> evaluated_views(
   return window_views(table.views(), slots_of(evaluate), window);
 }
 
+// How many nodes `views` holds (empty slots are nullptr).
+size_t count_nodes(std::span<const schedplug_node* const> views) {
+  return static_cast<size_t>(
+      std::count_if(views.begin(), views.end(),
+                    [](const schedplug_node* n) { return n != nullptr; }));
+}
+
 // The cycle's gates for the shim, which sends them back in case the host
 // loses the cycle: the plugins whose Filter and Score gates are both shut.
 void report_gates(const PodCycle& cycle, const ProfilePlugins& profile,
@@ -94,6 +101,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
       !s.ok()) {
     return finish(call, s);
   }
+  record_placements(request);
   response.set_table_version(table.version());
   identity_.to_proto(*response.mutable_identity());
 
@@ -115,14 +123,18 @@ grpc::Status HostService::pre_filter(CallContext& context,
       plugin_deadlines(call, profile->filter_timeout_ms, chain_start);
   // With `evaluate`, only its window (FilterNodes may ask about the rest).
   response.set_windowed(!request.evaluate().empty());
-  FilterOutcome outcome = run_filters(
-      profile->filters, cycle->pod().view(),
-      evaluated_views(table, request.evaluate()), *context_.pool, call.deadline,
-      {.plugin_deadlines = deadlines,
-       .applies = {},
-       .keep_raw_scores = false,
-       .cycle = cycle.get()});
+  const auto views = evaluated_views(table, request.evaluate());
+  FilterOutcome outcome = run_filters(profile->filters, cycle->pod().view(),
+                                      views, *context_.pool, call.deadline,
+                                      {.plugin_deadlines = deadlines,
+                                       .applies = {},
+                                       .keep_raw_scores = false,
+                                       .cycle = cycle.get()});
   record_runs(outcome.runs, "filter");
+  if (recent_.enabled()) {
+    record_filters(*session, *profile, request.pod(), table, outcome,
+                   count_nodes(views), /*starts=*/true);
+  }
   fill_filter_response(call, *profile, outcome, response);
   if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it
     call.summary = fmt::format(
@@ -222,14 +234,18 @@ grpc::Status HostService::filter_nodes(CallContext& context,
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->filter_timeout_ms, Clock::now());
   response.set_windowed(true);
-  FilterOutcome outcome = run_filters(
-      profile->filters, pod.view(), evaluated_views(table, request.evaluate()),
-      *context_.pool, call.deadline,
-      {.plugin_deadlines = deadlines,
-       .applies = applies,
-       .keep_raw_scores = false,
-       .cycle = cycle.get()});
+  const auto views = evaluated_views(table, request.evaluate());
+  FilterOutcome outcome = run_filters(profile->filters, pod.view(), views,
+                                      *context_.pool, call.deadline,
+                                      {.plugin_deadlines = deadlines,
+                                       .applies = applies,
+                                       .keep_raw_scores = false,
+                                       .cycle = cycle.get()});
   record_runs(outcome.runs, "filter");
+  if (recent_.enabled()) {
+    record_filters(*session, *profile, request.pod(), table, outcome,
+                   count_nodes(views), /*starts=*/false);
+  }
   fill_filter_response(call, *profile, outcome, response);
   if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it
     call.summary = fmt::format(

@@ -27,7 +27,14 @@ HostService::HostService(ServiceContext context, ServiceOptions options)
                   if (context_.metrics == nullptr) return;
                   context_.metrics->node_table_changed(-released.nodes);
                   context_.metrics->session_memory(sessions_.total_memory());
-                }) {}
+                }),
+      recent_(options.recent_cycles) {
+  for (const ResolvedProfile& profile : context_.resolved) {
+    std::vector<int>& weights = score_weights_[profile.scheduler_name];
+    for (const ResolvedPlugin& scorer : profile.scorers)
+      weights.push_back(scorer.weight);
+  }
+}
 
 grpc::Status HostService::field_limit_status(const FieldLimitError& e) {
   if (context_.metrics) {

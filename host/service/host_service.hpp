@@ -11,14 +11,18 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
 
 #include "host/chain/deadline.hpp"
 #include "host/chain/filter_chain.hpp"
+#include "host/chain/score_chain.hpp"
 #include "host/chain/thread_pool.hpp"
+#include "host/explain/recent_cycles.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
 #include "host/plugin/created_plugins.hpp"
@@ -60,6 +64,8 @@ struct ServiceOptions {
   // The longest a WatchSession stream stays silent; the shim takes a host
   // silent for three of these for gone.
   std::chrono::milliseconds heartbeat{2000};
+  // The record of recent cycles behind the Explain call.
+  RecentCyclesOptions recent_cycles;
 };
 
 // Everything the service serves from; built once at start-up.
@@ -104,6 +110,9 @@ class HostService final
   grpc::ServerWriteReactor<v1::SessionEvent>* WatchSession(
       grpc::CallbackServerContext* context,
       const v1::WatchSessionRequest* request) override;
+  grpc::Status Explain(grpc::ServerContext* context,
+                       const v1::ExplainRequest* request,
+                       v1::ExplainResponse* response) override;
 
   // The PreFilter, FilterNodes and PreScore of a call from either
   // transport (gRPC's overrides above and the fast path call these).
@@ -118,6 +127,7 @@ class HostService final
                          v1::PreScoreResponse& response);
 
   const SessionRegistry& sessions() const { return sessions_; }
+  const RecentCycles& recent_cycles() const { return recent_; }
   const HostIdentity& identity() const { return identity_; }
   // Ends every WatchSession stream (UNAVAILABLE): before the server's
   // Shutdown, which would otherwise wait for them.
@@ -178,6 +188,23 @@ class HostService final
                             FilterOutcome& outcome,
                             v1::PreFilterResponse& response);
   grpc::Status finish(Call& call, grpc::Status status);
+  // The record of recent cycles (explain_call.cpp). `filtered`: the node
+  // evaluations the filters made; `starts`: the call begins the pod's
+  // cycle.
+  void record_filters(const Session& session, const ProfilePlugins& profile,
+                      const v1::Pod& pod, const NodeTable& table,
+                      const FilterOutcome& outcome, size_t filtered,
+                      bool starts);
+  void record_scores(const Session& session, const ProfilePlugins& profile,
+                     const v1::Pod& pod, const NodeTable& table,
+                     std::span<const schedplug_node* const> nodes,
+                     const ScoreOutcome& outcome, bool starts);
+  template <class Request>
+  void record_placements(const Request& request) {
+    for (const v1::Placement& p : request.placed())
+      recent_.placed(p.pod_uid(), p.node());
+  }
+  void store(const Session& session, bool starts, v1::ExplainedCycle part);
   // A pod or node over FieldLimits: INVALID_ARGUMENT, counted.
   grpc::Status field_limit_status(const FieldLimitError& e);
   // A delta that would take the session past `limit`: RESOURCE_EXHAUSTED.
@@ -191,6 +218,10 @@ class HostService final
   const HostIdentity identity_;
   SessionWatches watches_;  // before sessions_: its on_evict tells them
   SessionRegistry sessions_;
+  RecentCycles recent_;
+  // Per profile: the weight of each native scorer, as kube-scheduler
+  // applies it.
+  std::unordered_map<std::string, std::vector<int>> score_weights_;
 };
 
 }  // namespace schedplug::host

@@ -64,6 +64,7 @@ grpc::Status HostService::pre_score(CallContext& context,
              !s.ok()) {
     return finish(call, s);
   }
+  record_placements(request);
   std::vector<const schedplug_node*> nodes;
   nodes.reserve(static_cast<size_t>(request.nodes_size()));
   for (uint32_t slot : request.nodes()) {
@@ -89,12 +90,16 @@ grpc::Status HostService::pre_score(CallContext& context,
                                     *context_.pool, call.deadline,
                                     {.plugin_deadlines = deadlines,
                                      .applies = applies,
-                                     .keep_raw_scores = false,
+                                     .keep_raw_scores = recent_.enabled(),
                                      .cycle = cycle.get()});
   identity_.to_proto(*response.mutable_identity());
   // PreScore is the cycle's last call: its per-pod states end now.
   if (cycle) session->end_cycle(cycle.get());
   record_runs(outcome.runs, "score");
+  if (recent_.enabled()) {
+    record_scores(*session, *profile, request.pod(), table, nodes, outcome,
+                  /*starts=*/carries_delta);
+  }
   size_t failed = 0;
   std::vector<std::string> reasons, names;
   for (size_t i = 0; i < profile->scorers.size(); ++i) {

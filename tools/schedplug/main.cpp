@@ -4,6 +4,7 @@
 //   schedplug simulate --config FILE --plugins DIR --nodes NODES.yaml
 //                      --pods PODS.yaml [--explain POD]... [--json]
 //   schedplug bundle DIR -o OUT [--no-strip] [--json]
+//   schedplug explain POD [--listen ADDR] [--json]
 #include <iostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -13,6 +14,7 @@
 #include "tools/schedplug/bundle_command.hpp"
 #include "tools/schedplug/check_command.hpp"
 #include "tools/schedplug/child_process.hpp"
+#include "tools/schedplug/explain_command.hpp"
 #include "tools/schedplug/inspect_command.hpp"
 #include "tools/schedplug/simulate_command.hpp"
 
@@ -30,6 +32,8 @@ int main(int argc, char** argv) {
       "plugins.d \\\n"
       "      --nodes nodes.yaml --pods pods.yaml --explain default/web-1\n"
       "  schedplug bundle build/plugins.d -o bundle\n"
+      "  schedplug explain default/web-1 --listen "
+      "unix:///run/schedplug/host.sock\n"
       "Run `schedplug <command> --help` for a command's options.");
 
   schedplug::tools::InspectOptions inspect_options;
@@ -167,6 +171,39 @@ int main(int argc, char** argv) {
                    "stopped (exit 1)")
       ->capture_default_str();
 
+  schedplug::tools::ExplainOptions explain_options;
+  auto* explain = app.add_subcommand(
+      "explain",
+      "Ask a running schedplug-host why a pod went where it went, or "
+      "nowhere: for each of the pod's recent cycles it holds, every native "
+      "plugin's verdict and reason on the nodes it rejected, raw and "
+      "normalized scores, the node kube-scheduler reserved, and each "
+      "plugin's hook times. Exit status: 0 cycles found, 1 the host holds "
+      "none (the output says why), 2 bad arguments or no answer.");
+  explain
+      ->add_option("POD", explain_options.pod,
+                   "namespace/name or the pod's uid")
+      ->required();
+  explain
+      ->add_option("--listen", explain_options.listen,
+                   "the host's --listen address (the one the shim uses)")
+      ->capture_default_str();
+  explain->add_flag("--json", explain_options.json,
+                    "print JSON instead of text");
+  explain
+      ->add_option("--timeout", explain_options.timeout_seconds,
+                   "seconds to wait for the answer")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  explain->add_option("--tls-ca", explain_options.tls_ca,
+                      "for a host serving TLS on TCP: the CA (PEM) that "
+                      "signed its certificate");
+  explain->add_option("--tls-cert", explain_options.tls_cert,
+                      "with --tls-ca, for a host started with "
+                      "--tls-client-ca: a client certificate (PEM)");
+  explain->add_option("--tls-key", explain_options.tls_key,
+                      "the key (PEM) of --tls-cert");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -178,6 +215,10 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("schedplug"));
   spdlog::set_level(spdlog::level::warn);
 
+  // No plugin code runs: the host answers.
+  if (*explain) {
+    return schedplug::tools::run_explain(explain_options, std::cout, std::cerr);
+  }
   // Plugins are loaded (their constructors run) in a child process.
   if (*simulate) {
     const auto timeout =

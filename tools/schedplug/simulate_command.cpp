@@ -19,6 +19,7 @@
 #include "host/model/records.hpp"
 #include "host/plugin/created_plugins.hpp"
 #include "schedplug/runtime.hpp"
+#include "tools/schedplug/explain_table.hpp"
 #include "tools/schedplug/kube_dump.hpp"
 
 namespace schedplug::tools {
@@ -28,23 +29,6 @@ using host::Deadline;
 using host::PluginInstance;
 using host::ProfilePlugins;
 using Json = nlohmann::ordered_json;
-
-const char* code_name(schedplug_code code) {
-  switch (code) {
-    case SCHEDPLUG_SUCCESS:
-      return "Success";
-    case SCHEDPLUG_ERROR:
-      return "Error";
-    case SCHEDPLUG_UNSCHEDULABLE:
-      return "Unschedulable";
-    case SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE:
-      return "UnschedulableAndUnresolvable";
-    case SCHEDPLUG_SKIP:
-      return "Skip";
-    default:
-      return "Unknown";
-  }
-}
 
 // A node with the load of the pods bound to it so far.
 struct NodeState {
@@ -77,24 +61,13 @@ struct NodeState {
   }
 };
 
-struct FilterCell {
-  std::string verdict;  // Success, Unschedulable, ..., Skipped, NotRun
-  std::string reason;
-};
-
-struct ScoreCell {
-  bool skipped = false;
-  int64_t raw = 0;
-  int64_t normalized = 0;
-};
-
 struct NodeExplain {
   size_t node = 0;  // index into the node states
   bool feasible = false;
   std::string rejected_by;
-  std::vector<FilterCell> filters;  // per profile filter
+  std::vector<ExplainFilterCell> filters;  // per profile filter
   bool scored = false;
-  std::vector<ScoreCell> scores;  // per profile scorer
+  std::vector<ExplainScoreCell> scores;  // per profile scorer
   int64_t total = 0;
 };
 
@@ -217,21 +190,13 @@ class Simulation {
         NodeExplain& d = details[i];
         d.node = i;
         d.feasible = rejection[i] == nullptr;
-        const size_t stop =
-            rejection[i] ? rejection[i]->plugin : profile.filters.size();
-        for (size_t p = 0; p < profile.filters.size(); ++p) {
-          FilterCell cell;
-          if (p < stop) {
-            cell.verdict = filter_applies[p] ? "Success" : "Skipped";
-          } else if (p == stop) {
-            cell.verdict = code_name(rejection[i]->code);
-            cell.reason = filtered.reasons[rejection[i]->reason];
-            d.rejected_by = profile.filters[p]->name();
-          } else {
-            cell.verdict = "NotRun";
-          }
-          d.filters.push_back(std::move(cell));
-        }
+        std::vector<bool> skipped;
+        for (uint8_t a : filter_applies) skipped.push_back(a == 0);
+        const host::FilterRejection* r = rejection[i];
+        d.filters = filter_cells(
+            skipped, r ? std::optional<size_t>(r->plugin) : std::nullopt,
+            r ? code_name(r->code) : "", r ? filtered.reasons[r->reason] : "");
+        if (r) d.rejected_by = profile.filters[r->plugin]->name();
       }
     }
 
@@ -298,7 +263,7 @@ class Simulation {
           d.total = totals[k];
           for (size_t p = 0; p < profile.scorers.size(); ++p) {
             const host::PluginScoreOutcome& o = scored.plugins[p];
-            ScoreCell cell;
+            ExplainScoreCell cell;
             cell.skipped = o.skipped;
             if (!o.skipped) {
               cell.raw = k < o.raw.size() ? o.raw[k] : 0;
@@ -418,99 +383,48 @@ std::string profile_summary(const ProfilePlugins& profile,
          (scores.empty() ? "none" : scores);
 }
 
+// The pod's rows in the layout `schedplug explain` shares.
+ExplainTable explain_table(const PodResult& r, const Simulation& sim) {
+  const ProfilePlugins& profile = *r.profile;
+  ExplainTable table;
+  for (const PluginInstance* p : profile.filters)
+    table.filters.push_back(p->name());
+  for (const PluginInstance* p : profile.scorers)
+    table.scorers.push_back(p->name());
+  table.weights = sim.weights(r.profile_index);
+  for (const NodeExplain& d : *r.explain) {
+    ExplainRow row;
+    row.node = sim.node_name(d.node);
+    row.feasible = d.feasible;
+    row.rejected_by = d.rejected_by;
+    row.filters = d.filters;
+    row.scored = d.scored;
+    row.scores = d.scores;
+    row.total = d.total;
+    if (!r.top.empty() && r.top.front() == d.node) {
+      row.mark = ExplainRow::Mark::kChosen;
+    } else if (std::find(r.top.begin(), r.top.end(), d.node) != r.top.end()) {
+      row.mark = ExplainRow::Mark::kTied;
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
 void print_explain_text(const PodResult& r, const Simulation& sim,
                         std::ostream& out) {
-  const ProfilePlugins& profile = *r.profile;
-  const std::vector<int>& weights = sim.weights(r.profile_index);
-  size_t width = 0;
-  for (const PluginInstance* p : profile.filters)
-    width = std::max(width, p->name().size());
-  for (const PluginInstance* p : profile.scorers)
-    width = std::max(width, p->name().size());
   out << "  explain " << r.pod->key() << " (profile \""
-      << profile.scheduler_name << "\", " << r.feasible << " of "
+      << r.profile->scheduler_name << "\", " << r.feasible << " of "
       << r.explain->size() << " nodes feasible"
       << (r.status == "placed" && !r.scored
               ? "; one feasible node, so kube-scheduler does not score"
               : "")
       << "):\n";
-  for (const NodeExplain& d : *r.explain) {
-    out << "    " << sim.node_name(d.node);
-    if (!d.feasible) {
-      out << "  rejected by " << d.rejected_by;
-    } else if (d.scored) {
-      out << "  total " << d.total;
-    } else {
-      out << "  feasible";
-    }
-    if (!r.top.empty() && r.top.front() == d.node) {
-      out << "  <- chosen";
-    } else if (std::find(r.top.begin(), r.top.end(), d.node) != r.top.end()) {
-      out << "  <- tied";
-    }
-    out << "\n";
-    for (size_t p = 0; p < profile.filters.size(); ++p) {
-      const FilterCell& c = d.filters[p];
-      out << "      " << std::left << std::setw(static_cast<int>(width))
-          << profile.filters[p]->name() << "  filter  ";
-      if (c.verdict == "Skipped") {
-        out << "skipped (applies() said no for this pod)";
-      } else if (c.verdict == "NotRun") {
-        out << "not run (an earlier filter rejected the node)";
-      } else {
-        out << c.verdict << (c.reason.empty() ? "" : ": " + c.reason);
-      }
-      out << "\n";
-    }
-    if (!d.scored) continue;
-    for (size_t p = 0; p < profile.scorers.size(); ++p) {
-      const ScoreCell& c = d.scores[p];
-      out << "      " << std::left << std::setw(static_cast<int>(width))
-          << profile.scorers[p]->name() << "  score   ";
-      if (c.skipped) {
-        out << "skipped (applies() said no for this pod)\n";
-      } else {
-        out << "raw " << c.raw << ", normalized " << c.normalized << ", weight "
-            << weights[p] << " -> " << c.normalized * weights[p] << "\n";
-      }
-    }
-  }
+  print_explain_rows(explain_table(r, sim), out);
 }
 
 Json explain_json(const PodResult& r, const Simulation& sim) {
-  const ProfilePlugins& profile = *r.profile;
-  const std::vector<int>& weights = sim.weights(r.profile_index);
-  Json nodes = Json::array();
-  for (const NodeExplain& d : *r.explain) {
-    Json n;
-    n["node"] = sim.node_name(d.node);
-    n["feasible"] = d.feasible;
-    Json filters = Json::array();
-    for (size_t p = 0; p < profile.filters.size(); ++p) {
-      filters.push_back({{"plugin", profile.filters[p]->name()},
-                         {"verdict", d.filters[p].verdict},
-                         {"reason", d.filters[p].reason}});
-    }
-    n["filters"] = filters;
-    if (d.scored) {
-      Json scores = Json::array();
-      for (size_t p = 0; p < profile.scorers.size(); ++p) {
-        const ScoreCell& c = d.scores[p];
-        Json s{{"plugin", profile.scorers[p]->name()}, {"skipped", c.skipped}};
-        if (!c.skipped) {
-          s["raw"] = c.raw;
-          s["normalized"] = c.normalized;
-          s["weight"] = weights[p];
-          s["weighted"] = c.normalized * weights[p];
-        }
-        scores.push_back(s);
-      }
-      n["scores"] = scores;
-      n["total"] = d.total;
-    }
-    nodes.push_back(n);
-  }
-  return nodes;
+  return explain_rows_json(explain_table(r, sim));
 }
 
 int bad_input(std::ostream& err, const std::vector<std::string>& problems) {

@@ -2271,7 +2271,10 @@ type PreFilterRequest struct {
 	// the shim sends the run it expects, and asks FilterNodes about the rest
 	// when kube-scheduler goes beyond it. An odd count or a range with
 	// first >= end is INVALID_ARGUMENT, before the delta is applied.
-	Evaluate      []uint32 `protobuf:"varint,5,rep,packed,name=evaluate,proto3" json:"evaluate,omitempty"`
+	Evaluate []uint32 `protobuf:"varint,5,rep,packed,name=evaluate,proto3" json:"evaluate,omitempty"`
+	// Where the profile's earlier pods went since the last call (kube-scheduler's
+	// Reserve), for the host's record of recent cycles; it changes no answer.
+	Placed        []*Placement `protobuf:"bytes,6,rep,name=placed,proto3" json:"placed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2341,6 +2344,66 @@ func (x *PreFilterRequest) GetEvaluate() []uint32 {
 	return nil
 }
 
+func (x *PreFilterRequest) GetPlaced() []*Placement {
+	if x != nil {
+		return x.Placed
+	}
+	return nil
+}
+
+// One pod's chosen node, as kube-scheduler reserved it.
+type Placement struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PodUid        string                 `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	Node          string                 `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Placement) Reset() {
+	*x = Placement{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Placement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Placement) ProtoMessage() {}
+
+func (x *Placement) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Placement.ProtoReflect.Descriptor instead.
+func (*Placement) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *Placement) GetPodUid() string {
+	if x != nil {
+		return x.PodUid
+	}
+	return ""
+}
+
+func (x *Placement) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
 type PreFilterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The table version after the delta was applied.
@@ -2387,7 +2450,7 @@ type PreFilterResponse struct {
 
 func (x *PreFilterResponse) Reset() {
 	*x = PreFilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2399,7 +2462,7 @@ func (x *PreFilterResponse) String() string {
 func (*PreFilterResponse) ProtoMessage() {}
 
 func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[26]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2475,7 @@ func (x *PreFilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreFilterResponse.ProtoReflect.Descriptor instead.
 func (*PreFilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{26}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PreFilterResponse) GetTableVersion() uint64 {
@@ -2520,7 +2583,7 @@ type UnfinishedPlugin struct {
 
 func (x *UnfinishedPlugin) Reset() {
 	*x = UnfinishedPlugin{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2595,7 @@ func (x *UnfinishedPlugin) String() string {
 func (*UnfinishedPlugin) ProtoMessage() {}
 
 func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[27]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2608,7 @@ func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedPlugin.ProtoReflect.Descriptor instead.
 func (*UnfinishedPlugin) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{27}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *UnfinishedPlugin) GetPlugin() string {
@@ -2586,7 +2649,7 @@ type FilterNodesRequest struct {
 
 func (x *FilterNodesRequest) Reset() {
 	*x = FilterNodesRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2598,7 +2661,7 @@ func (x *FilterNodesRequest) String() string {
 func (*FilterNodesRequest) ProtoMessage() {}
 
 func (x *FilterNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2611,7 +2674,7 @@ func (x *FilterNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterNodesRequest.ProtoReflect.Descriptor instead.
 func (*FilterNodesRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{28}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *FilterNodesRequest) GetSessionId() string {
@@ -2685,7 +2748,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2697,7 +2760,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2710,7 +2773,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{29}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *FilterRequest) GetSessionId() string {
@@ -2779,7 +2842,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2791,7 +2854,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2804,7 +2867,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{30}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *FilterResponse) GetCode() Code {
@@ -2862,14 +2925,16 @@ type PreScoreRequest struct {
 	// the same errors and "schedplug-table-version" trailer), ends the
 	// previous pod's cycle, and begins and ends this pod's within the call;
 	// `nodes` are slots of the table after the delta.
-	Delta         *NodeTableDelta `protobuf:"bytes,8,opt,name=delta,proto3" json:"delta,omitempty"`
+	Delta *NodeTableDelta `protobuf:"bytes,8,opt,name=delta,proto3" json:"delta,omitempty"`
+	// As in PreFilterRequest.
+	Placed        []*Placement `protobuf:"bytes,9,rep,name=placed,proto3" json:"placed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PreScoreRequest) Reset() {
 	*x = PreScoreRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2881,7 +2946,7 @@ func (x *PreScoreRequest) String() string {
 func (*PreScoreRequest) ProtoMessage() {}
 
 func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2894,7 +2959,7 @@ func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreRequest.ProtoReflect.Descriptor instead.
 func (*PreScoreRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{31}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PreScoreRequest) GetSessionId() string {
@@ -2953,6 +3018,13 @@ func (x *PreScoreRequest) GetDelta() *NodeTableDelta {
 	return nil
 }
 
+func (x *PreScoreRequest) GetPlaced() []*Placement {
+	if x != nil {
+		return x.Placed
+	}
+	return nil
+}
+
 type PluginScores struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Plugin string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
@@ -2975,7 +3047,7 @@ type PluginScores struct {
 
 func (x *PluginScores) Reset() {
 	*x = PluginScores{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2987,7 +3059,7 @@ func (x *PluginScores) String() string {
 func (*PluginScores) ProtoMessage() {}
 
 func (x *PluginScores) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3000,7 +3072,7 @@ func (x *PluginScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScores.ProtoReflect.Descriptor instead.
 func (*PluginScores) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{32}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PluginScores) GetPlugin() string {
@@ -3052,7 +3124,7 @@ type PreScoreResponse struct {
 
 func (x *PreScoreResponse) Reset() {
 	*x = PreScoreResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3064,7 +3136,7 @@ func (x *PreScoreResponse) String() string {
 func (*PreScoreResponse) ProtoMessage() {}
 
 func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3077,7 +3149,7 @@ func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreResponse.ProtoReflect.Descriptor instead.
 func (*PreScoreResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{33}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PreScoreResponse) GetPlugins() []*PluginScores {
@@ -3119,7 +3191,7 @@ type WatchSessionRequest struct {
 
 func (x *WatchSessionRequest) Reset() {
 	*x = WatchSessionRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3131,7 +3203,7 @@ func (x *WatchSessionRequest) String() string {
 func (*WatchSessionRequest) ProtoMessage() {}
 
 func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3144,7 +3216,7 @@ func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{34}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WatchSessionRequest) GetSessionId() string {
@@ -3169,7 +3241,7 @@ type SessionEvent struct {
 
 func (x *SessionEvent) Reset() {
 	*x = SessionEvent{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[35]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3181,7 +3253,7 @@ func (x *SessionEvent) String() string {
 func (*SessionEvent) ProtoMessage() {}
 
 func (x *SessionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[35]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3194,7 +3266,7 @@ func (x *SessionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvent.ProtoReflect.Descriptor instead.
 func (*SessionEvent) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{35}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SessionEvent) GetIdentity() *HostIdentity {
@@ -3218,6 +3290,473 @@ func (x *SessionEvent) GetPlugins() []*PluginInfo {
 	return nil
 }
 
+type ExplainRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "namespace/name" or the pod's uid.
+	Pod           string `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainRequest) Reset() {
+	*x = ExplainRequest{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainRequest) ProtoMessage() {}
+
+func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
+func (*ExplainRequest) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ExplainRequest) GetPod() string {
+	if x != nil {
+		return x.Pod
+	}
+	return ""
+}
+
+// A node a native Filter rejected, or one the native Score plugins scored.
+type ExplainedNode struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Node  string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	// Set when rejected: the index into ExplainedCycle.filters of the plugin
+	// that rejected it (the filters after it did not run there), its code
+	// and reason.
+	Rejected   bool   `protobuf:"varint,2,opt,name=rejected,proto3" json:"rejected,omitempty"`
+	RejectedBy uint32 `protobuf:"varint,3,opt,name=rejected_by,json=rejectedBy,proto3" json:"rejected_by,omitempty"`
+	Code       Code   `protobuf:"varint,4,opt,name=code,proto3,enum=schedplug.v1.Code" json:"code,omitempty"`
+	Reason     string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Set when scored: per ExplainedCycle.scorers, before and after
+	// normalizing (0 for a skipped or failed plugin).
+	Scored        bool    `protobuf:"varint,6,opt,name=scored,proto3" json:"scored,omitempty"`
+	Raw           []int64 `protobuf:"varint,7,rep,packed,name=raw,proto3" json:"raw,omitempty"`
+	Normalized    []int64 `protobuf:"varint,8,rep,packed,name=normalized,proto3" json:"normalized,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainedNode) Reset() {
+	*x = ExplainedNode{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainedNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainedNode) ProtoMessage() {}
+
+func (x *ExplainedNode) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainedNode.ProtoReflect.Descriptor instead.
+func (*ExplainedNode) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ExplainedNode) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ExplainedNode) GetRejected() bool {
+	if x != nil {
+		return x.Rejected
+	}
+	return false
+}
+
+func (x *ExplainedNode) GetRejectedBy() uint32 {
+	if x != nil {
+		return x.RejectedBy
+	}
+	return 0
+}
+
+func (x *ExplainedNode) GetCode() Code {
+	if x != nil {
+		return x.Code
+	}
+	return Code_CODE_SUCCESS
+}
+
+func (x *ExplainedNode) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ExplainedNode) GetScored() bool {
+	if x != nil {
+		return x.Scored
+	}
+	return false
+}
+
+func (x *ExplainedNode) GetRaw() []int64 {
+	if x != nil {
+		return x.Raw
+	}
+	return nil
+}
+
+func (x *ExplainedNode) GetNormalized() []int64 {
+	if x != nil {
+		return x.Normalized
+	}
+	return nil
+}
+
+type PluginTiming struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Plugin string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	// "filter", "score", "normalize", "begin_pod"
+	Hook          string `protobuf:"bytes,2,opt,name=hook,proto3" json:"hook,omitempty"`
+	Nanos         int64  `protobuf:"varint,3,opt,name=nanos,proto3" json:"nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginTiming) Reset() {
+	*x = PluginTiming{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginTiming) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginTiming) ProtoMessage() {}
+
+func (x *PluginTiming) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginTiming.ProtoReflect.Descriptor instead.
+func (*PluginTiming) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *PluginTiming) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *PluginTiming) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *PluginTiming) GetNanos() int64 {
+	if x != nil {
+		return x.Nanos
+	}
+	return 0
+}
+
+type ExplainedCycle struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SchedulerName string                 `protobuf:"bytes,1,opt,name=scheduler_name,json=schedulerName,proto3" json:"scheduler_name,omitempty"`
+	PodNamespace  string                 `protobuf:"bytes,2,opt,name=pod_namespace,json=podNamespace,proto3" json:"pod_namespace,omitempty"`
+	PodName       string                 `protobuf:"bytes,3,opt,name=pod_name,json=podName,proto3" json:"pod_name,omitempty"`
+	PodUid        string                 `protobuf:"bytes,4,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	// When the cycle's first call arrived (Unix time, nanoseconds).
+	StartedUnixNanos int64  `protobuf:"varint,5,opt,name=started_unix_nanos,json=startedUnixNanos,proto3" json:"started_unix_nanos,omitempty"`
+	TableVersion     uint64 `protobuf:"varint,6,opt,name=table_version,json=tableVersion,proto3" json:"table_version,omitempty"`
+	// The profile's native plugins, in kube-scheduler's order, and whether
+	// each met the pod (false: its gate said the pod is not its business).
+	Filters       []string `protobuf:"bytes,7,rep,name=filters,proto3" json:"filters,omitempty"`
+	FilterSkipped []bool   `protobuf:"varint,8,rep,packed,name=filter_skipped,json=filterSkipped,proto3" json:"filter_skipped,omitempty"`
+	Scorers       []string `protobuf:"bytes,9,rep,name=scorers,proto3" json:"scorers,omitempty"`
+	ScorerSkipped []bool   `protobuf:"varint,10,rep,packed,name=scorer_skipped,json=scorerSkipped,proto3" json:"scorer_skipped,omitempty"`
+	// The weight kube-scheduler gives each scorer.
+	Weights []int32 `protobuf:"varint,11,rep,packed,name=weights,proto3" json:"weights,omitempty"`
+	// Per scorer: why it failed or did not finish ("" when it did).
+	ScorerErrors []string `protobuf:"bytes,12,rep,name=scorer_errors,json=scorerErrors,proto3" json:"scorer_errors,omitempty"`
+	// How many node evaluations the filters made (the window, nodes asked
+	// about later, single-node Filter calls).
+	NodesFiltered uint32 `protobuf:"varint,13,opt,name=nodes_filtered,json=nodesFiltered,proto3" json:"nodes_filtered,omitempty"`
+	// The rejected nodes, then the scored ones.
+	Nodes []*ExplainedNode `protobuf:"bytes,14,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	// The node kube-scheduler reserved for the pod, once the shim said so
+	// ("" until then, or when the cycle did not place the pod).
+	ChosenNode string          `protobuf:"bytes,15,opt,name=chosen_node,json=chosenNode,proto3" json:"chosen_node,omitempty"`
+	Timings    []*PluginTiming `protobuf:"bytes,16,rep,name=timings,proto3" json:"timings,omitempty"`
+	// Plugins that did not finish before their deadline, with why.
+	Unfinished []string `protobuf:"bytes,17,rep,name=unfinished,proto3" json:"unfinished,omitempty"`
+	// Nodes beyond the record's per-cycle cap, not listed in `nodes`.
+	NodesLeftOut  uint32 `protobuf:"varint,18,opt,name=nodes_left_out,json=nodesLeftOut,proto3" json:"nodes_left_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainedCycle) Reset() {
+	*x = ExplainedCycle{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainedCycle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainedCycle) ProtoMessage() {}
+
+func (x *ExplainedCycle) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainedCycle.ProtoReflect.Descriptor instead.
+func (*ExplainedCycle) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ExplainedCycle) GetSchedulerName() string {
+	if x != nil {
+		return x.SchedulerName
+	}
+	return ""
+}
+
+func (x *ExplainedCycle) GetPodNamespace() string {
+	if x != nil {
+		return x.PodNamespace
+	}
+	return ""
+}
+
+func (x *ExplainedCycle) GetPodName() string {
+	if x != nil {
+		return x.PodName
+	}
+	return ""
+}
+
+func (x *ExplainedCycle) GetPodUid() string {
+	if x != nil {
+		return x.PodUid
+	}
+	return ""
+}
+
+func (x *ExplainedCycle) GetStartedUnixNanos() int64 {
+	if x != nil {
+		return x.StartedUnixNanos
+	}
+	return 0
+}
+
+func (x *ExplainedCycle) GetTableVersion() uint64 {
+	if x != nil {
+		return x.TableVersion
+	}
+	return 0
+}
+
+func (x *ExplainedCycle) GetFilters() []string {
+	if x != nil {
+		return x.Filters
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetFilterSkipped() []bool {
+	if x != nil {
+		return x.FilterSkipped
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetScorers() []string {
+	if x != nil {
+		return x.Scorers
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetScorerSkipped() []bool {
+	if x != nil {
+		return x.ScorerSkipped
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetWeights() []int32 {
+	if x != nil {
+		return x.Weights
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetScorerErrors() []string {
+	if x != nil {
+		return x.ScorerErrors
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetNodesFiltered() uint32 {
+	if x != nil {
+		return x.NodesFiltered
+	}
+	return 0
+}
+
+func (x *ExplainedCycle) GetNodes() []*ExplainedNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetChosenNode() string {
+	if x != nil {
+		return x.ChosenNode
+	}
+	return ""
+}
+
+func (x *ExplainedCycle) GetTimings() []*PluginTiming {
+	if x != nil {
+		return x.Timings
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetUnfinished() []string {
+	if x != nil {
+		return x.Unfinished
+	}
+	return nil
+}
+
+func (x *ExplainedCycle) GetNodesLeftOut() uint32 {
+	if x != nil {
+		return x.NodesLeftOut
+	}
+	return 0
+}
+
+type ExplainResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Oldest first.
+	Cycles []*ExplainedCycle `protobuf:"bytes,1,rep,name=cycles,proto3" json:"cycles,omitempty"`
+	// With no cycles: why (the host never saw the pod, or which cap dropped
+	// its cycles, or the record is off).
+	NotHeld       string        `protobuf:"bytes,2,opt,name=not_held,json=notHeld,proto3" json:"not_held,omitempty"`
+	Identity      *HostIdentity `protobuf:"bytes,3,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainResponse) Reset() {
+	*x = ExplainResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainResponse) ProtoMessage() {}
+
+func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
+func (*ExplainResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ExplainResponse) GetCycles() []*ExplainedCycle {
+	if x != nil {
+		return x.Cycles
+	}
+	return nil
+}
+
+func (x *ExplainResponse) GetNotHeld() string {
+	if x != nil {
+		return x.NotHeld
+	}
+	return ""
+}
+
+func (x *ExplainResponse) GetIdentity() *HostIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
 type FastRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Call:
@@ -3235,7 +3774,7 @@ type FastRequest struct {
 
 func (x *FastRequest) Reset() {
 	*x = FastRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[36]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3247,7 +3786,7 @@ func (x *FastRequest) String() string {
 func (*FastRequest) ProtoMessage() {}
 
 func (x *FastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[36]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3260,7 +3799,7 @@ func (x *FastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastRequest.ProtoReflect.Descriptor instead.
 func (*FastRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{36}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *FastRequest) GetCall() isFastRequest_Call {
@@ -3347,7 +3886,7 @@ type FastResponse struct {
 
 func (x *FastResponse) Reset() {
 	*x = FastResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[37]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3359,7 +3898,7 @@ func (x *FastResponse) String() string {
 func (*FastResponse) ProtoMessage() {}
 
 func (x *FastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[37]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3372,7 +3911,7 @@ func (x *FastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastResponse.ProtoReflect.Descriptor instead.
 func (*FastResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{37}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *FastResponse) GetCode() int32 {
@@ -3632,14 +4171,18 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"newVersion\x12\x12\n" +
 	"\x04full\x18\x03 \x01(\bR\x04full\x12,\n" +
 	"\aupserts\x18\x04 \x03(\v2\x12.schedplug.v1.NodeR\aupserts\x12\x18\n" +
-	"\aremoved\x18\x05 \x03(\rR\aremoved\"\xcd\x01\n" +
+	"\aremoved\x18\x05 \x03(\rR\aremoved\"\xfe\x01\n" +
 	"\x10PreFilterRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
 	"\x0escheduler_name\x18\x02 \x01(\tR\rschedulerName\x12#\n" +
 	"\x03pod\x18\x03 \x01(\v2\x11.schedplug.v1.PodR\x03pod\x122\n" +
 	"\x05delta\x18\x04 \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\x12\x1a\n" +
-	"\bevaluate\x18\x05 \x03(\rR\bevaluate\"\xf2\x03\n" +
+	"\bevaluate\x18\x05 \x03(\rR\bevaluate\x12/\n" +
+	"\x06placed\x18\x06 \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\"8\n" +
+	"\tPlacement\x12\x17\n" +
+	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x12\n" +
+	"\x04node\x18\x02 \x01(\tR\x04node\"\xf2\x03\n" +
 	"\x11PreFilterResponse\x12#\n" +
 	"\rtable_version\x18\x01 \x01(\x04R\ftableVersion\x12\x18\n" +
 	"\aplugins\x18\x02 \x03(\tR\aplugins\x12\x18\n" +
@@ -3686,7 +4229,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\n" +
 	"unfinished\x18\x04 \x03(\v2\x1e.schedplug.v1.UnfinishedPluginR\n" +
 	"unfinished\x126\n" +
-	"\bidentity\x18\x05 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xb3\x02\n" +
+	"\bidentity\x18\x05 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xe4\x02\n" +
 	"\x0fPreScoreRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -3696,7 +4239,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x05nodes\x18\x05 \x03(\rR\x05nodes\x12#\n" +
 	"\rapplies_known\x18\x06 \x01(\bR\fappliesKnown\x12!\n" +
 	"\fnot_applying\x18\a \x03(\tR\vnotApplying\x122\n" +
-	"\x05delta\x18\b \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\"\x8e\x01\n" +
+	"\x05delta\x18\b \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\x12/\n" +
+	"\x06placed\x18\t \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\"\x8e\x01\n" +
 	"\fPluginScores\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\askipped\x18\x02 \x01(\bR\askipped\x12\x16\n" +
@@ -3715,7 +4259,52 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\fSessionEvent\x126\n" +
 	"\bidentity\x18\x01 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12!\n" +
 	"\fheartbeat_ms\x18\x02 \x01(\rR\vheartbeatMs\x122\n" +
-	"\aplugins\x18\x03 \x03(\v2\x18.schedplug.v1.PluginInfoR\aplugins\"\x82\x02\n" +
+	"\aplugins\x18\x03 \x03(\v2\x18.schedplug.v1.PluginInfoR\aplugins\"\"\n" +
+	"\x0eExplainRequest\x12\x10\n" +
+	"\x03pod\x18\x01 \x01(\tR\x03pod\"\xea\x01\n" +
+	"\rExplainedNode\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x1a\n" +
+	"\brejected\x18\x02 \x01(\bR\brejected\x12\x1f\n" +
+	"\vrejected_by\x18\x03 \x01(\rR\n" +
+	"rejectedBy\x12&\n" +
+	"\x04code\x18\x04 \x01(\x0e2\x12.schedplug.v1.CodeR\x04code\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06scored\x18\x06 \x01(\bR\x06scored\x12\x10\n" +
+	"\x03raw\x18\a \x03(\x03R\x03raw\x12\x1e\n" +
+	"\n" +
+	"normalized\x18\b \x03(\x03R\n" +
+	"normalized\"P\n" +
+	"\fPluginTiming\x12\x16\n" +
+	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x12\n" +
+	"\x04hook\x18\x02 \x01(\tR\x04hook\x12\x14\n" +
+	"\x05nanos\x18\x03 \x01(\x03R\x05nanos\"\x9b\x05\n" +
+	"\x0eExplainedCycle\x12%\n" +
+	"\x0escheduler_name\x18\x01 \x01(\tR\rschedulerName\x12#\n" +
+	"\rpod_namespace\x18\x02 \x01(\tR\fpodNamespace\x12\x19\n" +
+	"\bpod_name\x18\x03 \x01(\tR\apodName\x12\x17\n" +
+	"\apod_uid\x18\x04 \x01(\tR\x06podUid\x12,\n" +
+	"\x12started_unix_nanos\x18\x05 \x01(\x03R\x10startedUnixNanos\x12#\n" +
+	"\rtable_version\x18\x06 \x01(\x04R\ftableVersion\x12\x18\n" +
+	"\afilters\x18\a \x03(\tR\afilters\x12%\n" +
+	"\x0efilter_skipped\x18\b \x03(\bR\rfilterSkipped\x12\x18\n" +
+	"\ascorers\x18\t \x03(\tR\ascorers\x12%\n" +
+	"\x0escorer_skipped\x18\n" +
+	" \x03(\bR\rscorerSkipped\x12\x18\n" +
+	"\aweights\x18\v \x03(\x05R\aweights\x12#\n" +
+	"\rscorer_errors\x18\f \x03(\tR\fscorerErrors\x12%\n" +
+	"\x0enodes_filtered\x18\r \x01(\rR\rnodesFiltered\x121\n" +
+	"\x05nodes\x18\x0e \x03(\v2\x1b.schedplug.v1.ExplainedNodeR\x05nodes\x12\x1f\n" +
+	"\vchosen_node\x18\x0f \x01(\tR\n" +
+	"chosenNode\x124\n" +
+	"\atimings\x18\x10 \x03(\v2\x1a.schedplug.v1.PluginTimingR\atimings\x12\x1e\n" +
+	"\n" +
+	"unfinished\x18\x11 \x03(\tR\n" +
+	"unfinished\x12$\n" +
+	"\x0enodes_left_out\x18\x12 \x01(\rR\fnodesLeftOut\"\x9a\x01\n" +
+	"\x0fExplainResponse\x124\n" +
+	"\x06cycles\x18\x01 \x03(\v2\x1c.schedplug.v1.ExplainedCycleR\x06cycles\x12\x19\n" +
+	"\bnot_held\x18\x02 \x01(\tR\anotHeld\x126\n" +
+	"\bidentity\x18\x03 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\x82\x02\n" +
 	"\vFastRequest\x12?\n" +
 	"\n" +
 	"pre_filter\x18\x01 \x01(\v2\x1e.schedplug.v1.PreFilterRequestH\x00R\tpreFilter\x12<\n" +
@@ -3741,14 +4330,15 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"CODE_ERROR\x10\x01\x12\x16\n" +
 	"\x12CODE_UNSCHEDULABLE\x10\x02\x12'\n" +
 	"#CODE_UNSCHEDULABLE_AND_UNRESOLVABLE\x10\x03\x12\r\n" +
-	"\tCODE_SKIP\x10\x052\xd5\x03\n" +
+	"\tCODE_SKIP\x10\x052\x9d\x04\n" +
 	"\x04Host\x12L\n" +
 	"\tHandshake\x12\x1e.schedplug.v1.HandshakeRequest\x1a\x1f.schedplug.v1.HandshakeResponse\x12L\n" +
 	"\tPreFilter\x12\x1e.schedplug.v1.PreFilterRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12P\n" +
 	"\vFilterNodes\x12 .schedplug.v1.FilterNodesRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12C\n" +
 	"\x06Filter\x12\x1b.schedplug.v1.FilterRequest\x1a\x1c.schedplug.v1.FilterResponse\x12I\n" +
 	"\bPreScore\x12\x1d.schedplug.v1.PreScoreRequest\x1a\x1e.schedplug.v1.PreScoreResponse\x12O\n" +
-	"\fWatchSession\x12!.schedplug.v1.WatchSessionRequest\x1a\x1a.schedplug.v1.SessionEvent0\x01BAZ?schedplug.dev/integration/scheduler/gen/schedplugv1;schedplugv1b\x06proto3"
+	"\fWatchSession\x12!.schedplug.v1.WatchSessionRequest\x1a\x1a.schedplug.v1.SessionEvent0\x01\x12F\n" +
+	"\aExplain\x12\x1c.schedplug.v1.ExplainRequest\x1a\x1d.schedplug.v1.ExplainResponseBAZ?schedplug.dev/integration/scheduler/gen/schedplugv1;schedplugv1b\x06proto3"
 
 var (
 	file_schedplug_v1_schedplug_proto_rawDescOnce sync.Once
@@ -3763,7 +4353,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),             // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                        // 1: schedplug.v1.Code
@@ -3793,18 +4383,24 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*Node)(nil),                     // 25: schedplug.v1.Node
 	(*NodeTableDelta)(nil),           // 26: schedplug.v1.NodeTableDelta
 	(*PreFilterRequest)(nil),         // 27: schedplug.v1.PreFilterRequest
-	(*PreFilterResponse)(nil),        // 28: schedplug.v1.PreFilterResponse
-	(*UnfinishedPlugin)(nil),         // 29: schedplug.v1.UnfinishedPlugin
-	(*FilterNodesRequest)(nil),       // 30: schedplug.v1.FilterNodesRequest
-	(*FilterRequest)(nil),            // 31: schedplug.v1.FilterRequest
-	(*FilterResponse)(nil),           // 32: schedplug.v1.FilterResponse
-	(*PreScoreRequest)(nil),          // 33: schedplug.v1.PreScoreRequest
-	(*PluginScores)(nil),             // 34: schedplug.v1.PluginScores
-	(*PreScoreResponse)(nil),         // 35: schedplug.v1.PreScoreResponse
-	(*WatchSessionRequest)(nil),      // 36: schedplug.v1.WatchSessionRequest
-	(*SessionEvent)(nil),             // 37: schedplug.v1.SessionEvent
-	(*FastRequest)(nil),              // 38: schedplug.v1.FastRequest
-	(*FastResponse)(nil),             // 39: schedplug.v1.FastResponse
+	(*Placement)(nil),                // 28: schedplug.v1.Placement
+	(*PreFilterResponse)(nil),        // 29: schedplug.v1.PreFilterResponse
+	(*UnfinishedPlugin)(nil),         // 30: schedplug.v1.UnfinishedPlugin
+	(*FilterNodesRequest)(nil),       // 31: schedplug.v1.FilterNodesRequest
+	(*FilterRequest)(nil),            // 32: schedplug.v1.FilterRequest
+	(*FilterResponse)(nil),           // 33: schedplug.v1.FilterResponse
+	(*PreScoreRequest)(nil),          // 34: schedplug.v1.PreScoreRequest
+	(*PluginScores)(nil),             // 35: schedplug.v1.PluginScores
+	(*PreScoreResponse)(nil),         // 36: schedplug.v1.PreScoreResponse
+	(*WatchSessionRequest)(nil),      // 37: schedplug.v1.WatchSessionRequest
+	(*SessionEvent)(nil),             // 38: schedplug.v1.SessionEvent
+	(*ExplainRequest)(nil),           // 39: schedplug.v1.ExplainRequest
+	(*ExplainedNode)(nil),            // 40: schedplug.v1.ExplainedNode
+	(*PluginTiming)(nil),             // 41: schedplug.v1.PluginTiming
+	(*ExplainedCycle)(nil),           // 42: schedplug.v1.ExplainedCycle
+	(*ExplainResponse)(nil),          // 43: schedplug.v1.ExplainResponse
+	(*FastRequest)(nil),              // 44: schedplug.v1.FastRequest
+	(*FastResponse)(nil),             // 45: schedplug.v1.FastResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
@@ -3852,43 +4448,52 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	25, // 42: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
 	24, // 43: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
 	26, // 44: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	1,  // 45: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
-	29, // 46: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	2,  // 47: schedplug.v1.PreFilterResponse.identity:type_name -> schedplug.v1.HostIdentity
-	24, // 48: schedplug.v1.FilterNodesRequest.pod:type_name -> schedplug.v1.Pod
-	24, // 49: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	25, // 50: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 51: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	29, // 52: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	2,  // 53: schedplug.v1.FilterResponse.identity:type_name -> schedplug.v1.HostIdentity
-	24, // 54: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	26, // 55: schedplug.v1.PreScoreRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	34, // 56: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 57: schedplug.v1.PreScoreResponse.identity:type_name -> schedplug.v1.HostIdentity
-	2,  // 58: schedplug.v1.SessionEvent.identity:type_name -> schedplug.v1.HostIdentity
-	7,  // 59: schedplug.v1.SessionEvent.plugins:type_name -> schedplug.v1.PluginInfo
-	27, // 60: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
-	33, // 61: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
-	30, // 62: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
-	28, // 63: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
-	35, // 64: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
-	3,  // 65: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	27, // 66: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	30, // 67: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
-	31, // 68: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	33, // 69: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	36, // 70: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
-	6,  // 71: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	28, // 72: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	28, // 73: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
-	32, // 74: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	35, // 75: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	37, // 76: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
-	71, // [71:77] is the sub-list for method output_type
-	65, // [65:71] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	28, // 45: schedplug.v1.PreFilterRequest.placed:type_name -> schedplug.v1.Placement
+	1,  // 46: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
+	30, // 47: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	2,  // 48: schedplug.v1.PreFilterResponse.identity:type_name -> schedplug.v1.HostIdentity
+	24, // 49: schedplug.v1.FilterNodesRequest.pod:type_name -> schedplug.v1.Pod
+	24, // 50: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	25, // 51: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,  // 52: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	30, // 53: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	2,  // 54: schedplug.v1.FilterResponse.identity:type_name -> schedplug.v1.HostIdentity
+	24, // 55: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	26, // 56: schedplug.v1.PreScoreRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	28, // 57: schedplug.v1.PreScoreRequest.placed:type_name -> schedplug.v1.Placement
+	35, // 58: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	2,  // 59: schedplug.v1.PreScoreResponse.identity:type_name -> schedplug.v1.HostIdentity
+	2,  // 60: schedplug.v1.SessionEvent.identity:type_name -> schedplug.v1.HostIdentity
+	7,  // 61: schedplug.v1.SessionEvent.plugins:type_name -> schedplug.v1.PluginInfo
+	1,  // 62: schedplug.v1.ExplainedNode.code:type_name -> schedplug.v1.Code
+	40, // 63: schedplug.v1.ExplainedCycle.nodes:type_name -> schedplug.v1.ExplainedNode
+	41, // 64: schedplug.v1.ExplainedCycle.timings:type_name -> schedplug.v1.PluginTiming
+	42, // 65: schedplug.v1.ExplainResponse.cycles:type_name -> schedplug.v1.ExplainedCycle
+	2,  // 66: schedplug.v1.ExplainResponse.identity:type_name -> schedplug.v1.HostIdentity
+	27, // 67: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
+	34, // 68: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
+	31, // 69: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
+	29, // 70: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
+	36, // 71: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
+	3,  // 72: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	27, // 73: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	31, // 74: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	32, // 75: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	34, // 76: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	37, // 77: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
+	39, // 78: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
+	6,  // 79: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	29, // 80: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	29, // 81: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	33, // 82: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	36, // 83: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	38, // 84: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
+	43, // 85: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
+	79, // [79:86] is the sub-list for method output_type
+	72, // [72:79] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -3897,12 +4502,12 @@ func file_schedplug_v1_schedplug_proto_init() {
 		return
 	}
 	file_schedplug_v1_schedplug_proto_msgTypes[9].OneofWrappers = []any{}
-	file_schedplug_v1_schedplug_proto_msgTypes[36].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[42].OneofWrappers = []any{
 		(*FastRequest_PreFilter)(nil),
 		(*FastRequest_PreScore)(nil),
 		(*FastRequest_FilterNodes)(nil),
 	}
-	file_schedplug_v1_schedplug_proto_msgTypes[37].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[43].OneofWrappers = []any{
 		(*FastResponse_PreFilter)(nil),
 		(*FastResponse_PreScore)(nil),
 	}
@@ -3912,7 +4517,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   38,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

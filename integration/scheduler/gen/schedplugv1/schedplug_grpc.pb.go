@@ -73,6 +73,7 @@ const (
 	Host_Filter_FullMethodName       = "/schedplug.v1.Host/Filter"
 	Host_PreScore_FullMethodName     = "/schedplug.v1.Host/PreScore"
 	Host_WatchSession_FullMethodName = "/schedplug.v1.Host/WatchSession"
+	Host_Explain_FullMethodName      = "/schedplug.v1.Host/Explain"
 )
 
 // HostClient is the client API for Host service.
@@ -85,6 +86,9 @@ type HostClient interface {
 	Filter(ctx context.Context, in *FilterRequest, opts ...grpc.CallOption) (*FilterResponse, error)
 	PreScore(ctx context.Context, in *PreScoreRequest, opts ...grpc.CallOption) (*PreScoreResponse, error)
 	WatchSession(ctx context.Context, in *WatchSessionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SessionEvent], error)
+	// Read-only: what the host kept of a pod's recent cycles
+	// (`schedplug explain`). Served to the same peers as the other calls.
+	Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainResponse, error)
 }
 
 type hostClient struct {
@@ -164,6 +168,16 @@ func (c *hostClient) WatchSession(ctx context.Context, in *WatchSessionRequest, 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Host_WatchSessionClient = grpc.ServerStreamingClient[SessionEvent]
 
+func (c *hostClient) Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExplainResponse)
+	err := c.cc.Invoke(ctx, Host_Explain_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -174,6 +188,9 @@ type HostServer interface {
 	Filter(context.Context, *FilterRequest) (*FilterResponse, error)
 	PreScore(context.Context, *PreScoreRequest) (*PreScoreResponse, error)
 	WatchSession(*WatchSessionRequest, grpc.ServerStreamingServer[SessionEvent]) error
+	// Read-only: what the host kept of a pod's recent cycles
+	// (`schedplug explain`). Served to the same peers as the other calls.
+	Explain(context.Context, *ExplainRequest) (*ExplainResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -201,6 +218,9 @@ func (UnimplementedHostServer) PreScore(context.Context, *PreScoreRequest) (*Pre
 }
 func (UnimplementedHostServer) WatchSession(*WatchSessionRequest, grpc.ServerStreamingServer[SessionEvent]) error {
 	return status.Error(codes.Unimplemented, "method WatchSession not implemented")
+}
+func (UnimplementedHostServer) Explain(context.Context, *ExplainRequest) (*ExplainResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Explain not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -324,6 +344,24 @@ func _Host_WatchSession_Handler(srv interface{}, stream grpc.ServerStream) error
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Host_WatchSessionServer = grpc.ServerStreamingServer[SessionEvent]
 
+func _Host_Explain_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExplainRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Explain(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Explain_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Explain(ctx, req.(*ExplainRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -350,6 +388,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PreScore",
 			Handler:    _Host_PreScore_Handler,
+		},
+		{
+			MethodName: "Explain",
+			Handler:    _Host_Explain_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

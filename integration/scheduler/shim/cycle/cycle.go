@@ -54,6 +54,20 @@ type Cycle struct {
 	// failureNoted: the call's failure was logged and counted (once per
 	// cycle, by whoever met it first).
 	failureNoted atomic.Bool
+	// reserved: the node kube-scheduler reserved was passed to the host's
+	// record (once per cycle, by the profile's first native plugin).
+	reserved atomic.Bool
+}
+
+// Reserved tells the host, with its next call, that kube-scheduler
+// reserved `node` for the cycle's pod, so that `schedplug explain` shows
+// the chosen node. Every native plugin of the profile reports it; the
+// first one counts.
+func (c *Cycle) Reserved(node string) {
+	if c.reserved.Swap(true) {
+		return
+	}
+	c.t.host.Placed(c.pod.GetUid(), node)
 }
 
 // Clone is the cycle itself: clones of a CycleState share one cycle.

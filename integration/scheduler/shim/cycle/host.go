@@ -30,6 +30,36 @@ type Host struct {
 	// tableOf is the session whose table `table` mirrors; another session
 	// starts with an empty one.
 	tableOf *session.Session
+	// placed: where kube-scheduler reserved pods since the last call, for
+	// the host's record of recent cycles (`schedplug explain`); the next
+	// PreFilter or PreScore carries them.
+	placedMu sync.Mutex
+	placed   []*pb.Placement
+}
+
+// maxPlacements bounds the placements waiting for a call (a profile whose
+// pods need no host call for a while): the oldest go first.
+const maxPlacements = 256
+
+// Placed notes that kube-scheduler reserved `node` for the pod `uid`.
+func (h *Host) Placed(uid, node string) {
+	h.placedMu.Lock()
+	defer h.placedMu.Unlock()
+	if len(h.placed) >= maxPlacements {
+		h.placed = h.placed[1:]
+	}
+	h.placed = append(h.placed, &pb.Placement{PodUid: uid, Node: node})
+}
+
+// takePlaced returns the waiting placements and forgets them: the host
+// keeps no answer from them, so one lost with a failed call only leaves a
+// cycle's chosen node unknown.
+func (h *Host) takePlaced() []*pb.Placement {
+	h.placedMu.Lock()
+	defer h.placedMu.Unlock()
+	out := h.placed
+	h.placed = nil
+	return out
 }
 
 // NewHost makes the calls on client's sessions.
@@ -150,7 +180,7 @@ func (h *Host) sendPreFilter(ctx context.Context, s *session.Session, c preFilte
 	if plan.Msg.GetFull() {
 		timeout = max(timeout, h.client.Config().ResyncTimeout)
 	}
-	req := &pb.PreFilterRequest{SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg}
+	req := &pb.PreFilterRequest{SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Placed: h.takePlaced()}
 	var window slotSet
 	if c.window != nil {
 		req.Evaluate, window = c.window(plan, h.table.Table)
@@ -226,6 +256,7 @@ func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preF
 	defer cancel()
 	resp, hostVersion, err := h.client.PreScore(cctx, s, &pb.PreScoreRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Nodes: slots,
+		Placed: h.takePlaced(),
 	})
 	if err != nil {
 		h.table.Failed(plan, status.Code(err), hostVersion)
@@ -279,6 +310,7 @@ func (h *Host) sendPreScore(ctx context.Context, s *session.Session, c preFilter
 	resp, _, err := h.client.PreScore(cctx, s, &pb.PreScoreRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, TableVersion: h.table.Table.Version(),
 		Nodes: slots, AppliesKnown: applies.known, NotApplying: applies.notApplying,
+		Placed: h.takePlaced(),
 	})
 	return resp, err
 }

@@ -1,0 +1,229 @@
+// The record of recent cycles behind Explain: what it holds equals what
+// PreFilter and PreScore answered and what the plugins compute directly;
+// the node the shim reports as reserved becomes the cycle's chosen node;
+// the caps drop the oldest cycles and say so.
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace schedplug::host::testing {
+namespace {
+
+constexpr char kProfile[] = "default-scheduler";
+
+class ExplainTest : public ::testing::Test {
+ protected:
+  void start(const std::function<void(HostOptions&)>& tweak = {}) {
+    host_ = std::make_unique<RunningHost>(tweak);
+    session_ = host_->handshake();
+    rnd_.inject_errors = false;
+    v1::NodeTableDelta full;
+    full.set_full(true);
+    full.set_new_version(1);
+    for (uint32_t slot = 0; slot < 40; ++slot) {
+      nodes_[slot] = rnd_.node(slot, "node-" + std::to_string(slot), 1);
+      *full.add_upserts() = nodes_[slot];
+    }
+    pending_delta_ = full;
+  }
+
+  // One cycle as the shim runs it: PreFilter, then PreScore on the nodes
+  // no filter rejected; `placed` rides on the PreFilter.
+  struct Cycle {
+    v1::Pod pod;
+    v1::PreFilterResponse filtered;
+    v1::PreScoreResponse scored;
+    std::vector<uint32_t> feasible;
+  };
+  Cycle run_cycle(const std::vector<v1::Placement>& placed = {}) {
+    Cycle c;
+    c.pod = rnd_.pod();
+    v1::PreFilterRequest request;
+    request.set_session_id(session_);
+    request.set_scheduler_name(kProfile);
+    *request.mutable_pod() = c.pod;
+    *request.mutable_delta() = pending_delta_;
+    for (const v1::Placement& p : placed) *request.add_placed() = p;
+    {
+      grpc::ClientContext context;
+      const grpc::Status s =
+          host_->stub().PreFilter(&context, request, &c.filtered);
+      EXPECT_TRUE(s.ok()) << s.error_message();
+    }
+    pending_delta_ = v1::NodeTableDelta();
+    pending_delta_.set_base_version(1);
+    pending_delta_.set_new_version(1);
+    const PreFilterAnswer answer = decode(c.filtered);
+    for (const auto& [slot, node] : nodes_) {
+      if (!answer.rejected.contains(slot)) c.feasible.push_back(slot);
+    }
+    v1::PreScoreRequest score;
+    score.set_session_id(session_);
+    score.set_scheduler_name(kProfile);
+    *score.mutable_pod() = c.pod;
+    score.set_table_version(1);
+    for (uint32_t slot : c.feasible) score.add_nodes(slot);
+    grpc::ClientContext context;
+    const grpc::Status s = host_->stub().PreScore(&context, score, &c.scored);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return c;
+  }
+
+  v1::ExplainResponse explain(const std::string& pod) {
+    v1::ExplainRequest request;
+    request.set_pod(pod);
+    v1::ExplainResponse response;
+    grpc::ClientContext context;
+    const grpc::Status s = host_->stub().Explain(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response;
+  }
+
+  static std::string key(const v1::Pod& pod) {
+    return pod.namespace_() + "/" + pod.name();
+  }
+
+  std::unique_ptr<RunningHost> host_;
+  std::string session_;
+  RandomCluster rnd_{20261203};
+  std::map<uint32_t, v1::Node> nodes_;
+  v1::NodeTableDelta pending_delta_;
+};
+
+TEST_F(ExplainTest, HoldsTheVerdictsScoresAndReservedNodeOfEachCycle) {
+  start();
+  DirectEvaluator direct(host_->dir() / "scheduler-config.yaml",
+                         test_plugin_dir());
+  // Pods until one has both rejected and scored nodes.
+  Cycle c;
+  for (int i = 0; i < 50; ++i) {
+    c = run_cycle();
+    if (c.filtered.rejected_nodes_size() > 0 && c.feasible.size() > 1) break;
+  }
+  ASSERT_GT(c.filtered.rejected_nodes_size(), 0);
+  ASSERT_GT(c.feasible.size(), 1u);
+  const std::string chosen = nodes_[c.feasible.front()].name();
+  run_cycle({[&] {
+    v1::Placement p;
+    p.set_pod_uid(c.pod.uid());
+    p.set_node(chosen);
+    return p;
+  }()});
+
+  for (const std::string& ask : {key(c.pod), c.pod.uid()}) {
+    const v1::ExplainResponse r = explain(ask);
+    ASSERT_EQ(r.cycles_size(), 1) << ask << ": " << r.not_held();
+    const v1::ExplainedCycle& cycle = r.cycles(0);
+    EXPECT_EQ(cycle.scheduler_name(), kProfile);
+    EXPECT_EQ(cycle.pod_uid(), c.pod.uid());
+    EXPECT_EQ(cycle.chosen_node(), chosen);
+    EXPECT_EQ(cycle.nodes_filtered(), nodes_.size());
+    EXPECT_EQ(std::vector<std::string>(cycle.filters().begin(),
+                                       cycle.filters().end()),
+              decode(c.filtered).plugins);
+
+    // Rejections: what PreFilter answered and what the plugins say.
+    const PreFilterAnswer direct_filter =
+        direct.prefilter(kProfile, c.pod, nodes_);
+    std::map<uint32_t, Rejection> recorded;
+    std::map<std::string, const v1::ExplainedNode*> scored;
+    for (const v1::ExplainedNode& n : cycle.nodes()) {
+      const uint32_t slot =
+          static_cast<uint32_t>(std::stoul(n.node().substr(5)));
+      if (n.rejected()) {
+        recorded[slot] = {cycle.filters(static_cast<int>(n.rejected_by())),
+                          n.code(), n.reason()};
+      } else {
+        ASSERT_TRUE(n.scored());
+        scored[n.node()] = &n;
+      }
+    }
+    EXPECT_EQ(recorded, decode(c.filtered).rejected);
+    EXPECT_EQ(recorded, direct_filter.rejected);
+
+    // Scores: PreScore's answer, normalized, per plugin and node.
+    std::vector<v1::Node> feasible_nodes;
+    for (uint32_t slot : c.feasible) feasible_nodes.push_back(nodes_[slot]);
+    const std::vector<ScoreAnswer> direct_scores =
+        direct.prescore(kProfile, c.pod, feasible_nodes);
+    const std::vector<ScoreAnswer> answered = decode(c.scored);
+    ASSERT_EQ(scored.size(), c.feasible.size());
+    ASSERT_EQ(cycle.scorers_size(), static_cast<int>(answered.size()));
+    for (size_t p = 0; p < answered.size(); ++p) {
+      EXPECT_EQ(cycle.scorers(static_cast<int>(p)), answered[p].plugin);
+      EXPECT_EQ(cycle.scorer_skipped(static_cast<int>(p)), answered[p].skipped);
+      EXPECT_EQ(cycle.weights(static_cast<int>(p)), 1);
+      if (answered[p].skipped || !answered[p].error.empty()) continue;
+      for (size_t k = 0; k < c.feasible.size(); ++k) {
+        const v1::ExplainedNode& n = *scored.at(feasible_nodes[k].name());
+        EXPECT_EQ(n.normalized(static_cast<int>(p)), answered[p].scores[k]);
+        EXPECT_EQ(n.normalized(static_cast<int>(p)),
+                  direct_scores[p].scores[k]);
+      }
+    }
+    // Every plugin that ran has its hooks timed.
+    std::set<std::string> timed;
+    for (const v1::PluginTiming& t : cycle.timings()) {
+      EXPECT_GE(t.nanos(), 0);
+      timed.insert(t.plugin() + " " + t.hook());
+    }
+    for (int f = 0; f < cycle.filters_size(); ++f) {
+      if (cycle.filter_skipped(f)) continue;
+      EXPECT_TRUE(timed.contains(cycle.filters(f) + " filter"))
+          << cycle.filters(f);
+    }
+  }
+}
+
+TEST_F(ExplainTest, SaysWhenThePodWasNeverSeen) {
+  start();
+  run_cycle();
+  const v1::ExplainResponse r = explain("default/nobody");
+  EXPECT_EQ(r.cycles_size(), 0);
+  EXPECT_NE(r.not_held().find("holds no cycle of pod \"default/nobody\""),
+            std::string::npos)
+      << r.not_held();
+}
+
+TEST_F(ExplainTest, TheCountCapDropsTheOldestAndSaysWhich) {
+  start([](HostOptions& o) { o.service.recent_cycles.max_cycles = 2; });
+  const Cycle first = run_cycle();
+  run_cycle();
+  const Cycle third = run_cycle();
+  EXPECT_EQ(explain(third.pod.uid()).cycles_size(), 1);
+  const v1::ExplainResponse r = explain(key(first.pod));
+  EXPECT_EQ(r.cycles_size(), 0);
+  EXPECT_NE(r.not_held().find("keeps the latest 2 cycles (--explain-cycles)"),
+            std::string::npos)
+      << r.not_held();
+  const std::string metrics = host_->app().metrics().text();
+  EXPECT_NE(metrics.find("schedplug_recent_cycles 2"), std::string::npos)
+      << metrics;
+  EXPECT_NE(
+      metrics.find("schedplug_recent_cycles_dropped_total{cap=\"cycles\"} 1"),
+      std::string::npos)
+      << metrics;
+}
+
+TEST_F(ExplainTest, TheMemoryCapKeepsOnlyTheNewest) {
+  start([](HostOptions& o) { o.service.recent_cycles.max_bytes = 1; });
+  const Cycle first = run_cycle();
+  const Cycle second = run_cycle();
+  EXPECT_EQ(explain(second.pod.uid()).cycles_size(), 1);
+  const v1::ExplainResponse r = explain(first.pod.uid());
+  EXPECT_EQ(r.cycles_size(), 0);
+  EXPECT_NE(r.not_held().find("--explain-memory"), std::string::npos)
+      << r.not_held();
+}
+
+TEST_F(ExplainTest, TurnedOffItSaysHowToTurnItOn) {
+  start([](HostOptions& o) { o.service.recent_cycles.max_cycles = 0; });
+  const Cycle c = run_cycle();
+  const v1::ExplainResponse r = explain(c.pod.uid());
+  EXPECT_EQ(r.cycles_size(), 0);
+  EXPECT_NE(r.not_held().find("--explain-cycles 0"), std::string::npos)
+      << r.not_held();
+}
+
+}  // namespace
+}  // namespace schedplug::host::testing

@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"schedplug.dev/integration/testbed/testenv"
+)
+
+// explainJSON is the part of `schedplug explain --json` the test reads.
+type explainJSON struct {
+	Pod    string `json:"pod"`
+	Cycles []struct {
+		Profile    string `json:"profile"`
+		PodUID     string `json:"pod_uid"`
+		ChosenNode string `json:"chosen_node"`
+		Timings    []struct {
+			Plugin  string  `json:"plugin"`
+			Hook    string  `json:"hook"`
+			Seconds float64 `json:"seconds"`
+		} `json:"timings"`
+		Explain []struct {
+			Node     string `json:"node"`
+			Feasible bool   `json:"feasible"`
+			Chosen   bool   `json:"chosen"`
+			Filters  []struct {
+				Plugin  string `json:"plugin"`
+				Verdict string `json:"verdict"`
+				Reason  string `json:"reason"`
+			} `json:"filters"`
+			Scores []struct {
+				Plugin     string `json:"plugin"`
+				Raw        int64  `json:"raw"`
+				Normalized int64  `json:"normalized"`
+			} `json:"scores"`
+		} `json:"explain"`
+	} `json:"cycles"`
+	NotHeld string `json:"not_held"`
+}
+
+// runExplain runs `schedplug explain --json` against the stack's host.
+func runExplain(t *testing.T, s *stack, pod string) (explainJSON, int) {
+	t.Helper()
+	bin, err := testenv.CLIBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "explain", pod, "--json", "--listen", s.host.Address)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running %s: %v", bin, err)
+	}
+	if code == 2 {
+		t.Fatalf("schedplug explain %s: exit 2: %s", pod, stderr.String())
+	}
+	var out explainJSON
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("decoding schedplug explain's JSON: %v\n%s", err, stdout.String())
+	}
+	return out, code
+}
+
+// TestExplainAsksTheRunningHost: a pod HwEncrypt leaves Pending and a pod
+// it lets through, which NetworkLatency scores, on the real scheduler and
+// host. `schedplug explain` on each prints the verdicts and reasons the
+// plugins gave, the scores, and the node kube-scheduler chose, which is
+// the pod's spec.nodeName.
+func TestExplainAsksTheRunningHost(t *testing.T) {
+	latencyFile := filepath.Join(t.TempDir(), "latency.txt")
+	if err := os.WriteFile(latencyFile, []byte("# node latency-ms\nenc-1 5\nenc-2 40\nplain-1 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startStack(t, []testenv.NativePlugin{
+		{Name: "HwEncrypt", FailurePolicy: "Fail", Timeout: "500ms"},
+		{Name: "NetworkLatency", Weight: 5, Args: map[string]any{"latencyFile": latencyFile}, FailurePolicy: "Ignore", Timeout: "500ms"},
+	})
+	ctx := s.ctx()
+	ns := s.namespace("explain")
+
+	// 1. Only a node without encryption: the pod stays Pending.
+	s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode("plain-1", bigNode, nil)))
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "waiting", Annotations: needsHw, CPU: "100m"})))
+	_, err := testenv.WaitForFailedScheduling(ctx, s.client, ns, "waiting", hwReason, 60*time.Second)
+	s.must(err)
+	got, code := runExplain(t, s, ns+"/waiting")
+	if code != 0 || len(got.Cycles) == 0 {
+		t.Fatalf("explain %s/waiting: exit %d, %d cycles (%s); want its cycles", ns, code, len(got.Cycles), got.NotHeld)
+	}
+	last := got.Cycles[len(got.Cycles)-1]
+	if last.ChosenNode != "" {
+		t.Errorf("the Pending pod's cycle names chosen node %q", last.ChosenNode)
+	}
+	if len(last.Explain) != 1 || last.Explain[0].Node != "plain-1" || last.Explain[0].Feasible ||
+		len(last.Explain[0].Filters) == 0 || last.Explain[0].Filters[0].Plugin != "HwEncrypt" ||
+		last.Explain[0].Filters[0].Verdict != "UnschedulableAndUnresolvable" && last.Explain[0].Filters[0].Verdict != "Unschedulable" ||
+		last.Explain[0].Filters[0].Reason != hwReason {
+		t.Errorf("explain of the Pending pod = %+v; want plain-1 rejected by HwEncrypt with %q", last.Explain, hwReason)
+	}
+
+	// 2. Two encrypting nodes arrive: the waiting pod and a new one go to
+	// the one with the lower latency; a third pod's call tells the host
+	// where the second went.
+	s.must(testenv.CreateNodes(ctx, s.client,
+		testenv.MakeNode("enc-1", bigNode, hwNode), testenv.MakeNode("enc-2", bigNode, hwNode)))
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "placed", Annotations: needsHw, CPU: "100m"})))
+	placed, err := testenv.WaitForBound(ctx, s.client, ns, []string{"waiting", "placed"}, 60*time.Second)
+	s.must(err)
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "next", Annotations: needsHw, CPU: "100m"})))
+	_, err = testenv.WaitForBound(ctx, s.client, ns, []string{"next"}, 60*time.Second)
+	s.must(err)
+
+	pod, err := s.client.CoreV1().Pods(ns).Get(context.Background(), "placed", metav1.GetOptions{})
+	s.must(err)
+	for _, ask := range []string{ns + "/placed", string(pod.UID)} {
+		got, code = runExplain(t, s, ask)
+		if code != 0 || len(got.Cycles) == 0 {
+			t.Fatalf("explain %s: exit %d, %d cycles (%s)", ask, code, len(got.Cycles), got.NotHeld)
+		}
+		c := got.Cycles[len(got.Cycles)-1]
+		if c.ChosenNode != placed["placed"] || c.PodUID != string(pod.UID) {
+			t.Errorf("explain %s: chosen node %q, uid %s; the pod is on %q with uid %s", ask, c.ChosenNode, c.PodUID, placed["placed"], pod.UID)
+		}
+		scores := map[string]int64{}
+		for _, n := range c.Explain {
+			switch {
+			case n.Node == "plain-1":
+				if n.Feasible || n.Filters[0].Reason != hwReason {
+					t.Errorf("explain %s: plain-1 = %+v; want rejected by HwEncrypt", ask, n)
+				}
+			case len(n.Scores) == 1 && n.Scores[0].Plugin == "NetworkLatency":
+				scores[n.Node] = n.Scores[0].Normalized
+				if n.Chosen != (n.Node == placed["placed"]) {
+					t.Errorf("explain %s: node %s marked chosen=%v", ask, n.Node, n.Chosen)
+				}
+			}
+		}
+		// NetworkLatency's own rule: the lowest latency gets the most.
+		if len(scores) != 2 || scores["enc-1"] <= scores["enc-2"] {
+			t.Errorf("explain %s: NetworkLatency scores %v; want enc-1 (5 ms) above enc-2 (40 ms)", ask, scores)
+		}
+		timed := false
+		for _, tm := range c.Timings {
+			timed = timed || tm.Plugin == "HwEncrypt" && tm.Hook == "filter"
+		}
+		if !timed {
+			t.Errorf("explain %s: no HwEncrypt filter time in %+v", ask, c.Timings)
+		}
+	}
+
+	// The text layout, as an operator reads it.
+	bin, err := testenv.CLIBinary()
+	s.must(err)
+	text, err := exec.Command(bin, "explain", ns+"/placed", "--listen", s.host.Address).CombinedOutput()
+	if err != nil || !strings.Contains(string(text), "<- chosen") || !strings.Contains(string(text), "chosen node: "+placed["placed"]) {
+		t.Errorf("schedplug explain %s/placed (text): %v\n%s", ns, err, text)
+	}
+	t.Logf("schedplug explain %s/placed:\n%s", ns, text)
+
+	// 3. A pod the host never saw.
+	got, code = runExplain(t, s, ns+"/nobody")
+	if code != 1 || !strings.Contains(got.NotHeld, "holds no cycle") {
+		t.Errorf("explain of an unknown pod: exit %d, %q; want exit 1 saying the host holds no cycle of it", code, got.NotHeld)
+	}
+}
