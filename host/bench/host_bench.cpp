@@ -2,8 +2,11 @@
 //
 //   BM_PreFilterHostSide/N     every native Filter (LabelFilter, ResourceFit,
 //                              FreeCpu) on N nodes, on the host's thread pool
-//   BM_PreFilterRoundTrip/N    the same through gRPC over the unix socket,
-//                              with an empty delta (the table is in place)
+//   BM_PreFilterRoundTrip/N/E  the same through gRPC over the unix socket,
+//                              with an empty delta (the table is in place),
+//                              with the record of recent cycles behind
+//                              `schedplug explain` on (E=1, the default) or
+//                              off (E=0, --explain-cycles 0)
 //   BM_PreFilterOneNodeDelta/N the same with a one-node delta, as the shim
 //                              sends it in steady state
 //   BM_PreFilterMetrics/N/M    BM_PreFilterHostSideOneThread with the pod
@@ -12,7 +15,7 @@
 //   BM_RecordPreFilterMetrics  the recording alone, for one such PreFilter
 //   BM_PreScoreHostSide/500    three Score plugins + normalization on 500
 //                              feasible nodes
-//   BM_PreScoreRoundTrip/500   the same through gRPC
+//   BM_PreScoreRoundTrip/500/E the same through gRPC, record on or off
 //   BM_ApplyOneNodeDelta/N     building the node record and applying a
 //                              one-node delta to an N-node table
 //   BM_TableMemory/N           heap bytes of an N-node table (20 labels per
@@ -275,7 +278,11 @@ BENCHMARK(BM_TableMemory)
 
 // One host for the round-trip benchmarks, with a session per table size.
 struct Host {
-  Host() : host([](HostOptions& o) { o.max_message_bytes = 256 << 20; }) {}
+  explicit Host(bool record)
+      : host([record](HostOptions& o) {
+          o.max_message_bytes = 256 << 20;
+          if (!record) o.service.recent_cycles.max_cycles = 0;
+        }) {}
   testing::RunningHost host;
   std::map<size_t, std::string> sessions;
 
@@ -296,15 +303,18 @@ struct Host {
   }
 };
 
-Host& host() {
-  static Host h;
-  return h;
+// `record`: with the record of recent cycles (the host's default).
+Host& host(bool record = true) {
+  static Host on(true);
+  static Host off(false);
+  return record ? on : off;
 }
 
 void BM_PreFilterRoundTrip(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
+  Host& h = host(state.range(1) != 0);
   v1::PreFilterRequest request;
-  request.set_session_id(host().session_with(n));
+  request.set_session_id(h.session_with(n));
   request.set_scheduler_name("default-scheduler");
   *request.mutable_pod() = bench_pod();
   request.mutable_delta()->set_base_version(1);
@@ -313,7 +323,7 @@ void BM_PreFilterRoundTrip(benchmark::State& state) {
     grpc::ClientContext context;
     v1::PreFilterResponse response;
     const grpc::Status s =
-        host().host.stub().PreFilter(&context, request, &response);
+        h.host.stub().PreFilter(&context, request, &response);
     if (!s.ok()) {
       state.SkipWithError(s.error_message().c_str());
       break;
@@ -324,8 +334,8 @@ void BM_PreFilterRoundTrip(benchmark::State& state) {
   state.counters["response_bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_PreFilterRoundTrip)
-    ->Arg(500)
-    ->Arg(5000)
+    ->ArgsProduct({{500, 5000}, {1, 0}})
+    ->ArgNames({"nodes", "explain"})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
@@ -370,8 +380,9 @@ BENCHMARK(BM_PreFilterOneNodeDelta)
 
 void BM_PreScoreRoundTrip(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
+  Host& h = host(state.range(1) != 0);
   v1::PreScoreRequest request;
-  request.set_session_id(host().session_with(5000));
+  request.set_session_id(h.session_with(5000));
   request.set_scheduler_name("default-scheduler");
   *request.mutable_pod() = score_pod();
   request.set_table_version(1);
@@ -380,8 +391,7 @@ void BM_PreScoreRoundTrip(benchmark::State& state) {
   for (auto _ : state) {
     grpc::ClientContext context;
     v1::PreScoreResponse response;
-    const grpc::Status s =
-        host().host.stub().PreScore(&context, request, &response);
+    const grpc::Status s = h.host.stub().PreScore(&context, request, &response);
     if (!s.ok()) {
       state.SkipWithError(s.error_message().c_str());
       break;
@@ -390,7 +400,8 @@ void BM_PreScoreRoundTrip(benchmark::State& state) {
   state.counters["nodes"] = static_cast<double>(n);
 }
 BENCHMARK(BM_PreScoreRoundTrip)
-    ->Arg(500)
+    ->ArgsProduct({{500}, {1, 0}})
+    ->ArgNames({"nodes", "explain"})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

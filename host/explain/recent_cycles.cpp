@@ -10,91 +10,191 @@ namespace {
 // Pods remembered as dropped, per cycle the store can hold.
 constexpr size_t kGonePerCycle = 4;
 
-std::string pod_key(const v1::ExplainedCycle& c) {
-  return c.pod_namespace() + "/" + c.pod_name();
+std::string pod_key(const CycleRecord& c) {
+  return c.pod_namespace + "/" + c.pod_name;
 }
 
-bool same_pod(const v1::ExplainedCycle& a, const v1::ExplainedCycle& b) {
-  return a.pod_uid() == b.pod_uid() && a.pod_name() == b.pod_name() &&
-         a.pod_namespace() == b.pod_namespace() &&
-         a.scheduler_name() == b.scheduler_name();
+bool same_pod(const CycleRecord& a, const CycleRecord& b) {
+  return a.pod_uid == b.pod_uid && a.pod_name == b.pod_name &&
+         a.pod_namespace == b.pod_namespace &&
+         a.scheduler_name == b.scheduler_name;
+}
+
+size_t strings_bytes(const std::vector<std::string>& v) {
+  size_t bytes = v.capacity() * sizeof(std::string);
+  for (const std::string& s : v) bytes += s.capacity() > 15 ? s.capacity() : 0;
+  return bytes;
 }
 
 }  // namespace
 
-size_t record_bytes(const v1::ExplainedCycle& c) {
-  size_t bytes = sizeof(v1::ExplainedCycle) + c.pod_namespace().size() +
-                 c.pod_name().size() + c.pod_uid().size() +
-                 c.scheduler_name().size() + c.chosen_node().size();
-  for (const auto& s : c.filters()) bytes += sizeof(std::string) + s.size();
-  for (const auto& s : c.scorers()) bytes += sizeof(std::string) + s.size();
-  for (const auto& s : c.scorer_errors())
-    bytes += sizeof(std::string) + s.size();
-  for (const auto& s : c.unfinished()) bytes += sizeof(std::string) + s.size();
-  for (const v1::ExplainedNode& n : c.nodes()) {
-    bytes += sizeof(v1::ExplainedNode) + n.node().size() + n.reason().size() +
-             sizeof(int64_t) *
-                 static_cast<size_t>(n.raw_size() + n.normalized_size());
+CycleRecord::Name CycleRecord::add_name(std::string_view name) {
+  const Name n{static_cast<uint32_t>(names.size()),
+               static_cast<uint32_t>(name.size())};
+  names.append(name);
+  return n;
+}
+
+size_t CycleRecord::bytes() const {
+  return sizeof(CycleRecord) + scheduler_name.size() + pod_namespace.size() +
+         pod_name.size() + pod_uid.size() + chosen_node.size() +
+         strings_bytes(filters) + strings_bytes(scorers) +
+         strings_bytes(scorer_errors) + strings_bytes(reasons) +
+         strings_bytes(unfinished) + names.capacity() +
+         rejections.capacity() * sizeof(Rejection) +
+         scored.capacity() * sizeof(Name) +
+         (raw.capacity() + normalized.capacity()) * sizeof(int64_t) +
+         timings.capacity() * (sizeof(Timing) + 16);
+}
+
+void CycleRecord::to_proto(v1::ExplainedCycle& out) const {
+  out.set_scheduler_name(scheduler_name);
+  out.set_pod_namespace(pod_namespace);
+  out.set_pod_name(pod_name);
+  out.set_pod_uid(pod_uid);
+  out.set_started_unix_nanos(started_unix_nanos);
+  out.set_table_version(table_version);
+  for (size_t i = 0; i < filters.size(); ++i) {
+    out.add_filters(filters[i]);
+    out.add_filter_skipped(i < filter_skipped.size() && filter_skipped[i]);
   }
-  bytes +=
-      static_cast<size_t>(c.timings_size()) * (sizeof(v1::PluginTiming) + 32);
-  return bytes;
+  for (size_t i = 0; i < scorers.size(); ++i) {
+    out.add_scorers(scorers[i]);
+    out.add_scorer_skipped(i < scorer_skipped.size() && scorer_skipped[i]);
+    out.add_weights(i < weights.size() ? weights[i] : 1);
+    out.add_scorer_errors(i < scorer_errors.size() ? scorer_errors[i] : "");
+  }
+  out.set_nodes_filtered(nodes_filtered);
+  out.set_nodes_left_out(nodes_left_out);
+  for (const Rejection& r : rejections) {
+    v1::ExplainedNode* n = out.add_nodes();
+    n->set_node(std::string(name(r.node)));
+    n->set_rejected(true);
+    n->set_rejected_by(r.plugin);
+    n->set_code(static_cast<v1::Code>(r.code));
+    if (r.reason < reasons.size()) n->set_reason(reasons[r.reason]);
+  }
+  const size_t per_node = scorers.size();
+  for (size_t k = 0; k < scored.size(); ++k) {
+    v1::ExplainedNode* n = out.add_nodes();
+    n->set_node(std::string(name(scored[k])));
+    n->set_scored(true);
+    for (size_t p = 0; p < per_node; ++p) {
+      const size_t i = k * per_node + p;
+      n->add_raw(i < raw.size() ? raw[i] : 0);
+      n->add_normalized(i < normalized.size() ? normalized[i] : 0);
+    }
+  }
+  out.set_chosen_node(chosen_node);
+  for (const Timing& t : timings) {
+    v1::PluginTiming* pt = out.add_timings();
+    pt->set_plugin(t.plugin);
+    pt->set_hook(t.hook);
+    pt->set_nanos(t.nanos);
+  }
+  for (const std::string& u : unfinished) out.add_unfinished(u);
 }
 
 RecentCycles::RecentCycles(RecentCyclesOptions options) : options_(options) {}
 
-void RecentCycles::merge(Entry& entry, v1::ExplainedCycle& part) {
-  v1::ExplainedCycle& c = entry.cycle;
-  if (part.table_version() != 0) c.set_table_version(part.table_version());
-  if (c.filters().empty() && !part.filters().empty()) {
-    c.mutable_filters()->Swap(part.mutable_filters());
-    c.mutable_filter_skipped()->Swap(part.mutable_filter_skipped());
+void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
+  if (part.table_version != 0) c.table_version = part.table_version;
+  if (c.filters.empty() && !part.filters.empty()) {
+    c.filters = std::move(part.filters);
+    c.filter_skipped = std::move(part.filter_skipped);
   }
-  if (!part.scorers().empty()) {
-    c.mutable_scorers()->Swap(part.mutable_scorers());
-    c.mutable_scorer_skipped()->Swap(part.mutable_scorer_skipped());
-    c.mutable_weights()->Swap(part.mutable_weights());
-    c.mutable_scorer_errors()->Swap(part.mutable_scorer_errors());
+  if (!part.scorers.empty()) {
+    c.scorers = std::move(part.scorers);
+    c.scorer_skipped = std::move(part.scorer_skipped);
+    c.weights = std::move(part.weights);
+    c.scorer_errors = std::move(part.scorer_errors);
+    // A second PreScore of one cycle replaces the first's scores.
+    c.scored.clear();
+    c.raw.clear();
+    c.normalized.clear();
   }
-  c.set_nodes_filtered(c.nodes_filtered() + part.nodes_filtered());
-  c.set_nodes_left_out(c.nodes_left_out() + part.nodes_left_out());
-  for (v1::ExplainedNode& n : *part.mutable_nodes()) {
-    if (static_cast<size_t>(c.nodes_size()) >= options_.max_nodes_per_cycle) {
-      c.set_nodes_left_out(c.nodes_left_out() + 1);
-      continue;
-    }
-    *c.add_nodes() = std::move(n);
+  c.nodes_filtered += part.nodes_filtered;
+  c.nodes_left_out += part.nodes_left_out;
+  const size_t cap = options_.max_nodes_per_cycle;
+  auto room = [&] {
+    const size_t listed = c.rejections.size() + c.scored.size();
+    return listed < cap ? cap - listed : 0;
+  };
+  const auto offset = static_cast<uint32_t>(c.names.size());
+  if (c.names.empty() && c.rejections.empty() && c.scored.empty()) {
+    c.names = std::move(part.names);
+  } else {
+    c.names.append(part.names);
   }
-  for (v1::PluginTiming& t : *part.mutable_timings()) {
-    auto same = [&](const v1::PluginTiming& have) {
-      return have.plugin() == t.plugin() && have.hook() == t.hook();
-    };
-    auto it = std::find_if(c.mutable_timings()->begin(),
-                           c.mutable_timings()->end(), same);
-    if (it == c.mutable_timings()->end()) {
-      *c.add_timings() = std::move(t);
+  // Reasons: the part's indices mapped to the record's list.
+  std::vector<uint32_t> reason_of(part.reasons.size());
+  for (size_t i = 0; i < part.reasons.size(); ++i) {
+    auto it = std::find(c.reasons.begin(), c.reasons.end(), part.reasons[i]);
+    if (it == c.reasons.end()) {
+      reason_of[i] = static_cast<uint32_t>(c.reasons.size());
+      c.reasons.push_back(std::move(part.reasons[i]));
     } else {
-      it->set_nanos(it->nanos() + t.nanos());
+      reason_of[i] = static_cast<uint32_t>(it - c.reasons.begin());
     }
   }
-  for (std::string& u : *part.mutable_unfinished()) {
-    c.add_unfinished(std::move(u));
+  const size_t take_rejections = std::min(part.rejections.size(), room());
+  c.rejections.reserve(c.rejections.size() + take_rejections);
+  for (size_t i = 0; i < take_rejections; ++i) {
+    CycleRecord::Rejection r = part.rejections[i];
+    r.node.at += offset;
+    if (r.reason < reason_of.size()) r.reason = reason_of[r.reason];
+    c.rejections.push_back(r);
   }
+  c.nodes_left_out +=
+      static_cast<uint32_t>(part.rejections.size() - take_rejections);
+  const size_t per_node = c.scorers.size();
+  const size_t take_scored = std::min(part.scored.size(), room());
+  for (size_t k = 0; k < take_scored; ++k) {
+    CycleRecord::Name n = part.scored[k];
+    n.at += offset;
+    c.scored.push_back(n);
+  }
+  if (take_scored > 0) {
+    const auto end = static_cast<std::ptrdiff_t>(take_scored * per_node);
+    c.raw.insert(c.raw.end(), part.raw.begin(),
+                 part.raw.begin() +
+                     std::min<std::ptrdiff_t>(
+                         end, static_cast<std::ptrdiff_t>(part.raw.size())));
+    c.normalized.insert(
+        c.normalized.end(), part.normalized.begin(),
+        part.normalized.begin() +
+            std::min<std::ptrdiff_t>(
+                end, static_cast<std::ptrdiff_t>(part.normalized.size())));
+  }
+  c.nodes_left_out += static_cast<uint32_t>(part.scored.size() - take_scored);
+  for (CycleRecord::Timing& t : part.timings) {
+    auto it = std::find_if(c.timings.begin(), c.timings.end(),
+                           [&](const CycleRecord::Timing& have) {
+                             return have.plugin == t.plugin &&
+                                    std::string_view(have.hook) == t.hook;
+                           });
+    if (it == c.timings.end()) {
+      c.timings.push_back(std::move(t));
+    } else {
+      it->nanos += t.nanos;
+    }
+  }
+  for (std::string& u : part.unfinished) c.unfinished.push_back(std::move(u));
 }
 
 void RecentCycles::drop_oldest(const char* cause) {
   std::shared_ptr<Entry> oldest = std::move(entries_.front());
   entries_.pop_front();
   stats_.bytes -= oldest->bytes;
-  if (std::string(cause) == "count") {
+  if (std::string_view(cause) == "count") {
     ++stats_.dropped_count;
   } else {
     ++stats_.dropped_memory;
   }
-  const v1::ExplainedCycle& c = oldest->cycle;
+  const CycleRecord& c = oldest->cycle;
   const size_t gone_cap =
       std::max<size_t>(options_.max_cycles, 1) * kGonePerCycle;
-  for (const std::string& key : {c.pod_uid(), pod_key(c)}) {
+  for (const std::string& key : {c.pod_uid, pod_key(c)}) {
     if (key.empty()) continue;
     auto [it, added] = gone_.insert_or_assign(key, cause);
     if (added) gone_order_.push_back(key);
@@ -106,7 +206,7 @@ void RecentCycles::drop_oldest(const char* cause) {
 }
 
 RecentCycles::Stats RecentCycles::record(const std::string& session,
-                                         bool starts, v1::ExplainedCycle part) {
+                                         bool starts, CycleRecord part) {
   std::lock_guard lock(mutex_);
   if (!enabled()) return stats_;
   std::shared_ptr<Entry> entry;
@@ -117,20 +217,21 @@ RecentCycles::Stats RecentCycles::record(const std::string& session,
   }
   if (entry) {
     stats_.bytes -= entry->bytes;
-    merge(*entry, part);
+    merge(entry->cycle, part);
   } else {
     entry = std::make_shared<Entry>();
     entry->session = session;
-    entry->cycle.set_scheduler_name(part.scheduler_name());
-    entry->cycle.set_pod_namespace(part.pod_namespace());
-    entry->cycle.set_pod_name(part.pod_name());
-    entry->cycle.set_pod_uid(part.pod_uid());
-    entry->cycle.set_started_unix_nanos(part.started_unix_nanos());
-    merge(*entry, part);
+    CycleRecord& c = entry->cycle;
+    c.scheduler_name = std::move(part.scheduler_name);
+    c.pod_namespace = std::move(part.pod_namespace);
+    c.pod_name = std::move(part.pod_name);
+    c.pod_uid = std::move(part.pod_uid);
+    c.started_unix_nanos = part.started_unix_nanos;
+    merge(c, part);
     entries_.push_back(entry);
     open_[session] = entry;
   }
-  entry->bytes = record_bytes(entry->cycle);
+  entry->bytes = entry->cycle.bytes();
   stats_.bytes += entry->bytes;
   while (entries_.size() > options_.max_cycles) drop_oldest("count");
   // The newest cycle stays even when it alone is over the byte cap.
@@ -148,29 +249,34 @@ RecentCycles::Stats RecentCycles::record(const std::string& session,
 void RecentCycles::placed(const std::string& pod_uid, const std::string& node) {
   std::lock_guard lock(mutex_);
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    v1::ExplainedCycle& c = (*it)->cycle;
-    if (c.pod_uid() != pod_uid) continue;
-    if (c.chosen_node().empty()) {
+    CycleRecord& c = (*it)->cycle;
+    if (c.pod_uid != pod_uid) continue;
+    if (c.chosen_node.empty()) {
+      c.chosen_node = node;
       stats_.bytes += node.size();
       (*it)->bytes += node.size();
-      c.set_chosen_node(node);
     }
     return;
   }
 }
 
 RecentCycles::Found RecentCycles::find(const std::string& pod) const {
-  std::lock_guard lock(mutex_);
   Found found;
-  for (const auto& e : entries_) {
-    const v1::ExplainedCycle& c = e->cycle;
-    if (c.pod_uid() == pod || pod_key(c) == pod) found.cycles.push_back(c);
-  }
-  if (found.cycles.empty()) {
-    if (auto it = gone_.find(pod); it != gone_.end()) {
-      found.dropped_by = it->second;
+  std::vector<std::shared_ptr<const Entry>> held;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& e : entries_) {
+      if (e->cycle.pod_uid == pod || pod_key(e->cycle) == pod) {
+        // A copy: the entry may still grow after the lock is released.
+        held.push_back(std::make_shared<const Entry>(*e));
+      }
+    }
+    if (held.empty()) {
+      if (auto it = gone_.find(pod); it != gone_.end())
+        found.dropped_by = it->second;
     }
   }
+  for (const auto& e : held) e->cycle.to_proto(found.cycles.emplace_back());
   return found;
 }
 

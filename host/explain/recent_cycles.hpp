@@ -5,6 +5,10 @@
 // plugin's hooks took. Bounded by a count and a byte cap; the oldest cycle
 // goes first.
 //
+// A record is compact, because a PreFilter at 5000 nodes may reject most of
+// them: node names back to back in one buffer, reasons once each, scores
+// in flat arrays. It becomes a v1::ExplainedCycle only when asked for.
+//
 // Threading: every method may be called from any thread; one mutex guards
 // the store and is held only to merge or copy records, never across plugin
 // code.
@@ -16,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,27 +36,81 @@ struct RecentCyclesOptions {
   size_t max_nodes_per_cycle = 5000;
 };
 
+// One cycle, or one call's share of it.
+struct CycleRecord {
+  std::string scheduler_name;
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string pod_uid;
+  int64_t started_unix_nanos = 0;
+  uint64_t table_version = 0;
+  // The profile's native filters and scorers, and whether each met the pod.
+  std::vector<std::string> filters;
+  std::vector<bool> filter_skipped;
+  std::vector<std::string> scorers;
+  std::vector<bool> scorer_skipped;
+  std::vector<int> weights;                // per scorer
+  std::vector<std::string> scorer_errors;  // per scorer, "" when it scored
+  uint32_t nodes_filtered = 0;             // node evaluations
+  uint32_t nodes_left_out = 0;             // over max_nodes_per_cycle
+
+  // Where a node's name is in `names`.
+  struct Name {
+    uint32_t at = 0;
+    uint32_t size = 0;
+  };
+  std::string names;
+  struct Rejection {
+    Name node;
+    uint32_t reason = 0;  // index into `reasons`
+    uint16_t plugin = 0;  // index into `filters`
+    uint8_t code = 0;     // schedplug_code
+  };
+  std::vector<Rejection> rejections;
+  std::vector<std::string> reasons;
+  std::vector<Name> scored;
+  // Per scored node, per scorer: [node * scorers.size() + scorer].
+  std::vector<int64_t> raw;
+  std::vector<int64_t> normalized;
+
+  std::string chosen_node;
+  struct Timing {
+    std::string plugin;
+    const char* hook = "";  // a timed_hook_name
+    int64_t nanos = 0;
+  };
+  std::vector<Timing> timings;
+  std::vector<std::string> unfinished;
+
+  // Appends a node name to `names`.
+  Name add_name(std::string_view name);
+  std::string_view name(Name n) const {
+    return std::string_view(names).substr(n.at, n.size);
+  }
+  // Estimated heap and inline bytes.
+  size_t bytes() const;
+  void to_proto(v1::ExplainedCycle& out) const;
+};
+
 class RecentCycles {
  public:
   explicit RecentCycles(RecentCyclesOptions options = {});
 
   bool enabled() const { return options_.max_cycles > 0; }
+  const RecentCyclesOptions& options() const { return options_; }
 
-  // One call's share of a pod's cycle in session `session`. `starts`: the
-  // call begins a new cycle (PreFilter, or a PreScore that carries the
-  // delta); otherwise it adds to the session's open cycle of the same pod
-  // and begins one when there is none (the host restarted, or lost it).
-  // `part` holds the pod's identity and profile, and what this call found:
-  // nodes, timings, and the plugin lists and skips of its chain.
-  // Returns what the store holds afterwards, for the metrics.
+  // What the store holds, for the metrics.
   struct Stats {
     size_t cycles = 0;
     size_t bytes = 0;
     uint64_t dropped_count = 0;   // over max_cycles, since start
     uint64_t dropped_memory = 0;  // over max_bytes, since start
   };
-  Stats record(const std::string& session, bool starts,
-               v1::ExplainedCycle part);
+  // One call's share of a pod's cycle in session `session`. `starts`: the
+  // call begins a new cycle (PreFilter, or a PreScore that carries the
+  // delta); otherwise it adds to the session's open cycle of the same pod
+  // and begins one when there is none (the host restarted, or lost it).
+  Stats record(const std::string& session, bool starts, CycleRecord part);
   // kube-scheduler reserved `node` for the pod: its latest cycle without a
   // chosen node gets it.
   void placed(const std::string& pod_uid, const std::string& node);
@@ -64,17 +123,15 @@ class RecentCycles {
   };
   // `pod`: "namespace/name" or a uid.
   Found find(const std::string& pod) const;
-
   Stats stats() const;
-  const RecentCyclesOptions& options() const { return options_; }
 
  private:
   struct Entry {
     std::string session;
-    v1::ExplainedCycle cycle;
+    CycleRecord cycle;
     size_t bytes = 0;
   };
-  void merge(Entry& entry, v1::ExplainedCycle& part);
+  void merge(CycleRecord& into, CycleRecord& part) const;
   void drop_oldest(const char* cause);
 
   const RecentCyclesOptions options_;
@@ -88,8 +145,5 @@ class RecentCycles {
   std::unordered_map<std::string, std::string> gone_;
   std::deque<std::string> gone_order_;
 };
-
-// Estimated bytes one record holds.
-size_t record_bytes(const v1::ExplainedCycle& cycle);
 
 }  // namespace schedplug::host

@@ -14,43 +14,41 @@ using namespace call_support;
 
 namespace {
 
-std::string str(const schedplug_str& s) {
-  return s.len == 0 ? std::string() : std::string(s.data, s.len);
+std::string_view str(const schedplug_str& s) {
+  return s.len == 0 ? std::string_view() : std::string_view(s.data, s.len);
 }
 
 // The part of a record every call starts with: the pod and its profile.
-v1::ExplainedCycle part_for(const std::string& scheduler_name,
-                            const v1::Pod& pod, const NodeTable& table) {
-  v1::ExplainedCycle part;
-  part.set_scheduler_name(scheduler_name);
-  part.set_pod_namespace(pod.namespace_());
-  part.set_pod_name(pod.name());
-  part.set_pod_uid(pod.uid());
-  part.set_started_unix_nanos(
+CycleRecord part_for(const std::string& scheduler_name, const v1::Pod& pod,
+                     const NodeTable& table) {
+  CycleRecord part;
+  part.scheduler_name = scheduler_name;
+  part.pod_namespace = pod.namespace_();
+  part.pod_name = pod.name();
+  part.pod_uid = pod.uid();
+  part.started_unix_nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::system_clock::now().time_since_epoch())
-          .count());
-  part.set_table_version(table.version());
+          .count();
+  part.table_version = table.version();
   return part;
 }
 
-void add_timings(const ChainRuns& runs, v1::ExplainedCycle& part) {
+void add_timings(const ChainRuns& runs, CycleRecord& part) {
   for (const PluginRun& run : runs) {
     for (size_t h = 0; h < kTimedHooks; ++h) {
       const auto hook = static_cast<TimedHook>(h);
       if (!run.hooks.ran(hook)) continue;
-      v1::PluginTiming* t = part.add_timings();
-      t->set_plugin(run.plugin->name());
-      t->set_hook(timed_hook_name(hook));
-      t->set_nanos(run.hooks.took(hook).count());
+      part.timings.push_back({.plugin = run.plugin->name(),
+                              .hook = timed_hook_name(hook),
+                              .nanos = run.hooks.took(hook).count()});
     }
   }
 }
 
 }  // namespace
 
-void HostService::store(const Session& session, bool starts,
-                        v1::ExplainedCycle part) {
+void HostService::store(const Session& session, bool starts, CycleRecord part) {
   const RecentCycles::Stats held =
       recent_.record(session.id, starts, std::move(part));
   if (context_.metrics) {
@@ -65,25 +63,26 @@ void HostService::record_filters(const Session& session,
                                  const FilterOutcome& outcome, size_t filtered,
                                  bool starts) {
   if (!recent_.enabled()) return;
-  v1::ExplainedCycle part = part_for(profile.scheduler_name, pod, table);
+  CycleRecord part = part_for(profile.scheduler_name, pod, table);
   for (size_t i = 0; i < profile.filters.size(); ++i) {
-    part.add_filters(profile.filters[i]->name());
-    part.add_filter_skipped(i < outcome.skipped.size() && outcome.skipped[i]);
+    part.filters.push_back(profile.filters[i]->name());
+    part.filter_skipped.push_back(i < outcome.skipped.size() &&
+                                  outcome.skipped[i]);
   }
-  part.set_nodes_filtered(static_cast<uint32_t>(filtered));
-  part.mutable_nodes()->Reserve(static_cast<int>(outcome.rejections.size()));
+  part.nodes_filtered = static_cast<uint32_t>(filtered);
+  part.reasons = outcome.reasons;
+  part.rejections.reserve(outcome.rejections.size());
   for (const FilterRejection& r : outcome.rejections) {
     const CompactNode* node = table.at(r.node);
-    v1::ExplainedNode* n = part.add_nodes();
-    if (node != nullptr) n->set_node(str(node->view().name));
-    n->set_rejected(true);
-    n->set_rejected_by(r.plugin);
-    n->set_code(static_cast<v1::Code>(r.code));
-    n->set_reason(outcome.reasons[r.reason]);
+    part.rejections.push_back(
+        {.node = part.add_name(node ? str(node->view().name) : ""),
+         .reason = r.reason,
+         .plugin = static_cast<uint16_t>(r.plugin),
+         .code = static_cast<uint8_t>(r.code)});
   }
   add_timings(outcome.runs, part);
   for (const UnfinishedPlugin& u : outcome.unfinished)
-    part.add_unfinished(u.reason);
+    part.unfinished.push_back(u.reason);
   store(session, starts, std::move(part));
 }
 
@@ -93,26 +92,30 @@ void HostService::record_scores(const Session& session,
                                 std::span<const schedplug_node* const> nodes,
                                 const ScoreOutcome& outcome, bool starts) {
   if (!recent_.enabled()) return;
-  v1::ExplainedCycle part = part_for(profile.scheduler_name, pod, table);
+  CycleRecord part = part_for(profile.scheduler_name, pod, table);
   const auto weights = score_weights_.find(profile.scheduler_name);
-  for (size_t p = 0; p < profile.scorers.size(); ++p) {
+  const size_t scorers = profile.scorers.size();
+  for (size_t p = 0; p < scorers; ++p) {
     const PluginScoreOutcome& o = outcome.plugins[p];
-    part.add_scorers(profile.scorers[p]->name());
-    part.add_scorer_skipped(o.skipped);
-    part.add_weights(weights != score_weights_.end() &&
-                             p < weights->second.size()
-                         ? weights->second[p]
-                         : 1);
-    part.add_scorer_errors(!o.error.empty() ? o.error : o.unfinished);
+    part.scorers.push_back(profile.scorers[p]->name());
+    part.scorer_skipped.push_back(o.skipped);
+    part.weights.push_back(weights != score_weights_.end() &&
+                                   p < weights->second.size()
+                               ? weights->second[p]
+                               : 1);
+    part.scorer_errors.push_back(!o.error.empty() ? o.error : o.unfinished);
   }
-  part.mutable_nodes()->Reserve(static_cast<int>(nodes.size()));
+  part.scored.reserve(nodes.size());
+  part.raw.resize(nodes.size() * scorers, 0);
+  part.normalized.resize(nodes.size() * scorers, 0);
   for (size_t k = 0; k < nodes.size(); ++k) {
-    v1::ExplainedNode* n = part.add_nodes();
-    n->set_node(str(nodes[k]->name));
-    n->set_scored(true);
-    for (const PluginScoreOutcome& o : outcome.plugins) {
-      n->add_raw(k < o.raw.size() ? o.raw[k] : 0);
-      n->add_normalized(k < o.scores.size() ? o.scores[k] : 0);
+    part.scored.push_back(part.add_name(str(nodes[k]->name)));
+  }
+  for (size_t p = 0; p < scorers; ++p) {
+    const PluginScoreOutcome& o = outcome.plugins[p];
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (k < o.raw.size()) part.raw[k * scorers + p] = o.raw[k];
+      if (k < o.scores.size()) part.normalized[k * scorers + p] = o.scores[k];
     }
   }
   add_timings(outcome.runs, part);

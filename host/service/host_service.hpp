@@ -204,7 +204,7 @@ class HostService final
     for (const v1::Placement& p : request.placed())
       recent_.placed(p.pod_uid(), p.node());
   }
-  void store(const Session& session, bool starts, v1::ExplainedCycle part);
+  void store(const Session& session, bool starts, CycleRecord part);
   // A pod or node over FieldLimits: INVALID_ARGUMENT, counted.
   grpc::Status field_limit_status(const FieldLimitError& e);
   // A delta that would take the session past `limit`: RESOURCE_EXHAUSTED.
