@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,60 +14,12 @@ import (
 	"schedplug.dev/integration/testbed/testenv"
 )
 
-// explainJSON is the part of `schedplug explain --json` the test reads.
-type explainJSON struct {
-	Pod    string `json:"pod"`
-	Cycles []struct {
-		Profile    string `json:"profile"`
-		PodUID     string `json:"pod_uid"`
-		ChosenNode string `json:"chosen_node"`
-		Timings    []struct {
-			Plugin  string  `json:"plugin"`
-			Hook    string  `json:"hook"`
-			Seconds float64 `json:"seconds"`
-		} `json:"timings"`
-		Explain []struct {
-			Node     string `json:"node"`
-			Feasible bool   `json:"feasible"`
-			Chosen   bool   `json:"chosen"`
-			Filters  []struct {
-				Plugin  string `json:"plugin"`
-				Verdict string `json:"verdict"`
-				Reason  string `json:"reason"`
-			} `json:"filters"`
-			Scores []struct {
-				Plugin     string `json:"plugin"`
-				Raw        int64  `json:"raw"`
-				Normalized int64  `json:"normalized"`
-			} `json:"scores"`
-		} `json:"explain"`
-	} `json:"cycles"`
-	NotHeld string `json:"not_held"`
-}
-
 // runExplain runs `schedplug explain --json` against the stack's host.
-func runExplain(t *testing.T, s *stack, pod string) (explainJSON, int) {
+func runExplain(t *testing.T, s *stack, pod string) (*testenv.Explain, int) {
 	t.Helper()
-	bin, err := testenv.CLIBinary()
+	out, code, err := testenv.RunExplain(s.host.Address, pod)
 	if err != nil {
 		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "explain", pod, "--json", "--listen", s.host.Address)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running %s: %v", bin, err)
-	}
-	if code == 2 {
-		t.Fatalf("schedplug explain %s: exit 2: %s", pod, stderr.String())
-	}
-	var out explainJSON
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("decoding schedplug explain's JSON: %v\n%s", err, stdout.String())
 	}
 	return out, code
 }

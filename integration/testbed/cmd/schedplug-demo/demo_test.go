@@ -74,6 +74,10 @@ items:
 		regexp.MustCompile(`(?m)^barred +8 +corpus/reject=yes$`),
 		regexp.MustCompile(`(?m)^small +cpu 500m, team=web +(roomy|cramped) +-$`),
 		regexp.MustCompile(`(?m)^huge +cpu 6 +Pending +0/3 nodes are available: .*1 node\(s\) carry corpus/reject`),
+		// Why, from the host's record: each node's native rejection, the
+		// scores of the chosen node beside the runner-up's.
+		regexp.MustCompile(`(?m)^huge +barred: GoodFilter: node\(s\) carry corpus/reject; cramped, roomy: FreeCpu: Insufficient free cpu$`),
+		regexp.MustCompile(`(?m)^small +(roomy|cramped): FreeCpu \d+ x1 \+ GoodScorer \d+ x1 = \d+; runner-up (roomy|cramped): FreeCpu`),
 	} {
 		if !want.MatchString(text) {
 			t.Errorf("the demo output has no line matching %q", want)

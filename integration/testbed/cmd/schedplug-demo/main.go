@@ -213,6 +213,10 @@ func run(ctx context.Context, term *os.File, o options) (result []byte, err erro
 	printNodes(&out, cluster, latencies)
 	fmt.Fprintln(&out)
 	printTable(&out, rows)
+	fmt.Fprintln(&out)
+	if err := printWhy(&out, host.Address, cluster, rows); err != nil {
+		return nil, err
+	}
 	return out.Bytes(), nil
 }
 
