@@ -30,6 +30,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/service/score_call.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/explain_call.cpp
   ${CMAKE_CURRENT_LIST_DIR}/explain/recent_cycles.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/explain/cycle_parts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/fast_path_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/listen_address.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security/unix_listener.cpp

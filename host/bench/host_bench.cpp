@@ -13,6 +13,10 @@
 //                              cycle's gates, and (M=1) the per-plugin
 //                              metrics PreFilter records, or (M=0) none
 //   BM_RecordPreFilterMetrics  the recording alone, for one such PreFilter
+//   BM_RecordExplainCycle/N    what the record of recent cycles adds to one
+//                              PreFilter on N nodes: its share of the cycle
+//                              (every rejected node) built and stored, in a
+//                              full store that drops its oldest
 //   BM_PreScoreHostSide/500    three Score plugins + normalization on 500
 //                              feasible nodes
 //   BM_PreScoreRoundTrip/500/E the same through gRPC, record on or off
@@ -30,6 +34,8 @@
 #include "host/chain/filter_chain.hpp"
 #include "host/chain/pod_cycle.hpp"
 #include "host/chain/score_chain.hpp"
+#include "host/explain/cycle_parts.hpp"
+#include "host/explain/recent_cycles.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
 #include "host/service/convert.hpp"
@@ -208,6 +214,34 @@ void BM_RecordPreFilterMetrics(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_RecordPreFilterMetrics)->Unit(benchmark::kNanosecond);
+
+void BM_RecordExplainCycle(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  NodeTable table;
+  table.apply(delta_from_proto(full_delta(n)));
+  const v1::Pod pod = bench_pod();
+  const PodRecord record(pod_from_proto(pod));
+  const FilterOutcome outcome =
+      run_filters(plugins().filters, record.view(), table.views(), pool(),
+                  Deadline::never());
+  ProfilePlugins profile;
+  profile.scheduler_name = "default-scheduler";
+  profile.filters = plugins().filters;
+  RecentCycles recent;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(recent.record(
+        "bench", true, filter_part(profile, pod, table, outcome, n)));
+  }
+  const RecentCycles::Stats held = recent.stats();
+  state.counters["rejected"] = static_cast<double>(outcome.rejections.size());
+  state.counters["held_cycles"] = static_cast<double>(held.cycles);
+  state.counters["bytes_per_cycle"] =
+      static_cast<double>(held.bytes) / static_cast<double>(held.cycles);
+}
+BENCHMARK(BM_RecordExplainCycle)
+    ->Arg(500)
+    ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_PreScoreHostSide(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));

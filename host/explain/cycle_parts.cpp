@@ -1,0 +1,104 @@
+#include "host/explain/cycle_parts.hpp"
+
+#include <chrono>
+
+namespace schedplug::host {
+namespace {
+
+std::string_view str(const schedplug_str& s) {
+  return s.len == 0 ? std::string_view() : std::string_view(s.data, s.len);
+}
+
+// The part of a record every call starts with: the pod and its profile.
+CycleRecord part_for(const std::string& scheduler_name, const v1::Pod& pod,
+                     const NodeTable& table) {
+  CycleRecord part;
+  part.scheduler_name = scheduler_name;
+  part.pod_namespace = pod.namespace_();
+  part.pod_name = pod.name();
+  part.pod_uid = pod.uid();
+  part.started_unix_nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  part.table_version = table.version();
+  return part;
+}
+
+void add_timings(const ChainRuns& runs, CycleRecord& part) {
+  for (const PluginRun& run : runs) {
+    for (size_t h = 0; h < kTimedHooks; ++h) {
+      const auto hook = static_cast<TimedHook>(h);
+      if (!run.hooks.ran(hook)) continue;
+      part.timings.push_back({.plugin = run.plugin->name(),
+                              .hook = timed_hook_name(hook),
+                              .nanos = run.hooks.took(hook).count()});
+    }
+  }
+}
+
+// Room for `count` node names of a typical length in one allocation.
+constexpr size_t kNameBytes = 24;
+
+}  // namespace
+
+CycleRecord filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
+                        const NodeTable& table, const FilterOutcome& outcome,
+                        size_t filtered) {
+  CycleRecord part = part_for(profile.scheduler_name, pod, table);
+  for (size_t i = 0; i < profile.filters.size(); ++i) {
+    part.filters.push_back(profile.filters[i]->name());
+    part.filter_skipped.push_back(i < outcome.skipped.size() &&
+                                  outcome.skipped[i]);
+  }
+  part.nodes_filtered = static_cast<uint32_t>(filtered);
+  part.reasons = outcome.reasons;
+  part.rejections.reserve(outcome.rejections.size());
+  part.names.reserve(outcome.rejections.size() * kNameBytes);
+  for (const FilterRejection& r : outcome.rejections) {
+    const CompactNode* node = table.at(r.node);
+    part.rejections.push_back(
+        {.node = part.add_name(node ? str(node->view().name) : ""),
+         .reason = r.reason,
+         .plugin = static_cast<uint16_t>(r.plugin),
+         .code = static_cast<uint8_t>(r.code)});
+  }
+  add_timings(outcome.runs, part);
+  for (const UnfinishedPlugin& u : outcome.unfinished)
+    part.unfinished.push_back(u.reason);
+  return part;
+}
+
+CycleRecord score_part(const ProfilePlugins& profile,
+                       const std::vector<int>& weights, const v1::Pod& pod,
+                       const NodeTable& table,
+                       std::span<const schedplug_node* const> nodes,
+                       const ScoreOutcome& outcome) {
+  CycleRecord part = part_for(profile.scheduler_name, pod, table);
+  const size_t scorers = profile.scorers.size();
+  for (size_t p = 0; p < scorers; ++p) {
+    const PluginScoreOutcome& o = outcome.plugins[p];
+    part.scorers.push_back(profile.scorers[p]->name());
+    part.scorer_skipped.push_back(o.skipped);
+    part.weights.push_back(p < weights.size() ? weights[p] : 1);
+    part.scorer_errors.push_back(!o.error.empty() ? o.error : o.unfinished);
+  }
+  part.scored.reserve(nodes.size());
+  part.names.reserve(nodes.size() * kNameBytes);
+  part.raw.resize(nodes.size() * scorers, 0);
+  part.normalized.resize(nodes.size() * scorers, 0);
+  for (const schedplug_node* node : nodes) {
+    part.scored.push_back(part.add_name(str(node->name)));
+  }
+  for (size_t p = 0; p < scorers; ++p) {
+    const PluginScoreOutcome& o = outcome.plugins[p];
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (k < o.raw.size()) part.raw[k * scorers + p] = o.raw[k];
+      if (k < o.scores.size()) part.normalized[k * scorers + p] = o.scores[k];
+    }
+  }
+  add_timings(outcome.runs, part);
+  return part;
+}
+
+}  // namespace schedplug::host
