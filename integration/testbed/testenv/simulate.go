@@ -348,22 +348,8 @@ type SimResult struct {
 		Scored        bool     `json:"scored"`
 		FeasibleNodes int      `json:"feasible_nodes"`
 		Reason        string   `json:"reason"`
-		Explain       []struct {
-			Node     string `json:"node"`
-			Feasible bool   `json:"feasible"`
-			Filters  []struct {
-				Plugin  string `json:"plugin"`
-				Verdict string `json:"verdict"`
-				Reason  string `json:"reason"`
-			} `json:"filters"`
-			Scores []struct {
-				Plugin     string `json:"plugin"`
-				Skipped    bool   `json:"skipped"`
-				Raw        int64  `json:"raw"`
-				Normalized int64  `json:"normalized"`
-			} `json:"scores"`
-			Total int64 `json:"total"`
-		} `json:"explain"`
+		// The same rows as `schedplug explain` prints (ExplainNode).
+		Explain []ExplainNode `json:"explain"`
 	} `json:"pods"`
 	Summary map[string]int `json:"summary"`
 }
