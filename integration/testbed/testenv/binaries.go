@@ -127,6 +127,24 @@ func SpotNodesPluginDir() (string, error) {
 	return filepath.Abs(dir)
 }
 
+// ShapeFitPluginDir is the directory of the compute-heavy sample plugin
+// (plugins/shape-fit, the perf suite's Compute workloads): shape_fit.so
+// from $SCHEDPLUG_SHAPE_FIT_PLUGIN_DIR or build/plugins/shape-fit.d.
+func ShapeFitPluginDir() (string, error) {
+	dir := os.Getenv("SCHEDPLUG_SHAPE_FIT_PLUGIN_DIR")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "build", "plugins", "shape-fit.d")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "shape_fit.so")); err != nil {
+		return "", fmt.Errorf("the sample plugin shape_fit.so is missing from %s (SCHEDPLUG_SHAPE_FIT_PLUGIN_DIR): %s", dir, BuildHint)
+	}
+	return filepath.Abs(dir)
+}
+
 // PluginDirOf makes a plugin directory under parent holding copies of the
 // given DataTestPlugin files (schedplug-host loads every .so of its
 // directory, and NodeNumber comes in two builds of the same name).
