@@ -22,7 +22,7 @@ need_go
 if [[ ! -f build/build.ninja ]]; then
   cxx_configure
 fi
-cmake --build build -j "${SCHEDPLUG_JOBS:-2}" --target schedplug-host hw_encrypt dedicated_nodes network_latency
+cmake --build build -j "${SCHEDPLUG_JOBS:-2}" --target schedplug-host hw_encrypt dedicated_nodes network_latency shape_fit
 
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"

@@ -67,13 +67,32 @@ func isNative(variant string) bool {
 
 // Plugin names: the native ones as schedplug-host serves them, and their
 // Go twins (integration/testbed/twin). The basic and preemption workloads
-// run the two Filter plugins; the mixed one all three sample plugins.
+// run the two Filter plugins; the mixed one all three sample plugins; the
+// compute one ShapeFit (plugins/shape-fit), which the host loads from its
+// own directory.
 var (
-	filterPlugins = []string{"HwEncrypt", "DedicatedNodes"}
-	scorePlugins  = []string{"NetworkLatency"}
-	allPlugins    = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
-	twinOf        = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency"}
+	filterPlugins  = []string{"HwEncrypt", "DedicatedNodes"}
+	scorePlugins   = []string{"NetworkLatency"}
+	allPlugins     = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
+	computePlugins = []string{"ShapeFit"}
+	twinOf         = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency", "ShapeFit": "GoShapeFit"}
 )
+
+// computeResolution and computeShapes are ShapeFit's args in the compute
+// workloads (native and twin alike): cpu and memory cut into 64 buckets
+// each, and eight pod shapes a cluster of small services might see.
+const computeResolution = 64
+
+var computeShapes = []map[string]int64{
+	{"cpu": 100, "memory": 500 << 20},
+	{"cpu": 250, "memory": 256 << 20},
+	{"cpu": 250, "memory": 2 << 30},
+	{"cpu": 500, "memory": 1 << 30},
+	{"cpu": 1000, "memory": 1 << 30},
+	{"cpu": 1000, "memory": 2 << 30},
+	{"cpu": 2000, "memory": 4 << 30},
+	{"cpu": 4000, "memory": 8 << 30},
+}
 
 // latencyFile is NetworkLatency's file for the mixed workload (native and
 // twin read it; the extender uses its text). scheduler_perf names nodes
@@ -124,6 +143,29 @@ func scoreOnly(name string, nodes, initPods, measured int) shape {
 	sh := basic(name, nodes, initPods, measured)
 	sh.plugins = scorePlugins
 	return sh
+}
+
+// compute is SchedulingBasic with ShapeFit alone: a Score whose per-node
+// work (a knapsack over a grid of the node's capacity left) is the cost
+// measured. scheduler_perf gives every pod its own label, so no two pods
+// share a batching signature and every cycle scores afresh.
+func compute(name string, nodes, initPods, measured int) shape {
+	sh := basic(name, nodes, initPods, measured)
+	sh.plugins = computePlugins
+	return sh
+}
+
+// usesShapeFit: the workload's native plugin is ShapeFit, which the host
+// loads from ShapeFit's own plugin directory.
+func usesShapeFit(sh shape) bool { return slices.Contains(sh.plugins, "ShapeFit") }
+
+// runsVariant: the workload runs in that variant. The extender cannot run
+// ShapeFit: with nodeCacheCapable false kube-scheduler sends it the Node
+// objects without the pods on them, so it cannot know what a node has left
+// (an extender would need its own pod informer, which is not what the
+// extender variant measures).
+func runsVariant(sh shape, variant string) bool {
+	return variant != VariantExtender || !usesShapeFit(sh)
 }
 
 // isScoreOnly: the workload's native plugins have no Filter.
@@ -196,6 +238,8 @@ func shapes(full bool) []shape {
 			mixed("Mixed500", 500, 500, 500),
 			scoreOnly("ScoreOnly500", 500, 500, 1000),
 			scoreOnly("ScoreOnly5000", 5000, 1000, 1000),
+			compute("Compute500", 500, 500, 1000),
+			compute("Compute5000", 5000, 1000, 1000),
 			preemption("Preemption500", 500, 2000, 100),
 			batching("Batching1000", 1000, 100),
 			batching("Batching3000", 3000, 100),
@@ -205,6 +249,7 @@ func shapes(full bool) []shape {
 		basic("Basic", 20, 20, 60),
 		mixed("Mixed", 20, 20, 60),
 		scoreOnly("ScoreOnly", 20, 20, 60),
+		compute("Compute", 20, 20, 60),
 		preemption("Preemption", 5, 20, 5),
 		batching("Batching", 20, 10),
 	}
@@ -229,6 +274,9 @@ func plan(shs []shape, variants []string, reps int) []*run {
 		for _, sh := range shs {
 			for i := range variants {
 				v := variants[(i+r-1)%len(variants)]
+				if !runsVariant(sh, v) {
+					continue
+				}
 				out = append(out, &run{ID: fmt.Sprintf("%s_%s_r%d", sh.Name, v, r), Shape: sh.Name, Variant: v, Rep: r, shape: sh})
 			}
 		}
@@ -505,8 +553,12 @@ func writeConfig(dir string, runs []*run) (string, map[string]string, error) {
 // sampleArgs are a sample plugin's own args, the same for it and its twin.
 func sampleArgs(plugin, dir string) map[string]any {
 	args := map[string]any{}
-	if plugin == "NetworkLatency" {
+	switch plugin {
+	case "NetworkLatency":
 		args["latencyFile"] = filepath.Join(dir, latencyFile)
+	case "ShapeFit":
+		args["resolution"] = computeResolution
+		args["shapes"] = computeShapes
 	}
 	return args
 }

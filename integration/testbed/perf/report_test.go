@@ -81,11 +81,16 @@ func (s *suite) report(started time.Time, load0, load1 string, final bool) *repo
 	}
 	for _, sh := range s.opts.Shapes {
 		byVariant := map[string]*summary{}
+		var variants []string
 		for _, v := range s.opts.Variants {
+			if !runsVariant(sh, v) {
+				continue
+			}
 			sum := summarize(sh, v, rep.Runs)
 			byVariant[v] = &sum
+			variants = append(variants, v)
 		}
-		for _, v := range s.opts.Variants {
+		for _, v := range variants {
 			sum := byVariant[v]
 			if t := byVariant[VariantTwin]; t != nil && v != VariantTwin && t.primary() > 0 {
 				sum.VsTwin = sum.primary() / t.primary()

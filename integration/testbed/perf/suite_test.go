@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +63,9 @@ type suite struct {
 	load0     string
 	hostBin   string
 	pluginDir string
-	logDir    string
+	// shapeFitDir holds ShapeFit, the compute workloads' plugin.
+	shapeFitDir string
+	logDir      string
 
 	mu  sync.Mutex
 	mgr *shim.Manager // the native run's manager, nil otherwise
@@ -111,8 +114,9 @@ func BenchmarkSchedplugPerf(b *testing.B) {
 		twinOf["HwEncrypt"]:      twin.NewHwEncrypt(twinOf["HwEncrypt"]),
 		twinOf["DedicatedNodes"]: twin.NewDedicatedNodes(twinOf["DedicatedNodes"]),
 		twinOf["NetworkLatency"]: twin.NewNetworkLatency(twinOf["NetworkLatency"]),
+		twinOf["ShapeFit"]:       twin.NewShapeFit(twinOf["ShapeFit"]),
 	}
-	for _, n := range allPlugins {
+	for _, n := range append(slices.Clone(allPlugins), computePlugins...) {
 		registry[n] = shim.FactoryFor(s.manager, n)
 	}
 	perf.RunBenchmarkPerfScheduling(b, s.cfgFile, "schedplug", registry,
@@ -144,6 +148,11 @@ func (s *suite) setup(b *testing.B) error {
 	}
 	if s.pluginDir, err = testenv.PluginDir(); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(o.Shapes, usesShapeFit) {
+		if s.shapeFitDir, err = testenv.ShapeFitPluginDir(); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return fmt.Errorf("creating the output directory %s (%s): %w", o.OutDir, EnvOut, err)
@@ -220,7 +229,11 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 	if err != nil {
 		return nil, err
 	}
-	host := testenv.NewHost(s.hostBin, s.pluginDir, s.configs[configKey(st.Shape, st.Variant)], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
+	pluginDir := s.pluginDir
+	if usesShapeFit(st.shape) {
+		pluginDir = s.shapeFitDir
+	}
+	host := testenv.NewHost(s.hostBin, pluginDir, s.configs[configKey(st.Shape, st.Variant)], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
 	if err := host.StartAndWait(60 * time.Second); err != nil {
 		os.RemoveAll(sockDir)
 		return nil, err

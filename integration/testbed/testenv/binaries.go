@@ -95,34 +95,39 @@ func DataTestPlugin(so string) (string, error) {
 // 2.0.0 that rejects every node (plugins/testing/rejects_all.c), from
 // $SCHEDPLUG_REJECTS_ALL_PLUGIN_DIR or build/plugins/testing/rejects-all.d.
 func RejectsAllPluginDir() (string, error) {
-	dir := os.Getenv("SCHEDPLUG_REJECTS_ALL_PLUGIN_DIR")
-	if dir == "" {
-		root, err := RepoRoot()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(root, "build", "plugins", "testing", "rejects-all.d")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "rejects_all.so")); err != nil {
-		return "", fmt.Errorf("test plugin rejects_all.so is missing from %s (SCHEDPLUG_REJECTS_ALL_PLUGIN_DIR): %s", dir, BuildHint)
-	}
-	return filepath.Abs(dir)
+	return pluginDirWith("SCHEDPLUG_REJECTS_ALL_PLUGIN_DIR", filepath.Join("build", "plugins", "testing", "rejects-all.d"),
+		"rejects_all.so", "test plugin", "")
 }
 
 // SpotNodesPluginDir is the directory of the Rust sample plugin
 // (plugins/spot-nodes, built by cargo through CMake): spot_nodes.so from
 // $SCHEDPLUG_SPOT_NODES_PLUGIN_DIR or build/plugins/spot-nodes.d.
 func SpotNodesPluginDir() (string, error) {
-	dir := os.Getenv("SCHEDPLUG_SPOT_NODES_PLUGIN_DIR")
+	return pluginDirWith("SCHEDPLUG_SPOT_NODES_PLUGIN_DIR", filepath.Join("build", "plugins", "spot-nodes.d"),
+		"spot_nodes.so", "the Rust sample", "; it needs cargo when CMake configures")
+}
+
+// ShapeFitPluginDir is the directory of the compute-heavy sample plugin
+// (plugins/shape-fit, the perf suite's Compute workloads): shape_fit.so
+// from $SCHEDPLUG_SHAPE_FIT_PLUGIN_DIR or build/plugins/shape-fit.d.
+func ShapeFitPluginDir() (string, error) {
+	return pluginDirWith("SCHEDPLUG_SHAPE_FIT_PLUGIN_DIR", filepath.Join("build", "plugins", "shape-fit.d"),
+		"shape_fit.so", "the sample plugin", "")
+}
+
+// pluginDirWith is $env, or rel under the repository root, when it holds
+// so; what and note describe so in the error.
+func pluginDirWith(env, rel, so, what, note string) (string, error) {
+	dir := os.Getenv(env)
 	if dir == "" {
 		root, err := RepoRoot()
 		if err != nil {
 			return "", err
 		}
-		dir = filepath.Join(root, "build", "plugins", "spot-nodes.d")
+		dir = filepath.Join(root, rel)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "spot_nodes.so")); err != nil {
-		return "", fmt.Errorf("the Rust sample spot_nodes.so is missing from %s (SCHEDPLUG_SPOT_NODES_PLUGIN_DIR; it needs cargo when CMake configures): %s", dir, BuildHint)
+	if _, err := os.Stat(filepath.Join(dir, so)); err != nil {
+		return "", fmt.Errorf("%s %s is missing from %s (%s%s): %s", what, so, dir, env, note, BuildHint)
 	}
 	return filepath.Abs(dir)
 }
