@@ -36,6 +36,9 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/security/unix_listener.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security/peer_identity.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security/tcp_credentials.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reload/plugin_generation.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reload/plugin_reload.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reload/change_watch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/app/host_app.cpp
 )
 target_link_libraries(schedplug_host_server

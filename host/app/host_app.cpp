@@ -23,7 +23,7 @@
 #include "host/config/scheduler_config.hpp"
 #include "host/loader/plugin_file_check.hpp"
 #include "host/loader/plugin_library.hpp"
-#include "host/refresh/refresh_scheduler.hpp"
+#include "host/reload/change_watch.hpp"
 #include "host/security/tcp_credentials.hpp"
 #include "host/security/unix_listener.hpp"
 #include "host/service/fast_path_server.hpp"
@@ -181,28 +181,33 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   std::vector<std::string> warnings;
   for (const Diagnostic& d : findings) warnings.push_back(d.message);
 
-  app->libraries_ = loaded.plugins;
+  GenerationParts parts{.config_bytes = config_file_bytes(options.config),
+                        .libraries = loaded.plugins,
+                        .resolved = profiles,
+                        .warnings = std::move(warnings)};
+  std::shared_ptr<PluginGeneration> plugins;
   try {
-    app->plugins_ = CreatedPlugins::create(profiles);
+    plugins = make_generation(std::move(parts), nullptr);
   } catch (const CreateError& e) {
     fail(diagnostics, e.what());
   }
-  for (const auto& lib : app->libraries_) {
+  for (const auto& lib : plugins->libraries) {
     spdlog::info(
         "loaded plugin {} {} from {} (filter: {}, score: {}, refresh: {})",
         lib->name(), lib->version(), lib->file().string(), lib->has_filter(),
         lib->has_score(), lib->has_refresh());
   }
-  for (const ProfilePlugins& p : app->plugins_->profiles()) {
+  for (const ProfilePlugins& p : plugins->created->profiles()) {
     spdlog::info("profile \"{}\": {} native filters, {} native scorers",
                  p.scheduler_name, p.filters.size(), p.scorers.size());
   }
 
   std::vector<const PluginInstance*> instances;
-  for (const ProfilePlugins& p : app->plugins_->profiles()) {
+  for (const ProfilePlugins& p : plugins->created->profiles()) {
     instances.insert(instances.end(), p.plugins.begin(), p.plugins.end());
   }
   app->metrics_ = std::make_unique<HostMetrics>(instances);
+  app->metrics_->plugins_loaded(*plugins);
   if (!options.metrics_listen.empty()) {
     const std::string metrics_listen = metrics_address(options.metrics_listen);
     try {
@@ -218,21 +223,11 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
 
   app->pool_ = std::make_unique<ThreadPool>(
       options.workers > 0 ? options.workers : ThreadPool::default_workers());
-  std::vector<RefreshTarget> targets;
-  for (const ProfilePlugins& p : app->plugins_->profiles()) {
-    for (PluginInstance* instance : p.plugins) {
-      targets.push_back({instance, p.scheduler_name});
-    }
-  }
-  app->refresh_ =
-      std::make_unique<RefreshScheduler>(targets, app->metrics_.get());
+  start_refresh(*plugins, nullptr, app->metrics_.get());
 
   ServiceContext context;
-  context.created = app->plugins_.get();
-  context.libraries = app->libraries_;
+  context.plugins = plugins;
   context.config_file = options.config;
-  context.resolved = profiles;
-  context.startup_warnings = std::move(warnings);
   context.pool = app->pool_.get();
   context.metrics = app->metrics_.get();
   app->peers_ = std::make_unique<PeerIdentities>();
@@ -243,6 +238,9 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   }
   app->service_ =
       std::make_unique<HostService>(std::move(context), options.service);
+  app->reloader_ = std::make_unique<PluginReloader>(
+      *app->service_, app->metrics_.get(), options.config, options.plugins,
+      config, options.security.plugin_sha256);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -311,6 +309,28 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
         listen.grpc_uri.substr(0, colon + 1) + std::to_string(selected_port);
   }
   app->server_->GetHealthCheckService()->SetServingStatus(true);
+  if (options.watch) {
+    PluginReloader* reloader = app->reloader_.get();
+    try {
+      // In the configuration's directory only the file itself matters, and
+      // a ConfigMap volume's ..data swap.
+      const std::filesystem::path config_dir =
+          options.config.parent_path().empty() ? std::filesystem::path(".")
+                                               : options.config.parent_path();
+      app->watch_ = std::make_unique<ChangeWatch>(
+          std::vector<WatchedDir>{
+              {.dir = options.plugins, .names = {}},
+              {.dir = config_dir,
+               .names = {options.config.filename().string(), "..data"}}},
+          options.reload_settle, [reloader] { reloader->reload(); });
+      spdlog::info(
+          "watching {} and {} for changes (hot reload; --no-watch turns it "
+          "off)",
+          options.plugins.string(), options.config.string());
+    } catch (const std::exception& e) {
+      fail(diagnostics, e.what());
+    }
+  }
   if (options.memory_trim_interval.count() > 0) {
     app->trimmer_ =
         std::make_unique<MemoryTrimmer>(options.memory_trim_interval);
@@ -345,6 +365,7 @@ void HostApp::shutdown(std::chrono::milliseconds drain) {
   std::lock_guard lock(shutdown_mutex_);
   if (shut_down_) return;
   shut_down_ = true;
+  watch_.reset();  // no reload from now on
   if (server_) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     spdlog::info("shutting down: draining in-flight calls (up to {} ms)",
@@ -357,17 +378,18 @@ void HostApp::shutdown(std::chrono::milliseconds drain) {
     service_->stop_watches();
     server_->Shutdown(std::chrono::system_clock::now() + drain);
   }
-  if (refresh_) {
-    const auto hung = refresh_->stop(std::chrono::milliseconds(5000));
-    if (!hung.empty()) {
-      // Their threads still run plugin code: the instances must outlive
-      // the process, so leak them rather than destroy them under the thread.
-      (void)refresh_.release();
-      (void)plugins_.release();
-      for (auto& lib : libraries_) new std::shared_ptr<PluginLibrary>(lib);
-    }
-  }
+  // A refresh still running keeps its instance for the rest of the process
+  // (plugin_generation.cpp) rather than have it destroyed under its thread.
+  if (service_) service_->plugins()->stop_refresh();
   spdlog::info("shut down");
+}
+
+ReloadOutcome HostApp::reload() {
+  {
+    std::lock_guard lock(shutdown_mutex_);
+    if (shut_down_) return {};
+  }
+  return reloader_->reload();
 }
 
 void HostApp::wait() {
@@ -382,10 +404,9 @@ HostApp::~HostApp() {
   server_.reset();
   watchdog_.reset();
   trimmer_.reset();
+  reloader_.reset();
   service_.reset();
-  refresh_.reset();
   pool_.reset();
-  plugins_.reset();
   if (!socket_path_.empty()) {
     std::error_code ec;
     std::filesystem::remove(socket_path_, ec);

@@ -14,6 +14,7 @@
 
 #include "host/check/name_check.hpp"
 #include "host/plugin/hook_watchdog.hpp"
+#include "host/reload/plugin_reload.hpp"
 #include "host/security/security_options.hpp"
 #include "host/service/host_service.hpp"
 
@@ -26,8 +27,8 @@ class Server;
 
 namespace schedplug::host {
 
+class ChangeWatch;
 class FastPathServer;
-class RefreshScheduler;
 class UnixListener;
 
 // The fast-path socket of a host listening on `socket`: the same path with
@@ -51,6 +52,11 @@ struct HostOptions {
   // than this makes the host report NOT_SERVING and exit with
   // kExitHookHung. 0 turns the watchdog off.
   std::chrono::milliseconds hook_hard_limit{5000};
+  // Hot reload (host/reload/): watch the plugin directory and the
+  // configuration file's directory, and swap in what changed once
+  // changes settled for `reload_settle`. false: only reload() reloads.
+  bool watch = true;
+  std::chrono::milliseconds reload_settle{500};
   // Tests only: called instead of exiting (after NOT_SERVING and the log).
   std::function<void(const HungHook&)> on_hung_hook;
   // How often a background thread checks the resident size and gives
@@ -88,6 +94,9 @@ class HostApp {
   void shutdown(std::chrono::milliseconds drain);
   // Blocks until shutdown() finished.
   void wait();
+  // Re-reads the configuration and plugin directory now and swaps in what
+  // passes the checks (SIGHUP; the watch calls the same).
+  ReloadOutcome reload();
 
   // The address gRPC clients dial ("unix:/path" or "host:port").
   const std::string& target() const { return target_; }
@@ -105,11 +114,10 @@ class HostApp {
   std::filesystem::path socket_path_;
   std::unique_ptr<HostMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
-  std::vector<std::shared_ptr<PluginLibrary>> libraries_;
-  std::unique_ptr<CreatedPlugins> plugins_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<RefreshScheduler> refresh_;
   std::unique_ptr<HostService> service_;
+  std::unique_ptr<PluginReloader> reloader_;
+  std::unique_ptr<ChangeWatch> watch_;  // stopped first at shutdown
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_listener_;  // unix --listen only
   std::filesystem::path fast_socket_path_;

@@ -128,6 +128,11 @@ int main(int argc, char** argv) {
          "PreScore on the socket's path + \".fast\" as plain frames, which "
          "the shim uses instead of gRPC for them (false: gRPC only)")
       ->capture_default_str();
+  cli.add_flag("--watch,!--no-watch", options.watch,
+               "Watch --plugins and the --config file's directory and swap in "
+               "changed plugin files and args without a restart (hot reload; "
+               "SIGHUP reloads either way)")
+      ->capture_default_str();
   cli.add_option("--workers", options.workers,
                  "Filter/score worker threads besides the request thread (0: "
                  "cores - 1)")
@@ -238,6 +243,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::unique_ptr<schedplug::host::HostApp> app;
@@ -250,7 +256,12 @@ int main(int argc, char** argv) {
 
   std::thread signal_waiter([&] {
     int received = 0;
-    sigwait(&signals, &received);
+    for (;;) {
+      sigwait(&signals, &received);
+      if (received != SIGHUP) break;
+      spdlog::info("received SIGHUP: reloading plugins and configuration");
+      app->reload();
+    }
     spdlog::info("received {}", received == SIGTERM ? "SIGTERM" : "SIGINT");
     app->shutdown(std::chrono::seconds(drain_seconds));
   });

@@ -5,8 +5,9 @@
 namespace schedplug::host {
 
 PodCycle::PodCycle(std::string key, std::unique_ptr<const PodRecord> pod,
-                   std::span<const PluginInstance* const> plugins)
-    : key_(std::move(key)), pod_(std::move(pod)) {
+                   std::span<const PluginInstance* const> plugins,
+                   std::shared_ptr<const void> owner)
+    : owner_(std::move(owner)), key_(std::move(key)), pod_(std::move(pod)) {
   scopes_.reserve(plugins.size());
   begin_runs_.resize(plugins.size());
   for (size_t i = 0; i < plugins.size(); ++i) {
@@ -33,10 +34,16 @@ const PodScope* PodCycle::scope_for(const PluginInstance* plugin) const {
 }
 
 std::string cycle_key(const std::string& scheduler_name, const PodData& pod) {
-  std::string key = scheduler_name;
-  for (const std::string* part : {&pod.namespace_name, &pod.name, &pod.uid}) {
+  return cycle_key(scheduler_name, pod.namespace_name, pod.name, pod.uid);
+}
+
+std::string cycle_key(std::string_view scheduler_name,
+                      std::string_view namespace_name, std::string_view name,
+                      std::string_view uid) {
+  std::string key(scheduler_name);
+  for (std::string_view part : {namespace_name, name, uid}) {
     key += '\0';
-    key += *part;
+    key += part;
   }
   return key;
 }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,8 +29,11 @@ class PodCycle {
  public:
   // Calls begin_pod on every plugin of `plugins` (in order) for `pod`.
   // `key` identifies the cycle's pod and profile (see cycle_key()).
+  // `owner` keeps the plugins alive until the cycle ended (the plugin set
+  // they belong to, which a reload may replace meanwhile).
   PodCycle(std::string key, std::unique_ptr<const PodRecord> pod,
-           std::span<const PluginInstance* const> plugins);
+           std::span<const PluginInstance* const> plugins,
+           std::shared_ptr<const void> owner = {});
   // Ends every scope (pod_end), in reverse order of beginning.
   ~PodCycle();
   PodCycle(const PodCycle&) = delete;
@@ -42,8 +46,10 @@ class PodCycle {
   // One run per plugin with its begin_pod time (none recorded for a plugin
   // without pod_begin or applies), for the host's metrics.
   const ChainRuns& begin_runs() const { return begin_runs_; }
+  const std::shared_ptr<const void>& owner() const { return owner_; }
 
  private:
+  std::shared_ptr<const void> owner_;  // first: it outlives the scopes
   std::string key_;
   std::unique_ptr<const PodRecord> pod_;
   std::vector<std::pair<const PluginInstance*, PodScope>> scopes_;
@@ -54,5 +60,8 @@ class PodCycle {
 // namespace, name and uid (the same in a cycle's PreFilter, Filter and
 // PreScore requests).
 std::string cycle_key(const std::string& scheduler_name, const PodData& pod);
+std::string cycle_key(std::string_view scheduler_name,
+                      std::string_view namespace_name, std::string_view name,
+                      std::string_view uid);
 
 }  // namespace schedplug::host

@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@ struct OpenFile {
   explicit OpenFile(const std::filesystem::path& file)
       : fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC)),
         error(fd < 0 ? errno : 0) {}
+  explicit OpenFile(int owned) : fd(owned), error(0) {}
   ~OpenFile() {
     if (fd >= 0) ::close(fd);
   }
@@ -38,6 +42,40 @@ struct OpenFile {
   int fd;
   int error;
 };
+
+// A private, sealed in-memory copy of `source`'s bytes (memfd), which is
+// what dlopen loads: a plugin file replaced in place (same inode) or by
+// rename (same path) cannot change or alias code that is already loaded,
+// and each load of a file gets its own copy of the library's globals.
+// Returns -1 with errno set when the kernel offers no memfd.
+int private_copy(int source, const std::string& name) {
+  struct stat st {};
+  if (::fstat(source, &st) != 0) return -1;
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+  const std::string label = "schedplug:" + name;
+  int copy =
+      ::memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+  if (copy < 0 && errno == EINVAL) {  // a kernel before MFD_EXEC (6.3)
+    copy = ::memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  }
+  if (copy < 0) return -1;
+  off_t offset = 0;
+  while (offset < st.st_size) {
+    const ssize_t n = ::sendfile(copy, source, &offset,
+                                 static_cast<size_t>(st.st_size - offset));
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      ::close(copy);
+      errno = error;
+      return -1;
+    }
+  }
+  ::fcntl(copy, F_ADD_SEALS,
+          F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  return copy;
+}
 
 std::string quoted(const std::filesystem::path& p) { return p.string(); }
 
@@ -147,7 +185,8 @@ bool is_upper_camel_case(const std::string& name) {
 }
 
 std::shared_ptr<PluginLibrary> load_plugin_file(
-    const std::filesystem::path& file) {
+    const std::filesystem::path& file,
+    std::span<const std::shared_ptr<PluginLibrary>> loaded_before) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) {
     fail(file, "no such file; check the path (a plugin is a .so file)");
@@ -170,17 +209,47 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
       !problem.empty()) {
     fail(file, problem);
   }
+  for (const auto& before : loaded_before) {
+    if (before->file() == file && before->sha256() == sha256) {
+      if (std::string problem =
+              check_plugin_name_pin(file, before->name(), sha256);
+          !problem.empty()) {
+        fail(file, problem);
+      }
+      return before;
+    }
+  }
+  // The copy is what gets loaded; its digest must be the one checked (the
+  // file could have changed between the check and the copy).
+  if (const int copy = private_copy(opened.fd, file.filename().string());
+      copy >= 0) {
+    auto loaded = std::make_unique<OpenFile>(copy);
+    std::string copied;
+    try {
+      copied = fd_sha256(copy, file);
+    } catch (const std::exception& e) {
+      fail(file, e.what());
+    }
+    if (copied != sha256) {
+      fail(file,
+           "the file changed while the host was loading it; write plugin "
+           "files elsewhere and rename them into the directory (a ConfigMap "
+           "volume does), and the host loads the finished file");
+    }
+    handle->file = std::move(loaded);
+  }
+  const OpenFile& loaded = *handle->file;
   if (plugin_file_policy().before_dlopen) {
     plugin_file_policy().before_dlopen(file);
   }
 
   try {
     handle->library = boost::dll::shared_library(
-        opened.proc_path(),
+        loaded.proc_path(),
         boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     fail(file, "not a shared object the host can load (dlopen says: " +
-                   dlerror_text(file, opened.proc_path().string(), e.what()) +
+                   dlerror_text(file, loaded.proc_path().string(), e.what()) +
                    "); build the plugin as a shared library (add_library(... "
                    "MODULE) or -shared -fPIC) for this platform, with every "
                    "symbol it needs available");
@@ -229,7 +298,9 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
   return library;
 }
 
-LoadResult load_plugin_directory(const std::filesystem::path& dir) {
+LoadResult load_plugin_directory(
+    const std::filesystem::path& dir,
+    std::span<const std::shared_ptr<PluginLibrary>> loaded_before) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     throw LoadError(quoted(dir) +
@@ -275,7 +346,7 @@ LoadResult load_plugin_directory(const std::filesystem::path& dir) {
   std::vector<std::shared_ptr<PluginLibrary>> loaded;
   for (const auto& file : files) {
     try {
-      loaded.push_back(load_plugin_file(file));
+      loaded.push_back(load_plugin_file(file, loaded_before));
     } catch (const LoadError& e) {
       result.problems.push_back({file, e.what()});
     }

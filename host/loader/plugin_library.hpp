@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,7 +48,8 @@ class PluginLibrary {
 
  private:
   friend std::shared_ptr<PluginLibrary> load_plugin_file(
-      const std::filesystem::path& file);
+      const std::filesystem::path& file,
+      std::span<const std::shared_ptr<PluginLibrary>> loaded_before);
   PluginLibrary() = default;
 
   struct Handle;
@@ -67,8 +69,15 @@ class LoadError : public std::runtime_error {
 };
 
 // Loads and validates one file. Throws LoadError.
+//
+// What gets loaded is a sealed in-memory copy of the file (memfd), so a
+// file replaced or rewritten later never changes or aliases loaded code.
+// With `loaded_before` (a reload), a file whose path and digest are those
+// of one of these libraries is not loaded again: that library is
+// returned (after the same file checks).
 std::shared_ptr<PluginLibrary> load_plugin_file(
-    const std::filesystem::path& file);
+    const std::filesystem::path& file,
+    std::span<const std::shared_ptr<PluginLibrary>> loaded_before = {});
 
 struct LoadProblem {
   std::filesystem::path file;
@@ -85,7 +94,9 @@ struct LoadResult {
 // following symlinks, as a ConfigMap volume lays them out). A bad file never
 // stops the others from loading. Throws LoadError only when `dir` itself
 // cannot be read.
-LoadResult load_plugin_directory(const std::filesystem::path& dir);
+LoadResult load_plugin_directory(
+    const std::filesystem::path& dir,
+    std::span<const std::shared_ptr<PluginLibrary>> loaded_before = {});
 
 // True when `name` is UpperCamelCase: [A-Z][A-Za-z0-9]*.
 bool is_upper_camel_case(const std::string& name);

@@ -9,6 +9,8 @@
 #include <prometheus/collectable.h>
 #include <prometheus/text_serializer.h>
 
+#include "host/reload/plugin_generation.hpp"
+
 namespace schedplug::host {
 namespace {
 
@@ -170,7 +172,34 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
       recent_cycles_dropped_count_(
           recent_cycles_dropped_.Add({{"cap", "cycles"}})),
       recent_cycles_dropped_memory_(
-          recent_cycles_dropped_.Add({{"cap", "memory"}})) {
+          recent_cycles_dropped_.Add({{"cap", "memory"}})),
+      plugin_build_info_(
+          prometheus::BuildGauge()
+              .Name("schedplug_plugin_build_info")
+              .Help("1 for each plugin file the host serves from, labelled "
+                    "with the plugin's name, version, file and SHA-256 "
+                    "(changes with each reload that swapped it).")
+              .Register(*registry_)),
+      plugin_set_generation_(
+          prometheus::BuildGauge()
+              .Name("schedplug_plugin_set_generation")
+              .Help("1 at start-up, one more for each reload that swapped in "
+                    "new plugin versions or configuration.")
+              .Register(*registry_)
+              .Add({})),
+      reloads_(prometheus::BuildCounter()
+                   .Name("schedplug_reloads_total")
+                   .Help("Reloads that swapped in new plugin versions or "
+                         "configuration without a restart.")
+                   .Register(*registry_)
+                   .Add({})),
+      reloads_refused_(
+          prometheus::BuildCounter()
+              .Name("schedplug_reloads_refused_total")
+              .Help("Changed plugin files or configurations the host did not "
+                    "use (it kept what it had), by file and reason: load, "
+                    "config, create, restart_needed.")
+              .Register(*registry_)) {
   for (const PluginInstance* plugin : plugins) {
     created_.try_emplace(plugin, make_series(*plugin));
   }
@@ -214,11 +243,11 @@ HostMetrics::PluginSeries& HostMetrics::plugin_series(
   if (auto it = created_.find(&plugin); it != created_.end()) {
     return it->second;
   }
+  // By name and build: another version of a plugin may have other hooks.
+  const std::string key = plugin.name() + "/" + plugin.library().sha256();
   std::lock_guard lock(mutex_);
-  auto it = late_.find(plugin.name());
-  if (it == late_.end()) {
-    it = late_.emplace(plugin.name(), make_series(plugin)).first;
-  }
+  auto it = late_.find(key);
+  if (it == late_.end()) it = late_.emplace(key, make_series(plugin)).first;
   return it->second;
 }
 
@@ -286,6 +315,29 @@ void HostMetrics::refreshed(const PluginInstance& plugin, bool ok,
       std::chrono::duration<double>(took).count());
   s.refreshes->Increment();
   if (!ok) s.refresh_failures->Increment();
+}
+
+void HostMetrics::plugins_loaded(const PluginGeneration& set) {
+  std::lock_guard lock(mutex_);
+  for (prometheus::Gauge* g : build_info_) plugin_build_info_.Remove(g);
+  build_info_.clear();
+  for (const auto& lib : set.libraries) {
+    prometheus::Gauge& g =
+        plugin_build_info_.Add({{"plugin", lib->name()},
+                                {"version", lib->version()},
+                                {"file", lib->file().filename().string()},
+                                {"sha256", lib->sha256()}});
+    g.Set(1);
+    build_info_.push_back(&g);
+  }
+  plugin_set_generation_.Set(static_cast<double>(set.generation));
+  if (set.generation > 1) reloads_.Increment();
+}
+
+void HostMetrics::reload_refused(const std::string& file,
+                                 std::string_view reason) {
+  reloads_refused_.Add({{"file", file}, {"reason", std::string(reason)}})
+      .Increment();
 }
 
 void HostMetrics::request_refused(std::string_view reason) {

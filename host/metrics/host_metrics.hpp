@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -21,6 +22,8 @@
 #include "host/chain/chain_types.hpp"
 
 namespace schedplug::host {
+
+struct PluginGeneration;
 
 class HostMetrics {
  public:
@@ -64,6 +67,15 @@ class HostMetrics {
   void recent_cycles(size_t cycles, size_t bytes, uint64_t dropped_count,
                      uint64_t dropped_memory);
 
+  // The plugin set now serving (start-up or a reload that swapped it in):
+  // one schedplug_plugin_build_info series per plugin file, the set's
+  // generation, and a swap counted (not at start-up, generation 1).
+  void plugins_loaded(const PluginGeneration& set);
+  // A change the reload did not use: `file` is the plugin file (or the
+  // configuration file) and `reason` one of "load", "config", "create",
+  // "restart_needed" (docs/hot-reload.md).
+  void reload_refused(const std::string& file, std::string_view reason);
+
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
 
@@ -105,6 +117,11 @@ class HostMetrics {
   prometheus::Family<prometheus::Counter>& recent_cycles_dropped_;
   prometheus::Counter& recent_cycles_dropped_count_;
   prometheus::Counter& recent_cycles_dropped_memory_;
+  prometheus::Family<prometheus::Gauge>& plugin_build_info_;
+  prometheus::Gauge& plugin_set_generation_;
+  prometheus::Counter& reloads_;
+  prometheus::Family<prometheus::Counter>& reloads_refused_;
+  std::vector<prometheus::Gauge*> build_info_;  // the serving set's; mutex_
 
   // Series looked up once: a Family's Add builds and hashes a label map,
   // which every call paid (a few percent of the host's CPU per PreFilter).

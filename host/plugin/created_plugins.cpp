@@ -19,35 +19,50 @@ const PluginInstance* ProfilePlugins::plugin_named(
 }
 
 std::unique_ptr<CreatedPlugins> CreatedPlugins::create(
-    const std::vector<ResolvedProfile>& profiles) {
+    const std::vector<ResolvedProfile>& profiles,
+    const CreatedPlugins* previous) {
   std::unique_ptr<CreatedPlugins> set(new CreatedPlugins());
   set->profiles_.reserve(profiles.size());
   for (const ResolvedProfile& profile : profiles) {
     ProfilePlugins out;
     out.scheduler_name = profile.scheduler_name;
     std::unordered_map<std::string, PluginInstance*> by_name;
-    for (const ResolvedPlugin& plugin : profile.plugins) {
-      std::unique_ptr<PluginInstance> instance;
-      try {
-        instance = PluginInstance::create(plugin.library, plugin.args_json);
-      } catch (const CreateError& e) {
-        throw CreateError("profile \"" + profile.scheduler_name +
-                          "\": " + e.what());
+    const auto add = [&](const ResolvedPlugin& plugin) -> PluginInstance* {
+      Created created;
+      created.profile = profile.scheduler_name;
+      created.args_json = plugin.args_json;
+      if (previous != nullptr) {
+        for (const Created& old : previous->instances_) {
+          if (old.profile == profile.scheduler_name &&
+              &old.instance->library() == plugin.library.get() &&
+              old.args_json == plugin.args_json) {
+            created.instance = old.instance;
+            created.taken_over = true;
+            break;
+          }
+        }
       }
-      by_name[instance->name()] = instance.get();
-      out.plugins.push_back(instance.get());
-      set->instances_.push_back(std::move(instance));
-    }
+      if (created.instance == nullptr) {
+        try {
+          created.instance =
+              PluginInstance::create(plugin.library, plugin.args_json);
+        } catch (const CreateError& e) {
+          throw CreateError("profile \"" + profile.scheduler_name +
+                            "\": " + e.what());
+        }
+      }
+      PluginInstance* raw = created.instance.get();
+      by_name[raw->name()] = raw;
+      out.plugins.push_back(raw);
+      set->instances_.push_back(std::move(created));
+      return raw;
+    };
+    for (const ResolvedPlugin& plugin : profile.plugins) add(plugin);
     auto instance_of = [&](const ResolvedPlugin& plugin) -> PluginInstance* {
       auto it = by_name.find(plugin.library->name());
       if (it != by_name.end()) return it->second;
       // resolve_profiles lists every filter/scorer in `plugins`; be safe.
-      auto instance = PluginInstance::create(plugin.library, plugin.args_json);
-      PluginInstance* raw = instance.get();
-      by_name[raw->name()] = raw;
-      out.plugins.push_back(raw);
-      set->instances_.push_back(std::move(instance));
-      return raw;
+      return add(plugin);
     };
     for (const ResolvedPlugin& f : profile.filters) {
       out.filters.push_back(instance_of(f));

@@ -1,6 +1,8 @@
 // CreatedPlugins: the plugin instances created for every profile, and the
-// per-profile Filter and Score lists the chain runs. Built once at
-// start-up; read-only afterwards, so requests share it without locks.
+// per-profile Filter and Score lists the chain runs. Built at start-up and
+// at each plugin reload (host/reload/); read-only afterwards, so requests
+// share it without locks. A reload's set shares the instances whose
+// library and args did not change with the set before it.
 #pragma once
 
 #include <memory>
@@ -34,17 +36,29 @@ struct ProfilePlugins {
 
 class CreatedPlugins {
  public:
-  // Creates one instance per (profile, plugin). Throws CreateError with
-  // the profile named.
+  // Creates one instance per (profile, plugin); with `previous`, takes
+  // over its instance of a (profile, plugin) whose library object and args
+  // are the same instead of creating one. Throws CreateError with the
+  // profile named.
   static std::unique_ptr<CreatedPlugins> create(
-      const std::vector<ResolvedProfile>& profiles);
+      const std::vector<ResolvedProfile>& profiles,
+      const CreatedPlugins* previous = nullptr);
 
   const std::vector<ProfilePlugins>& profiles() const { return profiles_; }
   const ProfilePlugins* profile(std::string_view scheduler_name) const;
 
+  // One created instance, and what it was created from.
+  struct Created {
+    std::string profile;
+    std::string args_json;
+    std::shared_ptr<PluginInstance> instance;
+    bool taken_over = false;  // from `previous`, not created by create()
+  };
+  const std::vector<Created>& instances() const { return instances_; }
+
  private:
   CreatedPlugins() = default;
-  std::vector<std::unique_ptr<PluginInstance>> instances_;
+  std::vector<Created> instances_;
   std::vector<ProfilePlugins> profiles_;
 };
 

@@ -128,6 +128,8 @@ struct HostService::Call {
       : method(method_name), context(call_context) {}
   const char* method;
   CallContext* context;  // nullptr: the Handshake (no deadline, no trailers)
+  // The plugin set the call runs on (plugin_generation.hpp).
+  std::shared_ptr<const PluginGeneration> plugins;
   Clock::time_point start = Clock::now();
   Deadline deadline = Deadline::never();
   std::string what;     // "pod ns/name, profile X"
@@ -139,6 +141,7 @@ HostService::Call HostService::pod_call(const char* method,
                                         CallContext& context,
                                         const Request& request) const {
   Call call(method, &context);
+  call.plugins = plugins();
   call.deadline = deadline_for(context, call.start);
   call.what = "pod " + call_support::pod_label(request.pod()) + " (profile \"" +
               request.scheduler_name() + "\")";
@@ -147,10 +150,10 @@ HostService::Call HostService::pod_call(const char* method,
 
 template <class Request>
 grpc::Status HostService::find_session_and_profile(
-    const Request& request, std::shared_ptr<Session>& session,
+    const Call& call, const Request& request, std::shared_ptr<Session>& session,
     const ProfilePlugins*& profile) {
   if (auto s = find_session(request.session_id(), session); !s.ok()) return s;
-  return find_profile(request.scheduler_name(), profile);
+  return find_profile(call, request.scheduler_name(), profile);
 }
 
 }  // namespace schedplug::host

@@ -22,7 +22,7 @@ void HostService::store(const Session& session, bool starts, CycleRecord part) {
   }
 }
 
-void HostService::record_filters(const Session& session,
+void HostService::record_filters(const Call&, const Session& session,
                                  const ProfilePlugins& profile,
                                  const v1::Pod& pod, const NodeTable& table,
                                  const FilterOutcome& outcome, size_t filtered,
@@ -31,19 +31,18 @@ void HostService::record_filters(const Session& session,
   store(session, starts, filter_part(profile, pod, table, outcome, filtered));
 }
 
-void HostService::record_scores(const Session& session,
+void HostService::record_scores(const Call& call, const Session& session,
                                 const ProfilePlugins& profile,
                                 const v1::Pod& pod, const NodeTable& table,
                                 std::span<const schedplug_node* const> nodes,
                                 const ScoreOutcome& outcome, bool starts) {
   if (!recent_.enabled()) return;
   static const std::vector<int> kNoWeights;
-  const auto weights = score_weights_.find(profile.scheduler_name);
-  store(
-      session, starts,
-      score_part(profile,
-                 weights == score_weights_.end() ? kNoWeights : weights->second,
-                 pod, table, nodes, outcome));
+  const auto& all = call.plugins->score_weights;
+  const auto weights = all.find(profile.scheduler_name);
+  store(session, starts,
+        score_part(profile, weights == all.end() ? kNoWeights : weights->second,
+                   pod, table, nodes, outcome));
 }
 
 grpc::Status HostService::Explain(grpc::ServerContext* context,
@@ -57,7 +56,7 @@ grpc::Status HostService::Explain(grpc::ServerContext* context,
                          "Explain: no pod named; give namespace/name or the "
                          "pod's uid"});
   }
-  identity_.to_proto(*response->mutable_identity());
+  identity().to_proto(*response->mutable_identity());
   const RecentCyclesOptions& caps = recent_.options();
   if (!recent_.enabled()) {
     response->set_not_held(

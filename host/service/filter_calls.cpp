@@ -67,7 +67,8 @@ grpc::Status HostService::pre_filter(CallContext& context,
   Call call = pod_call("PreFilter", context, request);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
-  if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
+  if (auto s = find_session_and_profile(call, request, session, profile);
+      !s.ok()) {
     return finish(call, s);
   }
   PodData pod_data;
@@ -103,7 +104,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
   }
   record_placements(request);
   response.set_table_version(table.version());
-  identity_.to_proto(*response.mutable_identity());
+  identity_of(call).to_proto(*response.mutable_identity());
 
   // A new pod cycle: the previous one (a pod that never reached PreScore)
   // ends first, then every native plugin of the profile begins this pod
@@ -113,8 +114,8 @@ grpc::Status HostService::pre_filter(CallContext& context,
   // cycle.
   session->end_cycle();
   const std::string key = cycle_key(request.scheduler_name(), pod->data());
-  const auto cycle =
-      std::make_shared<const PodCycle>(key, std::move(pod), profile->plugins);
+  const auto cycle = std::make_shared<const PodCycle>(
+      key, std::move(pod), profile->plugins, call.plugins);
   report_gates(*cycle, *profile, response);
   record_begins(*cycle);
   session->begin_cycle(cycle);
@@ -132,7 +133,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
                                        .cycle = cycle.get()});
   record_runs(outcome.runs, "filter");
   if (recent_.enabled()) {
-    record_filters(*session, *profile, request.pod(), table, outcome,
+    record_filters(call, *session, *profile, request.pod(), table, outcome,
                    count_nodes(views), /*starts=*/true);
   }
   fill_filter_response(call, *profile, outcome, response);
@@ -193,7 +194,8 @@ grpc::Status HostService::filter_nodes(CallContext& context,
   Call call = pod_call("FilterNodes", context, request);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
-  if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
+  if (auto s = find_session_and_profile(call, request, session, profile);
+      !s.ok()) {
     return finish(call, s);
   }
   if (std::string error = window_error(slots_of(request.evaluate()),
@@ -222,13 +224,14 @@ grpc::Status HostService::filter_nodes(CallContext& context,
     return finish(call, s);
   }
   response.set_table_version(table.version());
-  identity_.to_proto(*response.mutable_identity());
   // The cycle PreFilter began, when the host still holds it: its per-pod
   // states, and it stays the session's (PreScore follows). Without it,
   // each plugin begins and ends the pod within this run, as for Filter,
   // with the shim's gates for plugins without pod_begin.
   const auto cycle =
       session->cycle(cycle_key(request.scheduler_name(), pod.data()));
+  if (cycle) continue_cycle(call, *cycle, profile);
+  identity_of(call).to_proto(*response.mutable_identity());
   if (cycle) report_gates(*cycle, *profile, response);
   const std::vector<uint8_t> applies = known_applies(request, profile->filters);
   const std::vector<Deadline> deadlines =
@@ -243,7 +246,7 @@ grpc::Status HostService::filter_nodes(CallContext& context,
                                        .cycle = cycle.get()});
   record_runs(outcome.runs, "filter");
   if (recent_.enabled()) {
-    record_filters(*session, *profile, request.pod(), table, outcome,
+    record_filters(call, *session, *profile, request.pod(), table, outcome,
                    count_nodes(views), /*starts=*/false);
   }
   fill_filter_response(call, *profile, outcome, response);
@@ -262,15 +265,23 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
                                  v1::FilterResponse* response) {
   GrpcCallContext call_context(context);
   Call call("Filter", &call_context);
+  call.plugins = plugins();
   call.deadline = deadline_for(call_context, call.start);
   call.what = "pod " + pod_label(request->pod()) + " on node \"" +
               clipped(request->node().name()) + "\" (profile \"" +
               request->scheduler_name() + "\")";
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
-  if (auto s = find_session_and_profile(*request, session, profile); !s.ok()) {
+  if (auto s = find_session_and_profile(call, *request, session, profile);
+      !s.ok()) {
     return finish(call, s);
   }
+  // The cycle's per-pod states, when PreFilter began this pod's cycle (and
+  // the plugin set it began with).
+  const auto cycle = session->cycle(
+      cycle_key(request->scheduler_name(), request->pod().namespace_(),
+                request->pod().name(), request->pod().uid()));
+  if (cycle) continue_cycle(call, *cycle, profile);
   std::vector<const PluginInstance*> filters;
   if (request->plugins().empty()) {
     filters = profile->filters;
@@ -318,9 +329,6 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, timeouts, Clock::now());
   const std::vector<uint8_t> applies = known_applies(*request, filters);
-  // The cycle's per-pod states, when PreFilter began this pod's cycle.
-  const auto cycle =
-      session->cycle(cycle_key(request->scheduler_name(), pod.data()));
   SingleFilterResult result =
       run_filters_on_node(filters, pod.view(), node.view(), call.deadline,
                           {.plugin_deadlines = deadlines,
@@ -339,7 +347,7 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
     }
     note_unfinished(call, reasons, names, result.runs);
   }
-  identity_.to_proto(*response->mutable_identity());
+  identity_of(call).to_proto(*response->mutable_identity());
   response->set_code(static_cast<v1::Code>(result.verdict.code));
   if (result.plugin != nullptr) response->set_plugin(result.plugin->name());
   response->set_reason(result.verdict.reason);

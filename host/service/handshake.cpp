@@ -18,6 +18,8 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
                                     const v1::HandshakeRequest* request,
                                     v1::HandshakeResponse* response) {
   Call call("Handshake", nullptr);
+  call.plugins = plugins();
+  const PluginGeneration& plugins = *call.plugins;
   call.what = "client \"" + request->client_id() + "\"";
   if (request->protocol_version() != v1::PROTOCOL_VERSION_1) {
     if (context_.metrics) {
@@ -32,7 +34,7 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
                                static_cast<int>(request->protocol_version()))});
   }
   HandshakeFindings findings = check_handshake(
-      *request, *context_.created, context_.libraries, context_.config_file);
+      *request, *plugins.created, plugins.libraries, context_.config_file);
   if (!findings.errors.empty()) {
     std::string message = fmt::format(
         "handshake refused: the scheduler's plugins do not match the host's "
@@ -42,8 +44,23 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     if (context_.metrics) context_.metrics->handshake_refused("plugin_names");
     return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
   }
-  const SkewFindings skew =
-      check_config_skew(*request, context_.resolved, context_.config_file);
+  SkewFindings skew =
+      check_config_skew(*request, plugins.resolved, context_.config_file);
+  if (!skew.errors.empty() && plugins.generation > 1) {
+    // A reload changed plugin args since kube-scheduler read the file: its
+    // settings are still the ones the host started with, and that is no
+    // skew (the host runs the native plugins with the new args).
+    SkewFindings at_start =
+        check_config_skew(*request, startup_resolved_, context_.config_file);
+    if (at_start.errors.empty()) {
+      spdlog::info(
+          "Handshake {}: kube-scheduler's plugin settings are the ones the "
+          "host started with; the host has reloaded its configuration since "
+          "and runs the native plugins with the new args",
+          call.what);
+      skew = std::move(at_start);
+    }
+  }
   if (!skew.unchecked_profiles.empty()) {
     std::string profiles;
     for (const std::string& p : skew.unchecked_profiles) {
@@ -72,55 +89,12 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
   response->set_session_id(session->id);
   response->set_fast_path_socket(context_.fast_path_socket);
   response->set_pre_score_delta(true);
-  identity_.to_proto(*response->mutable_identity());
-  for (const auto& lib : context_.libraries) {
-    v1::PluginInfo* info = response->add_plugins();
-    info->set_name(lib->name());
-    info->set_version(lib->version());
-    info->set_file(lib->file().string());
-    info->set_sha256(lib->sha256());
-    info->set_has_filter(lib->has_filter());
-    info->set_has_score(lib->has_score());
-    // One pass over the plugin's instances (create() may set each of these
-    // from its args):
-    //  - events: the union, 0 (every event) when any instance asks for
-    //    every event; no instance (enabled nowhere): the descriptor's;
-    //  - data, the pod and node data they read (plugin.h v1.2): the union;
-    //  - hints are promises (plugin.h v1.3): only what every instance
-    //    promised;
-    //  - the keys of SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (plugin.h
-    //    v1.4): the union, sorted.
-    uint64_t events = 0, data = 0, hints = ~uint64_t{0};
-    bool every_event = false, enabled = false;
-    std::set<std::string> label_keys, annotation_keys;
-    for (const auto& profile : context_.created->profiles()) {
-      for (const PluginInstance* p : profile.plugins) {
-        if (&p->library() != lib.get()) continue;
-        const schedplug_settings& settings = p->settings();
-        enabled = true;
-        every_event = every_event || settings.events == 0;
-        events |= settings.events;
-        data |= settings.data;
-        hints &= settings.hints;
-        label_keys.insert(p->pod_keys().labels().begin(),
-                          p->pod_keys().labels().end());
-        annotation_keys.insert(p->pod_keys().annotations().begin(),
-                               p->pod_keys().annotations().end());
-      }
-    }
-    info->set_events(!enabled      ? lib->descriptor().events
-                     : every_event ? 0
-                                   : events);
-    info->set_data(data);
-    response->set_data(response->data() | data);
-    info->set_hints(enabled ? hints : 0);
-    for (const std::string& k : label_keys) info->add_pod_label_keys(k);
-    for (const std::string& k : annotation_keys) {
-      info->add_pod_annotation_keys(k);
-    }
+  identity_of(call).to_proto(*response->mutable_identity());
+  for (v1::PluginInfo& info : plugin_infos(plugins)) {
+    response->set_data(response->data() | info.data());
+    *response->add_plugins() = std::move(info);
   }
-  for (const std::string& w : context_.startup_warnings)
-    response->add_warnings(w);
+  for (const std::string& w : plugins.warnings) response->add_warnings(w);
   for (const std::string& w : findings.warnings) {
     spdlog::warn("handshake of {}: {}", request->client_id(), w);
     response->add_warnings(w);

@@ -28,18 +28,30 @@ std::string file_bytes(const std::filesystem::path& file) {
 
 }  // namespace
 
-HostIdentity make_host_identity(
-    const std::filesystem::path& config_file,
+uint64_t new_host_epoch() { return new_epoch(); }
+
+std::string config_file_bytes(const std::filesystem::path& file) {
+  return file_bytes(file);
+}
+
+uint64_t host_build(
+    std::string_view config_bytes,
     const std::vector<std::shared_ptr<PluginLibrary>>& libraries) {
   // Lengths first, so no two different inputs hash the same text.
-  std::string input = file_bytes(config_file);
-  input = std::to_string(input.size()) + ":" + input;
+  std::string input = std::to_string(config_bytes.size()) + ":";
+  input += config_bytes;
   for (const auto& library : libraries) {
     input += "\n" + library->name() + " " + library->sha256();
   }
   const std::string digest = bytes_sha256(input);
+  return std::stoull(digest.substr(0, 16), nullptr, 16);
+}
+
+HostIdentity make_host_identity(
+    const std::filesystem::path& config_file,
+    const std::vector<std::shared_ptr<PluginLibrary>>& libraries) {
   return {.epoch = new_epoch(),
-          .build = std::stoull(digest.substr(0, 16), nullptr, 16)};
+          .build = host_build(file_bytes(config_file), libraries)};
 }
 
 }  // namespace schedplug::host

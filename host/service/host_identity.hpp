@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "host/loader/plugin_library.hpp"
@@ -26,6 +28,17 @@ struct HostIdentity {
     out.set_build(build);
   }
 };
+
+// The bytes of `file` ("" when it cannot be read).
+std::string config_file_bytes(const std::filesystem::path& file);
+
+// A new random epoch (never 0).
+uint64_t new_host_epoch();
+
+// HostIdentity.build of a configuration file's bytes and `libraries`.
+uint64_t host_build(
+    std::string_view config_bytes,
+    const std::vector<std::shared_ptr<PluginLibrary>>& libraries);
 
 // A new epoch and the build of `config_file` (unreadable: as if empty)
 // with `libraries`.

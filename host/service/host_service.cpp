@@ -14,8 +14,10 @@ using namespace call_support;
 HostService::HostService(ServiceContext context, ServiceOptions options)
     : context_(std::move(context)),
       options_(options),
-      identity_(make_host_identity(context_.config_file, context_.libraries)),
-      watches_(identity_, options.heartbeat),
+      epoch_(new_host_epoch()),
+      plugins_(context_.plugins),
+      startup_resolved_(plugins_->resolved),
+      watches_({.epoch = epoch_, .build = plugins_->build}, options.heartbeat),
       sessions_({.max_sessions = options.max_sessions,
                  .max_sessions_per_peer = options.max_sessions_per_peer,
                  .idle_timeout = options.session_idle_timeout,
@@ -29,10 +31,42 @@ HostService::HostService(ServiceContext context, ServiceOptions options)
                   context_.metrics->session_memory(sessions_.total_memory());
                 }),
       recent_(options.recent_cycles) {
-  for (const ResolvedProfile& profile : context_.resolved) {
-    std::vector<int>& weights = score_weights_[profile.scheduler_name];
-    for (const ResolvedPlugin& scorer : profile.scorers)
-      weights.push_back(scorer.weight);
+  context_.plugins.reset();  // plugins_ is the current set
+}
+
+std::shared_ptr<const PluginGeneration> HostService::plugins() const {
+  std::lock_guard lock(plugins_mutex_);
+  return plugins_;
+}
+
+HostIdentity HostService::identity() const {
+  return {.epoch = epoch_, .build = plugins()->build};
+}
+
+HostIdentity HostService::identity_of(const Call& call) const {
+  return {.epoch = epoch_, .build = call.plugins->build};
+}
+
+void HostService::swap_plugins(std::shared_ptr<const PluginGeneration> next) {
+  std::shared_ptr<const PluginGeneration>
+      previous;  // released outside the lock
+  const HostIdentity identity{.epoch = epoch_, .build = next->build};
+  {
+    std::lock_guard lock(plugins_mutex_);
+    previous = std::exchange(plugins_, std::move(next));
+  }
+  watches_.identity_changed(identity);
+}
+
+void HostService::continue_cycle(Call& call, const PodCycle& cycle,
+                                 const ProfilePlugins*& profile) const {
+  if (cycle.owner() == nullptr || cycle.owner() == call.plugins) return;
+  auto began_with =
+      std::static_pointer_cast<const PluginGeneration>(cycle.owner());
+  if (const ProfilePlugins* p =
+          began_with->created->profile(profile->scheduler_name)) {
+    call.plugins = std::move(began_with);
+    profile = p;
   }
 }
 
@@ -121,12 +155,13 @@ grpc::Status HostService::find_session(const std::string& id,
   return grpc::Status::OK;
 }
 
-grpc::Status HostService::find_profile(const std::string& scheduler_name,
+grpc::Status HostService::find_profile(const Call& call,
+                                       const std::string& scheduler_name,
                                        const ProfilePlugins*& profile) const {
-  profile = context_.created->profile(scheduler_name);
+  profile = call.plugins->created->profile(scheduler_name);
   if (profile != nullptr) return grpc::Status::OK;
   std::string known;
-  for (const ProfilePlugins& p : context_.created->profiles()) {
+  for (const ProfilePlugins& p : call.plugins->created->profiles()) {
     known += (known.empty() ? "\"" : ", \"") + p.scheduler_name + "\"";
   }
   return {

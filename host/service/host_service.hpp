@@ -26,6 +26,7 @@
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
 #include "host/plugin/created_plugins.hpp"
+#include "host/reload/plugin_generation.hpp"
 #include "host/security/peer_identity.hpp"
 #include "host/service/call_context.hpp"
 #include "host/service/convert.hpp"
@@ -70,13 +71,11 @@ struct ServiceOptions {
 
 // Everything the service serves from; built once at start-up.
 struct ServiceContext {
-  const CreatedPlugins* created = nullptr;
-  std::vector<std::shared_ptr<PluginLibrary>> libraries;
+  // The plugins at start-up (a reload swaps in others: swap_plugins). Its
+  // `resolved` is the host's reading of config_file: the Handshake's
+  // config-skew check compares the scheduler's settings with it.
+  std::shared_ptr<const PluginGeneration> plugins;
   std::filesystem::path config_file;
-  // The host's reading of config_file: the Handshake's config-skew check
-  // compares the scheduler's settings with it.
-  std::vector<ResolvedProfile> resolved;
-  std::vector<std::string> startup_warnings;  // from the name checks
   ThreadPool* pool = nullptr;
   HostMetrics* metrics = nullptr;
   // Names the peer of a Handshake (nullptr: every caller is one peer).
@@ -128,7 +127,15 @@ class HostService final
 
   const SessionRegistry& sessions() const { return sessions_; }
   const RecentCycles& recent_cycles() const { return recent_; }
-  const HostIdentity& identity() const { return identity_; }
+  // The identity of the answers the current plugin set computes.
+  HostIdentity identity() const;
+  // The plugin set calls that begin now run on.
+  std::shared_ptr<const PluginGeneration> plugins() const;
+  // Calls that begin from now on run on `next`; calls in flight and pod
+  // cycles already begun finish on the set they began with. Every session
+  // watch is told the new identity at once (its build changes), so the
+  // shims stop trusting what the old set computed.
+  void swap_plugins(std::shared_ptr<const PluginGeneration> next);
   // Ends every WatchSession stream (UNAVAILABLE): before the server's
   // Shutdown, which would otherwise wait for them.
   void stop_watches() { watches_.stop(); }
@@ -148,11 +155,20 @@ class HostService final
   // Finds the session or says why not (FAILED_PRECONDITION).
   grpc::Status find_session(const std::string& id,
                             std::shared_ptr<Session>& session);
-  grpc::Status find_profile(const std::string& scheduler_name,
+  // The identity of the answers of the call's plugin set.
+  HostIdentity identity_of(const Call& call) const;
+  // In the call's plugin set (Call::plugins).
+  grpc::Status find_profile(const Call& call, const std::string& scheduler_name,
                             const ProfilePlugins*& profile) const;
+  // A call that continues `cycle` runs on the plugin set the cycle began
+  // with: switches the call's set and `profile` to it when a reload came
+  // in between.
+  void continue_cycle(Call& call, const PodCycle& cycle,
+                      const ProfilePlugins*& profile) const;
   // Both of the above, for a request that names a session and a profile.
   template <class Request>
-  grpc::Status find_session_and_profile(const Request& request,
+  grpc::Status find_session_and_profile(const Call& call,
+                                        const Request& request,
                                         std::shared_ptr<Session>& session,
                                         const ProfilePlugins*& profile);
   // Per plugin: the call's deadline, or earlier when the plugin's own
@@ -191,12 +207,13 @@ class HostService final
   // The record of recent cycles (explain_call.cpp). `filtered`: the node
   // evaluations the filters made; `starts`: the call begins the pod's
   // cycle.
-  void record_filters(const Session& session, const ProfilePlugins& profile,
-                      const v1::Pod& pod, const NodeTable& table,
-                      const FilterOutcome& outcome, size_t filtered,
-                      bool starts);
-  void record_scores(const Session& session, const ProfilePlugins& profile,
-                     const v1::Pod& pod, const NodeTable& table,
+  void record_filters(const Call& call, const Session& session,
+                      const ProfilePlugins& profile, const v1::Pod& pod,
+                      const NodeTable& table, const FilterOutcome& outcome,
+                      size_t filtered, bool starts);
+  void record_scores(const Call& call, const Session& session,
+                     const ProfilePlugins& profile, const v1::Pod& pod,
+                     const NodeTable& table,
                      std::span<const schedplug_node* const> nodes,
                      const ScoreOutcome& outcome, bool starts);
   template <class Request>
@@ -215,13 +232,15 @@ class HostService final
 
   ServiceContext context_;
   ServiceOptions options_;
-  const HostIdentity identity_;
+  const uint64_t epoch_;
+  mutable std::mutex plugins_mutex_;  // guards plugins_ (a pointer swap)
+  std::shared_ptr<const PluginGeneration> plugins_;
+  // The configuration as read at start-up, which kube-scheduler still has
+  // after a reload changed plugin args (the Handshake's skew check).
+  const std::vector<ResolvedProfile> startup_resolved_;
   SessionWatches watches_;  // before sessions_: its on_evict tells them
   SessionRegistry sessions_;
   RecentCycles recent_;
-  // Per profile: the weight of each native scorer, as kube-scheduler
-  // applies it.
-  std::unordered_map<std::string, std::vector<int>> score_weights_;
 };
 
 }  // namespace schedplug::host

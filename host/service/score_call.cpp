@@ -24,7 +24,8 @@ grpc::Status HostService::pre_score(CallContext& context,
   Call call = pod_call("PreScore", context, request);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
-  if (auto s = find_session_and_profile(request, session, profile); !s.ok()) {
+  if (auto s = find_session_and_profile(call, request, session, profile);
+      !s.ok()) {
     return finish(call, s);
   }
   PodData pod_data;
@@ -77,27 +78,29 @@ grpc::Status HostService::pre_score(CallContext& context,
     }
     nodes.push_back(&record->view());
   }
-  const std::vector<uint8_t> applies = known_applies(request, profile->scorers);
-  const std::vector<Deadline> deadlines =
-      plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
   // Without a cycle (none began, or the delta ended it) each plugin begins
   // and ends the pod within the chain run.
   const auto cycle =
       carries_delta
           ? nullptr
           : session->cycle(cycle_key(request.scheduler_name(), pod.data()));
+  if (cycle) continue_cycle(call, *cycle, profile);
+  const std::vector<uint8_t> applies = known_applies(request, profile->scorers);
+  const std::vector<Deadline> deadlines =
+      plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
   ScoreOutcome outcome = run_scores(profile->scorers, pod.view(), nodes,
                                     *context_.pool, call.deadline,
                                     {.plugin_deadlines = deadlines,
                                      .applies = applies,
                                      .keep_raw_scores = recent_.enabled(),
                                      .cycle = cycle.get()});
-  identity_.to_proto(*response.mutable_identity());
+  identity_of(call).to_proto(*response.mutable_identity());
   // PreScore is the cycle's last call: its per-pod states end now.
   if (cycle) session->end_cycle(cycle.get());
   record_runs(outcome.runs, "score");
   if (recent_.enabled()) {
-    record_scores(*session, *profile, request.pod(), table, nodes, outcome,
+    record_scores(call, *session, *profile, request.pod(), table, nodes,
+                  outcome,
                   /*starts=*/carries_delta);
   }
   size_t failed = 0;

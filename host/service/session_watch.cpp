@@ -19,12 +19,13 @@ class SessionWatches::Watch final : public SessionWatches::Reactor {
 
   // Sends the identity and the heartbeat, unless a write is in flight.
   void beat() {
+    const HostIdentity identity = hub_.current_identity();
     {
       std::lock_guard lock(mutex_);
       if (writing_ || ending_) return;
       writing_ = true;
       event_.Clear();
-      hub_.identity_.to_proto(*event_.mutable_identity());
+      identity.to_proto(*event_.mutable_identity());
       event_.set_heartbeat_ms(static_cast<uint32_t>(hub_.heartbeat_.count()));
     }
     StartWrite(&event_);
@@ -131,6 +132,20 @@ void SessionWatches::forget(const Watch* watch) {
   }
 }
 
+HostIdentity SessionWatches::current_identity() const {
+  std::lock_guard lock(mutex_);
+  return identity_;
+}
+
+void SessionWatches::identity_changed(HostIdentity identity) {
+  {
+    std::lock_guard lock(mutex_);
+    identity_ = identity;
+    identity_changed_ = true;
+  }
+  wake_.notify_one();
+}
+
 void SessionWatches::sessions_ended() {
   {
     std::lock_guard lock(mutex_);
@@ -148,11 +163,15 @@ void SessionWatches::run() {
   auto next_beat = std::chrono::steady_clock::now() + heartbeat_;
   std::unique_lock lock(mutex_);
   while (!stopped_) {
-    wake_.wait_until(lock, next_beat,
-                     [this] { return stopped_ || check_sessions_; });
+    wake_.wait_until(lock, next_beat, [this] {
+      return stopped_ || check_sessions_ || identity_changed_;
+    });
     if (stopped_) break;
-    const bool beat = std::chrono::steady_clock::now() >= next_beat;
-    if (beat) next_beat += heartbeat_;
+    const bool on_time = std::chrono::steady_clock::now() >= next_beat;
+    if (on_time) next_beat += heartbeat_;
+    // A new identity goes out at once, as a beat.
+    const bool beat = on_time || identity_changed_;
+    identity_changed_ = false;
     check_sessions_ = false;
     std::vector<std::shared_ptr<Watch>> watches;
     watches.reserve(watches_.size());

@@ -41,6 +41,10 @@ class SessionWatches {
   // Ends the watches of evicted sessions now rather than at the next
   // heartbeat. Thread-safe, never blocks on a stream.
   void sessions_ended();
+  // The host's answers carry `identity` from now on (a reload swapped its
+  // plugins): every watch sends it at once. Thread-safe, never blocks on a
+  // stream.
+  void identity_changed(HostIdentity identity);
   // Ends every watch with UNAVAILABLE and refuses new ones: call before
   // the gRPC server's Shutdown, which waits for open streams.
   void stop();
@@ -51,12 +55,15 @@ class SessionWatches {
   void run();
   void forget(const Watch* watch);
 
-  const HostIdentity identity_;
+  HostIdentity current_identity() const;
+
+  HostIdentity identity_;  // guarded by mutex_
   const std::chrono::milliseconds heartbeat_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopped_ = false;
   bool check_sessions_ = false;
+  bool identity_changed_ = false;
   std::unordered_map<const Watch*, std::shared_ptr<Watch>> watches_;
   std::thread beats_;  // started with the first watch
 };

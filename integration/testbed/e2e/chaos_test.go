@@ -14,10 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"schedplug.dev/integration/testbed/testenv"
@@ -110,16 +107,7 @@ func TestChaosHostKilledAndHung(t *testing.T) {
 
 	// Watch bindings to time the recovery after each restart.
 	binds := newBindLog()
-	// Its own client without the 30 s request timeout, which would end the
-	// watch part-way through.
-	watchCfg := rest.CopyConfig(s.cp.Config)
-	watchCfg.Timeout = 0
-	watchClient, err := kubernetes.NewForConfig(watchCfg)
-	s.must(err)
-	watcher, err := watchClient.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
-	s.must(err)
-	defer watcher.Stop()
-	go binds.follow(watcher)
+	go binds.follow(s.watchPods(ns))
 
 	// Pods are created at a steady pace over about a minute while the
 	// chaos goroutine below kills, restarts and freezes the host.

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"schedplug.dev/integration/testbed/testenv"
 )
@@ -53,6 +56,8 @@ type stackOptions struct {
 	// PluginDir, when set, is schedplug-host's plugin directory instead of
 	// the sample plugins' (testenv.PluginDirOf).
 	PluginDir string
+	// HostMetrics makes the host serve its metrics (stack.host.Metrics).
+	HostMetrics bool
 }
 
 func startStackWith(t *testing.T, o stackOptions) *stack {
@@ -110,6 +115,11 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 		}
 	}
 	s.host = testenv.NewHost(hostBin, pluginDir, hostConfig, sockDir, filepath.Join(dir, "host.log"))
+	if o.HostMetrics {
+		if err := s.host.ServeMetrics(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.host.StartAndWait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +196,20 @@ func (s *stack) ctx() context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	s.t.Cleanup(cancel)
 	return ctx
+}
+
+// watchPods watches the pods of ns with a client of its own, without the
+// 30 s request timeout that would end the watch part-way through a test.
+func (s *stack) watchPods(ns string) watch.Interface {
+	s.t.Helper()
+	cfg := rest.CopyConfig(s.cp.Config)
+	cfg.Timeout = 0
+	client, err := kubernetes.NewForConfig(cfg)
+	s.must(err)
+	w, err := client.CoreV1().Pods(ns).Watch(s.ctx(), metav1.ListOptions{})
+	s.must(err)
+	s.t.Cleanup(w.Stop)
+	return w
 }
 
 // namespace creates a namespace named after the test.

@@ -115,6 +115,15 @@ func ShapeFitPluginDir() (string, error) {
 		"shape_fit.so", "the sample plugin", "")
 }
 
+// ReloadablePluginDir is the directory of the hot-reload test plugin's
+// versions (host/tests/server/plugins/reloadable.c): reloadable_v1.so ..
+// reloadable_v4.so from $SCHEDPLUG_RELOADABLE_PLUGIN_DIR or
+// build/host/tests/server/reloadable-versions.
+func ReloadablePluginDir() (string, error) {
+	return pluginDirWith("SCHEDPLUG_RELOADABLE_PLUGIN_DIR", filepath.Join("build", "host", "tests", "server", "reloadable-versions"),
+		"reloadable_v1.so", "test plugin", "")
+}
+
 // pluginDirWith is $env, or rel under the repository root, when it holds
 // so; what and note describe so in the error.
 func pluginDirWith(env, rel, so, what, note string) (string, error) {

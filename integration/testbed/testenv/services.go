@@ -17,8 +17,9 @@ import (
 type Host struct {
 	*Process
 	// Address is what the shim dials (env SCHEDPLUG_HOST).
-	Address string
-	socket  string
+	Address    string
+	socket     string
+	metricsURL string // guarded by mu; "" until ServeMetrics
 }
 
 // NewHost prepares schedplug-host serving on a unix socket in sockDir
@@ -43,6 +44,33 @@ func (h *Host) SetPluginDir(dir string) {
 			h.args[i+1] = dir
 		}
 	}
+}
+
+// ServeMetrics makes the next Start serve the host's Prometheus metrics on
+// a free loopback port, which Metrics then reads.
+func (h *Host) ServeMetrics() error {
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	h.args = append(h.args, "--metrics-listen", addr)
+	h.metricsURL = "http://" + addr + "/metrics"
+	return nil
+}
+
+// Metrics returns the host's Prometheus text exposition (after
+// ServeMetrics).
+func (h *Host) Metrics() (string, error) {
+	h.mu.Lock()
+	url := h.metricsURL
+	h.mu.Unlock()
+	if url == "" {
+		return "", fmt.Errorf("the host serves no metrics: call ServeMetrics before Start")
+	}
+	return httpGet(http.DefaultClient, url)
 }
 
 // StartAndWait starts the host and waits until its socket accepts
@@ -128,11 +156,17 @@ func (s *Scheduler) StartAndWait(timeout time.Duration) error {
 }
 
 func (s *Scheduler) get(path string) (string, error) {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.URL+path, nil)
+	return httpGet(insecureClient, s.URL+path)
+}
+
+// httpGet is the body of a GET of url; an error for any status but 200
+// (with the body, which says why).
+func httpGet(client *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
 	}
-	resp, err := insecureClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return "", err
 	}
@@ -142,7 +176,7 @@ func (s *Scheduler) get(path string) (string, error) {
 		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return string(body), fmt.Errorf("GET %s%s: HTTP %d: %s", s.URL, path, resp.StatusCode, body)
+		return string(body), fmt.Errorf("GET %s: HTTP %d: %s", url, resp.StatusCode, body)
 	}
 	return string(body), nil
 }

@@ -1,0 +1,89 @@
+// Hot reload: the host re-reads its configuration file and plugin
+// directory, checks every change exactly as at start-up (file checks, ABI,
+// names, profile, args, create) and swaps a new plugin set in between
+// calls (plugin_generation.hpp), or keeps what it has and says why.
+//
+// What a reload may change: plugin files (a new build of an enabled plugin,
+// a new plugin no profile enables yet) and the plugins' args. What it may
+// not: anything kube-scheduler registered when it started (the profiles'
+// native plugins, their weights and failure policies, and each plugin's
+// extension points, events, declared data, hints and pod keys). A change
+// to those is refused with a message saying a scheduler restart is needed.
+//
+// Changes are taken together when they pass together; otherwise one by
+// one (the configuration first, then each changed plugin file), so a bad
+// file never holds back a good one. A file that fails keeps its plugin's
+// loaded version; a removed file of an enabled plugin keeps its loaded
+// version too, with a warning. Every refusal is logged with the file and
+// the reason and counted in schedplug_reloads_refused_total, once per
+// distinct file content.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "host/config/scheduler_config.hpp"
+#include "host/reload/plugin_generation.hpp"
+
+namespace schedplug::host {
+
+class HostMetrics;
+class HostService;
+
+// What one reload did.
+struct ReloadOutcome {
+  bool swapped = false;     // a new plugin set serves from now on
+  uint64_t generation = 0;  // the serving set's
+  // One line per plugin or configuration change taken.
+  std::vector<std::string> taken;
+  // One sentence per change refused (file, reason, what to do).
+  std::vector<std::string> refused;
+  std::vector<std::string> warnings;
+};
+
+class PluginReloader {
+ public:
+  // `config`: what the serving set was resolved from (`config_file` as
+  // read at start-up). `metrics` may be null.
+  // `pins_file`: the --plugin-sha256 list, read again at each reload (a
+  // bundle ships it beside the plugins); empty: none.
+  PluginReloader(HostService& service, HostMetrics* metrics,
+                 std::filesystem::path config_file,
+                 std::filesystem::path plugin_dir, SchedulerConfig config,
+                 std::filesystem::path pins_file = {});
+
+  // Reads the configuration and the plugin directory once and swaps in
+  // what passes. Safe to call from any thread; reloads run one at a time.
+  ReloadOutcome reload();
+
+ private:
+  struct Candidate;
+  struct Attempt;
+  Attempt attempt(const Candidate& candidate, const PluginGeneration& current,
+                  const PluginGeneration& previous) const;
+  // Logs and counts a refusal unless this very one was refused before.
+  void refuse(ReloadOutcome& outcome, const std::string& key,
+              const std::string& file, std::string_view reason,
+              const std::string& message);
+
+  HostService& service_;
+  HostMetrics* metrics_;
+  const std::filesystem::path config_file_;
+  const std::filesystem::path plugin_dir_;
+  const std::filesystem::path pins_file_;
+  std::mutex mutex_;        // one reload at a time; guards what follows
+  SchedulerConfig config_;  // the serving set's configuration
+  std::map<std::string, bool> refused_;  // refusals already reported
+};
+
+// Why `next` cannot replace `current` without a scheduler restart: one
+// sentence per difference in what kube-scheduler registered at start
+// (empty: it can).
+std::vector<std::string> restart_needed(const PluginGeneration& current,
+                                        const PluginGeneration& next);
+
+}  // namespace schedplug::host

@@ -1,0 +1,400 @@
+// Hot reload (host/reload/): a changed plugin file or configuration is
+// checked as at start-up and swapped in between calls; calls and pod
+// cycles already begun finish on the version they began with; a file or
+// configuration that fails any check is refused, counted and logged, and
+// the loaded version keeps serving; the answers' identity changes with
+// every swap, and the session watch says so at once.
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "host/reload/plugin_reload.hpp"
+#include "test_support.hpp"
+
+namespace schedplug::host::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kProfile[] = "reload-scheduler";
+
+std::filesystem::path version_file(int v) {
+  return std::filesystem::path(SCHEDPLUG_RELOADABLE_DIR) /
+         ("reloadable_v" + std::to_string(v) + ".so");
+}
+
+// Writes `bytes` beside `to` and renames it into place, as an admin's
+// `install` or a deployment tool does.
+void replace_file(const std::filesystem::path& to, const std::string& bytes) {
+  const auto tmp = to.parent_path() / (".tmp-" + to.filename().string());
+  std::ofstream(tmp, std::ios::binary) << bytes;
+  std::filesystem::permissions(tmp, std::filesystem::perms(0755));
+  std::filesystem::rename(tmp, to);
+}
+
+std::string read_all(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_config(const std::filesystem::path& file,
+                  const std::string& reject_node) {
+  std::ofstream(file) << R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: reload-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+          - name: Reloadable
+    pluginConfig:
+      - name: Reloadable
+        args:
+          reject_node: ")"
+                      << reject_node << "\"\n";
+}
+
+class HotReload : public ::testing::Test {
+ protected:
+  // `watch`: the host watches the directories itself (else the test calls
+  // reload()). `configmap`: the plugin directory is laid out as a
+  // ConfigMap volume (NAME.so -> ..data/NAME.so, ..data -> a dated dir).
+  void start(bool watch, bool configmap = false) {
+    plugins_ = dir_.path() / "plugins";
+    std::filesystem::create_directory(plugins_);
+    config_ = dir_.path() / "config.yaml";
+    write_config(config_, "node-9");
+    if (configmap) {
+      write_configmap_version(1, "..2026_12_04_a");
+      std::filesystem::create_directory_symlink("..2026_12_04_a",
+                                                plugins_ / "..data");
+      std::filesystem::create_symlink("..data/reloadable.so",
+                                      plugins_ / "reloadable.so");
+    } else {
+      install(1);
+    }
+    host_ = std::make_unique<RunningHost>([&](HostOptions& o) {
+      o.config = config_;
+      o.plugins = plugins_;
+      o.watch = watch;
+      o.reload_settle = 50ms;
+    });
+    session_ = handshake().session_id();
+    ASSERT_TRUE(last_handshake_.ok()) << last_handshake_.error_message();
+    nodes_ = v1::NodeTableDelta();
+    nodes_.set_full(true);
+    nodes_.set_new_version(1);
+    for (uint32_t slot = 0; slot < 12; ++slot) {
+      v1::Node* n = nodes_.add_upserts();
+      n->set_index(slot);
+      n->set_name("node-" + std::to_string(slot));
+      n->set_generation(1);
+      // node-1 is rejected by v1, node-2 by v2.
+      if (slot == 1 || slot == 2) {
+        v1::KeyValue* kv = n->add_labels();
+        kv->set_key("reload/reject-v" + std::to_string(slot));
+        kv->set_value("yes");
+      }
+    }
+  }
+
+  void install(int version) {
+    replace_file(plugins_ / "reloadable.so", read_all(version_file(version)));
+  }
+  void write_configmap_version(int version, const std::string& dated) {
+    std::filesystem::create_directory(plugins_ / dated);
+    std::filesystem::copy_file(version_file(version),
+                               plugins_ / dated / "reloadable.so");
+  }
+  // kubelet's atomic update of a ConfigMap volume: a new dated directory,
+  // then ..data swapped to it by renaming a symlink over it.
+  void configmap_swap(int version, const std::string& dated) {
+    write_configmap_version(version, dated);
+    std::filesystem::create_directory_symlink(dated, plugins_ / "..data_tmp");
+    std::filesystem::rename(plugins_ / "..data_tmp", plugins_ / "..data");
+  }
+
+  // The Handshake of a kube-scheduler that read the configuration with
+  // Reloadable's args {"reject_node": `reject_node`}.
+  v1::HandshakeResponse handshake(const std::string& reject_node = "node-9") {
+    v1::HandshakeRequest request;
+    request.set_protocol_version(v1::PROTOCOL_VERSION_1);
+    request.set_client_id("reload-test");
+    v1::ProfilePlugins* p = request.add_profiles();
+    p->set_scheduler_name(kProfile);
+    p->add_plugins("Reloadable");
+    v1::PluginSettings* settings = p->add_settings();
+    settings->set_name("Reloadable");
+    settings->set_args_json(R"({"reject_node":")" + reject_node + "\"}");
+    settings->set_failure_policy("Fail");
+    grpc::ClientContext context;
+    v1::HandshakeResponse response;
+    last_handshake_ = host_->stub().Handshake(&context, request, &response);
+    return response;
+  }
+
+  v1::Pod pod(const std::string& name) {
+    v1::Pod p;
+    p.set_namespace_("default");
+    p.set_name(name);
+    p.set_uid("uid-" + name);
+    return p;
+  }
+
+  // PreFilter of `p` over the 12 nodes: node name -> reason.
+  std::map<std::string, std::string> pre_filter(
+      const v1::Pod& p, v1::HostIdentity* identity = nullptr) {
+    v1::PreFilterRequest request;
+    request.set_session_id(session_);
+    request.set_scheduler_name(kProfile);
+    *request.mutable_pod() = p;
+    if (!sent_table_) {
+      *request.mutable_delta() = nodes_;
+      sent_table_ = true;
+    } else {
+      request.mutable_delta()->set_base_version(1);
+      request.mutable_delta()->set_new_version(1);
+    }
+    v1::PreFilterResponse response;
+    grpc::ClientContext context;
+    const grpc::Status s =
+        host_->stub().PreFilter(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    if (identity != nullptr) *identity = response.identity();
+    std::map<std::string, std::string> rejected;
+    for (int i = 0; i < response.rejected_nodes_size(); ++i) {
+      rejected["node-" + std::to_string(response.rejected_nodes(i))] =
+          response.reasons(static_cast<int>(response.reason(i)));
+    }
+    return rejected;
+  }
+
+  // The single-node Filter of `p` on node `slot`: its reason ("" fits).
+  std::string filter(const v1::Pod& p, uint32_t slot) {
+    v1::FilterRequest request;
+    request.set_session_id(session_);
+    request.set_scheduler_name(kProfile);
+    *request.mutable_pod() = p;
+    *request.mutable_node() = nodes_.upserts(static_cast<int>(slot));
+    v1::FilterResponse response;
+    grpc::ClientContext context;
+    const grpc::Status s = host_->stub().Filter(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response.reason();
+  }
+
+  uint64_t generation() { return host_->app().service().plugins()->generation; }
+  bool wait_for_generation(uint64_t want) {
+    for (auto until = std::chrono::steady_clock::now() + 20s;
+         std::chrono::steady_clock::now() < until;) {
+      if (generation() >= want) return generation() == want;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+  std::string metrics() { return host_->app().metrics().text(); }
+
+  TempDir dir_;
+  std::filesystem::path plugins_;
+  std::filesystem::path config_;
+  std::unique_ptr<RunningHost> host_;
+  std::string session_;
+  v1::NodeTableDelta nodes_;
+  bool sent_table_ = false;
+  grpc::Status last_handshake_;
+};
+
+const std::map<std::string, std::string> kV1{
+    {"node-1", "rejected by Reloadable v1"},
+    {"node-9", "rejected by Reloadable v1 (args)"}};
+const std::map<std::string, std::string> kV2{
+    {"node-2", "rejected by Reloadable v2"},
+    {"node-9", "rejected by Reloadable v2 (args)"}};
+
+TEST_F(HotReload, AReplacedFileServesTheNextCallAndChangesTheIdentity) {
+  start(/*watch=*/true);
+  v1::HostIdentity before, after;
+  EXPECT_EQ(pre_filter(pod("a"), &before), kV1);
+  install(2);
+  ASSERT_TRUE(wait_for_generation(2)) << metrics();
+  EXPECT_EQ(pre_filter(pod("b"), &after), kV2);
+  EXPECT_EQ(after.epoch(), before.epoch()) << "the same host process";
+  EXPECT_NE(after.build(), before.build()) << "another plugin build";
+  const v1::HandshakeResponse hs = handshake();
+  ASSERT_TRUE(last_handshake_.ok()) << last_handshake_.error_message();
+  ASSERT_EQ(hs.plugins_size(), 1);
+  EXPECT_EQ(hs.plugins(0).version(), "2.0.0");
+  EXPECT_EQ(hs.identity().build(), after.build());
+  const std::string m = metrics();
+  EXPECT_NE(m.find("schedplug_reloads_total 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("schedplug_plugin_set_generation 2"), std::string::npos);
+  EXPECT_NE(m.find("schedplug_plugin_build_info{file=\"reloadable.so\","
+                   "plugin=\"Reloadable\""),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("version=\"2.0.0\""), std::string::npos) << m;
+  EXPECT_EQ(m.find("version=\"1.0.0\""), std::string::npos)
+      << "only the serving build is listed\n"
+      << m;
+}
+
+TEST_F(HotReload, AConfigMapDataSwapIsPickedUp) {
+  start(/*watch=*/true, /*configmap=*/true);
+  EXPECT_EQ(pre_filter(pod("a")), kV1);
+  configmap_swap(2, "..2026_12_04_b");
+  ASSERT_TRUE(wait_for_generation(2)) << metrics();
+  EXPECT_EQ(pre_filter(pod("b")), kV2);
+  // And back: the old dated directory's file is a new load, not a cached
+  // alias of the first.
+  configmap_swap(1, "..2026_12_04_c");
+  ASSERT_TRUE(wait_for_generation(3)) << metrics();
+  EXPECT_EQ(pre_filter(pod("c")), kV1);
+}
+
+TEST_F(HotReload, ACycleBegunBeforeTheSwapFinishesOnItsVersion) {
+  start(/*watch=*/false);
+  const v1::Pod a = pod("a");
+  EXPECT_EQ(pre_filter(a), kV1);
+  install(2);
+  const ReloadOutcome outcome = host_->app().reload();
+  ASSERT_TRUE(outcome.swapped);
+  EXPECT_EQ(outcome.generation, 2u);
+  // Pod a's cycle began on v1: its single-node Filter runs v1.
+  EXPECT_EQ(filter(a, 1), "rejected by Reloadable v1");
+  EXPECT_EQ(filter(a, 2), "");
+  // A new cycle runs v2.
+  const v1::Pod b = pod("b");
+  EXPECT_EQ(pre_filter(b), kV2);
+  EXPECT_EQ(filter(b, 2), "rejected by Reloadable v2");
+}
+
+TEST_F(HotReload, ChangedArgsTakeEffectAndUnchangedOnesKeepTheInstance) {
+  start(/*watch=*/false);
+  EXPECT_EQ(pre_filter(pod("a")), kV1);
+  const PluginInstance* before =
+      host_->app().service().plugins()->created->profiles()[0].plugins[0];
+  // Nothing changed: no swap.
+  EXPECT_FALSE(host_->app().reload().swapped);
+  write_config(config_, "node-7");
+  const ReloadOutcome outcome = host_->app().reload();
+  ASSERT_TRUE(outcome.swapped) << ::testing::PrintToString(outcome.refused);
+  EXPECT_EQ(pre_filter(pod("b")),
+            (std::map<std::string, std::string>{
+                {"node-1", "rejected by Reloadable v1"},
+                {"node-7", "rejected by Reloadable v1 (args)"}}));
+  EXPECT_NE(host_->app().service().plugins()->created->profiles()[0].plugins[0],
+            before)
+      << "new args: a new instance";
+  // kube-scheduler still has the old args: a new session is not refused
+  // as config skew; a scheduler started since has the new ones; other
+  // args than either are skew.
+  handshake("node-9");
+  EXPECT_TRUE(last_handshake_.ok()) << last_handshake_.error_message();
+  handshake("node-7");
+  EXPECT_TRUE(last_handshake_.ok()) << last_handshake_.error_message();
+  handshake("node-5");
+  EXPECT_EQ(last_handshake_.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(last_handshake_.error_message().find("config"), std::string::npos)
+      << last_handshake_.error_message();
+}
+
+TEST_F(HotReload, RefusedChangesKeepTheLoadedVersionAndAreCounted) {
+  start(/*watch=*/true);
+  EXPECT_EQ(pre_filter(pod("a")), kV1);
+
+  // A broken file.
+  replace_file(plugins_ / "reloadable.so", "not an ELF file");
+  const auto wait_for_refusals = [&](const std::string& series) {
+    for (auto until = std::chrono::steady_clock::now() + 20s;
+         std::chrono::steady_clock::now() < until;) {
+      if (metrics().find(series) != std::string::npos) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_for_refusals(
+      "schedplug_reloads_refused_total{file=\"reloadable.so\",reason=\"load\"} "
+      "1"))
+      << metrics();
+  EXPECT_EQ(pre_filter(pod("b")), kV1);
+
+  // A version that refuses its args.
+  install(3);
+  ASSERT_TRUE(wait_for_refusals(
+      "schedplug_reloads_refused_total{file=\"reloadable.so\",reason="
+      "\"create\"} 1"))
+      << metrics();
+  EXPECT_EQ(pre_filter(pod("c")), kV1);
+
+  // A version that declares other events than kube-scheduler registered.
+  install(4);
+  ASSERT_TRUE(wait_for_refusals(
+      "schedplug_reloads_refused_total{file=\"reloadable.so\",reason="
+      "\"restart_needed\"} 1"))
+      << metrics();
+  EXPECT_EQ(pre_filter(pod("d")), kV1);
+
+  // A configuration that does not parse.
+  std::ofstream(config_) << "profiles: [unclosed\n";
+  ASSERT_TRUE(wait_for_refusals(
+      "schedplug_reloads_refused_total{file=\"config.yaml\",reason=\"config\"} "
+      "1"))
+      << metrics();
+  EXPECT_EQ(generation(), 1u);
+
+  // The messages say what failed and what to do.
+  write_config(config_, "node-9");
+  install(4);
+  const ReloadOutcome outcome = host_->app().reload();
+  EXPECT_FALSE(outcome.swapped);
+  ASSERT_EQ(outcome.refused.size(), 1u);
+  EXPECT_NE(outcome.refused[0].find("declares events 0x3ff where the running "
+                                    "version declared 0x5"),
+            std::string::npos)
+      << outcome.refused[0];
+  EXPECT_NE(outcome.refused[0].find("restart of the scheduler"),
+            std::string::npos);
+
+  // A good version after all that is taken.
+  install(2);
+  ASSERT_TRUE(wait_for_generation(2)) << metrics();
+  EXPECT_EQ(pre_filter(pod("e")), kV2);
+}
+
+TEST_F(HotReload, ARemovedFileKeepsTheLoadedVersion) {
+  start(/*watch=*/false);
+  std::filesystem::remove(plugins_ / "reloadable.so");
+  const ReloadOutcome outcome = host_->app().reload();
+  EXPECT_FALSE(outcome.swapped);
+  ASSERT_EQ(outcome.warnings.size(), 1u);
+  EXPECT_NE(outcome.warnings[0].find("keeps running version 1.0.0"),
+            std::string::npos)
+      << outcome.warnings[0];
+  EXPECT_EQ(pre_filter(pod("a")), kV1);
+}
+
+TEST_F(HotReload, TheSessionWatchCarriesTheNewIdentityAtOnce) {
+  start(/*watch=*/false);
+  grpc::ClientContext context;
+  v1::WatchSessionRequest request;
+  request.set_session_id(session_);
+  auto stream = host_->stub().WatchSession(&context, request);
+  v1::SessionEvent first;
+  ASSERT_TRUE(stream->Read(&first));
+  install(2);
+  ASSERT_TRUE(host_->app().reload().swapped);
+  v1::SessionEvent next;
+  const auto asked = std::chrono::steady_clock::now();
+  ASSERT_TRUE(stream->Read(&next));
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 1s)
+      << "sooner than the 2 s heartbeat";
+  EXPECT_EQ(next.identity().epoch(), first.identity().epoch());
+  EXPECT_NE(next.identity().build(), first.identity().build());
+  context.TryCancel();
+}
+
+}  // namespace
+}  // namespace schedplug::host::testing

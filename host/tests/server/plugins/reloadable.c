@@ -1,0 +1,87 @@
+/* Reloadable: a Filter built in several versions for the hot-reload tests
+ * (RELOADABLE_VERSION). Version N rejects nodes labelled reload/reject-vN,
+ * saying "rejected by Reloadable vN", every version those labelled
+ * reload/reject-always, and the node named by its "reject_node" arg. It
+ * reads only the node's labels and name, and says so (the reuse hints), so
+ * that the shim reuses its verdicts for replicas. RELOADABLE_REFUSE_ARGS makes
+ * create() refuse every args; RELOADABLE_ALL_EVENTS declares every event
+ * instead of NodeAdd and NodeUpdateLabel (a change a running scheduler cannot
+ * take). */
+#include "common.h"
+
+#ifndef RELOADABLE_VERSION
+#define RELOADABLE_VERSION 1
+#endif
+#define RELOADABLE_STR2(x) #x
+#define RELOADABLE_STR(x) RELOADABLE_STR2(x)
+#define RELOADABLE_TAG "v" RELOADABLE_STR(RELOADABLE_VERSION)
+
+typedef struct {
+  char reject_node[128];
+} reloadable;
+
+static schedplug_code filter(void* instance, const schedplug_pod* pod,
+                             const schedplug_node* node,
+                             schedplug_reason* reason) {
+  (void)pod;
+  const reloadable* self = (const reloadable*)instance;
+  if (schedplug_kv_find(node->labels, "reload/reject-" RELOADABLE_TAG) !=
+          NULL ||
+      schedplug_kv_find(node->labels, "reload/reject-always") != NULL) {
+    schedplug_reason_set(reason, "rejected by Reloadable " RELOADABLE_TAG);
+    return SCHEDPLUG_UNSCHEDULABLE;
+  }
+  if (self->reject_node[0] != '\0' &&
+      schedplug_str_eq(node->name, self->reject_node)) {
+    schedplug_reason_set(reason,
+                         "rejected by Reloadable " RELOADABLE_TAG " (args)");
+    return SCHEDPLUG_UNSCHEDULABLE;
+  }
+  return SCHEDPLUG_SUCCESS;
+}
+
+static schedplug_code create(const char* args, size_t len,
+                             const schedplug_host* host, void** out,
+                             schedplug_reason* error) {
+  (void)len;
+#ifdef RELOADABLE_REFUSE_ARGS
+  (void)args, (void)out, (void)host;
+  schedplug_reason_set(error, "this version refuses its args");
+  return SCHEDPLUG_ERROR;
+#else
+  (void)error;
+  reloadable* self = (reloadable*)calloc(1, sizeof *self);
+  if (self == NULL) return SCHEDPLUG_ERROR;
+  test_json_str(args, "reject_node", self->reject_node,
+                sizeof self->reject_node);
+  if (SCHEDPLUG_HAS_FIELD(host, schedplug_host, settings) &&
+      host->settings != NULL &&
+      SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings, hints)) {
+    host->settings->hints |= SCHEDPLUG_HINT_FILTER_IGNORES_NODE_PODS |
+                             SCHEDPLUG_HINT_FILTER_IGNORES_POD_IDENTITY;
+  }
+  *out = self;
+  return SCHEDPLUG_SUCCESS;
+#endif
+}
+
+static void destroy(void* instance) { free(instance); }
+
+static const schedplug_plugin descriptor = {
+    .abi_version = SCHEDPLUG_ABI_VERSION,
+    .struct_size = sizeof(schedplug_plugin),
+    .name = "Reloadable",
+    .version = RELOADABLE_STR(RELOADABLE_VERSION) ".0.0",
+    .create = create,
+    .destroy = destroy,
+    .filter = filter,
+#ifdef RELOADABLE_ALL_EVENTS
+    .events = SCHEDPLUG_EVENT_ALL,
+#else
+    .events = SCHEDPLUG_EVENT_NODE_ADD | SCHEDPLUG_EVENT_NODE_UPDATE_LABEL,
+#endif
+};
+
+SCHEDPLUG_EXPORT const schedplug_plugin* schedplug_plugin_v1(void) {
+  return &descriptor;
+}
