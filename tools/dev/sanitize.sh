@@ -56,7 +56,8 @@ asan_exclude='^(sdk_out_of_tree_plugin_build|sdk_compile_errors|packaging_debian
 # tsan: where our threads meet, without gRPC's transport in between: the
 #   host's concurrent sessions, session eviction, refresh threads and the
 #   metrics page with callers calling the service in-process
-#   (InProcessConcurrency), the thread pool, the chains, the node table, the
+#   (InProcessConcurrency), calls racing hot-reload swaps
+#   (HotReloadInProcess), the thread pool, the chains, the node table, the
 #   sample plugins' concurrent-hook tests and the SDK's Published<T> (what
 #   refresh threads publish through). The tests that talk to the host
 #   through gRPC are left out: Debian's gRPC is not instrumented, TSan
@@ -64,7 +65,7 @@ asan_exclude='^(sdk_out_of_tree_plugin_build|sdk_compile_errors|packaging_debian
 #   inside it (docs/sanitizers.md). The core, CLI and fuzz replay tests are
 #   single-threaded: ASan covers them.
 tsan_targets=(schedplug_host_server_tests hw_encrypt_test network_latency_test sdk_cpp_layer_test)
-tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|InProcessConcurrency|HwEncrypt|NetworkLatencyTest|Published)\.'
+tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|InProcessConcurrency|HotReloadInProcess|HwEncrypt|NetworkLatencyTest|Published)\.'
 
 # Inputs per target in the bounded, reproducible fuzz run (fuzz-ci): about 20 s
 # each on a 2-core machine (docs/fuzzing.md has the measured rates).

@@ -6,7 +6,9 @@
 // every swap, and the session watch says so at once.
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -394,6 +396,89 @@ TEST_F(HotReload, TheSessionWatchCarriesTheNewIdentityAtOnce) {
   EXPECT_EQ(next.identity().epoch(), first.identity().epoch());
   EXPECT_NE(next.identity().build(), first.identity().build());
   context.TryCancel();
+}
+
+// Callers call the service in-process (so that TSan sees every thread:
+// tools/dev/sanitize.sh runs this suite) while the main thread swaps v1 and
+// v2 back and forth. Every answer is exactly one version's, and carries
+// that version's identity build: no call mixes two versions, and none says
+// it came from a build that did not compute it.
+class HotReloadInProcess : public HotReload {};
+
+TEST_F(HotReloadInProcess, CallsRacingSwapsAnswerWithTheirOwnVersion) {
+  start(/*watch=*/false);
+  HostService& service = host_->app().service();
+  std::mutex mutex;
+  std::map<uint64_t, int> version_of_build;  // learned from the answers
+  std::atomic<bool> stop{false};
+  std::atomic<int> answers{0};
+  std::vector<std::string> failures;
+  const auto fail = [&](std::string what) {
+    std::lock_guard lock(mutex);
+    failures.push_back(std::move(what));
+  };
+  const auto caller = [&](int id) {
+    v1::HandshakeRequest hs_request;
+    hs_request.set_protocol_version(v1::PROTOCOL_VERSION_1);
+    hs_request.set_client_id("racer-" + std::to_string(id));
+    hs_request.add_profiles()->set_scheduler_name(kProfile);
+    hs_request.mutable_profiles(0)->add_plugins("Reloadable");
+    v1::HandshakeResponse hs;
+    {
+      grpc::ServerContext context;
+      if (!service.Handshake(&context, &hs_request, &hs).ok())
+        return fail("handshake");
+    }
+    for (int i = 0; !stop.load(); ++i) {
+      v1::PreFilterRequest request;
+      request.set_session_id(hs.session_id());
+      request.set_scheduler_name(kProfile);
+      *request.mutable_pod() =
+          pod("racer-" + std::to_string(id) + "-" + std::to_string(i));
+      if (i == 0) {
+        *request.mutable_delta() = nodes_;
+      } else {
+        request.mutable_delta()->set_base_version(1);
+        request.mutable_delta()->set_new_version(1);
+      }
+      v1::PreFilterResponse response;
+      grpc::ServerContext context;
+      const grpc::Status s = service.PreFilter(&context, &request, &response);
+      if (!s.ok()) return fail("PreFilter: " + s.error_message());
+      std::map<std::string, std::string> rejected;
+      for (int r = 0; r < response.rejected_nodes_size(); ++r) {
+        rejected["node-" + std::to_string(response.rejected_nodes(r))] =
+            response.reasons(static_cast<int>(response.reason(r)));
+      }
+      const int version = rejected == kV1 ? 1 : rejected == kV2 ? 2 : 0;
+      if (version == 0) return fail("an answer of neither version");
+      std::lock_guard lock(mutex);
+      const auto [it, added] =
+          version_of_build.emplace(response.identity().build(), version);
+      if (it->second != version) {
+        failures.push_back("build " + std::to_string(it->first) +
+                           " answered as v1 and as v2");
+        return;
+      }
+      answers.fetch_add(1);
+    }
+  };
+  std::vector<std::thread> callers;
+  for (int id = 0; id < 3; ++id) callers.emplace_back(caller, id);
+  int swaps = 0;
+  for (int round = 0; round < 20; ++round) {
+    install(round % 2 == 0 ? 2 : 1);
+    swaps += host_->app().reload().swapped ? 1 : 0;
+    std::this_thread::sleep_for(5ms);
+  }
+  stop = true;
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(failures, std::vector<std::string>{});
+  EXPECT_EQ(swaps, 20);
+  EXPECT_GT(answers.load(), 20);
+  // Two builds only (v1's and v2's), however often each came back: the
+  // build is the content, not the load.
+  EXPECT_EQ(version_of_build.size(), 2u);
 }
 
 }  // namespace
