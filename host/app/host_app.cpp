@@ -317,12 +317,22 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       const std::filesystem::path config_dir =
           options.config.parent_path().empty() ? std::filesystem::path(".")
                                                : options.config.parent_path();
-      app->watch_ = std::make_unique<ChangeWatch>(
-          std::vector<WatchedDir>{
-              {.dir = options.plugins, .names = {}},
-              {.dir = config_dir,
-               .names = {options.config.filename().string(), "..data"}}},
-          options.reload_settle, [reloader] { reloader->reload(); });
+      std::vector<WatchedDir> dirs{
+          {.dir = options.plugins, .names = {}},
+          {.dir = config_dir,
+           .names = {options.config.filename().string(), "..data"}}};
+      // The --plugin-sha256 list, when it lives elsewhere (a bundle ships
+      // it beside the plugins).
+      const std::filesystem::path& pins = options.security.plugin_sha256;
+      if (!pins.empty() && pins.parent_path() != options.plugins) {
+        dirs.push_back({.dir = pins.parent_path().empty()
+                                   ? std::filesystem::path(".")
+                                   : pins.parent_path(),
+                        .names = {pins.filename().string(), "..data"}});
+      }
+      app->watch_ =
+          std::make_unique<ChangeWatch>(std::move(dirs), options.reload_settle,
+                                        [reloader] { reloader->reload(); });
       spdlog::info(
           "watching {} and {} for changes (hot reload; --no-watch turns it "
           "off)",
