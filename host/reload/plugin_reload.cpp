@@ -289,7 +289,8 @@ ReloadOutcome PluginReloader::reload() {
   const SchedulerConfig* config = &config_;
   const bool config_changed = readable && bytes != current->config_bytes;
   if (!readable) {
-    refuse(outcome, "config:unreadable", config_name, "config",
+    refuse(outcome, "config:unreadable:" + file_version(config_file_),
+           config_name, "config",
            fmt::format("{}: cannot read the configuration file; the host "
                        "keeps running with the configuration it has",
                        config_file_.string()));
