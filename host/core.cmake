@@ -18,6 +18,7 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/plugin/args_services.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin/hook_watchdog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin/created_plugins.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shadow/candidates.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check/suggest.cpp

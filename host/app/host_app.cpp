@@ -28,6 +28,7 @@
 #include "host/security/unix_listener.hpp"
 #include "host/service/fast_path_server.hpp"
 #include "host/service/listen_address.hpp"
+#include "host/shadow/candidates.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -162,6 +163,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   std::vector<std::string> resolve_problems;
   std::vector<ResolvedProfile> profiles =
       resolve_profiles(config, loaded.plugins, resolve_problems);
+  load_shadow_candidates(profiles, options.plugins, {}, resolve_problems);
   for (std::string& p : resolve_problems) {
     findings.push_back({Severity::kError, std::move(p)});
   }
@@ -228,6 +230,8 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   ServiceContext context;
   context.plugins = plugins;
   context.config_file = options.config;
+  app->shadow_ = std::make_unique<ShadowRunner>(app->metrics_.get());
+  context.shadow = app->shadow_.get();
   context.pool = app->pool_.get();
   context.metrics = app->metrics_.get();
   app->peers_ = std::make_unique<PeerIdentities>();
@@ -416,6 +420,7 @@ HostApp::~HostApp() {
   trimmer_.reset();
   reloader_.reset();
   service_.reset();
+  shadow_.reset();  // after the service: it queues jobs
   pool_.reset();
   if (!socket_path_.empty()) {
     std::error_code ec;

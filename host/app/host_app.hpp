@@ -115,6 +115,7 @@ class HostApp {
   std::unique_ptr<HostMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<ShadowRunner> shadow_;  // shadow candidates (host/shadow/)
   std::unique_ptr<HostService> service_;
   std::unique_ptr<PluginReloader> reloader_;
   std::unique_ptr<ChangeWatch> watch_;  // stopped first at shutdown

@@ -311,12 +311,15 @@ BENCHMARK(BM_TableMemory)
     ->Iterations(3);
 
 // One host for the round-trip benchmarks, with a session per table size.
+// `shadow`: FreeCpu runs a shadow candidate (another load of itself).
 struct Host {
-  explicit Host(bool record)
-      : host([record](HostOptions& o) {
-          o.max_message_bytes = 256 << 20;
-          if (!record) o.service.recent_cycles.max_cycles = 0;
-        }) {}
+  explicit Host(bool record, bool shadow = false)
+      : host(
+            [record](HostOptions& o) {
+              o.max_message_bytes = 256 << 20;
+              if (!record) o.service.recent_cycles.max_cycles = 0;
+            },
+            {.shadow_free_cpu = shadow}) {}
   testing::RunningHost host;
   std::map<size_t, std::string> sessions;
 
@@ -344,15 +347,21 @@ Host& host(bool record = true) {
   return record ? on : off;
 }
 
-void BM_PreFilterRoundTrip(benchmark::State& state) {
-  const size_t n = static_cast<size_t>(state.range(0));
-  Host& h = host(state.range(1) != 0);
+// With FreeCpu's shadow candidate (and the record of recent cycles).
+Host& shadow_host() {
+  static Host shadowed(true, true);
+  return shadowed;
+}
+
+// Back-to-back PreFilters of one pod over `n` nodes on `h`, the table
+// unchanged; the last answer's size in `bytes`.
+void pre_filter_round_trips(benchmark::State& state, Host& h, size_t n,
+                            size_t& bytes) {
   v1::PreFilterRequest request;
   request.set_session_id(h.session_with(n));
   request.set_scheduler_name("default-scheduler");
   *request.mutable_pod() = bench_pod();
   request.mutable_delta()->set_base_version(1);
-  size_t bytes = 0;
   for (auto _ : state) {
     grpc::ClientContext context;
     v1::PreFilterResponse response;
@@ -365,11 +374,38 @@ void BM_PreFilterRoundTrip(benchmark::State& state) {
     bytes = response.ByteSizeLong();
   }
   state.counters["nodes"] = static_cast<double>(n);
+}
+
+void BM_PreFilterRoundTrip(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  size_t bytes = 0;
+  pre_filter_round_trips(state, host(state.range(1) != 0), n, bytes);
   state.counters["response_bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_PreFilterRoundTrip)
     ->ArgsProduct({{500, 5000}, {1, 0}})
     ->ArgNames({"nodes", "explain"})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// The live PreFilter's round trip while a shadow candidate runs after
+// each answer (shadow:1) and without one (shadow:0): what shadow mode
+// costs the live path, the copy of the evaluated nodes included.
+void BM_PreFilterRoundTripShadow(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  Host& h = state.range(1) != 0 ? shadow_host() : host();
+  size_t bytes = 0;
+  pre_filter_round_trips(state, h, n, bytes);
+  if (state.range(1) != 0) {
+    const std::string text = h.host.app().metrics().text();
+    const auto at = text.find("\nschedplug_shadow_dropped_total ");
+    state.counters["shadow_dropped"] =
+        at == std::string::npos ? 0 : std::stod(text.substr(at + 32));
+  }
+}
+BENCHMARK(BM_PreFilterRoundTripShadow)
+    ->ArgsProduct({{500, 5000}, {0, 1}})
+    ->ArgNames({"nodes", "shadow"})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

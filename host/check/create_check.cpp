@@ -93,6 +93,14 @@ std::vector<Diagnostic> check_create(
       } catch (const CreateError& e) {
         out.push_back({Severity::kError, where + e.what()});
       }
+      if (plugin.shadow != nullptr) {
+        try {
+          (void)PluginInstance::create(plugin.shadow, plugin.args_json);
+        } catch (const CreateError& e) {
+          out.push_back(
+              {Severity::kError, where + "shadow candidate: " + e.what()});
+        }
+      }
     }
   }
   return out;

@@ -164,7 +164,7 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
     if (!s.is_object()) {
       problems.push_back(where +
                          "args.schedplug must be a mapping with failurePolicy, "
-                         "timeout and/or sha256");
+                         "timeout, sha256 and/or shadow");
     } else {
       for (const auto& [key, value] : s.items()) {
         if (key == "failurePolicy") {
@@ -189,11 +189,21 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
           out.settings.timeout_ms = static_cast<int>(ms);
         } else if (key == "sha256") {
           // A pin: config_plugin_pins reads and checks it before loading.
+        } else if (key == "shadow") {
+          if (!value.is_string() || value.get<std::string>().empty()) {
+            problems.push_back(
+                where + "args.schedplug.shadow is " + value.dump() +
+                "; write the candidate plugin file to run in shadow, "
+                "relative to the plugin directory, like "
+                "\"candidates/hw_encrypt.so\"");
+            continue;
+          }
+          out.settings.shadow = value.get<std::string>();
         } else {
           problems.push_back(where + "args.schedplug has the unknown key \"" +
                              key +
                              "\"; the host understands failurePolicy, "
-                             "timeout and sha256");
+                             "timeout, sha256 and shadow");
         }
       }
     }

@@ -18,12 +18,17 @@ namespace schedplug::host {
 struct HostSettings {
   std::string failure_policy = "Fail";  // "Fail" or "Ignore"
   int timeout_ms = 0;                   // 0: the shim's default
+  // A candidate build of the plugin to run in shadow beside it (a file,
+  // relative to the plugin directory); "" for none. host/shadow/.
+  std::string shadow;
   // `sha256` (a pin, see config_plugin_pins) is read before loading and
   // not kept here.
 };
 
 struct ResolvedPlugin {
   std::shared_ptr<PluginLibrary> library;
+  // The loaded settings.shadow file (load_shadow_candidates); null: none.
+  std::shared_ptr<PluginLibrary> shadow;
   std::string args_json;  // without the `schedplug` key
   HostSettings settings;
   int weight = 1;  // score weight (kube-scheduler applies it; informational)

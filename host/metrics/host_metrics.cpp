@@ -199,7 +199,34 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
               .Help("Changed plugin files or configurations the host did not "
                     "use (it kept what it had), by file and reason: load, "
                     "config, create, restart_needed.")
-              .Register(*registry_)) {
+              .Register(*registry_)),
+      shadow_pods_(prometheus::BuildCounter()
+                       .Name("schedplug_shadow_pods_total")
+                       .Help("Pods a shadow candidate (args.schedplug.shadow) "
+                             "was compared on, by plugin and extension "
+                             "point.")
+                       .Register(*registry_)),
+      shadow_pods_disagreeing_(
+          prometheus::BuildCounter()
+              .Name("schedplug_shadow_disagreements_total")
+              .Help("Pods on which a shadow candidate disagreed with the live "
+                    "plugin, by plugin and kind: verdicts (a node's Filter "
+                    "verdict differs), rank (the score order of the nodes "
+                    "differs), best_node (the highest-scored node differs), "
+                    "error (the candidate failed).")
+              .Register(*registry_)),
+      shadow_verdicts_(prometheus::BuildCounter()
+                           .Name("schedplug_shadow_differing_verdicts_total")
+                           .Help("Node verdicts a shadow candidate's Filter "
+                                 "gave otherwise than the live plugin's.")
+                           .Register(*registry_)),
+      shadow_dropped_(prometheus::BuildCounter()
+                          .Name("schedplug_shadow_dropped_total")
+                          .Help("Shadow runs dropped because the candidates' "
+                                "queue was full (the live path never waits "
+                                "for them).")
+                          .Register(*registry_)
+                          .Add({})) {
   for (const PluginInstance* plugin : plugins) {
     created_.try_emplace(plugin, make_series(*plugin));
   }
@@ -339,6 +366,27 @@ void HostMetrics::reload_refused(const std::string& file,
   reloads_refused_.Add({{"file", file}, {"reason", std::string(reason)}})
       .Increment();
 }
+
+void HostMetrics::shadow_compared(const std::string& plugin,
+                                  std::string_view extension_point) {
+  shadow_pods_
+      .Add({{"plugin", plugin},
+            {"extension_point", std::string(extension_point)}})
+      .Increment();
+}
+
+void HostMetrics::shadow_disagreed(const std::string& plugin,
+                                   std::string_view kind, size_t count) {
+  shadow_pods_disagreeing_
+      .Add({{"plugin", plugin}, {"kind", std::string(kind)}})
+      .Increment();
+  if (kind == "verdicts") {
+    shadow_verdicts_.Add({{"plugin", plugin}})
+        .Increment(static_cast<double>(count));
+  }
+}
+
+void HostMetrics::shadow_dropped() { shadow_dropped_.Increment(); }
 
 void HostMetrics::request_refused(std::string_view reason) {
   refused_requests_.Add({{"reason", std::string(reason)}}).Increment();

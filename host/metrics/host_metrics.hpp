@@ -76,6 +76,16 @@ class HostMetrics {
   // "restart_needed" (docs/hot-reload.md).
   void reload_refused(const std::string& file, std::string_view reason);
 
+  // Shadow mode (host/shadow/): one pod compared for `plugin` at
+  // `extension_point` ("filter", "score"); `count` disagreements of `kind`
+  // ("verdicts": nodes whose verdicts differ; "rank", "best_node": pods;
+  // "error": candidate failures); a job dropped because the queue was full.
+  void shadow_compared(const std::string& plugin,
+                       std::string_view extension_point);
+  void shadow_disagreed(const std::string& plugin, std::string_view kind,
+                        size_t count);
+  void shadow_dropped();
+
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
 
@@ -122,6 +132,10 @@ class HostMetrics {
   prometheus::Counter& reloads_;
   prometheus::Family<prometheus::Counter>& reloads_refused_;
   std::vector<prometheus::Gauge*> build_info_;  // the serving set's; mutex_
+  prometheus::Family<prometheus::Counter>& shadow_pods_;
+  prometheus::Family<prometheus::Counter>& shadow_pods_disagreeing_;
+  prometheus::Family<prometheus::Counter>& shadow_verdicts_;
+  prometheus::Counter& shadow_dropped_;
 
   // Series looked up once: a Family's Add builds and hashes a label map,
   // which every call paid (a few percent of the host's CPU per PreFilter).

@@ -1,5 +1,7 @@
 #include "host/plugin/created_plugins.hpp"
 
+#include <algorithm>
+
 namespace schedplug::host {
 
 const PluginInstance* ProfilePlugins::filter_named(
@@ -18,6 +20,12 @@ const PluginInstance* ProfilePlugins::plugin_named(
   return nullptr;
 }
 
+bool ProfilePlugins::has_shadows() const {
+  const auto set = [](const PluginInstance* p) { return p != nullptr; };
+  return std::any_of(filter_shadows.begin(), filter_shadows.end(), set) ||
+         std::any_of(scorer_shadows.begin(), scorer_shadows.end(), set);
+}
+
 std::unique_ptr<CreatedPlugins> CreatedPlugins::create(
     const std::vector<ResolvedProfile>& profiles,
     const CreatedPlugins* previous) {
@@ -27,14 +35,19 @@ std::unique_ptr<CreatedPlugins> CreatedPlugins::create(
     ProfilePlugins out;
     out.scheduler_name = profile.scheduler_name;
     std::unordered_map<std::string, PluginInstance*> by_name;
-    const auto add = [&](const ResolvedPlugin& plugin) -> PluginInstance* {
+    // An instance of `library` with `plugin`'s args: taken over from
+    // `previous` when it has one, else created.
+    const auto instance_of_library =
+        [&](const std::shared_ptr<PluginLibrary>& library,
+            const ResolvedPlugin& plugin, bool shadow) -> PluginInstance* {
       Created created;
       created.profile = profile.scheduler_name;
       created.args_json = plugin.args_json;
+      created.shadow = shadow;
       if (previous != nullptr) {
         for (const Created& old : previous->instances_) {
           if (old.profile == profile.scheduler_name &&
-              &old.instance->library() == plugin.library.get() &&
+              &old.instance->library() == library.get() &&
               old.args_json == plugin.args_json) {
             created.instance = old.instance;
             created.taken_over = true;
@@ -44,17 +57,31 @@ std::unique_ptr<CreatedPlugins> CreatedPlugins::create(
       }
       if (created.instance == nullptr) {
         try {
-          created.instance =
-              PluginInstance::create(plugin.library, plugin.args_json);
+          created.instance = PluginInstance::create(library, plugin.args_json);
         } catch (const CreateError& e) {
-          throw CreateError("profile \"" + profile.scheduler_name +
-                            "\": " + e.what());
+          throw CreateError("profile \"" + profile.scheduler_name + "\": " +
+                            (shadow ? "shadow candidate: " : "") + e.what());
         }
       }
       PluginInstance* raw = created.instance.get();
+      set->instances_.push_back(std::move(created));
+      return raw;
+    };
+    const auto add = [&](const ResolvedPlugin& plugin) -> PluginInstance* {
+      PluginInstance* raw = instance_of_library(plugin.library, plugin, false);
       by_name[raw->name()] = raw;
       out.plugins.push_back(raw);
-      set->instances_.push_back(std::move(created));
+      return raw;
+    };
+    std::unordered_map<std::string, const PluginInstance*> shadow_by_name;
+    const auto shadow_of =
+        [&](const ResolvedPlugin& plugin) -> const PluginInstance* {
+      if (plugin.shadow == nullptr) return nullptr;
+      auto it = shadow_by_name.find(plugin.library->name());
+      if (it != shadow_by_name.end()) return it->second;
+      const PluginInstance* raw =
+          instance_of_library(plugin.shadow, plugin, true);
+      shadow_by_name[plugin.library->name()] = raw;
       return raw;
     };
     for (const ResolvedPlugin& plugin : profile.plugins) add(plugin);
@@ -67,10 +94,12 @@ std::unique_ptr<CreatedPlugins> CreatedPlugins::create(
     for (const ResolvedPlugin& f : profile.filters) {
       out.filters.push_back(instance_of(f));
       out.filter_timeout_ms.push_back(f.settings.timeout_ms);
+      out.filter_shadows.push_back(shadow_of(f));
     }
     for (const ResolvedPlugin& s : profile.scorers) {
       out.scorers.push_back(instance_of(s));
       out.scorer_timeout_ms.push_back(s.settings.timeout_ms);
+      out.scorer_shadows.push_back(shadow_of(s));
     }
     set->profiles_.push_back(std::move(out));
   }

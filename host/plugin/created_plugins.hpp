@@ -29,6 +29,12 @@ struct ProfilePlugins {
   // the time of the plugins after it.
   std::vector<int> filter_timeout_ms;
   std::vector<int> scorer_timeout_ms;
+  // The shadow candidate of each filter / scorer (host/shadow/), parallel
+  // to `filters` / `scorers`; nullptr where none is configured. Never in
+  // `plugins`: a candidate takes no part in the cycle.
+  std::vector<const PluginInstance*> filter_shadows;
+  std::vector<const PluginInstance*> scorer_shadows;
+  bool has_shadows() const;
 
   const PluginInstance* filter_named(std::string_view name) const;
   const PluginInstance* plugin_named(std::string_view name) const;
@@ -53,6 +59,7 @@ class CreatedPlugins {
     std::string args_json;
     std::shared_ptr<PluginInstance> instance;
     bool taken_over = false;  // from `previous`, not created by create()
+    bool shadow = false;      // a shadow candidate's instance
   };
   const std::vector<Created>& instances() const { return instances_; }
 

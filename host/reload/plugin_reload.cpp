@@ -15,6 +15,7 @@
 #include "host/loader/plugin_file_check.hpp"
 #include "host/metrics/host_metrics.hpp"
 #include "host/service/host_service.hpp"
+#include "host/shadow/candidates.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -217,6 +218,16 @@ PluginReloader::PluginReloader(HostService& service, HostMetrics* metrics,
       pins_file_(std::move(pins_file)),
       config_(std::move(config)) {}
 
+bool PluginReloader::shadows_changed(const PluginGeneration& current) const {
+  const std::vector<std::shared_ptr<PluginLibrary>> before =
+      shadow_libraries(current.resolved);
+  if (before.empty()) return false;
+  std::vector<ResolvedProfile> probe = current.resolved;
+  std::vector<std::string> problems;
+  load_shadow_candidates(probe, plugin_dir_, before, problems);
+  return !problems.empty() || shadow_libraries(probe) != before;
+}
+
 PluginReloader::Attempt PluginReloader::attempt(
     const Candidate& candidate, const PluginGeneration& current,
     const PluginGeneration& previous) const {
@@ -233,6 +244,8 @@ PluginReloader::Attempt PluginReloader::attempt(
   }
   std::vector<ResolvedProfile> resolved =
       resolve_profiles(*candidate.config, candidate.libraries, problems);
+  load_shadow_candidates(resolved, plugin_dir_,
+                         shadow_libraries(current.resolved), problems);
   if (!problems.empty()) {
     out.reason = "config";
     for (const std::string& p : problems) {
@@ -388,7 +401,8 @@ ReloadOutcome PluginReloader::reload() {
   }
   sort_by_file(libraries);
 
-  if (libraries == current->libraries && config == &config_) {
+  if (libraries == current->libraries && config == &config_ &&
+      !shadows_changed(*current)) {
     restore_pins();
     return outcome;  // nothing new, or the only change was refused
   }
@@ -443,6 +457,12 @@ ReloadOutcome PluginReloader::reload() {
               lib->file().filename().string(), describe(*lib));
     }
     if (last == nullptr) {
+      if (outcome.refused.empty()) {  // e.g. only a shadow candidate changed
+        refuse(outcome, together.reason + ":" + together.message, config_name,
+               together.reason,
+               "the change is not used, the host keeps what it has: " +
+                   together.message);
+      }
       restore_pins();
       return outcome;
     }

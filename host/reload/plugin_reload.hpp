@@ -65,6 +65,8 @@ class PluginReloader {
   struct Attempt;
   Attempt attempt(const Candidate& candidate, const PluginGeneration& current,
                   const PluginGeneration& previous) const;
+  // A shadow candidate's file changed (a new build of it to load).
+  bool shadows_changed(const PluginGeneration& current) const;
   // Logs and counts a refusal unless this very one was refused before.
   void refuse(ReloadOutcome& outcome, const std::string& key,
               const std::string& file, std::string_view reason,

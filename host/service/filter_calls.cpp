@@ -136,6 +136,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
     record_filters(call, *session, *profile, request.pod(), table, outcome,
                    count_nodes(views), /*starts=*/true);
   }
+  submit_shadow_filters(call, *profile, request.pod(), table, views, outcome);
   fill_filter_response(call, *profile, outcome, response);
   if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it
     call.summary = fmt::format(

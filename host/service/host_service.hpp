@@ -33,6 +33,7 @@
 #include "host/service/host_identity.hpp"
 #include "host/service/session_watch.hpp"
 #include "host/service/sessions.hpp"
+#include "host/shadow/shadow_runner.hpp"
 #include "schedplug/v1/schedplug.grpc.pb.h"
 
 namespace schedplug::host {
@@ -82,6 +83,8 @@ struct ServiceContext {
   const PeerIdentities* peers = nullptr;
   // The fast-path socket's file name, told to every Handshake ("": none).
   std::string fast_path_socket;
+  // Runs the profiles' shadow candidates (nullptr: none run).
+  ShadowRunner* shadow = nullptr;
 };
 
 // WatchSession is a callback method (an open stream holds no thread); the
@@ -222,6 +225,16 @@ class HostService final
       recent_.placed(p.pod_uid(), p.node());
   }
   void store(const Session& session, bool starts, CycleRecord part);
+  // Shadow mode (shadow_calls.cpp): queues the profile's candidates on
+  // what the live filters or scorers just answered, when it has any.
+  void submit_shadow_filters(const Call& call, const ProfilePlugins& profile,
+                             const v1::Pod& pod, const NodeTable& table,
+                             std::span<const schedplug_node* const> views,
+                             const FilterOutcome& outcome);
+  void submit_shadow_scores(const Call& call, const ProfilePlugins& profile,
+                            const v1::Pod& pod, const NodeTable& table,
+                            std::span<const uint32_t> slots,
+                            const ScoreOutcome& outcome);
   // A pod or node over FieldLimits: INVALID_ARGUMENT, counted.
   grpc::Status field_limit_status(const FieldLimitError& e);
   // A delta that would take the session past `limit`: RESOURCE_EXHAUSTED.

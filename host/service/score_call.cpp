@@ -95,6 +95,10 @@ grpc::Status HostService::pre_score(CallContext& context,
                                      .keep_raw_scores = recent_.enabled(),
                                      .cycle = cycle.get()});
   identity_of(call).to_proto(*response.mutable_identity());
+  submit_shadow_scores(
+      call, *profile, request.pod(), table,
+      {request.nodes().data(), static_cast<size_t>(request.nodes_size())},
+      outcome);
   // PreScore is the cycle's last call: its per-pod states end now.
   if (cycle) session->end_cycle(cycle.get());
   record_runs(outcome.runs, "score");

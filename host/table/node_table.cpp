@@ -19,6 +19,11 @@ const CompactNode* NodeTable::at(uint32_t slot) const {
   return slot < slots_.size() ? slots_[slot].record.get() : nullptr;
 }
 
+std::shared_ptr<const CompactNode> NodeTable::shared(uint32_t slot) const {
+  if (slot >= slots_.size()) return nullptr;
+  return slots_[slot].record;
+}
+
 int64_t NodeTable::generation(uint32_t slot) const {
   return slot < slots_.size() ? slots_[slot].generation : 0;
 }

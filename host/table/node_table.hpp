@@ -94,6 +94,9 @@ class NodeTable {
   std::span<const schedplug_node* const> views() const { return views_; }
   // The record in `slot`, or nullptr when the slot is empty or out of range.
   const CompactNode* at(uint32_t slot) const;
+  // The same, shared: it stays valid after the table changes (a shadow
+  // run after the call reads it).
+  std::shared_ptr<const CompactNode> shared(uint32_t slot) const;
   // The NodeInfo generation stored with `slot` (0 when empty).
   int64_t generation(uint32_t slot) const;
   // The slot holding node `name`.

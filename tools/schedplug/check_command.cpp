@@ -9,6 +9,7 @@
 #include "host/check/name_check.hpp"
 #include "host/config/resolve.hpp"
 #include "host/loader/plugin_file_check.hpp"
+#include "host/shadow/candidates.hpp"
 
 namespace schedplug::tools {
 namespace {
@@ -72,6 +73,8 @@ int run_check(const CheckOptions& options, std::ostream& out,
     std::vector<std::string> resolve_problems;
     auto profiles =
         host::resolve_profiles(*config, loaded.plugins, resolve_problems);
+    host::load_shadow_candidates(profiles, options.plugins, {},
+                                 resolve_problems);
     for (const auto& p : resolve_problems) {
       diagnostics.push_back({Severity::kError, p});
     }

@@ -45,7 +45,15 @@ profiles:
           - name: FreeCpu
           - name: Latency
           - name: SpreadScore
-  - schedulerName: bad-scheduler
+)"
+      << (options.shadow_free_cpu ? R"(    pluginConfig:
+      - name: FreeCpu
+        args:
+          schedplug:
+            shadow: free_cpu.so
+)"
+                                  : "")
+      << R"(  - schedulerName: bad-scheduler
     plugins:
       multiPoint:
         enabled:

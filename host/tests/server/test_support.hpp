@@ -60,6 +60,9 @@ struct TestConfigOptions {
   // Where PodCycle logs its pod_begin / pod_end calls (empty:
   // pod_cycle.log in the config's directory).
   std::filesystem::path pod_cycle_log = {};
+  // default-scheduler's FreeCpu (a Filter and a Score) gets a shadow
+  // candidate: another load of its own file (host/shadow/).
+  bool shadow_free_cpu = false;
 };
 std::filesystem::path write_test_config(const std::filesystem::path& dir,
                                         const TestConfigOptions& options = {});

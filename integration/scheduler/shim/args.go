@@ -109,9 +109,10 @@ func ParseArgs(plugin string, args runtime.Object) (Policy, error) {
 		return pol, fmt.Errorf("plugin %q: pluginConfig args.%s must be an object with failurePolicy and/or timeout: %v", plugin, ArgsKey, err)
 	}
 	for k := range keys {
-		// sha256 pins the plugin's file; only schedplug-host reads it.
-		if k != "failurePolicy" && k != "timeout" && k != "sha256" {
-			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s has unknown key %q (allowed keys: failurePolicy, timeout, sha256)", plugin, ArgsKey, k)
+		// sha256 pins the plugin's file and shadow names a candidate build
+		// to run beside it; only schedplug-host reads them.
+		if k != "failurePolicy" && k != "timeout" && k != "sha256" && k != "shadow" {
+			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s has unknown key %q (allowed keys: failurePolicy, timeout, sha256, shadow)", plugin, ArgsKey, k)
 		}
 	}
 	var rp rawPolicy

@@ -26,7 +26,7 @@ func TestParseArgs(t *testing.T) {
 		{name: "zero timeout", raw: `{"schedplug":{"timeout":"0s"}}`, wantErr: "out of range"},
 		{name: "sub-millisecond timeout", raw: `{"schedplug":{"timeout":"1500us"}}`, wantErr: "whole milliseconds"},
 		{name: "huge timeout", raw: `{"schedplug":{"timeout":"2m"}}`, wantErr: "out of range"},
-		{name: "unknown key", raw: `{"schedplug":{"failurepolicy":"Fail"}}`, wantErr: "allowed keys: failurePolicy, timeout, sha256"},
+		{name: "unknown key", raw: `{"schedplug":{"failurepolicy":"Fail"}}`, wantErr: "allowed keys: failurePolicy, timeout, sha256, shadow"},
 		{name: "not an object", raw: `[1]`, wantErr: "must be an object"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

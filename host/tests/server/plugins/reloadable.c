@@ -3,7 +3,13 @@
  * saying "rejected by Reloadable vN", every version those labelled
  * reload/reject-always, and the node named by its "reject_node" arg. It
  * reads only the node's labels and name, and says so (the reuse hints), so
- * that the shim reuses its verdicts for replicas. RELOADABLE_REFUSE_ARGS makes
+ * that the shim reuses its verdicts for replicas. Built with
+ * RELOADABLE_SCORE (the shadow tests) it also scores a node 10 times
+ * (9 - the last digit of its name): node-0 best, node-9 worst.
+ *
+ * Version 2 differs for pods labelled reload/picky=yes (the shadow tests'
+ * known subset): it rejects every node for them, and scores the other way
+ * round (node-9 best). RELOADABLE_REFUSE_ARGS makes
  * create() refuse every args; RELOADABLE_ALL_EVENTS declares every event
  * instead of NodeAdd and NodeUpdateLabel (a change a running scheduler cannot
  * take). */
@@ -20,11 +26,24 @@ typedef struct {
   char reject_node[128];
 } reloadable;
 
+/* 1 for a pod labelled reload/picky=yes. */
+static int picky(const schedplug_pod* pod) {
+  const schedplug_kv* kv = schedplug_kv_find(pod->labels, "reload/picky");
+  return kv != NULL && schedplug_str_eq(kv->value, "yes");
+}
+
 static schedplug_code filter(void* instance, const schedplug_pod* pod,
                              const schedplug_node* node,
                              schedplug_reason* reason) {
-  (void)pod;
   const reloadable* self = (const reloadable*)instance;
+#if RELOADABLE_VERSION == 2
+  if (picky(pod)) {
+    schedplug_reason_set(reason, "rejected by Reloadable v2 (picky pod)");
+    return SCHEDPLUG_UNSCHEDULABLE;
+  }
+#else
+  (void)pod, (void)picky;
+#endif
   if (schedplug_kv_find(node->labels, "reload/reject-" RELOADABLE_TAG) !=
           NULL ||
       schedplug_kv_find(node->labels, "reload/reject-always") != NULL) {
@@ -39,6 +58,24 @@ static schedplug_code filter(void* instance, const schedplug_pod* pod,
   }
   return SCHEDPLUG_SUCCESS;
 }
+
+#ifdef RELOADABLE_SCORE
+static schedplug_code score(void* instance, const schedplug_pod* pod,
+                            const schedplug_node* node, int64_t* out,
+                            schedplug_reason* reason) {
+  (void)instance, (void)reason;
+  const char last =
+      node->name.len > 0 ? node->name.data[node->name.len - 1] : '0';
+  const int digit = last >= '0' && last <= '9' ? last - '0' : 0;
+  *out = (9 - digit) * 10;
+#if RELOADABLE_VERSION == 2
+  if (picky(pod)) *out = digit * 10;
+#else
+  (void)pod;
+#endif
+  return SCHEDPLUG_SUCCESS;
+}
+#endif
 
 static schedplug_code create(const char* args, size_t len,
                              const schedplug_host* host, void** out,
@@ -75,6 +112,9 @@ static const schedplug_plugin descriptor = {
     .create = create,
     .destroy = destroy,
     .filter = filter,
+#ifdef RELOADABLE_SCORE
+    .score = score,
+#endif
 #ifdef RELOADABLE_ALL_EVENTS
     .events = SCHEDPLUG_EVENT_ALL,
 #else

@@ -1,0 +1,72 @@
+// What PreFilter and PreScore hand to the shadow candidates
+// (host/shadow/shadow_runner.hpp): the pod, the nodes the live plugins
+// evaluated and what they answered, copied while the call still holds the
+// session, so the candidates can run after the answer went out.
+#include "host/service/call_support.hpp"
+#include "host/service/host_service.hpp"
+
+namespace schedplug::host {
+
+void HostService::submit_shadow_filters(
+    const Call& call, const ProfilePlugins& profile, const v1::Pod& pod,
+    const NodeTable& table, std::span<const schedplug_node* const> views,
+    const FilterOutcome& outcome) {
+  if (context_.shadow == nullptr) return;
+  if (std::none_of(profile.filter_shadows.begin(), profile.filter_shadows.end(),
+                   [](const PluginInstance* p) { return p != nullptr; }))
+    return;
+  ShadowFilterJob job;
+  job.plugins = call.plugins;
+  job.profile = &profile;
+  job.pod = pod;
+  std::vector<int> index_of(views.size(), -1);
+  for (size_t slot = 0; slot < views.size(); ++slot) {
+    if (views[slot] == nullptr) continue;
+    index_of[slot] = static_cast<int>(job.nodes.size());
+    job.nodes.push_back(table.shared(static_cast<uint32_t>(slot)));
+  }
+  job.rejected_by.assign(job.nodes.size(), -1);
+  job.live_reason.resize(job.nodes.size());
+  for (const FilterRejection& r : outcome.rejections) {
+    if (r.node >= index_of.size() || index_of[r.node] < 0) continue;
+    const auto n = static_cast<size_t>(index_of[r.node]);
+    job.rejected_by[n] = static_cast<int>(r.plugin);
+    job.live_reason[n] = outcome.reasons[r.reason];
+  }
+  job.skipped = outcome.skipped;
+  job.unfinished.assign(profile.filters.size(), false);
+  for (const UnfinishedPlugin& u : outcome.unfinished) {
+    for (size_t i = 0; i < profile.filters.size(); ++i) {
+      if (profile.filters[i] == u.instance) job.unfinished[i] = true;
+    }
+  }
+  context_.shadow->submit(std::move(job));
+}
+
+void HostService::submit_shadow_scores(const Call& call,
+                                       const ProfilePlugins& profile,
+                                       const v1::Pod& pod,
+                                       const NodeTable& table,
+                                       std::span<const uint32_t> slots,
+                                       const ScoreOutcome& outcome) {
+  if (context_.shadow == nullptr) return;
+  if (std::none_of(profile.scorer_shadows.begin(), profile.scorer_shadows.end(),
+                   [](const PluginInstance* p) { return p != nullptr; }))
+    return;
+  ShadowScoreJob job;
+  job.plugins = call.plugins;
+  job.profile = &profile;
+  job.pod = pod;
+  job.nodes.reserve(slots.size());
+  for (uint32_t slot : slots) job.nodes.push_back(table.shared(slot));
+  job.live.resize(profile.scorers.size());
+  for (size_t i = 0; i < profile.scorers.size(); ++i) {
+    const PluginScoreOutcome& o = outcome.plugins[i];
+    if (profile.scorer_shadows[i] != nullptr && !o.skipped && o.error.empty() &&
+        o.unfinished.empty())
+      job.live[i] = o.scores;
+  }
+  context_.shadow->submit(std::move(job));
+}
+
+}  // namespace schedplug::host

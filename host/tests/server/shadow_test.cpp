@@ -1,0 +1,232 @@
+// Shadow mode (host/shadow/): a candidate build named in
+// args.schedplug.shadow runs beside the live plugin on the same pods and
+// nodes after the live answer went out. It never changes an answer, and
+// the metrics count exactly the pods it disagrees on: Reloadable v2 (the
+// candidate) rejects every node for pods labelled reload/picky=yes and
+// scores the nodes the other way round for them; v1 (live) does neither.
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace schedplug::host::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kProfile[] = "shadow-scheduler";
+constexpr int kNodes = 10;
+
+std::filesystem::path version_file(int v) {
+  return std::filesystem::path(SCHEDPLUG_RELOADABLE_DIR) /
+         ("reloadable_v" + std::to_string(v) + ".so");
+}
+
+std::string config_yaml(const std::string& shadow) {
+  return std::string(R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: shadow-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+          - name: Reloadable
+    pluginConfig:
+      - name: Reloadable
+        args:
+          schedplug:
+            shadow: ")") +
+         shadow + "\"\n";
+}
+
+class Shadow : public ::testing::Test {
+ protected:
+  // Starts the host with v1 live and `shadow` (a file under the plugin
+  // directory) as its candidate; false with the start-up diagnostics in
+  // `error` when the host refuses to start.
+  bool start(const std::string& shadow, std::string* error = nullptr) {
+    plugins_ = dir_.path() / "plugins";
+    std::filesystem::create_directories(plugins_ / "candidates");
+    // v1 and v2, each with its Score (reloadable_v5 and _v6).
+    std::filesystem::copy_file(version_file(5), plugins_ / "reloadable.so");
+    std::filesystem::copy_file(version_file(6),
+                               plugins_ / "candidates" / "reloadable.so");
+    config_ = dir_.path() / "config.yaml";
+    std::ofstream(config_) << config_yaml(shadow);
+    try {
+      host_ = std::make_unique<RunningHost>([&](HostOptions& o) {
+        o.config = config_;
+        o.plugins = plugins_;
+        o.watch = false;
+      });
+    } catch (const std::exception& e) {
+      if (error != nullptr) *error = e.what();
+      return false;
+    }
+    v1::HandshakeRequest request;
+    request.set_protocol_version(v1::PROTOCOL_VERSION_1);
+    request.set_client_id("shadow-test");
+    v1::ProfilePlugins* p = request.add_profiles();
+    p->set_scheduler_name(kProfile);
+    p->add_plugins("Reloadable");
+    grpc::ClientContext context;
+    v1::HandshakeResponse response;
+    const grpc::Status s =
+        host_->stub().Handshake(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    session_ = response.session_id();
+    return true;
+  }
+
+  v1::Pod pod(const std::string& name, bool picky) {
+    v1::Pod p;
+    p.set_namespace_("default");
+    p.set_name(name);
+    p.set_uid("uid-" + name);
+    if (picky) {
+      v1::KeyValue* kv = p.add_labels();
+      kv->set_key("reload/picky");
+      kv->set_value("yes");
+    }
+    return p;
+  }
+
+  // One cycle: PreFilter over the nodes, then PreScore on those that
+  // passed. Returns (rejected nodes, scores).
+  std::pair<int, std::vector<int64_t>> cycle(const v1::Pod& p) {
+    v1::PreFilterRequest request;
+    request.set_session_id(session_);
+    request.set_scheduler_name(kProfile);
+    *request.mutable_pod() = p;
+    v1::NodeTableDelta* delta = request.mutable_delta();
+    if (!sent_table_) {
+      delta->set_full(true);
+      for (uint32_t slot = 0; slot < kNodes; ++slot) {
+        v1::Node* n = delta->add_upserts();
+        n->set_index(slot);
+        n->set_name("node-" + std::to_string(slot));
+        n->set_generation(1);
+      }
+      sent_table_ = true;
+    } else {
+      delta->set_base_version(1);
+    }
+    delta->set_new_version(1);
+    v1::PreFilterResponse filtered;
+    {
+      grpc::ClientContext context;
+      const grpc::Status s =
+          host_->stub().PreFilter(&context, request, &filtered);
+      EXPECT_TRUE(s.ok()) << s.error_message();
+    }
+    v1::PreScoreRequest score;
+    score.set_session_id(session_);
+    score.set_scheduler_name(kProfile);
+    *score.mutable_pod() = p;
+    score.set_table_version(1);
+    for (uint32_t slot = 0; slot < kNodes; ++slot) score.add_nodes(slot);
+    v1::PreScoreResponse scored;
+    grpc::ClientContext context;
+    const grpc::Status s = host_->stub().PreScore(&context, score, &scored);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::vector<int64_t> scores;
+    if (scored.plugins_size() == 1) {
+      scores.assign(scored.plugins(0).scores().begin(),
+                    scored.plugins(0).scores().end());
+    }
+    return {filtered.rejected_nodes_size(), scores};
+  }
+
+  double metric(const std::string& series) {
+    const std::string text = host_->app().metrics().text();
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return 0;
+    return std::stod(text.substr(at + series.size() + 2));
+  }
+  // Waits until the candidate ran on `pods` pods at both points.
+  bool wait_for(double pods) {
+    for (auto until = std::chrono::steady_clock::now() + 20s;
+         std::chrono::steady_clock::now() < until;) {
+      if (metric(kFilterPods) >= pods && metric(kScorePods) >= pods)
+        return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+  static constexpr const char* kFilterPods =
+      R"(schedplug_shadow_pods_total{extension_point="filter",plugin="Reloadable"})";
+  static constexpr const char* kScorePods =
+      R"(schedplug_shadow_pods_total{extension_point="score",plugin="Reloadable"})";
+
+  TempDir dir_;
+  std::filesystem::path plugins_, config_;
+  std::unique_ptr<RunningHost> host_;
+  std::string session_;
+  bool sent_table_ = false;
+};
+
+TEST_F(Shadow, CountsExactlyThePodsTheCandidateDisagreesOn) {
+  ASSERT_TRUE(start("candidates/reloadable.so"));
+  const std::vector<int64_t> v1_scores{90, 80, 70, 60, 50, 40, 30, 20, 10, 0};
+  int picky = 0;
+  for (int i = 0; i < 20; ++i) {
+    const bool is_picky = i % 3 == 0;  // 7 of 20
+    picky += is_picky;
+    const auto [rejected, scores] =
+        cycle(pod("p" + std::to_string(i), is_picky));
+    // The live answers are v1's, whatever the candidate says.
+    EXPECT_EQ(rejected, 0) << "pod " << i;
+    EXPECT_EQ(scores, v1_scores) << "pod " << i;
+  }
+  ASSERT_TRUE(wait_for(20)) << host_->app().metrics().text();
+  EXPECT_EQ(metric(kFilterPods), 20);
+  EXPECT_EQ(metric(kScorePods), 20);
+  EXPECT_EQ(
+      metric(
+          R"(schedplug_shadow_disagreements_total{kind="verdicts",plugin="Reloadable"})"),
+      picky);
+  EXPECT_EQ(
+      metric(
+          R"(schedplug_shadow_differing_verdicts_total{plugin="Reloadable"})"),
+      picky * kNodes);
+  EXPECT_EQ(
+      metric(
+          R"(schedplug_shadow_disagreements_total{kind="rank",plugin="Reloadable"})"),
+      picky);
+  EXPECT_EQ(
+      metric(
+          R"(schedplug_shadow_disagreements_total{kind="best_node",plugin="Reloadable"})"),
+      picky);
+  EXPECT_EQ(
+      metric(
+          R"(schedplug_shadow_disagreements_total{kind="error",plugin="Reloadable"})"),
+      0);
+  EXPECT_EQ(metric("schedplug_shadow_dropped_total"), 0);
+}
+
+TEST_F(Shadow, ACandidateThatDoesNotLoadOrIsAnotherPluginIsAnError) {
+  std::string error;
+  EXPECT_FALSE(start("candidates/missing.so", &error));
+  EXPECT_NE(error.find("args.schedplug.shadow candidates/missing.so"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("no such file"), std::string::npos) << error;
+}
+
+TEST_F(Shadow, ACandidateReportingAnotherNameIsRefused) {
+  std::filesystem::create_directories(dir_.path() / "plugins" / "candidates");
+  std::filesystem::copy_file(
+      test_plugin_dir() / "label_filter.so",
+      dir_.path() / "plugins" / "candidates" / "other.so");
+  std::string error;
+  EXPECT_FALSE(start("candidates/other.so", &error));
+  EXPECT_NE(error.find("reports the plugin name \"LabelFilter\""),
+            std::string::npos)
+      << error;
+}
+
+}  // namespace
+}  // namespace schedplug::host::testing
