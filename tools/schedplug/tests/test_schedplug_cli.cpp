@@ -441,6 +441,42 @@ TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
   EXPECT_THAT(bad.out, HasSubstr("args.schedplug.sha256 is \"xyz\"; write"));
 }
 
+TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
+  const std::string config = ::testing::TempDir() + "/schedplug-cli-shadow-" +
+                             std::to_string(::getpid()) + ".yaml";
+  auto with_shadow = [&](const std::string& shadow) {
+    std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                             "kind: KubeSchedulerConfiguration\n"
+                             "profiles:\n"
+                             "- schedulerName: shadow-scheduler\n"
+                             "  plugins:\n"
+                             "    filter:\n"
+                             "      enabled:\n"
+                             "      - name: HwEncrypt\n"
+                             "  pluginConfig:\n"
+                             "  - name: HwEncrypt\n"
+                             "    args:\n"
+                             "      schedplug:\n"
+                             "        shadow: \""
+                          << shadow << "\"\n";
+    return schedplug("check --config " + config + " --plugins " +
+                     plugin_dir("hw.d"));
+  };
+  // The plugin's own file as its candidate: loads, same name, creates.
+  const Outcome ok = with_shadow("hw_encrypt.so");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  const Outcome missing = with_shadow("candidates/hw_encrypt.so");
+  EXPECT_EQ(missing.exit_code, 1) << missing.out << missing.err;
+  EXPECT_THAT(missing.out,
+              AllOf(HasSubstr("profile \"shadow-scheduler\", plugin HwEncrypt: "
+                              "args.schedplug.shadow candidates/hw_encrypt.so"),
+                    HasSubstr("no such file")));
+  const Outcome empty = with_shadow("");
+  EXPECT_EQ(empty.exit_code, 1) << empty.out << empty.err;
+  EXPECT_THAT(empty.out, HasSubstr("args.schedplug.shadow is \"\"; write the "
+                                   "candidate plugin file"));
+}
+
 }  // namespace
 
 // --- schedplug bundle ------------------------------------------------------
