@@ -70,7 +70,8 @@ struct ServiceOptions {
   RecentCyclesOptions recent_cycles;
 };
 
-// Everything the service serves from; built once at start-up.
+// What the service serves from, given at start-up (a reload swaps the
+// plugins: HostService::swap_plugins).
 struct ServiceContext {
   // The plugins at start-up (a reload swaps in others: swap_plugins). Its
   // `resolved` is the host's reading of config_file: the Handshake's
