@@ -1,7 +1,5 @@
 #include "host/plugin/created_plugins.hpp"
 
-#include <algorithm>
-
 namespace schedplug::host {
 
 const PluginInstance* ProfilePlugins::filter_named(
@@ -18,12 +16,6 @@ const PluginInstance* ProfilePlugins::plugin_named(
     if (p->name() == name) return p;
   }
   return nullptr;
-}
-
-bool ProfilePlugins::has_shadows() const {
-  const auto set = [](const PluginInstance* p) { return p != nullptr; };
-  return std::any_of(filter_shadows.begin(), filter_shadows.end(), set) ||
-         std::any_of(scorer_shadows.begin(), scorer_shadows.end(), set);
 }
 
 std::unique_ptr<CreatedPlugins> CreatedPlugins::create(

@@ -34,7 +34,6 @@ struct ProfilePlugins {
   // `plugins`: a candidate takes no part in the cycle.
   std::vector<const PluginInstance*> filter_shadows;
   std::vector<const PluginInstance*> scorer_shadows;
-  bool has_shadows() const;
 
   const PluginInstance* filter_named(std::string_view name) const;
   const PluginInstance* plugin_named(std::string_view name) const;

@@ -2,19 +2,27 @@
 // (host/shadow/shadow_runner.hpp): the pod, the nodes the live plugins
 // evaluated and what they answered, copied while the call still holds the
 // session, so the candidates can run after the answer went out.
+#include <algorithm>
+
 #include "host/service/call_support.hpp"
 #include "host/service/host_service.hpp"
 
 namespace schedplug::host {
+namespace {
+
+// True when some plugin of the list has a shadow candidate.
+bool any_shadow(const std::vector<const PluginInstance*>& shadows) {
+  return std::any_of(shadows.begin(), shadows.end(),
+                     [](const PluginInstance* p) { return p != nullptr; });
+}
+
+}  // namespace
 
 void HostService::submit_shadow_filters(
     const Call& call, const ProfilePlugins& profile, const v1::Pod& pod,
     const NodeTable& table, std::span<const schedplug_node* const> views,
     const FilterOutcome& outcome) {
-  if (context_.shadow == nullptr) return;
-  if (std::none_of(profile.filter_shadows.begin(), profile.filter_shadows.end(),
-                   [](const PluginInstance* p) { return p != nullptr; }))
-    return;
+  if (context_.shadow == nullptr || !any_shadow(profile.filter_shadows)) return;
   ShadowFilterJob job;
   job.plugins = call.plugins;
   job.profile = &profile;
@@ -49,10 +57,7 @@ void HostService::submit_shadow_scores(const Call& call,
                                        const NodeTable& table,
                                        std::span<const uint32_t> slots,
                                        const ScoreOutcome& outcome) {
-  if (context_.shadow == nullptr) return;
-  if (std::none_of(profile.scorer_shadows.begin(), profile.scorer_shadows.end(),
-                   [](const PluginInstance* p) { return p != nullptr; }))
-    return;
+  if (context_.shadow == nullptr || !any_shadow(profile.scorer_shadows)) return;
   ShadowScoreJob job;
   job.plugins = call.plugins;
   job.profile = &profile;
