@@ -31,6 +31,10 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/service/explain_call.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/shadow_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shadow/shadow_runner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/record/record_file.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/record/table_mirror.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/record/cycle_recorder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/record/replayer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/explain/recent_cycles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/explain/cycle_parts.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/fast_path_server.cpp

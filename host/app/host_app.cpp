@@ -232,6 +232,19 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   context.config_file = options.config;
   app->shadow_ = std::make_unique<ShadowRunner>(app->metrics_.get());
   context.shadow = app->shadow_.get();
+  if (!options.record.dir.empty()) {
+    try {
+      app->recorder_ =
+          std::make_unique<CycleRecorder>(options.record, app->metrics_.get());
+    } catch (const RecordError& e) {
+      fail(diagnostics, e.what());
+    }
+    context.recorder = app->recorder_.get();
+    spdlog::info(
+        "recording every pod cycle into {} (files of {} KiB, at most {} MiB)",
+        options.record.dir.string(), options.record.file_bytes >> 10,
+        options.record.max_bytes >> 20);
+  }
   context.pool = app->pool_.get();
   context.metrics = app->metrics_.get();
   app->peers_ = std::make_unique<PeerIdentities>();
@@ -420,7 +433,8 @@ HostApp::~HostApp() {
   trimmer_.reset();
   reloader_.reset();
   service_.reset();
-  shadow_.reset();  // after the service: it queues jobs
+  shadow_.reset();    // after the service: it queues jobs
+  recorder_.reset();  // the same; writes what is queued
   pool_.reset();
   if (!socket_path_.empty()) {
     std::error_code ec;

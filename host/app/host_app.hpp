@@ -14,6 +14,7 @@
 
 #include "host/check/name_check.hpp"
 #include "host/plugin/hook_watchdog.hpp"
+#include "host/record/cycle_recorder.hpp"
 #include "host/reload/plugin_reload.hpp"
 #include "host/security/security_options.hpp"
 #include "host/service/host_service.hpp"
@@ -57,6 +58,8 @@ struct HostOptions {
   // changes settled for `reload_settle`. false: only reload() reloads.
   bool watch = true;
   std::chrono::milliseconds reload_settle{500};
+  // --record (host/record/): empty dir, no recording.
+  RecorderOptions record;
   // Tests only: called instead of exiting (after NOT_SERVING and the log).
   std::function<void(const HungHook&)> on_hung_hook;
   // How often a background thread checks the resident size and gives
@@ -101,6 +104,8 @@ class HostApp {
   // The address gRPC clients dial ("unix:/path" or "host:port").
   const std::string& target() const { return target_; }
   HostMetrics& metrics() { return *metrics_; }
+  // The --record recorder (nullptr without --record).
+  CycleRecorder* recorder() { return recorder_.get(); }
   const HostService& service() const { return *service_; }
   // For tests that call the service in-process, without gRPC's transport.
   HostService& service() { return *service_; }
@@ -115,7 +120,8 @@ class HostApp {
   std::unique_ptr<HostMetrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<ShadowRunner> shadow_;  // shadow candidates (host/shadow/)
+  std::unique_ptr<ShadowRunner> shadow_;     // shadow candidates (host/shadow/)
+  std::unique_ptr<CycleRecorder> recorder_;  // --record only
   std::unique_ptr<HostService> service_;
   std::unique_ptr<PluginReloader> reloader_;
   std::unique_ptr<ChangeWatch> watch_;  // stopped first at shutdown

@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   uint64_t max_total_session_memory = options.service.max_total_session_memory;
   size_t explain_cycles = options.service.recent_cycles.max_cycles;
   uint64_t explain_memory = options.service.recent_cycles.max_bytes;
+  uint64_t record_file_size = options.record.file_bytes;
+  uint64_t record_max_size = options.record.max_bytes;
 
   CLI::App cli{
       "schedplug-host: runs native kube-scheduler plugins for the schedplug "
@@ -177,6 +179,21 @@ int main(int argc, char** argv) {
                  "the oldest goes first. Units as --max-session-memory")
       ->transform(CLI::AsSizeValue(true))
       ->default_str("64Mi");
+  cli.add_option("--record", options.record.dir,
+                 "Directory to record every pod cycle's calls into, as asked "
+                 "and as answered, for `schedplug replay` (docs/"
+                 "record-replay.md; empty: no recording)")
+      ->check(CLI::ExistingDirectory);
+  cli.add_option("--record-file-size", record_file_size,
+                 "Compressed size at which a recording file is closed and "
+                 "the next begun. Units as --max-session-memory")
+      ->transform(CLI::AsSizeValue(true))
+      ->default_str("64Mi");
+  cli.add_option("--record-max-size", record_max_size,
+                 "Size all recording files together may take; the oldest "
+                 "are removed beyond it. Units as --max-session-memory")
+      ->transform(CLI::AsSizeValue(true))
+      ->default_str("4Gi");
   cli.add_option(
          "--hook-hard-limit", hook_hard_limit_seconds,
          "Seconds one plugin hook call (applies, filter, score, "
@@ -230,6 +247,8 @@ int main(int argc, char** argv) {
   options.service.max_total_session_memory = max_total_session_memory;
   options.service.recent_cycles.max_cycles = explain_cycles;
   options.service.recent_cycles.max_bytes = explain_memory;
+  options.record.file_bytes = std::max<uint64_t>(record_file_size, 4096);
+  options.record.max_bytes = record_max_size;
   options.hook_hard_limit = std::chrono::milliseconds(
       static_cast<int64_t>(hook_hard_limit_seconds * 1000));
   options.memory_trim_interval = std::chrono::milliseconds(

@@ -312,12 +312,15 @@ BENCHMARK(BM_TableMemory)
 
 // One host for the round-trip benchmarks, with a session per table size.
 // `shadow`: FreeCpu runs a shadow candidate (another load of itself).
+// `record_dir`: every call is recorded there (--record).
 struct Host {
-  explicit Host(bool record, bool shadow = false)
+  explicit Host(bool record, bool shadow = false,
+                std::filesystem::path record_dir = {})
       : host(
-            [record](HostOptions& o) {
+            [record, record_dir](HostOptions& o) {
               o.max_message_bytes = 256 << 20;
               if (!record) o.service.recent_cycles.max_cycles = 0;
+              o.record.dir = record_dir;
             },
             {.shadow_free_cpu = shadow}) {}
   testing::RunningHost host;
@@ -351,6 +354,13 @@ Host& host(bool record = true) {
 Host& shadow_host() {
   static Host shadowed(true, true);
   return shadowed;
+}
+
+// Recording every call (--record) into a directory of its own.
+Host& recording_host() {
+  static testing::TempDir dir;
+  static Host recording(true, false, dir.path());
+  return recording;
 }
 
 // Back-to-back PreFilters of one pod over `n` nodes on `h`, the table
@@ -406,6 +416,32 @@ void BM_PreFilterRoundTripShadow(benchmark::State& state) {
 BENCHMARK(BM_PreFilterRoundTripShadow)
     ->ArgsProduct({{500, 5000}, {0, 1}})
     ->ArgNames({"nodes", "shadow"})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// The live PreFilter's round trip with every call recorded (record:1) and
+// without (record:0): what --record costs the live path, and the
+// compressed bytes it writes per call.
+void BM_PreFilterRoundTripRecord(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  Host& h = state.range(1) != 0 ? recording_host() : host();
+  size_t bytes = 0;
+  CycleRecorder* recorder = h.host.app().recorder();
+  const RecorderStats before = recorder ? recorder->stats() : RecorderStats{};
+  pre_filter_round_trips(state, h, n, bytes);
+  if (recorder != nullptr) {
+    recorder->flush();
+    const RecorderStats after = recorder->stats();
+    const double calls = static_cast<double>(after.calls - before.calls);
+    state.counters["record_bytes_per_call"] =
+        calls > 0 ? static_cast<double>(after.bytes - before.bytes) / calls : 0;
+    state.counters["record_dropped"] =
+        static_cast<double>(after.dropped - before.dropped);
+  }
+}
+BENCHMARK(BM_PreFilterRoundTripRecord)
+    ->ArgsProduct({{500, 5000}, {0, 1}})
+    ->ArgNames({"nodes", "record"})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

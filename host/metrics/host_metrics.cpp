@@ -226,7 +226,32 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
                                 "queue was full (the live path never waits "
                                 "for them).")
                           .Register(*registry_)
-                          .Add({})) {
+                          .Add({})),
+      record_calls_(prometheus::BuildCounter()
+                        .Name("schedplug_record_calls_total")
+                        .Help("Calls written to the --record files.")
+                        .Register(*registry_)
+                        .Add({})),
+      record_bytes_(prometheus::BuildCounter()
+                        .Name("schedplug_record_bytes_total")
+                        .Help("Compressed bytes written to the --record "
+                              "files.")
+                        .Register(*registry_)
+                        .Add({})),
+      record_dropped_(prometheus::BuildCounter()
+                          .Name("schedplug_record_dropped_calls_total")
+                          .Help("Calls left out of the --record files because "
+                                "the writer fell behind (their node-table "
+                                "changes are kept).")
+                          .Register(*registry_)
+                          .Add({})),
+      record_files_removed_(
+          prometheus::BuildCounter()
+              .Name("schedplug_record_files_removed_total")
+              .Help("Oldest --record files removed to stay under "
+                    "--record-max-size.")
+              .Register(*registry_)
+              .Add({})) {
   for (const PluginInstance* plugin : plugins) {
     created_.try_emplace(plugin, make_series(*plugin));
   }
@@ -387,6 +412,17 @@ void HostMetrics::shadow_disagreed(const std::string& plugin,
 }
 
 void HostMetrics::shadow_dropped() { shadow_dropped_.Increment(); }
+
+void HostMetrics::record_written(size_t calls, size_t bytes) {
+  record_calls_.Increment(static_cast<double>(calls));
+  record_bytes_.Increment(static_cast<double>(bytes));
+}
+
+void HostMetrics::record_dropped(size_t calls) {
+  record_dropped_.Increment(static_cast<double>(calls));
+}
+
+void HostMetrics::record_file_removed() { record_files_removed_.Increment(); }
 
 void HostMetrics::request_refused(std::string_view reason) {
   refused_requests_.Add({{"reason", std::string(reason)}}).Increment();

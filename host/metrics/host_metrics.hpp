@@ -86,6 +86,13 @@ class HostMetrics {
                         size_t count);
   void shadow_dropped();
 
+  // Recording (--record, host/record/): calls written, compressed bytes
+  // written, calls the writer could not keep up with (their node-table
+  // changes are kept), and files removed to stay under the size cap.
+  void record_written(size_t calls, size_t bytes);
+  void record_dropped(size_t calls);
+  void record_file_removed();
+
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
 
@@ -136,6 +143,10 @@ class HostMetrics {
   prometheus::Family<prometheus::Counter>& shadow_pods_disagreeing_;
   prometheus::Family<prometheus::Counter>& shadow_verdicts_;
   prometheus::Counter& shadow_dropped_;
+  prometheus::Counter& record_calls_;
+  prometheus::Counter& record_bytes_;
+  prometheus::Counter& record_dropped_;
+  prometheus::Counter& record_files_removed_;
 
   // Series looked up once: a Family's Add builds and hashes a label map,
   // which every call paid (a few percent of the host's CPU per PreFilter).

@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "host/record/cycle_recorder.hpp"
 #include "host/service/host_service.hpp"
+#include "schedplug/v1/record.pb.h"
 
 namespace schedplug::host {
 namespace call_support {
@@ -134,6 +136,30 @@ struct HostService::Call {
   Deadline deadline = Deadline::never();
   std::string what;     // "pod ns/name, profile X"
   std::string summary;  // for the debug log only: left empty unless it is on
+  // What finish() hands the recorder (--record) of a pod's call; no
+  // method: not recorded (the Handshake, Explain).
+  struct Recorded {
+    v1::RecordedMethod method = v1::RECORDED_METHOD_UNSPECIFIED;
+    const std::string* session_id = nullptr;
+    const google::protobuf::Message* request = nullptr;
+    const google::protobuf::Message* response = nullptr;
+    const v1::NodeTableDelta* delta = nullptr;  // the request's, if any
+    // The session's table after the call, once the call reached it.
+    uint64_t table_version = 0;
+    uint32_t table_nodes = 0;
+  } recorded;
+  template <class Request>
+  void record_as(v1::RecordedMethod as, const Request& request,
+                 const google::protobuf::Message& response) {
+    recorded.method = as;
+    recorded.session_id = &request.session_id();
+    recorded.request = &request;
+    recorded.response = &response;
+  }
+  void saw_table(const NodeTable& table) {
+    recorded.table_version = table.version();
+    recorded.table_nodes = static_cast<uint32_t>(table.size());
+  }
 };
 
 template <class Request>

@@ -65,6 +65,8 @@ grpc::Status HostService::pre_filter(CallContext& context,
                                      const v1::PreFilterRequest& request,
                                      v1::PreFilterResponse& response) {
   Call call = pod_call("PreFilter", context, request);
+  call.record_as(v1::RECORDED_METHOD_PRE_FILTER, request, response);
+  if (request.has_delta()) call.recorded.delta = &request.delta();
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(call, request, session, profile);
@@ -193,6 +195,7 @@ grpc::Status HostService::filter_nodes(CallContext& context,
                                        const v1::FilterNodesRequest& request,
                                        v1::PreFilterResponse& response) {
   Call call = pod_call("FilterNodes", context, request);
+  call.record_as(v1::RECORDED_METHOD_FILTER_NODES, request, response);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(call, request, session, profile);
@@ -219,6 +222,7 @@ grpc::Status HostService::filter_nodes(CallContext& context,
                          unknown_session(request.session_id())});
   }
   const NodeTable& table = session->table;
+  call.saw_table(table);
   if (grpc::Status s =
           table_version_status(table, request.table_version(), "FilterNodes");
       !s.ok()) {
@@ -265,12 +269,21 @@ grpc::Status HostService::Filter(grpc::ServerContext* context,
                                  const v1::FilterRequest* request,
                                  v1::FilterResponse* response) {
   GrpcCallContext call_context(context);
+  return filter(call_context, *request, *response);
+}
+
+grpc::Status HostService::filter(CallContext& call_context,
+                                 const v1::FilterRequest& request_in,
+                                 v1::FilterResponse& response_out) {
+  const v1::FilterRequest* request = &request_in;
+  v1::FilterResponse* response = &response_out;
   Call call("Filter", &call_context);
   call.plugins = plugins();
   call.deadline = deadline_for(call_context, call.start);
   call.what = "pod " + pod_label(request->pod()) + " on node \"" +
               clipped(request->node().name()) + "\" (profile \"" +
               request->scheduler_name() + "\")";
+  call.record_as(v1::RECORDED_METHOD_FILTER, *request, *response);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(call, *request, session, profile);

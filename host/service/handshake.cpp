@@ -17,6 +17,17 @@ using namespace call_support;
 grpc::Status HostService::Handshake(grpc::ServerContext* context,
                                     const v1::HandshakeRequest* request,
                                     v1::HandshakeResponse* response) {
+  const std::string peer = context_.peers != nullptr
+                               ? context_.peers->identify(*context)
+                               : std::string();
+  return handshake(*request, *response, peer);
+}
+
+grpc::Status HostService::handshake(const v1::HandshakeRequest& request_in,
+                                    v1::HandshakeResponse& response_out,
+                                    const std::string& peer) {
+  const v1::HandshakeRequest* request = &request_in;
+  v1::HandshakeResponse* response = &response_out;
   Call call("Handshake", nullptr);
   call.plugins = plugins();
   const PluginGeneration& plugins = *call.plugins;
@@ -81,10 +92,9 @@ grpc::Status HostService::Handshake(grpc::ServerContext* context,
     if (context_.metrics) context_.metrics->handshake_refused("config_skew");
     return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
   }
-  const std::string peer = context_.peers != nullptr
-                               ? context_.peers->identify(*context)
-                               : std::string();
   auto session = sessions_.create(request->client_id(), peer);
+  if (context_.recorder)
+    context_.recorder->session_opened(session->id, *request);
   response->set_protocol_version(v1::PROTOCOL_VERSION_1);
   response->set_session_id(session->id);
   response->set_fast_path_socket(context_.fast_path_socket);

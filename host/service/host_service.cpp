@@ -11,6 +11,22 @@ namespace schedplug::host {
 
 using namespace call_support;
 
+namespace {
+
+// What a recording says about the plugin set that answers from now on.
+v1::RecordedPluginSet recorded_plugin_set(const PluginGeneration& set,
+                                          const HostIdentity& identity) {
+  v1::RecordedPluginSet out;
+  out.set_generation(set.generation);
+  identity.to_proto(*out.mutable_identity());
+  out.set_config(set.config_bytes);
+  for (v1::PluginInfo& info : plugin_infos(set))
+    *out.add_plugins() = std::move(info);
+  return out;
+}
+
+}  // namespace
+
 HostService::HostService(ServiceContext context, ServiceOptions options)
     : context_(std::move(context)),
       options_(options),
@@ -24,14 +40,18 @@ HostService::HostService(ServiceContext context, ServiceOptions options)
                  .max_session_memory = options.max_session_memory,
                  .max_total_session_memory = options.max_total_session_memory,
                  .idle_before_memory_drop = options.idle_before_memory_drop},
-                [this](Session&, const Session::Released& released) {
+                [this](Session& session, const Session::Released& released) {
                   watches_.sessions_ended();
+                  if (context_.recorder)
+                    context_.recorder->session_closed(session.id);
                   if (context_.metrics == nullptr) return;
                   context_.metrics->node_table_changed(-released.nodes);
                   context_.metrics->session_memory(sessions_.total_memory());
                 }),
       recent_(options.recent_cycles) {
   context_.plugins.reset();  // plugins_ is the current set
+  if (context_.recorder)
+    context_.recorder->plugin_set(recorded_plugin_set(*plugins_, identity()));
 }
 
 std::shared_ptr<const PluginGeneration> HostService::plugins() const {
@@ -56,6 +76,9 @@ void HostService::swap_plugins(std::shared_ptr<const PluginGeneration> next) {
     previous = std::exchange(plugins_, std::move(next));
   }
   watches_.identity_changed(identity);
+  if (context_.recorder) {
+    context_.recorder->plugin_set(recorded_plugin_set(*plugins(), identity));
+  }
 }
 
 void HostService::continue_cycle(Call& call, const PodCycle& cycle,
@@ -234,11 +257,12 @@ grpc::Status HostService::busy_with_delta(Call& call, CallContext& context,
   return busy_status(call, lock);
 }
 
-grpc::Status HostService::apply_delta(const Call& call, CallContext& context,
+grpc::Status HostService::apply_delta(Call& call, CallContext& context,
                                       Session& session, const TableDelta& delta,
                                       size_t pod_bytes) {
   const NodeTable& table = session.table;
   const AppliedDelta applied = sessions_.apply_delta(session, delta, pod_bytes);
+  call.saw_table(table);
   if (const auto& e = applied.error) {
     // The table did not change; its version tells the shim whether a delta
     // of an earlier call whose answer it lost was applied, and marks the
@@ -272,6 +296,34 @@ grpc::Status HostService::apply_delta(const Call& call, CallContext& context,
   return grpc::Status::OK;
 }
 
+grpc::Status HostService::restore_table(const std::string& session_id,
+                                        const v1::NodeTableDelta& table) {
+  // A call of its own, not recorded: replay restores what a recording's
+  // checkpoint says the table was.
+  class NoTrailers final : public CallContext {
+   public:
+    std::chrono::system_clock::time_point deadline() const override {
+      return std::chrono::system_clock::time_point::max();
+    }
+    bool cancelled() const override { return false; }
+    void add_trailer(const std::string&, const std::string&) override {}
+  } context;
+  Call call("RestoreTable", &context);
+  call.plugins = plugins();
+  call.what = "session " + clipped(session_id);
+  std::shared_ptr<Session> session;
+  if (auto s = find_session(session_id, session); !s.ok()) return s;
+  TableDelta delta;
+  try {
+    delta = delta_from_proto(table);
+  } catch (const FieldLimitError& e) {
+    return field_limit_status(e);
+  }
+  const SessionCall lock(*session, call.deadline, "RestoreTable");
+  if (!lock.owns()) return busy_status(call, lock);
+  return apply_delta(call, context, *session, delta, 0);
+}
+
 grpc::Status HostService::busy_status(Call& call, const SessionCall& lock) {
   const std::string message =
       fmt::format("{} for {}: {} (waited {:.1f} ms)", call.method, call.what,
@@ -282,6 +334,13 @@ grpc::Status HostService::busy_status(Call& call, const SessionCall& lock) {
 
 grpc::Status HostService::finish(Call& call, grpc::Status status) {
   const auto took = Clock::now() - call.start;
+  if (context_.recorder != nullptr &&
+      call.recorded.method != v1::RECORDED_METHOD_UNSPECIFIED) {
+    const Call::Recorded& r = call.recorded;
+    context_.recorder->call(r.method, *r.session_id, *r.request, *r.response,
+                            status, r.table_version, r.table_nodes, took,
+                            r.delta);
+  }
   if (context_.metrics) {
     context_.metrics->rpc_done(call.method, code_name(status.error_code()),
                                duration<double>(took).count());

@@ -38,6 +38,8 @@
 
 namespace schedplug::host {
 
+class CycleRecorder;
+
 struct ServiceOptions {
   size_t max_sessions = 16;
   // A peer (peer_identity.hpp) holding this many sessions loses its own
@@ -86,6 +88,8 @@ struct ServiceContext {
   std::string fast_path_socket;
   // Runs the profiles' shadow candidates (nullptr: none run).
   ShadowRunner* shadow = nullptr;
+  // Records every pod call (--record; nullptr: none).
+  CycleRecorder* recorder = nullptr;
 };
 
 // WatchSession is a callback method (an open stream holds no thread); the
@@ -117,6 +121,11 @@ class HostService final
                        const v1::ExplainRequest* request,
                        v1::ExplainResponse* response) override;
 
+  // The Handshake of a caller `peer` names (peer_identity.hpp; "": none),
+  // in-process (Handshake above, and `schedplug replay`).
+  grpc::Status handshake(const v1::HandshakeRequest& request,
+                         v1::HandshakeResponse& response,
+                         const std::string& peer);
   // The PreFilter, FilterNodes and PreScore of a call from either
   // transport (gRPC's overrides above and the fast path call these).
   grpc::Status pre_filter(CallContext& context,
@@ -128,6 +137,14 @@ class HostService final
   grpc::Status pre_score(CallContext& context,
                          const v1::PreScoreRequest& request,
                          v1::PreScoreResponse& response);
+  // Filter in-process (`schedplug replay`).
+  grpc::Status filter(CallContext& context, const v1::FilterRequest& request,
+                      v1::FilterResponse& response);
+  // Replaces a session's node table with `table` (a delta with `full` set:
+  // a recording's checkpoint, for `schedplug replay`). Not OK: unknown
+  // session, or a table the host refuses (as a PreFilter's delta).
+  grpc::Status restore_table(const std::string& session_id,
+                             const v1::NodeTableDelta& table);
 
   const SessionRegistry& sessions() const { return sessions_; }
   const RecentCycles& recent_cycles() const { return recent_; }
@@ -195,9 +212,8 @@ class HostService final
   // the status says why (FAILED_PRECONDITION for another base version,
   // INVALID_ARGUMENT, RESOURCE_EXHAUSTED over the memory limit). Either way
   // the "schedplug-table-version" trailer carries the table's version.
-  grpc::Status apply_delta(const Call& call, CallContext& context,
-                           Session& session, const TableDelta& delta,
-                           size_t pod_bytes);
+  grpc::Status apply_delta(Call& call, CallContext& context, Session& session,
+                           const TableDelta& delta, size_t pod_bytes);
   void record_runs(const ChainRuns& runs, std::string_view extension_point);
   // The begin_pod times of a cycle PreFilter began.
   void record_begins(const PodCycle& cycle);

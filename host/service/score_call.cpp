@@ -22,6 +22,8 @@ grpc::Status HostService::pre_score(CallContext& context,
                                     const v1::PreScoreRequest& request,
                                     v1::PreScoreResponse& response) {
   Call call = pod_call("PreScore", context, request);
+  call.record_as(v1::RECORDED_METHOD_PRE_SCORE, request, response);
+  if (request.has_delta()) call.recorded.delta = &request.delta();
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
   if (auto s = find_session_and_profile(call, request, session, profile);
@@ -51,6 +53,7 @@ grpc::Status HostService::pre_score(CallContext& context,
                          unknown_session(request.session_id())});
   }
   const NodeTable& table = session->table;
+  call.saw_table(table);
   if (carries_delta) {
     // A profile without native filters: this call is the pod's only one,
     // so it brings the table up to date and the previous pod's cycle ends.

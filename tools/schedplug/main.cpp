@@ -5,6 +5,7 @@
 //                      --pods PODS.yaml [--explain POD]... [--json]
 //   schedplug bundle DIR -o OUT [--no-strip] [--json]
 //   schedplug explain POD [--listen ADDR] [--json]
+//   schedplug replay --record DIR --plugins DIR [--config FILE] [--json]
 #include <iostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -16,6 +17,7 @@
 #include "tools/schedplug/child_process.hpp"
 #include "tools/schedplug/explain_command.hpp"
 #include "tools/schedplug/inspect_command.hpp"
+#include "tools/schedplug/replay_command.hpp"
 #include "tools/schedplug/simulate_command.hpp"
 
 int main(int argc, char** argv) {
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
       "  schedplug bundle build/plugins.d -o bundle\n"
       "  schedplug explain default/web-1 --listen "
       "unix:///run/schedplug/host.sock\n"
+      "  schedplug replay --record /var/lib/schedplug/record --plugins "
+      "new-plugins.d\n"
       "Run `schedplug <command> --help` for a command's options.");
 
   schedplug::tools::InspectOptions inspect_options;
@@ -204,6 +208,43 @@ int main(int argc, char** argv) {
   explain->add_option("--tls-key", explain_options.tls_key,
                       "the key (PEM) of --tls-cert");
 
+  schedplug::tools::ReplayCommandOptions replay_options;
+  int replay_timeout = 3600;
+  auto* replay = app.add_subcommand(
+      "replay",
+      "Re-evaluate the pod cycles schedplug-host --record wrote with other "
+      "plugin builds, through the host's own engine, and report the pods "
+      "whose feasible set or best native-scored node changed, new errors, "
+      "and time per call by node count. Exit status: 0 the same verdicts, "
+      "best nodes and errors, 1 some changed, 2 bad arguments, an unreadable "
+      "recording or plugins the host refuses.");
+  replay
+      ->add_option("--record", replay_options.replay.record,
+                   "the directory schedplug-host --record wrote, or one file "
+                   "of it")
+      ->required();
+  replay
+      ->add_option("--plugins", replay_options.replay.plugins,
+                   "the plugin directory to replay with")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  replay->add_option("--config", replay_options.replay.config,
+                     "the KubeSchedulerConfiguration to replay with (default: "
+                     "the one the recording was answered with)");
+  replay->add_option("--plugin-sha256", replay_options.replay.plugin_sha256,
+                     "as schedplug-host's --plugin-sha256");
+  replay->add_option("--workers", replay_options.replay.workers,
+                     "filter/score worker threads (0: cores - 1)");
+  replay
+      ->add_option("--examples", replay_options.replay.max_examples,
+                   "differences printed (all are counted)")
+      ->capture_default_str();
+  replay->add_flag("--json", replay_options.json, "print JSON instead of text");
+  replay
+      ->add_option("--timeout", replay_timeout,
+                   "seconds the replay may take before it is stopped (exit 2)")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -220,6 +261,20 @@ int main(int argc, char** argv) {
     return schedplug::tools::run_explain(explain_options, std::cout, std::cerr);
   }
   // Plugins are loaded (their constructors run) in a child process.
+  if (*replay) {
+    return schedplug::tools::run_in_child(
+        [&] {
+          try {
+            return schedplug::tools::run_replay(replay_options, std::cout,
+                                                std::cerr);
+          } catch (const std::exception& e) {
+            std::cerr << "error: " << e.what() << "\n";
+            return 2;
+          }
+        },
+        std::chrono::seconds(replay_timeout > 0 ? replay_timeout : 3600),
+        std::cerr, "replaying the recording");
+  }
   if (*simulate) {
     const auto timeout =
         std::chrono::seconds(simulate_timeout > 0 ? simulate_timeout : 600);

@@ -58,6 +58,8 @@ type stackOptions struct {
 	PluginDir string
 	// HostMetrics makes the host serve its metrics (stack.host.Metrics).
 	HostMetrics bool
+	// HostArgs are more schedplug-host flags (--record DIR, ...).
+	HostArgs []string
 }
 
 func startStackWith(t *testing.T, o stackOptions) *stack {
@@ -115,6 +117,7 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 		}
 	}
 	s.host = testenv.NewHost(hostBin, pluginDir, hostConfig, sockDir, filepath.Join(dir, "host.log"))
+	s.host.AddArgs(o.HostArgs...)
 	if o.HostMetrics {
 		if err := s.host.ServeMetrics(); err != nil {
 			t.Fatal(err)

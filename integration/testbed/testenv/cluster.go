@@ -83,6 +83,7 @@ func CreateNodes(ctx context.Context, c kubernetes.Interface, nodes ...*corev1.N
 // PodSpec describes a test pod.
 type PodSpec struct {
 	Name        string
+	Labels      map[string]string
 	Annotations map[string]string
 	CPU         string // request; empty means none
 	Memory      string
@@ -104,7 +105,7 @@ func MakePod(ns string, p PodSpec) *corev1.Pod {
 		requests[corev1.ResourceMemory] = resource.MustParse(p.Memory)
 	}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name, Annotations: p.Annotations},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name, Labels: p.Labels, Annotations: p.Annotations},
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: &zero,
 			PriorityClassName:             p.Priority,

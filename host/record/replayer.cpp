@@ -1,0 +1,704 @@
+#include "host/record/replayer.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "host/app/host_app.hpp"
+#include "host/record/record_file.hpp"
+#include "host/record/table_mirror.hpp"
+
+namespace schedplug::host {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A replayed call has no caller: no deadline (the plugins' own timeouts
+// still apply), nobody to cancel, trailers nobody reads.
+class ReplayCallContext final : public CallContext {
+ public:
+  std::chrono::system_clock::time_point deadline() const override {
+    return std::chrono::system_clock::time_point::max();
+  }
+  bool cancelled() const override { return false; }
+  void add_trailer(const std::string&, const std::string&) override {}
+};
+
+// A temporary directory for the in-process host's socket and, when the
+// recording's configuration is used, its file.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = "/tmp/schedplug-replay-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw ReplayError(
+          "cannot create a temporary directory under /tmp for the replay's "
+          "host");
+    }
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string pod_name(const v1::Pod& pod) {
+  return pod.namespace_() + "/" + pod.name();
+}
+
+// A filter answer by node slot: (plugin, code, reason).
+struct Verdict {
+  std::string plugin;
+  int code = 0;
+  std::string reason;
+};
+std::map<uint32_t, Verdict> rejections(const v1::PreFilterResponse& r) {
+  std::map<uint32_t, Verdict> out;
+  for (int i = 0; i < r.rejected_nodes_size(); ++i) {
+    Verdict v;
+    const uint32_t by = i < r.rejected_by_size() ? r.rejected_by(i) : 0;
+    if (by < static_cast<uint32_t>(r.plugins_size())) v.plugin = r.plugins(by);
+    v.code = i < r.codes_size() ? r.codes(i) : 0;
+    const uint32_t reason = i < r.reason_size() ? r.reason(i) : 0;
+    if (reason < static_cast<uint32_t>(r.reasons_size()))
+      v.reason = r.reasons(reason);
+    out[r.rejected_nodes(i)] = std::move(v);
+  }
+  return out;
+}
+
+std::string describe(const Verdict& v) {
+  return fmt::format("rejected by {} ({})", v.plugin, v.reason);
+}
+
+// The slots with the highest weighted native score (several on a tie).
+struct Best {
+  std::set<uint32_t> slots;
+  int64_t score = 0;
+};
+Best best_nodes(const v1::PreScoreResponse& response,
+                const google::protobuf::RepeatedField<uint32_t>& nodes,
+                const std::vector<int>& weights) {
+  std::vector<int64_t> totals(static_cast<size_t>(nodes.size()), 0);
+  for (int p = 0; p < response.plugins_size(); ++p) {
+    const v1::PluginScores& scores = response.plugins(p);
+    if (scores.skipped() || !scores.error().empty() ||
+        !scores.unfinished().empty())
+      continue;
+    const int64_t weight =
+        static_cast<size_t>(p) < weights.size() ? weights[p] : 1;
+    for (int i = 0; i < scores.scores_size() && i < nodes.size(); ++i)
+      totals[static_cast<size_t>(i)] += weight * scores.scores(i);
+  }
+  Best best;
+  for (size_t i = 0; i < totals.size(); ++i) {
+    if (best.slots.empty() || totals[i] > best.score) {
+      best.slots = {nodes[static_cast<int>(i)]};
+      best.score = totals[i];
+    } else if (totals[i] == best.score) {
+      best.slots.insert(nodes[static_cast<int>(i)]);
+    }
+  }
+  return best;
+}
+
+// The first failure in a score answer ("" if none).
+std::string score_failure(const v1::PreScoreResponse& r) {
+  for (const v1::PluginScores& p : r.plugins()) {
+    if (!p.error().empty()) return p.error();
+    if (!p.unfinished().empty()) return p.unfinished();
+  }
+  return {};
+}
+
+std::string filter_failure(const v1::PreFilterResponse& r) {
+  return r.unfinished().empty() ? std::string() : r.unfinished(0).reason();
+}
+
+class Replay {
+ public:
+  Replay(const ReplayOptions& options, std::ostream& diagnostics)
+      : options_(options), diagnostics_(diagnostics) {}
+
+  ReplayReport run();
+
+ private:
+  // What replay keeps of one recorded session.
+  struct SessionState {
+    std::string replay_id;
+    TableMirror table;  // the recording's view, to name nodes
+    bool restored = false;
+    // The current pod cycle: its pod, the gates the replay's PreFilter
+    // reported, and the nodes the replay rejected that the recording
+    // did not (kube-scheduler would not have scored them).
+    std::string uid;
+    bool applies_reported = false;
+    std::vector<std::string> not_applying;
+    std::unordered_set<uint32_t> newly_rejected;
+  };
+
+  void start_host(const v1::RecordedPluginSet& first);
+  void replay_file(const std::filesystem::path& file);
+  void open_session(const v1::RecordedSession& s);
+  void restore(const v1::RecordedCheckpoint& c);
+  void gap(const v1::RecordedGap& g);
+  void call(const v1::RecordedCall& c);
+  template <class Request>
+  void gates_of_cycle(const SessionState& s, Request& request) const;
+  void compare_filters(SessionState& s, const v1::Pod& pod,
+                       const v1::PreFilterResponse& recorded,
+                       const v1::PreFilterResponse& replayed, bool starts);
+  void compare_filter(const SessionState& s, const v1::Pod& pod,
+                      const v1::FilterRequest& request,
+                      const v1::FilterResponse& recorded,
+                      const v1::FilterResponse& replayed);
+  void compare_scores(const SessionState& s, const v1::PreScoreRequest& sent,
+                      const v1::PreScoreRequest& recorded_request,
+                      const v1::PreScoreResponse& recorded,
+                      const v1::PreScoreResponse& replayed);
+  void differ(const std::string& kind, const v1::Pod& pod, std::string detail);
+  std::string node_name(const SessionState& s, uint32_t slot) const {
+    const std::string& name = s.table.name(slot);
+    return name.empty() ? fmt::format("slot {}", slot) : name;
+  }
+  void time_call(const v1::RecordedCall& c, Clock::duration took);
+
+  const ReplayOptions& options_;
+  std::ostream& diagnostics_;
+  ReplayReport report_;
+  ScratchDir scratch_;
+  std::unique_ptr<HostApp> host_;
+  std::string config_bytes_;  // what the host runs with
+  uint64_t epoch_ = 0;        // of the host that wrote the current file
+  std::unordered_map<std::string, SessionState> sessions_;
+  std::unordered_set<std::string> pods_;
+  std::map<std::string, std::unordered_set<std::string>> differing_;
+  // Per bucket: recorded and replayed durations, in microseconds.
+  std::map<uint32_t, std::pair<std::vector<double>, std::vector<double>>>
+      times_;
+};
+
+void Replay::start_host(const v1::RecordedPluginSet& first) {
+  HostOptions host;
+  host.plugins = options_.plugins;
+  if (options_.config.empty()) {
+    host.config = scratch_.path() / "recorded-config.yaml";
+    std::ofstream(host.config, std::ios::binary) << first.config();
+    config_bytes_ = first.config();
+  } else {
+    host.config = options_.config;
+    std::ifstream in(options_.config, std::ios::binary);
+    config_bytes_.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  host.listen = "unix://" + (scratch_.path() / "host.sock").string();
+  host.fast_path = false;
+  host.watch = false;
+  host.workers = options_.workers;
+  host.memory_trim_interval = std::chrono::milliseconds(0);
+  host.security.plugin_sha256 = options_.plugin_sha256;
+  host.service.max_sessions = 1 << 16;
+  host.service.max_sessions_per_peer = 1 << 16;
+  host.service.max_session_memory = 0;
+  host.service.max_total_session_memory = 0;
+  host.service.recent_cycles.max_cycles = 0;
+  try {
+    host_ = HostApp::start(host, diagnostics_);
+  } catch (const StartupError& e) {
+    throw ReplayError(fmt::format(
+        "replay cannot start a host on --plugins {} with {}: {}",
+        options_.plugins.string(),
+        options_.config.empty() ? std::string("the recording's configuration")
+                                : "--config " + options_.config.string(),
+        e.what()));
+  }
+}
+
+ReplayReport Replay::run() {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  try {
+    files = std::filesystem::is_directory(options_.record, ec)
+                ? record_files(options_.record)
+                : std::vector<std::filesystem::path>{options_.record};
+  } catch (const RecordError& e) {
+    throw ReplayError(e.what());
+  }
+  if (files.empty()) {
+    throw ReplayError(fmt::format(
+        "{} holds no recording files ({}NNNNNN{}); give --record the "
+        "directory schedplug-host --record wrote",
+        options_.record.string(), kRecordFilePrefix, kRecordFileSuffix));
+  }
+  for (const auto& file : files) replay_file(file);
+  for (const auto& [kind, pods] : differing_) {
+    const uint64_t n = pods.size();
+    if (kind == "feasible") report_.feasible_changed = n;
+    if (kind == "best_node") report_.best_node_changed = n;
+    if (kind == "error") report_.new_errors = n;
+    if (kind == "reason") report_.reasons_changed = n;
+  }
+  report_.pods = pods_.size();
+  auto median = [](std::vector<double>& v) {
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2] / 1000.0;
+  };
+  for (auto& [bucket, t] : times_) {
+    report_.timing.push_back({.max_nodes = bucket,
+                              .calls = t.first.size(),
+                              .recorded_median_ms = median(t.first),
+                              .replay_median_ms = median(t.second)});
+  }
+  return std::move(report_);
+}
+
+void Replay::replay_file(const std::filesystem::path& file) {
+  std::unique_ptr<RecordFileReader> reader;
+  try {
+    reader = std::make_unique<RecordFileReader>(file);
+  } catch (const RecordError& e) {
+    throw ReplayError(e.what());
+  }
+  v1::RecordEntry entry;
+  if (!reader->next(entry) || !entry.has_header()) {
+    report_.notes.push_back(
+        fmt::format("{}: no header (an empty or damaged file); skipped",
+                    file.filename().string()));
+    return;
+  }
+  ++report_.files;
+  const v1::RecordHeader& header = entry.header();
+  if (host_ == nullptr) start_host(header.plugin_set());
+  if (header.epoch() != epoch_) {
+    // Another host process: its sessions are new ones.
+    sessions_.clear();
+    epoch_ = header.epoch();
+  }
+  if (options_.config.empty() &&
+      header.plugin_set().config() != config_bytes_) {
+    report_.notes.push_back(fmt::format(
+        "{}: the recorded host ran another configuration from here on (a "
+        "reload); the replay keeps the first file's (give --config to "
+        "choose)",
+        file.filename().string()));
+    config_bytes_ = header.plugin_set().config();
+  }
+  while (reader->next(entry)) {
+    switch (entry.entry_case()) {
+      case v1::RecordEntry::kSession:
+        open_session(entry.session());
+        break;
+      case v1::RecordEntry::kCheckpoint:
+        restore(entry.checkpoint());
+        break;
+      case v1::RecordEntry::kCall:
+        call(entry.call());
+        break;
+      case v1::RecordEntry::kGap:
+        gap(entry.gap());
+        break;
+      case v1::RecordEntry::kPluginSet:
+        if (options_.config.empty() &&
+            entry.plugin_set().config() != config_bytes_) {
+          report_.notes.push_back(fmt::format(
+              "{}: the recorded host reloaded another configuration; the "
+              "replay keeps the one it started with (give --config to "
+              "choose)",
+              file.filename().string()));
+          config_bytes_ = entry.plugin_set().config();
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  if (reader->truncated()) {
+    report_.notes.push_back(fmt::format(
+        "{} ends early (the host stopped while writing it); replayed up to "
+        "its last whole entry",
+        file.filename().string()));
+  }
+}
+
+void Replay::open_session(const v1::RecordedSession& s) {
+  if (sessions_.contains(s.session_id())) return;  // a later file's copy
+  v1::HandshakeRequest request = s.handshake();
+  // The replay's plugins may take other args: their settings are not the
+  // recorded scheduler's business here.
+  for (v1::ProfilePlugins& p : *request.mutable_profiles()) p.clear_settings();
+  request.set_client_id("schedplug replay of " + request.client_id());
+  v1::HandshakeResponse response;
+  const grpc::Status status =
+      host_->service().handshake(request, response, std::string());
+  if (!status.ok()) {
+    throw ReplayError(fmt::format(
+        "the replay's host refuses the recorded scheduler's Handshake: {}; "
+        "the recording's profiles must enable the same native plugins as the "
+        "configuration replay runs",
+        status.error_message()));
+  }
+  sessions_[s.session_id()].replay_id = response.session_id();
+}
+
+void Replay::restore(const v1::RecordedCheckpoint& c) {
+  auto it = sessions_.find(c.session_id());
+  if (it == sessions_.end()) return;
+  SessionState& s = it->second;
+  if (s.restored && s.table.version() == c.table().new_version()) return;
+  const grpc::Status status =
+      host_->service().restore_table(s.replay_id, c.table());
+  if (!status.ok()) {
+    throw ReplayError(
+        fmt::format("the replay's host refuses a recorded node table: {}",
+                    status.error_message()));
+  }
+  v1::NodeTableDelta copy = c.table();
+  s.table.apply(copy);
+  s.restored = true;
+}
+
+void Replay::gap(const v1::RecordedGap& g) {
+  report_.recording_gaps += g.calls();
+  auto it = sessions_.find(g.session_id());
+  if (it == sessions_.end()) return;
+  for (const v1::NodeTableDelta& d : g.deltas()) {
+    if (!host_->service().restore_table(it->second.replay_id, d).ok()) return;
+    v1::NodeTableDelta copy = d;
+    it->second.table.apply(copy);
+  }
+}
+
+template <class Request>
+void Replay::gates_of_cycle(const SessionState& s, Request& request) const {
+  if (s.uid != request.pod().uid() || !s.applies_reported) return;
+  request.set_applies_known(true);
+  request.clear_not_applying();
+  for (const std::string& name : s.not_applying) request.add_not_applying(name);
+}
+
+void Replay::time_call(const v1::RecordedCall& c, Clock::duration took) {
+  static constexpr uint32_t kBuckets[] = {100, 500, 1000, 2000, 5000, 10000};
+  uint32_t bucket = 0;  // more than the last
+  for (uint32_t b : kBuckets) {
+    if (c.table_nodes() <= b) {
+      bucket = b;
+      break;
+    }
+  }
+  auto& t = times_[bucket];
+  t.first.push_back(static_cast<double>(c.duration_micros()));
+  t.second.push_back(static_cast<double>(
+      std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
+}
+
+void Replay::differ(const std::string& kind, const v1::Pod& pod,
+                    std::string detail) {
+  auto& pods = differing_[kind];
+  if (!pods.insert(pod.uid().empty() ? pod_name(pod) : pod.uid()).second)
+    return;  // one example per pod and kind
+  if (report_.examples.size() < options_.max_examples) {
+    report_.examples.push_back({.kind = kind,
+                                .pod = pod_name(pod),
+                                .uid = pod.uid(),
+                                .detail = std::move(detail)});
+  }
+}
+
+void Replay::call(const v1::RecordedCall& c) {
+  // Whether the recorded call moved the node table: then it is replayed
+  // even when it failed, so the table follows.
+  auto moved = [&](const v1::NodeTableDelta& d) {
+    return (d.full() || d.upserts_size() > 0 || d.removed_size() > 0) &&
+           d.new_version() == c.table_version();
+  };
+  ReplayCallContext context;
+  auto session_of = [&](const std::string& id) -> SessionState* {
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) {
+      ++report_.skipped_unknown_session;
+      return nullptr;
+    }
+    return &it->second;
+  };
+  const bool recorded_ok = c.status_code() == 0;
+  switch (c.method()) {
+    case v1::RECORDED_METHOD_PRE_FILTER: {
+      v1::PreFilterRequest request;
+      if (!request.ParseFromString(c.request())) break;
+      SessionState* s = session_of(request.session_id());
+      if (s == nullptr) return;
+      const bool moves = request.has_delta() && moved(request.delta());
+      if (!recorded_ok && !moves) {
+        ++report_.skipped_failed;
+        return;
+      }
+      pods_.insert(request.pod().uid());
+      ++report_.cycles;
+      request.set_session_id(s->replay_id);
+      v1::PreFilterResponse replayed;
+      const auto start = Clock::now();
+      const grpc::Status status =
+          host_->service().pre_filter(context, request, replayed);
+      const auto took = Clock::now() - start;
+      ++report_.calls;
+      if (moves) s->table.apply(*request.mutable_delta());
+      s->uid = request.pod().uid();
+      s->applies_reported = replayed.applies_reported();
+      s->not_applying.assign(replayed.not_applying().begin(),
+                             replayed.not_applying().end());
+      s->newly_rejected.clear();
+      if (!recorded_ok) return;
+      time_call(c, took);
+      if (!status.ok()) {
+        differ("error", request.pod(),
+               "PreFilter failed in the replay: " + status.error_message());
+        return;
+      }
+      v1::PreFilterResponse recorded;
+      recorded.ParseFromString(c.response());
+      compare_filters(*s, request.pod(), recorded, replayed, true);
+      return;
+    }
+    case v1::RECORDED_METHOD_FILTER_NODES: {
+      v1::FilterNodesRequest request;
+      if (!request.ParseFromString(c.request())) break;
+      SessionState* s = session_of(request.session_id());
+      if (s == nullptr) return;
+      if (!recorded_ok) {
+        ++report_.skipped_failed;
+        return;
+      }
+      request.set_session_id(s->replay_id);
+      gates_of_cycle(*s, request);
+      v1::PreFilterResponse replayed;
+      const auto start = Clock::now();
+      const grpc::Status status =
+          host_->service().filter_nodes(context, request, replayed);
+      time_call(c, Clock::now() - start);
+      ++report_.calls;
+      if (!status.ok()) {
+        differ("error", request.pod(),
+               "FilterNodes failed in the replay: " + status.error_message());
+        return;
+      }
+      v1::PreFilterResponse recorded;
+      recorded.ParseFromString(c.response());
+      compare_filters(*s, request.pod(), recorded, replayed, false);
+      return;
+    }
+    case v1::RECORDED_METHOD_FILTER: {
+      v1::FilterRequest request;
+      if (!request.ParseFromString(c.request())) break;
+      SessionState* s = session_of(request.session_id());
+      if (s == nullptr) return;
+      if (!recorded_ok) {
+        ++report_.skipped_failed;
+        return;
+      }
+      request.set_session_id(s->replay_id);
+      gates_of_cycle(*s, request);
+      v1::FilterResponse replayed;
+      const auto start = Clock::now();
+      const grpc::Status status =
+          host_->service().filter(context, request, replayed);
+      time_call(c, Clock::now() - start);
+      ++report_.calls;
+      if (!status.ok()) {
+        differ("error", request.pod(),
+               "Filter failed in the replay: " + status.error_message());
+        return;
+      }
+      v1::FilterResponse recorded;
+      recorded.ParseFromString(c.response());
+      compare_filter(*s, request.pod(), request, recorded, replayed);
+      return;
+    }
+    case v1::RECORDED_METHOD_PRE_SCORE: {
+      v1::PreScoreRequest request;
+      if (!request.ParseFromString(c.request())) break;
+      SessionState* s = session_of(request.session_id());
+      if (s == nullptr) return;
+      const bool moves = request.has_delta() && moved(request.delta());
+      if (!recorded_ok && !moves) {
+        ++report_.skipped_failed;
+        return;
+      }
+      const v1::PreScoreRequest recorded_request = request;
+      request.set_session_id(s->replay_id);
+      if (request.has_delta()) {
+        // A score-only profile's one call of the cycle.
+        pods_.insert(request.pod().uid());
+        ++report_.cycles;
+        s->uid = request.pod().uid();
+        s->applies_reported = false;
+        s->newly_rejected.clear();
+      } else {
+        gates_of_cycle(*s, request);
+        if (s->uid == request.pod().uid() && !s->newly_rejected.empty()) {
+          // kube-scheduler scores only the nodes that passed every
+          // filter: not those the replayed filters now reject.
+          request.clear_nodes();
+          for (uint32_t slot : recorded_request.nodes()) {
+            if (!s->newly_rejected.contains(slot)) request.add_nodes(slot);
+          }
+        }
+      }
+      v1::PreScoreResponse replayed;
+      const auto start = Clock::now();
+      const grpc::Status status =
+          host_->service().pre_score(context, request, replayed);
+      const auto took = Clock::now() - start;
+      ++report_.calls;
+      if (moves) s->table.apply(*request.mutable_delta());
+      if (!recorded_ok) return;
+      time_call(c, took);
+      if (!status.ok()) {
+        differ("error", request.pod(),
+               "PreScore failed in the replay: " + status.error_message());
+        return;
+      }
+      v1::PreScoreResponse recorded;
+      recorded.ParseFromString(c.response());
+      compare_scores(*s, request, recorded_request, recorded, replayed);
+      return;
+    }
+    default:
+      break;
+  }
+  report_.notes.push_back(
+      "a recorded call that this schedplug cannot read was skipped");
+}
+
+void Replay::compare_filters(SessionState& s, const v1::Pod& pod,
+                             const v1::PreFilterResponse& recorded,
+                             const v1::PreFilterResponse& replayed, bool) {
+  const auto before = rejections(recorded);
+  const auto after = rejections(replayed);
+  std::vector<std::string> changes;
+  std::string reason_change;
+  for (const auto& [slot, v] : after) {
+    auto it = before.find(slot);
+    if (it == before.end()) {
+      s.newly_rejected.insert(slot);
+      changes.push_back(
+          fmt::format("{} passed in the recording, {} in the "
+                      "replay",
+                      node_name(s, slot), describe(v)));
+    } else if (it->second.plugin != v.plugin || it->second.reason != v.reason ||
+               it->second.code != v.code) {
+      if (reason_change.empty()) {
+        reason_change =
+            fmt::format("{}: {} in the recording, {} in the replay",
+                        node_name(s, slot), describe(it->second), describe(v));
+      }
+    }
+  }
+  for (const auto& [slot, v] : before) {
+    if (!after.contains(slot)) {
+      changes.push_back(
+          fmt::format("{} {} in the recording, passes in the "
+                      "replay",
+                      node_name(s, slot), describe(v)));
+    }
+  }
+  if (!changes.empty()) {
+    std::string detail =
+        fmt::format("{} node verdict{} changed: {}", changes.size(),
+                    changes.size() == 1 ? "" : "s", changes.front());
+    if (changes.size() > 1)
+      detail += fmt::format(" (and {} more)", changes.size() - 1);
+    differ("feasible", pod, std::move(detail));
+  }
+  if (!reason_change.empty()) differ("reason", pod, reason_change);
+  const std::string failure = filter_failure(replayed);
+  if (!failure.empty() && filter_failure(recorded).empty())
+    differ("error", pod, failure);
+}
+
+void Replay::compare_filter(const SessionState& s, const v1::Pod& pod,
+                            const v1::FilterRequest& request,
+                            const v1::FilterResponse& recorded,
+                            const v1::FilterResponse& replayed) {
+  (void)s;
+  const bool passed_before =
+      recorded.code() == v1::CODE_SUCCESS || recorded.code() == v1::CODE_SKIP;
+  const bool passes_now =
+      replayed.code() == v1::CODE_SUCCESS || replayed.code() == v1::CODE_SKIP;
+  const std::string& node = request.node().name();
+  if (passed_before != passes_now) {
+    differ("feasible", pod,
+           passes_now
+               ? fmt::format("{} rejected by {} ({}) in the recording, passes "
+                             "in the replay",
+                             node, recorded.plugin(), recorded.reason())
+               : fmt::format("{} passed in the recording, rejected by {} ({}) "
+                             "in the replay",
+                             node, replayed.plugin(), replayed.reason()));
+  } else if (!passes_now && (recorded.plugin() != replayed.plugin() ||
+                             recorded.reason() != replayed.reason())) {
+    differ("reason", pod,
+           fmt::format("{}: rejected by {} ({}) in the recording, by {} ({}) "
+                       "in the replay",
+                       node, recorded.plugin(), recorded.reason(),
+                       replayed.plugin(), replayed.reason()));
+  }
+  if (replayed.code() == v1::CODE_ERROR && recorded.code() != v1::CODE_ERROR)
+    differ("error", pod,
+           fmt::format("{}: {} failed ({})", node, replayed.plugin(),
+                       replayed.reason()));
+  if (!replayed.unfinished().empty() && recorded.unfinished().empty())
+    differ("error", pod, replayed.unfinished(0).reason());
+}
+
+void Replay::compare_scores(const SessionState& s,
+                            const v1::PreScoreRequest& sent,
+                            const v1::PreScoreRequest& recorded_request,
+                            const v1::PreScoreResponse& recorded,
+                            const v1::PreScoreResponse& replayed) {
+  const std::string failure = score_failure(replayed);
+  if (!failure.empty() && score_failure(recorded).empty())
+    differ("error", sent.pod(), failure);
+  const auto plugins = host_->service().plugins();
+  static const std::vector<int> kNoWeights;
+  auto w = plugins->score_weights.find(sent.scheduler_name());
+  const std::vector<int>& weights =
+      w == plugins->score_weights.end() ? kNoWeights : w->second;
+  const Best before = best_nodes(recorded, recorded_request.nodes(), weights);
+  const Best after = best_nodes(replayed, sent.nodes(), weights);
+  if (before.slots == after.slots) return;
+  auto names = [&](const Best& b) {
+    if (b.slots.empty()) return std::string("no node");
+    std::string out;
+    for (uint32_t slot : b.slots)
+      out += (out.empty() ? "" : ", ") + node_name(s, slot);
+    return fmt::format("{} (weighted score {})", out, b.score);
+  };
+  differ("best_node", sent.pod(),
+         fmt::format("best native-scored node {} in the recording, {} in the "
+                     "replay",
+                     names(before), names(after)));
+}
+
+}  // namespace
+
+ReplayReport replay_recording(const ReplayOptions& options,
+                              std::ostream& diagnostics) {
+  Replay replay(options, diagnostics);
+  return replay.run();
+}
+
+}  // namespace schedplug::host

@@ -1,0 +1,272 @@
+// Record and replay (host/record/): a host started with --record writes
+// every pod call as asked and as answered; replay re-evaluates the files
+// with other plugin builds through a host of its own. The same build gives
+// no difference; Reloadable v2 (with its Score: reloadable_v6) rejects
+// every node for pods labelled reload/picky=yes and scores the other way
+// round for them, so exactly those pods change, in feasible set and best
+// node. Any one file replays alone, a file cut short replays up to its
+// last whole entry, and the size cap removes the oldest files.
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "host/record/record_file.hpp"
+#include "host/record/replayer.hpp"
+#include "test_support.hpp"
+
+namespace schedplug::host::testing {
+namespace {
+
+constexpr char kProfile[] = "record-scheduler";
+constexpr uint32_t kNodes = 10;
+
+std::filesystem::path version_file(int v) {
+  return std::filesystem::path(SCHEDPLUG_RELOADABLE_DIR) /
+         ("reloadable_v" + std::to_string(v) + ".so");
+}
+
+class RecordReplay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = dir_.path() / "config.yaml";
+    std::ofstream(config_) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                              "kind: KubeSchedulerConfiguration\n"
+                              "profiles:\n"
+                              "  - schedulerName: record-scheduler\n"
+                              "    plugins:\n"
+                              "      multiPoint:\n"
+                              "        enabled:\n"
+                              "          - name: Reloadable\n";
+    record_ = dir_.path() / "record";
+    std::filesystem::create_directories(record_);
+    same_ = plugin_dir("same", 5);        // v1 with its Score: the live build
+    changed_ = plugin_dir("changed", 6);  // v2 with its Score
+  }
+
+  std::filesystem::path plugin_dir(const std::string& name, int version) {
+    const auto dir = dir_.path() / name;
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(version_file(version), dir / "reloadable.so");
+    return dir;
+  }
+
+  // Runs `pods` cycles (PreFilter, then PreScore on the nodes that
+  // passed) on a host recording into record_; every 7th pod is picky.
+  // Every 10th pod's delta changes a node, and one node leaves and comes
+  // back, so the recorded table moves. Returns the picky pods' count.
+  int record(int pods, uint64_t file_bytes = uint64_t{64} << 20,
+             uint64_t max_bytes = uint64_t{4} << 30) {
+    int picky = 0;
+    RunningHost host([&](HostOptions& o) {
+      o.config = config_;
+      o.plugins = same_;
+      o.watch = false;
+      o.record.dir = record_;
+      o.record.file_bytes = file_bytes;
+      o.record.max_bytes = max_bytes;
+    });
+    v1::HandshakeRequest hello;
+    hello.set_protocol_version(v1::PROTOCOL_VERSION_1);
+    hello.set_client_id("record-test");
+    v1::ProfilePlugins* p = hello.add_profiles();
+    p->set_scheduler_name(kProfile);
+    p->add_plugins("Reloadable");
+    v1::HandshakeResponse welcome;
+    {
+      grpc::ClientContext context;
+      const grpc::Status s = host.stub().Handshake(&context, hello, &welcome);
+      EXPECT_TRUE(s.ok()) << s.error_message();
+    }
+    uint64_t version = 0;
+    for (int i = 0; i < pods; ++i) {
+      const bool is_picky = i % 7 == 3;
+      picky += is_picky;
+      v1::Pod pod;
+      pod.set_namespace_("default");
+      pod.set_name("pod-" + std::to_string(i));
+      pod.set_uid("uid-" + std::to_string(i));
+      if (is_picky) {
+        v1::KeyValue* kv = pod.add_labels();
+        kv->set_key("reload/picky");
+        kv->set_value("yes");
+      }
+      v1::PreFilterRequest request;
+      request.set_session_id(welcome.session_id());
+      request.set_scheduler_name(kProfile);
+      *request.mutable_pod() = pod;
+      v1::NodeTableDelta* delta = request.mutable_delta();
+      delta->set_base_version(version);
+      if (version == 0) {
+        delta->set_full(true);
+        for (uint32_t slot = 0; slot < kNodes; ++slot)
+          *delta->add_upserts() = node(slot, 1);
+        delta->set_new_version(++version);
+      } else if (i % 10 == 0) {
+        *delta->add_upserts() = node(static_cast<uint32_t>(i / 10) % kNodes, i);
+        delta->set_new_version(++version);
+      } else if (i % 25 == 0) {
+        delta->add_removed(kNodes - 1);
+        delta->set_new_version(++version);
+      } else if (i % 25 == 1) {
+        *delta->add_upserts() = node(kNodes - 1, i);
+        delta->set_new_version(++version);
+      } else {
+        delta->set_new_version(version);
+      }
+      v1::PreFilterResponse filtered;
+      {
+        grpc::ClientContext context;
+        const grpc::Status s =
+            host.stub().PreFilter(&context, request, &filtered);
+        EXPECT_TRUE(s.ok()) << s.error_message();
+      }
+      std::set<uint32_t> rejected(filtered.rejected_nodes().begin(),
+                                  filtered.rejected_nodes().end());
+      v1::PreScoreRequest score;
+      score.set_session_id(welcome.session_id());
+      score.set_scheduler_name(kProfile);
+      *score.mutable_pod() = pod;
+      score.set_table_version(version);
+      const bool gone = i % 25 == 0 && i > 0;  // node kNodes-1 left
+      for (uint32_t slot = 0; slot < kNodes; ++slot) {
+        if (!rejected.contains(slot) && !(gone && slot == kNodes - 1))
+          score.add_nodes(slot);
+      }
+      v1::PreScoreResponse scored;
+      grpc::ClientContext context;
+      const grpc::Status s = host.stub().PreScore(&context, score, &scored);
+      EXPECT_TRUE(s.ok()) << s.error_message();
+    }
+    host.app().recorder()->flush();
+    stats_ = host.app().recorder()->stats();
+    metrics_ = host.app().metrics().text();
+    return picky;
+  }
+
+  static v1::Node node(uint32_t slot, int64_t generation) {
+    v1::Node n;
+    n.set_index(slot);
+    n.set_name("node-" + std::to_string(slot));
+    n.set_generation(generation);
+    return n;
+  }
+
+  ReplayReport replay(const std::filesystem::path& record,
+                      const std::filesystem::path& plugins) {
+    std::ostringstream diagnostics;
+    ReplayOptions options;
+    options.record = record;
+    options.plugins = plugins;
+    options.workers = 1;
+    return replay_recording(options, diagnostics);
+  }
+
+  TempDir dir_;
+  std::filesystem::path config_, record_, same_, changed_;
+  RecorderStats stats_;
+  std::string metrics_;
+};
+
+TEST_F(RecordReplay, SameBuildsGiveNoDifferenceAndAChangedOneExactlyItsPods) {
+  constexpr int kPods = 300;
+  const int picky = record(kPods, /*file_bytes=*/8 << 10);
+  EXPECT_EQ(stats_.calls, 2u * kPods);
+  EXPECT_EQ(stats_.dropped, 0u);
+  EXPECT_GE(stats_.files, 2u) << "8 KiB files should rotate";
+  EXPECT_NE(metrics_.find("schedplug_record_calls_total " +
+                          std::to_string(2 * kPods)),
+            std::string::npos)
+      << metrics_;
+  std::printf(
+      "[ recorded ] %d cycles in %llu files, %llu bytes: %.0f bytes "
+      "per cycle\n",
+      kPods, static_cast<unsigned long long>(stats_.files),
+      static_cast<unsigned long long>(stats_.bytes),
+      static_cast<double>(stats_.bytes) / kPods);
+
+  const ReplayReport same = replay(record_, same_);
+  EXPECT_EQ(same.files, stats_.files);
+  EXPECT_EQ(same.cycles, static_cast<uint64_t>(kPods));
+  EXPECT_EQ(same.pods, static_cast<uint64_t>(kPods));
+  EXPECT_EQ(same.calls, 2u * kPods);
+  EXPECT_FALSE(same.differs());
+  EXPECT_EQ(same.reasons_changed, 0u);
+  EXPECT_EQ(same.skipped_unknown_session + same.skipped_failed, 0u);
+  for (const auto& d : same.examples)
+    ADD_FAILURE() << d.pod << ": " << d.detail;
+
+  const ReplayReport changed = replay(record_, changed_);
+  EXPECT_TRUE(changed.differs());
+  EXPECT_EQ(changed.feasible_changed, static_cast<uint64_t>(picky));
+  EXPECT_EQ(changed.best_node_changed, static_cast<uint64_t>(picky));
+  EXPECT_EQ(changed.new_errors, 0u);
+  ASSERT_FALSE(changed.examples.empty());
+  EXPECT_EQ(changed.examples.front().pod, "default/pod-3");
+  EXPECT_NE(changed.examples.front().detail.find(
+                "node-0 passed in the recording, rejected by Reloadable"),
+            std::string::npos)
+      << changed.examples.front().detail;
+
+  // Each file alone: its checkpoint brings the table, so nothing differs.
+  uint64_t cycles = 0;
+  for (const auto& file : record_files(record_)) {
+    const ReplayReport alone = replay(file, same_);
+    EXPECT_FALSE(alone.differs()) << file;
+    EXPECT_EQ(alone.skipped_unknown_session, 0u) << file;
+    cycles += alone.cycles;
+  }
+  EXPECT_EQ(cycles, static_cast<uint64_t>(kPods));
+}
+
+TEST_F(RecordReplay, AFileCutShortReplaysUpToItsLastWholeEntry) {
+  record(100);
+  const auto files = record_files(record_);
+  ASSERT_EQ(files.size(), 1u);
+  const auto size = std::filesystem::file_size(files[0]);
+  std::filesystem::resize_file(files[0], size * 2 / 3);
+  const ReplayReport report = replay(record_, same_);
+  EXPECT_FALSE(report.differs());
+  EXPECT_GT(report.cycles, 0u);
+  EXPECT_LT(report.cycles, 100u);
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_NE(report.notes[0].find("ends early"), std::string::npos)
+      << report.notes[0];
+}
+
+TEST_F(RecordReplay, TheSizeCapRemovesTheOldestFilesAndTheRestReplay) {
+  record(300, /*file_bytes=*/4 << 10, /*max_bytes=*/12 << 10);
+  EXPECT_GT(stats_.removed, 0u);
+  const auto files = record_files(record_);
+  ASSERT_FALSE(files.empty());
+  EXPECT_NE(files.front().filename().string(), record_file_name(1));
+  const ReplayReport report = replay(record_, same_);
+  EXPECT_FALSE(report.differs());
+  EXPECT_GT(report.cycles, 0u);
+  EXPECT_EQ(report.skipped_unknown_session, 0u);
+}
+
+TEST_F(RecordReplay, ADirectoryWithoutARecordingIsAClearError) {
+  try {
+    replay(dir_.path() / "same", same_);
+    FAIL() << "replay of a plugin directory did not fail";
+  } catch (const ReplayError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no recording files"),
+              std::string::npos)
+        << e.what();
+  }
+  std::ofstream(record_ / record_file_name(1)) << "not a recording";
+  try {
+    replay(record_, same_);
+    FAIL() << "replay of a file that is not a recording did not fail";
+  } catch (const ReplayError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a schedplug recording"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace schedplug::host::testing
