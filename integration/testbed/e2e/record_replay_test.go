@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,11 +110,18 @@ func TestRecordAndReplay(t *testing.T) {
 	if _, err := testenv.WaitForBound(ctx, s.client, ns, names, 3*time.Minute); err != nil {
 		t.Fatalf("not every pod was bound: %v", err)
 	}
-	metrics, err := s.host.Metrics()
-	s.must(err)
-	recorded, _ := testenv.MetricSum(metrics, "schedplug_record_calls_total")
-	dropped, _ := testenv.MetricSum(metrics, "schedplug_record_dropped_calls_total")
-	bytes, _ := testenv.MetricSum(metrics, "schedplug_record_bytes_total")
+	// The metrics follow the files, which the writer flushes every second.
+	var recorded, dropped, bytes float64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		metrics, err := s.host.Metrics()
+		s.must(err)
+		recorded, _ = testenv.MetricSum(metrics, "schedplug_record_calls_total")
+		dropped, _ = testenv.MetricSum(metrics, "schedplug_record_dropped_calls_total")
+		bytes, _ = testenv.MetricSum(metrics, "schedplug_record_bytes_total")
+		if recorded+dropped >= 2*recordPods || time.Now().After(deadline) {
+			break
+		}
+	}
 	// The host writes what it queued when it stops.
 	if !s.host.Stop(10 * time.Second) {
 		t.Fatal("schedplug-host did not stop within 10s")
@@ -128,7 +134,8 @@ func TestRecordAndReplay(t *testing.T) {
 	}
 	t.Logf("recorded %v calls, %v compressed bytes (%.0f bytes per pod) before the host stopped", recorded, bytes, bytes/recordPods)
 
-	commands := docReplayCommands(t)
+	commands, docOutput := docReplay(t)
+	texts := map[string]string{} // the text report, by plugin directory
 	replay := func(command string, plugins string) (replayReport, int) {
 		t.Helper()
 		cli, err := testenv.CLIBinary()
@@ -144,6 +151,11 @@ func TestRecordAndReplay(t *testing.T) {
 				args[i] = plugins
 			}
 		}
+		text, err := exec.CommandContext(ctx, cli, args...).Output()
+		if err != nil && !errors.As(err, new(*exec.ExitError)) {
+			t.Fatal(err)
+		}
+		texts[plugins] = string(text)
 		args = append(args, "--json")
 		out, err := exec.CommandContext(ctx, cli, args...).Output()
 		code := 0
@@ -186,33 +198,45 @@ func TestRecordAndReplay(t *testing.T) {
 			t.Errorf("replay with v2 names %s (%s: %s), which is not a picky pod", e.Pod, e.Kind, e.Detail)
 		}
 	}
-	t.Logf("replay: %d files, %d cycles, %d calls; with v2: %+v", same.Files, same.Cycles, same.Calls, diff.Changed)
+	t.Logf("replay: %d files, %d cycles, %d calls; with v2: %+v\n%s", same.Files, same.Cycles, same.Calls, diff.Changed, texts[changed])
+	// The guide's sample report: its counts are this test's.
+	for _, line := range strings.Split(docOutput, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "pods ") && !strings.Contains(texts[changed], line) {
+			t.Errorf("docs/record-replay.md's sample report says %q; the replay printed:\n%s", line, texts[changed])
+		}
+	}
 }
 
-// docReplayCommands returns the `schedplug replay` commands of
-// docs/record-replay.md, by the plugin directory they name: the test runs
-// the commands the admin guide shows.
-func docReplayCommands(t *testing.T) map[string]string {
+// docReplay returns the `schedplug replay` commands of
+// docs/record-replay.md, by the plugin directory they name (the test runs
+// the commands the admin guide shows), and the guide's sample report (the
+// text block after them).
+func docReplay(t *testing.T) (map[string]string, string) {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(root, "docs", "record-replay.md"))
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "record-replay.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	found := map[string]string{}
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		line := strings.TrimSpace(scanner.Text())
-		if !strings.HasPrefix(line, "schedplug replay ") {
-			continue
-		}
-		for _, dir := range []string{docLivePlugin, docNewPlugins} {
-			if strings.Contains(line, " "+dir) && strings.Contains(line, docRecordDir) {
-				found[dir] = line
+	var report []string
+	inReport := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case inReport && strings.HasPrefix(line, "```"):
+			inReport = false
+		case inReport:
+			report = append(report, line)
+		case line == "```text" && len(found) == 2 && report == nil:
+			inReport = true
+		case strings.HasPrefix(line, "schedplug replay "):
+			for _, dir := range []string{docLivePlugin, docNewPlugins} {
+				if strings.HasSuffix(line, " "+dir) && strings.Contains(line, docRecordDir) {
+					found[dir] = line
+				}
 			}
 		}
 	}
@@ -221,5 +245,8 @@ func docReplayCommands(t *testing.T) map[string]string {
 			t.Fatalf("docs/record-replay.md shows no `schedplug replay --record %s --plugins %s` command any more; the test runs the guide's commands", docRecordDir, dir)
 		}
 	}
-	return found
+	if report == nil {
+		t.Fatal("docs/record-replay.md has no sample report (a text block) after its replay commands")
+	}
+	return found, strings.Join(report, "\n")
 }
