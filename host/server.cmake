@@ -29,6 +29,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/service/filter_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/score_call.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/explain_call.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/service/status_call.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/shadow_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shadow/shadow_runner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record/record_file.cpp
@@ -44,6 +45,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/security/tcp_credentials.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reload/plugin_generation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reload/plugin_reload.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reload/reload_status.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reload/change_watch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/app/host_app.cpp
 )

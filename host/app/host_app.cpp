@@ -13,6 +13,7 @@
 #include <future>
 #include <thread>
 
+#include <fmt/chrono.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/credentials.h>
@@ -326,6 +327,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
         listen.grpc_uri.substr(0, colon + 1) + std::to_string(selected_port);
   }
   app->server_->GetHealthCheckService()->SetServingStatus(true);
+  app->service_->reload_status().set_watching(options.watch);
   if (options.watch) {
     PluginReloader* reloader = app->reloader_.get();
     try {
@@ -543,6 +545,68 @@ int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
       << " answered but is not SERVING (shutting down, or a plugin hook "
          "exceeded --hook-hard-limit)\n";
   return 1;
+}
+
+namespace {
+
+std::string utc(int64_t unix_nanos) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_nanos / 1000000000);
+  return fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(seconds));
+}
+
+}  // namespace
+
+bool print_host_status(const std::string& listen,
+                       std::chrono::milliseconds timeout, std::ostream& out,
+                       const ProbeTls& tls) {
+  std::shared_ptr<grpc::Channel> channel;
+  try {
+    channel = dial_host(listen, tls);
+  } catch (const std::invalid_argument& e) {
+    out << "probe: " << e.what() << "\n";
+    return false;
+  }
+  const auto stub = v1::Host::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  v1::StatusResponse status;
+  const grpc::Status s = stub->Status(&context, v1::StatusRequest(), &status);
+  if (!s.ok()) {
+    out << "probe: schedplug-host at " << listen
+        << " did not tell its status: " << s.error_message() << "\n";
+    return false;
+  }
+  out << fmt::format(
+      "plugin set {} (host epoch {:016x}, build {:016x}); {}; {} reload{} "
+      "swapped plugins in{}\n",
+      status.plugin_set_generation(), status.identity().epoch(),
+      status.identity().build(),
+      status.watching() ? "watching its plugin directory and configuration"
+                        : "not watching its files (--no-watch; SIGHUP "
+                          "reloads)",
+      status.reloads(), status.reloads() == 1 ? "" : "s",
+      status.last_reload_unix_nanos() == 0
+          ? std::string()
+          : ", the last reload looked at " +
+                utc(status.last_reload_unix_nanos()));
+  for (const v1::PluginBuild& b : status.plugins()) {
+    out << fmt::format("  {} {}  {}  sha256 {}\n", b.plugin(), b.version(),
+                       b.file(), b.sha256());
+  }
+  if (status.refused().empty()) {
+    out << "no refused change stands\n";
+    return true;
+  }
+  out << fmt::format(
+      "{} refused change{} stand{} (the host keeps serving the builds above; "
+      "fix or replace the file):\n",
+      status.refused_size(), status.refused_size() == 1 ? "" : "s",
+      status.refused_size() == 1 ? "s" : "");
+  for (const v1::RefusedChange& r : status.refused()) {
+    out << fmt::format("  {} [{}] since {}: {}\n", r.file(), r.reason(),
+                       utc(r.unix_nanos()), r.message());
+  }
+  return true;
 }
 
 }  // namespace schedplug::host

@@ -159,6 +159,13 @@ std::shared_ptr<grpc::Channel> dial_host(const std::string& listen,
 int probe_health(const std::string& listen, std::chrono::milliseconds timeout,
                  std::ostream& out, const ProbeTls& tls = {});
 
+// `schedplug-host probe --details`: the host's Status (the plugin builds
+// it serves, its reloads, the refused changes that stand) as lines on
+// `out`. false, with a line saying why, when the host did not answer.
+bool print_host_status(const std::string& listen,
+                       std::chrono::milliseconds timeout, std::ostream& out,
+                       const ProbeTls& tls = {});
+
 // "error: ..." / "warning: ..." lines, as `schedplug check` prints them.
 void print_diagnostics(const std::vector<Diagnostic>& diagnostics,
                        std::ostream& out);

@@ -49,8 +49,8 @@ void bound_malloc() {
 
 }  // namespace
 
-// `schedplug-host probe [--listen ADDR] [--timeout SECONDS]`: the liveness
-// probe (exit 0 when the host answers SERVING in time).
+// `schedplug-host probe [--listen ADDR] [--timeout SECONDS] [--details]`:
+// the liveness probe (exit 0 when the host answers SERVING in time).
 int probe(int argc, char** argv) {
   std::string listen = schedplug::host::HostOptions().listen;
   double timeout_seconds = 2;
@@ -71,11 +71,20 @@ int probe(int argc, char** argv) {
                  "With --tls-ca, for a host started with --tls-client-ca: a "
                  "client certificate (PEM) its CA signed");
   cli.add_option("--tls-key", tls.key, "The key (PEM) of --tls-cert");
+  bool details = false;
+  cli.add_flag("--details", details,
+               "Also print, on stdout, the plugin builds the host serves, its "
+               "hot reloads and the changes it refused that still stand "
+               "(docs/hot-reload.md); the exit status stays the health's");
   CLI11_PARSE(cli, argc, argv);
-  return schedplug::host::probe_health(
-      listen,
-      std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)),
-      std::cerr, tls);
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
+  const int health =
+      schedplug::host::probe_health(listen, timeout, std::cerr, tls);
+  if (details &&
+      !schedplug::host::print_host_status(listen, timeout, std::cout, tls))
+    return 1;
+  return health;
 }
 
 int main(int argc, char** argv) {

@@ -281,7 +281,8 @@ PluginReloader::Attempt PluginReloader::attempt(
 void PluginReloader::refuse(ReloadOutcome& outcome, const std::string& key,
                             const std::string& file, std::string_view reason,
                             const std::string& message) {
-  outcome.refused.push_back(message);
+  outcome.refused.push_back(
+      {.file = file, .reason = std::string(reason), .message = message});
   if (!refused_.emplace(key, true).second) return;  // reported already
   if (refused_.size() > 4096) refused_.clear();
   spdlog::warn("reload: {}", message);
@@ -290,6 +291,12 @@ void PluginReloader::refuse(ReloadOutcome& outcome, const std::string& key,
 
 ReloadOutcome PluginReloader::reload() {
   std::lock_guard lock(mutex_);
+  ReloadOutcome outcome = reload_locked();
+  service_.reload_status().reloaded(outcome.swapped, outcome.refused);
+  return outcome;
+}
+
+ReloadOutcome PluginReloader::reload_locked() {
   ReloadOutcome outcome;
   const std::shared_ptr<const PluginGeneration> current = service_.plugins();
   outcome.generation = current->generation;

@@ -28,6 +28,7 @@
 
 #include "host/config/scheduler_config.hpp"
 #include "host/reload/plugin_generation.hpp"
+#include "host/reload/reload_status.hpp"
 
 namespace schedplug::host {
 
@@ -40,8 +41,8 @@ struct ReloadOutcome {
   uint64_t generation = 0;  // the serving set's
   // One line per plugin or configuration change taken.
   std::vector<std::string> taken;
-  // One sentence per change refused (file, reason, what to do).
-  std::vector<std::string> refused;
+  // Each change refused: the file, the reason and a sentence (what to do).
+  std::vector<ReloadRefusal> refused;
   std::vector<std::string> warnings;
 };
 
@@ -58,9 +59,11 @@ class PluginReloader {
 
   // Reads the configuration and the plugin directory once and swaps in
   // what passes. Safe to call from any thread; reloads run one at a time.
+  // The service's ReloadStatus follows each one.
   ReloadOutcome reload();
 
  private:
+  ReloadOutcome reload_locked();
   struct Candidate;
   struct Attempt;
   Attempt attempt(const Candidate& candidate, const PluginGeneration& current,

@@ -27,6 +27,7 @@
 #include "host/metrics/host_metrics.hpp"
 #include "host/plugin/created_plugins.hpp"
 #include "host/reload/plugin_generation.hpp"
+#include "host/reload/reload_status.hpp"
 #include "host/security/peer_identity.hpp"
 #include "host/service/call_context.hpp"
 #include "host/service/convert.hpp"
@@ -120,6 +121,9 @@ class HostService final
   grpc::Status Explain(grpc::ServerContext* context,
                        const v1::ExplainRequest* request,
                        v1::ExplainResponse* response) override;
+  grpc::Status Status(grpc::ServerContext* context,
+                      const v1::StatusRequest* request,
+                      v1::StatusResponse* response) override;
 
   // The Handshake of a caller `peer` names (peer_identity.hpp; "": none),
   // in-process (Handshake above, and `schedplug replay`).
@@ -148,6 +152,8 @@ class HostService final
 
   const SessionRegistry& sessions() const { return sessions_; }
   const RecentCycles& recent_cycles() const { return recent_; }
+  // What hot reload did (the reloader writes it, Status reads it).
+  ReloadStatus& reload_status() { return reload_status_; }
   // The identity of the answers the current plugin set computes.
   HostIdentity identity() const;
   // The plugin set calls that begin now run on.
@@ -271,6 +277,7 @@ class HostService final
   SessionWatches watches_;  // before sessions_: its on_evict tells them
   SessionRegistry sessions_;
   RecentCycles recent_;
+  ReloadStatus reload_status_;
 };
 
 }  // namespace schedplug::host

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -35,6 +36,13 @@ void replace_file(const std::filesystem::path& to, const std::string& bytes) {
   std::ofstream(tmp, std::ios::binary) << bytes;
   std::filesystem::permissions(tmp, std::filesystem::perms(0755));
   std::filesystem::rename(tmp, to);
+}
+
+// The refusals of a reload, one sentence a line (for failure messages).
+std::string refusals(const ReloadOutcome& outcome) {
+  std::string out;
+  for (const ReloadRefusal& r : outcome.refused) out += r.message + "\n";
+  return out;
 }
 
 std::string read_all(const std::filesystem::path& file) {
@@ -291,7 +299,7 @@ TEST_F(HotReload, ChangedArgsTakeEffectAndUnchangedOnesKeepTheInstance) {
   EXPECT_FALSE(host_->app().reload().swapped);
   write_config(config_, "node-7");
   const ReloadOutcome outcome = host_->app().reload();
-  ASSERT_TRUE(outcome.swapped) << ::testing::PrintToString(outcome.refused);
+  ASSERT_TRUE(outcome.swapped) << refusals(outcome);
   EXPECT_EQ(pre_filter(pod("b")),
             (std::map<std::string, std::string>{
                 {"node-1", "rejected by Reloadable v1"},
@@ -362,17 +370,52 @@ TEST_F(HotReload, RefusedChangesKeepTheLoadedVersionAndAreCounted) {
   const ReloadOutcome outcome = host_->app().reload();
   EXPECT_FALSE(outcome.swapped);
   ASSERT_EQ(outcome.refused.size(), 1u);
-  EXPECT_NE(outcome.refused[0].find("declares events 0x3ff where the running "
-                                    "version declared 0x5"),
-            std::string::npos)
-      << outcome.refused[0];
-  EXPECT_NE(outcome.refused[0].find("restart of the scheduler"),
+  EXPECT_NE(
+      outcome.refused[0].message.find("declares events 0x3ff where the running "
+                                      "version declared 0x5"),
+      std::string::npos)
+      << outcome.refused[0].message;
+  EXPECT_NE(outcome.refused[0].message.find("restart of the scheduler"),
             std::string::npos);
 
-  // A good version after all that is taken.
+  // The health details show the refusal while it stands.
+  const auto status = [&] {
+    grpc::ClientContext context;
+    v1::StatusResponse response;
+    EXPECT_TRUE(
+        host_->stub().Status(&context, v1::StatusRequest(), &response).ok());
+    return response;
+  };
+  v1::StatusResponse standing = status();
+  EXPECT_EQ(standing.plugin_set_generation(), 1u);
+  EXPECT_TRUE(standing.watching());
+  ASSERT_EQ(standing.refused_size(), 1);
+  EXPECT_EQ(standing.refused(0).file(), "reloadable.so");
+  EXPECT_EQ(standing.refused(0).reason(), "restart_needed");
+  EXPECT_GT(standing.refused(0).unix_nanos(), 0);
+  std::ostringstream details;
+  ASSERT_TRUE(print_host_status(host_->app().target(), 2s, details));
+  EXPECT_NE(details.str().find("plugin set 1 "), std::string::npos)
+      << details.str();
+  EXPECT_NE(details.str().find("  Reloadable 1.0.0  reloadable.so  sha256 "),
+            std::string::npos)
+      << details.str();
+  EXPECT_NE(details.str().find("1 refused change stands"), std::string::npos)
+      << details.str();
+  EXPECT_NE(details.str().find("reloadable.so [restart_needed] since "),
+            std::string::npos)
+      << details.str();
+
+  // A good version after all that is taken, and no refusal stands.
   install(2);
   ASSERT_TRUE(wait_for_generation(2)) << metrics();
   EXPECT_EQ(pre_filter(pod("e")), kV2);
+  standing = status();
+  EXPECT_EQ(standing.plugin_set_generation(), 2u);
+  EXPECT_EQ(standing.reloads(), 1u);
+  EXPECT_EQ(standing.refused_size(), 0) << standing.DebugString();
+  ASSERT_EQ(standing.plugins_size(), 1);
+  EXPECT_EQ(standing.plugins(0).version(), "2.0.0");
 }
 
 TEST_F(HotReload, ARemovedFileKeepsTheLoadedVersion) {

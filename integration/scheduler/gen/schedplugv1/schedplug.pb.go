@@ -3984,6 +3984,279 @@ func (*FastResponse_PreFilter) isFastResponse_Answer() {}
 
 func (*FastResponse_PreScore) isFastResponse_Answer() {}
 
+type StatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatusRequest) Reset() {
+	*x = StatusRequest{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusRequest) ProtoMessage() {}
+
+func (x *StatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
+func (*StatusRequest) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{44}
+}
+
+// A plugin file the host serves from.
+type PluginBuild struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Plugin        string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	File          string                 `protobuf:"bytes,3,opt,name=file,proto3" json:"file,omitempty"`
+	Sha256        string                 `protobuf:"bytes,4,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginBuild) Reset() {
+	*x = PluginBuild{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginBuild) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginBuild) ProtoMessage() {}
+
+func (x *PluginBuild) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginBuild.ProtoReflect.Descriptor instead.
+func (*PluginBuild) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *PluginBuild) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *PluginBuild) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *PluginBuild) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *PluginBuild) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+// A change of the plugin directory or configuration the host did not take
+// (docs/hot-reload.md), as long as it stands: the next reload that no
+// longer finds it (the file was fixed, replaced or removed) clears it.
+type RefusedChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	File  string                 `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	// load, config, create or restart_needed (schedplug_reloads_refused_total)
+	Reason  string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// When it was first refused.
+	UnixNanos     int64 `protobuf:"varint,4,opt,name=unix_nanos,json=unixNanos,proto3" json:"unix_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefusedChange) Reset() {
+	*x = RefusedChange{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefusedChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefusedChange) ProtoMessage() {}
+
+func (x *RefusedChange) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefusedChange.ProtoReflect.Descriptor instead.
+func (*RefusedChange) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *RefusedChange) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *RefusedChange) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *RefusedChange) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *RefusedChange) GetUnixNanos() int64 {
+	if x != nil {
+		return x.UnixNanos
+	}
+	return 0
+}
+
+type StatusResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Identity *HostIdentity          `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	// 1 at start-up, one more per reload that swapped something in.
+	PluginSetGeneration uint64         `protobuf:"varint,2,opt,name=plugin_set_generation,json=pluginSetGeneration,proto3" json:"plugin_set_generation,omitempty"`
+	Plugins             []*PluginBuild `protobuf:"bytes,3,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	// Whether the host watches its files (--watch), reloads that swapped
+	// something in, and when the last reload looked (0: none yet).
+	Watching            bool             `protobuf:"varint,4,opt,name=watching,proto3" json:"watching,omitempty"`
+	Reloads             uint64           `protobuf:"varint,5,opt,name=reloads,proto3" json:"reloads,omitempty"`
+	LastReloadUnixNanos int64            `protobuf:"varint,6,opt,name=last_reload_unix_nanos,json=lastReloadUnixNanos,proto3" json:"last_reload_unix_nanos,omitempty"`
+	Refused             []*RefusedChange `protobuf:"bytes,7,rep,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *StatusResponse) Reset() {
+	*x = StatusResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusResponse) ProtoMessage() {}
+
+func (x *StatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
+func (*StatusResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *StatusResponse) GetIdentity() *HostIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetPluginSetGeneration() uint64 {
+	if x != nil {
+		return x.PluginSetGeneration
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetPlugins() []*PluginBuild {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetWatching() bool {
+	if x != nil {
+		return x.Watching
+	}
+	return false
+}
+
+func (x *StatusResponse) GetReloads() uint64 {
+	if x != nil {
+		return x.Reloads
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetLastReloadUnixNanos() int64 {
+	if x != nil {
+		return x.LastReloadUnixNanos
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetRefused() []*RefusedChange {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
 var File_schedplug_v1_schedplug_proto protoreflect.FileDescriptor
 
 const file_schedplug_v1_schedplug_proto_rawDesc = "" +
@@ -4320,7 +4593,27 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\tpre_score\x18\x04 \x01(\v2\x1e.schedplug.v1.PreScoreResponseH\x00R\bpreScore\x12*\n" +
 	"\x11has_table_version\x18\x05 \x01(\bR\x0fhasTableVersion\x12#\n" +
 	"\rtable_version\x18\x06 \x01(\x04R\ftableVersionB\b\n" +
-	"\x06answer*K\n" +
+	"\x06answer\"\x0f\n" +
+	"\rStatusRequest\"k\n" +
+	"\vPluginBuild\x12\x16\n" +
+	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
+	"\x04file\x18\x03 \x01(\tR\x04file\x12\x16\n" +
+	"\x06sha256\x18\x04 \x01(\tR\x06sha256\"t\n" +
+	"\rRefusedChange\x12\x12\n" +
+	"\x04file\x18\x01 \x01(\tR\x04file\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x1d\n" +
+	"\n" +
+	"unix_nanos\x18\x04 \x01(\x03R\tunixNanos\"\xd3\x02\n" +
+	"\x0eStatusResponse\x126\n" +
+	"\bidentity\x18\x01 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x122\n" +
+	"\x15plugin_set_generation\x18\x02 \x01(\x04R\x13pluginSetGeneration\x123\n" +
+	"\aplugins\x18\x03 \x03(\v2\x19.schedplug.v1.PluginBuildR\aplugins\x12\x1a\n" +
+	"\bwatching\x18\x04 \x01(\bR\bwatching\x12\x18\n" +
+	"\areloads\x18\x05 \x01(\x04R\areloads\x123\n" +
+	"\x16last_reload_unix_nanos\x18\x06 \x01(\x03R\x13lastReloadUnixNanos\x125\n" +
+	"\arefused\x18\a \x03(\v2\x1b.schedplug.v1.RefusedChangeR\arefused*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
 	"\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12PROTOCOL_VERSION_1\x10\x01*x\n" +
@@ -4330,7 +4623,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"CODE_ERROR\x10\x01\x12\x16\n" +
 	"\x12CODE_UNSCHEDULABLE\x10\x02\x12'\n" +
 	"#CODE_UNSCHEDULABLE_AND_UNRESOLVABLE\x10\x03\x12\r\n" +
-	"\tCODE_SKIP\x10\x052\x9d\x04\n" +
+	"\tCODE_SKIP\x10\x052\xe2\x04\n" +
 	"\x04Host\x12L\n" +
 	"\tHandshake\x12\x1e.schedplug.v1.HandshakeRequest\x1a\x1f.schedplug.v1.HandshakeResponse\x12L\n" +
 	"\tPreFilter\x12\x1e.schedplug.v1.PreFilterRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12P\n" +
@@ -4338,7 +4631,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x06Filter\x12\x1b.schedplug.v1.FilterRequest\x1a\x1c.schedplug.v1.FilterResponse\x12I\n" +
 	"\bPreScore\x12\x1d.schedplug.v1.PreScoreRequest\x1a\x1e.schedplug.v1.PreScoreResponse\x12O\n" +
 	"\fWatchSession\x12!.schedplug.v1.WatchSessionRequest\x1a\x1a.schedplug.v1.SessionEvent0\x01\x12F\n" +
-	"\aExplain\x12\x1c.schedplug.v1.ExplainRequest\x1a\x1d.schedplug.v1.ExplainResponseBAZ?schedplug.dev/integration/scheduler/gen/schedplugv1;schedplugv1b\x06proto3"
+	"\aExplain\x12\x1c.schedplug.v1.ExplainRequest\x1a\x1d.schedplug.v1.ExplainResponse\x12C\n" +
+	"\x06Status\x12\x1b.schedplug.v1.StatusRequest\x1a\x1c.schedplug.v1.StatusResponseBAZ?schedplug.dev/integration/scheduler/gen/schedplugv1;schedplugv1b\x06proto3"
 
 var (
 	file_schedplug_v1_schedplug_proto_rawDescOnce sync.Once
@@ -4353,7 +4647,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),             // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                        // 1: schedplug.v1.Code
@@ -4401,6 +4695,10 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*ExplainResponse)(nil),          // 43: schedplug.v1.ExplainResponse
 	(*FastRequest)(nil),              // 44: schedplug.v1.FastRequest
 	(*FastResponse)(nil),             // 45: schedplug.v1.FastResponse
+	(*StatusRequest)(nil),            // 46: schedplug.v1.StatusRequest
+	(*PluginBuild)(nil),              // 47: schedplug.v1.PluginBuild
+	(*RefusedChange)(nil),            // 48: schedplug.v1.RefusedChange
+	(*StatusResponse)(nil),           // 49: schedplug.v1.StatusResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
@@ -4475,25 +4773,30 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	31, // 69: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
 	29, // 70: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
 	36, // 71: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
-	3,  // 72: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	27, // 73: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	31, // 74: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
-	32, // 75: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	34, // 76: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	37, // 77: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
-	39, // 78: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
-	6,  // 79: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	29, // 80: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	29, // 81: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
-	33, // 82: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	36, // 83: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	38, // 84: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
-	43, // 85: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
-	79, // [79:86] is the sub-list for method output_type
-	72, // [72:79] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	2,  // 72: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
+	47, // 73: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
+	48, // 74: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
+	3,  // 75: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	27, // 76: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	31, // 77: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	32, // 78: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	34, // 79: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	37, // 80: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
+	39, // 81: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
+	46, // 82: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
+	6,  // 83: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	29, // 84: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	29, // 85: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	33, // 86: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	36, // 87: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	38, // 88: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
+	43, // 89: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
+	49, // 90: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
+	83, // [83:91] is the sub-list for method output_type
+	75, // [75:83] is the sub-list for method input_type
+	75, // [75:75] is the sub-list for extension type_name
+	75, // [75:75] is the sub-list for extension extendee
+	0,  // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -4517,7 +4820,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   44,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -74,6 +74,7 @@ const (
 	Host_PreScore_FullMethodName     = "/schedplug.v1.Host/PreScore"
 	Host_WatchSession_FullMethodName = "/schedplug.v1.Host/WatchSession"
 	Host_Explain_FullMethodName      = "/schedplug.v1.Host/Explain"
+	Host_Status_FullMethodName       = "/schedplug.v1.Host/Status"
 )
 
 // HostClient is the client API for Host service.
@@ -89,6 +90,10 @@ type HostClient interface {
 	// Read-only: what the host kept of a pod's recent cycles
 	// (`schedplug explain`). Served to the same peers as the other calls.
 	Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainResponse, error)
+	// Read-only: the plugin builds the host serves and the changes it
+	// refused to take (`schedplug-host probe --details`). Served to the same
+	// peers as the other calls.
+	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 }
 
 type hostClient struct {
@@ -178,6 +183,16 @@ func (c *hostClient) Explain(ctx context.Context, in *ExplainRequest, opts ...gr
 	return out, nil
 }
 
+func (c *hostClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StatusResponse)
+	err := c.cc.Invoke(ctx, Host_Status_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -191,6 +206,10 @@ type HostServer interface {
 	// Read-only: what the host kept of a pod's recent cycles
 	// (`schedplug explain`). Served to the same peers as the other calls.
 	Explain(context.Context, *ExplainRequest) (*ExplainResponse, error)
+	// Read-only: the plugin builds the host serves and the changes it
+	// refused to take (`schedplug-host probe --details`). Served to the same
+	// peers as the other calls.
+	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -221,6 +240,9 @@ func (UnimplementedHostServer) WatchSession(*WatchSessionRequest, grpc.ServerStr
 }
 func (UnimplementedHostServer) Explain(context.Context, *ExplainRequest) (*ExplainResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Explain not implemented")
+}
+func (UnimplementedHostServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -362,6 +384,24 @@ func _Host_Explain_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Status(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Status_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Status(ctx, req.(*StatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -392,6 +432,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Explain",
 			Handler:    _Host_Explain_Handler,
+		},
+		{
+			MethodName: "Status",
+			Handler:    _Host_Status_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
