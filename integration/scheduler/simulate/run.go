@@ -124,7 +124,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, InputError{fmt.Errorf("%s: kube-scheduler refuses the configuration: %w", o.Config, err)}
 	}
-	result := &Result{KubeScheduler: kubeSchedulerVersion(), Warnings: warnings, Evicted: []Eviction{}}
+	result := &Result{KubeScheduler: kubeSchedulerVersion(), Warnings: append([]string{}, warnings...), Evicted: []Eviction{}}
 	for _, p := range cfg.Profiles {
 		result.Profiles = append(result.Profiles, profileOf(p.SchedulerName, sched.Profiles[p.SchedulerName]))
 	}

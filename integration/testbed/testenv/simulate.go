@@ -40,6 +40,16 @@ func SimFixtureDir() (string, error) {
 	return filepath.Join(root, "integration", "testbed", "testdata", "simulate"), nil
 }
 
+// SimInTreeFixtureDir is integration/testbed/testdata/simulate-in-tree:
+// issue 28's cluster, where kube-scheduler's in-tree filters decide.
+func SimInTreeFixtureDir() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "integration", "testbed", "testdata", "simulate-in-tree"), nil
+}
+
 // CLIBinary is the schedplug CLI: $SCHEDPLUG_CLI_BIN, or
 // build/tools/schedplug/schedplug.
 func CLIBinary() (string, error) {
@@ -331,7 +341,8 @@ func LoadSimFixtures(dir string) ([]corev1.Node, []corev1.Pod, error) {
 
 // SimResult is `schedplug simulate --json` output (docs/simulate.md).
 type SimResult struct {
-	Profiles []struct {
+	Scheduler string `json:"scheduler"`
+	Profiles  []struct {
 		Name    string   `json:"name"`
 		Filters []string `json:"filters"`
 		Scores  []struct {
@@ -339,19 +350,38 @@ type SimResult struct {
 			Weight int64  `json:"weight"`
 		} `json:"scores"`
 	} `json:"profiles"`
-	Pods []struct {
-		Pod           string   `json:"pod"`
-		Status        string   `json:"status"`
-		Node          string   `json:"node"`
-		Tie           []string `json:"tie"`
-		Score         int64    `json:"score"`
-		Scored        bool     `json:"scored"`
-		FeasibleNodes int      `json:"feasible_nodes"`
-		Reason        string   `json:"reason"`
-		// The same rows as `schedplug explain` prints (ExplainNode).
-		Explain []ExplainNode `json:"explain"`
-	} `json:"pods"`
+	Pods    []SimPod `json:"pods"`
+	Evicted []struct {
+		Pod  string `json:"pod"`
+		Node string `json:"node"`
+		By   string `json:"by"`
+	} `json:"evicted"`
 	Summary map[string]int `json:"summary"`
+}
+
+// SimPod is one pending pod of SimResult.
+type SimPod struct {
+	Pod           string   `json:"pod"`
+	Status        string   `json:"status"`
+	Node          string   `json:"node"`
+	Tie           []string `json:"tie"`
+	Score         int64    `json:"score"`
+	Scored        bool     `json:"scored"`
+	FeasibleNodes int      `json:"feasible_nodes"`
+	Reason        string   `json:"reason"`
+	NominatedNode string   `json:"nominated_node"`
+	// The same rows as `schedplug explain` prints (ExplainNode).
+	Explain []ExplainNode `json:"explain"`
+}
+
+// Pod is the result for the pod "namespace/name" (zero if none).
+func (r *SimResult) Pod(key string) SimPod {
+	for _, p := range r.Pods {
+		if p.Pod == key {
+			return p
+		}
+	}
+	return SimPod{}
 }
 
 // RunSimulate runs `schedplug simulate --json` with args and decodes its
