@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"hash/fnv"
 	"slices"
 	"sync"
 
@@ -108,8 +109,11 @@ func (r *record) scored(pod *v1.Pod, scores []fwk.NodePluginScores) {
 }
 
 // decide is kube-scheduler's choice among the best-scored nodes made
-// repeatable: it picks one of them at random, the simulation the first in
-// the dump's order, and remembers the tie. It returns the node to take.
+// repeatable: kube-scheduler picks one of them at random, the simulation
+// too, but by a hash of the pod's name, so that every run takes the same
+// node and tied pods still spread as they do in a cluster. It remembers the
+// tie (the node taken first, then the others in the dump's order) and
+// returns the node to take.
 func (r *record) decide(pod *v1.Pod, suggested string, feasible, evaluated, attempts int) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -128,23 +132,24 @@ func (r *record) decide(pod *v1.Pod, suggested string, feasible, evaluated, atte
 	for _, s := range c.scores {
 		c.best = max(c.best, s.TotalScore)
 	}
-	c.tie = nil
+	var tie []string
 	for _, s := range c.scores {
 		if s.TotalScore == c.best {
-			c.tie = append(c.tie, s.Name)
+			tie = append(tie, s.Name)
 		}
 	}
-	sortByDump(c.tie, r.nodeOrder)
-	for _, n := range c.tie {
-		if n == suggested {
-			// kube-scheduler's pick is among the best; take the first.
-			return c.tie[0]
-		}
+	if !slices.Contains(tie, suggested) {
+		// Extenders added to the totals after the plugins: keep upstream's
+		// pick, the tie is not known.
+		c.tie, c.best = []string{suggested}, 0
+		return suggested
 	}
-	// Extenders added to the totals after the plugins: keep upstream's
-	// pick, the tie is not known.
-	c.tie, c.best = []string{suggested}, 0
-	return suggested
+	slices.SortFunc(tie, func(a, b string) int { return r.nodeOrder[a] - r.nodeOrder[b] })
+	h := fnv.New32a()
+	h.Write([]byte(key(pod)))
+	chosen := tie[int(h.Sum32()%uint32(len(tie)))]
+	c.tie = append([]string{chosen}, slices.DeleteFunc(tie, func(n string) bool { return n == chosen })...)
+	return chosen
 }
 
 // failed notes a failed cycle and what kube-scheduler reported.
@@ -199,8 +204,4 @@ func (r *record) snapshot(k string) podRecord {
 		return *p
 	}
 	return podRecord{}
-}
-
-func sortByDump(nodes []string, order map[string]int) {
-	slices.SortFunc(nodes, func(a, b string) int { return order[a] - order[b] })
 }

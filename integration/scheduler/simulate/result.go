@@ -43,9 +43,10 @@ type PodResult struct {
 	Profile string `json:"profile"`
 	Status  string `json:"status"`
 	Node    string `json:"node,omitempty"`
-	// Tie: the nodes that shared the best total score (kube-scheduler
-	// picks one at random; the simulation takes the first in the dump's
-	// order), when more than one did.
+	// Tie: the nodes that shared the best total score, when more than one
+	// did: the one taken first (kube-scheduler picks one at random, the
+	// simulation by a hash of the pod's name), then the others in the
+	// dump's order.
 	Tie            []string `json:"tie"`
 	Score          int64    `json:"score"`
 	Scored         bool     `json:"scored"`

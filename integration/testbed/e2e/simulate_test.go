@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,6 +205,7 @@ func TestSimulateAgreesWithKubeScheduler(t *testing.T) {
 			t.Errorf("--native-only: vault-big %+v; the native plugins alone put it on enc-1 (issue 28)", native.Pod("in-tree/vault-big"))
 		}
 		sim := simulate(dir)
+		checkDocExample(t, dir, pluginDir)
 		nodes, pods, err := testenv.LoadSimFixtures(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -292,6 +294,28 @@ func TestSimulateAgreesWithKubeScheduler(t *testing.T) {
 		}
 		t.Logf("%d pods: kube-scheduler placed each on one of simulate's best nodes (%d of them ties), %d mismatches", len(sim.Pods), ties, mismatches)
 	})
+}
+
+// checkDocExample runs docs/simulate.md's example (the fixture's own
+// configuration, kube-scheduler deciding) and finds its output there.
+func checkDocExample(t *testing.T, dir, pluginDir string) {
+	t.Helper()
+	out, code, err := testenv.RunSimulateText("--config", filepath.Join(dir, "scheduler-config.yaml"), "--plugins", pluginDir,
+		"--nodes", filepath.Join(dir, "nodes.yaml"), "--pods", filepath.Join(dir, "pods.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "simulate.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(string(doc), "```\n"+out+"```") {
+		t.Errorf("docs/simulate.md's kube-scheduler example differs from this run (exit %d):\n%s", code, out)
+	}
 }
 
 // createDump creates a dump's nodes and its bound and finished pods (the

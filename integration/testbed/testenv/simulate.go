@@ -387,11 +387,26 @@ func (r *SimResult) Pod(key string) SimPod {
 // RunSimulate runs `schedplug simulate --json` with args and decodes its
 // output; exit status 0 and 1 are results, anything else an error.
 func RunSimulate(args ...string) (*SimResult, int, error) {
+	out, code, err := RunSimulateText(append([]string{"--json"}, args...)...)
+	if err != nil {
+		return nil, code, err
+	}
+	var r SimResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		return nil, code, fmt.Errorf("decoding schedplug simulate's JSON: %w", err)
+	}
+	return &r, code, nil
+}
+
+// RunSimulateText runs `schedplug simulate` with args and returns what it
+// printed; exit status 0 and 1 are results, anything else an error with
+// its stderr.
+func RunSimulateText(args ...string) (string, int, error) {
 	bin, err := CLIBinary()
 	if err != nil {
-		return nil, 0, err
+		return "", 0, err
 	}
-	cmd := exec.Command(bin, append([]string{"simulate", "--json"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"simulate"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
@@ -399,14 +414,10 @@ func RunSimulate(args ...string) (*SimResult, int, error) {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		return nil, 0, fmt.Errorf("running %s: %w", bin, err)
+		return "", 0, fmt.Errorf("running %s: %w", bin, err)
 	}
 	if code != 0 && code != 1 {
-		return nil, code, fmt.Errorf("schedplug simulate exited %d: %s", code, stderr.String())
+		return "", code, fmt.Errorf("schedplug simulate exited %d: %s", code, stderr.String())
 	}
-	var r SimResult
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		return nil, code, fmt.Errorf("decoding schedplug simulate's JSON: %w (stderr: %s)", err, stderr.String())
-	}
-	return &r, code, nil
+	return stdout.String(), code, nil
 }
