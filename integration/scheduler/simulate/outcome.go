@@ -40,6 +40,9 @@ func podResult(p *v1.Pod, profiles map[string]bool, rec *record, nodes []*v1.Nod
 		r.Reason = fmt.Sprintf("placed on %s, then evicted by preemption for %s", s.node, s.evictedBy)
 	case s.node != "":
 		r.Status, r.Node = Placed, s.node
+	case !s.failed && s.gatedBy != "":
+		r.Status = Unschedulable
+		r.Reason = fmt.Sprintf("never tried: kube-scheduler's %s plugin holds the pod back before scheduling (PreEnqueue), e.g. for its spec.schedulingGates", s.gatedBy)
 	default:
 		r.Status, r.Reason, r.NominatedNode = Unschedulable, s.message, s.nominated
 	}

@@ -30,6 +30,7 @@ type podRecord struct {
 	attempts  int
 	evictedBy string // the preemptor, when preemption removed the pod
 	deleted   bool
+	gatedBy   string // the PreEnqueue plugin that keeps the pod from a cycle
 }
 
 // cycle is one scheduling cycle of a pod.
@@ -180,6 +181,12 @@ func (r *record) deleted(k string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pod(k).deleted = true
+}
+
+func (r *record) gated(k, plugin string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pod(k).gatedBy = plugin
 }
 
 func (r *record) preempted(victim, by string) {

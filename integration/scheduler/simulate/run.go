@@ -145,7 +145,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	// The pending pods enter the queue in queue order before kube-scheduler
 	// takes the first, so it takes them by priority, then as listed.
-	var queued []string
+	var queued []*v1.Pod
 	for _, p := range pending {
 		if !profiles[p.Spec.SchedulerName] {
 			continue
@@ -153,7 +153,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := cl.create(ctx, p); err != nil {
 			return nil, fmt.Errorf("adding pod %s: %w", key(p), err)
 		}
-		queued = append(queued, key(p))
+		queued = append(queued, p)
 	}
 	for {
 		inQueue, _ := sched.SchedulingQueue.PendingPods()
@@ -253,7 +253,7 @@ func observe(sched *scheduler.Scheduler, rec *record, cl *cluster) {
 // settle waits until kube-scheduler has tried every queued pod, holds
 // nothing in its active or backoff queue or in flight, and its informer
 // delivered every pod change, for settleTime.
-func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, rec *record, queued []string, timeout time.Duration) error {
+func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, rec *record, queued []*v1.Pod, timeout time.Duration) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	var quietSince time.Time
@@ -263,8 +263,8 @@ func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, rec *r
 		case <-ctx.Done():
 			_, summary := sched.SchedulingQueue.PendingPods()
 			waiting := 0
-			for _, k := range queued {
-				if !rec.done(k) {
+			for _, p := range queued {
+				if !rec.done(key(p)) {
 					waiting++
 				}
 			}
@@ -289,11 +289,18 @@ func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, rec *r
 
 var queueSummary = regexp.MustCompile(`activeQ:(\d+); backoffQ:(\d+)`)
 
-func idle(sched *scheduler.Scheduler, cl *cluster, rec *record, queued []string) (bool, error) {
-	for _, k := range queued {
-		if !rec.done(k) {
-			return false, nil
+func idle(sched *scheduler.Scheduler, cl *cluster, rec *record, queued []*v1.Pod) (bool, error) {
+	for _, p := range queued {
+		if rec.done(key(p)) {
+			continue
 		}
+		// A pod a PreEnqueue plugin holds back (spec.schedulingGates, for
+		// one) is never tried until something lets it in.
+		if info, ok := sched.SchedulingQueue.GetPod(p.Name, p.Namespace, nil); ok && info.Gated() {
+			rec.gated(key(p), info.GatingPlugin)
+			continue
+		}
+		return false, nil
 	}
 	if len(sched.SchedulingQueue.InFlightPods()) > 0 || !cl.caughtUp() {
 		return false, nil

@@ -63,7 +63,8 @@ func TestRunGivesKubeSchedulersPlacementsAndReasons(t *testing.T) {
 	r := run(t,
 		node("big", "4", "")+node("small", "1", "")+node("tainted", "8", "spec:\n  taints: [{key: k, effect: NoSchedule}]\n"),
 		pod("old", "2", "  nodeName: big\n")+pod("fits", "2", "")+pod("huge", "6", "")+
-			pod("elsewhere", "1", "  schedulerName: other\n"), "default/huge")
+			pod("elsewhere", "1", "  schedulerName: other\n")+pod("gated", "1", "  schedulingGates: [{name: example.com/wait}]\n"),
+		"default/huge")
 	if p := find(t, r, "default/fits"); p.Status != Placed || p.Node != "big" || p.FeasibleNodes != 1 {
 		t.Errorf("fits: %+v, want placed on big, the only feasible node", p)
 	}
@@ -78,6 +79,9 @@ func TestRunGivesKubeSchedulersPlacementsAndReasons(t *testing.T) {
 	}
 	if p := find(t, r, "default/elsewhere"); p.Status != Skipped || !strings.Contains(p.Reason, `spec.schedulerName "other"`) {
 		t.Errorf("elsewhere: %+v, want skipped", p)
+	}
+	if p := find(t, r, "default/gated"); p.Status != Unschedulable || !strings.Contains(p.Reason, "SchedulingGates plugin holds the pod back") {
+		t.Errorf("gated: %+v, want unschedulable, never tried", p)
 	}
 	if len(r.Profiles) != 1 || len(r.Profiles[0].Filters) == 0 || r.KubeScheduler == "" {
 		t.Errorf("profiles %+v, version %q", r.Profiles, r.KubeScheduler)
