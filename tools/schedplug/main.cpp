@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "schedplug: inspect schedplug scheduler plugins (.so) and check a "
       "KubeSchedulerConfiguration against them before a roll-out, and "
-      "simulate where they would place the pods of a cluster dump."};
+      "predict where kube-scheduler would place the pods of a cluster dump."};
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"

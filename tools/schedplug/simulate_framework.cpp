@@ -264,8 +264,11 @@ int simulate_with_kube_scheduler(const SimulateOptions& options,
     argv.push_back("--explain");
     argv.push_back(p->key());
   }
-  const ProgramRun run =
-      run_program(argv, {"SCHEDPLUG_HOST=" + host_options.listen});
+  // The shim talks plaintext to this host on its socket, whatever the
+  // caller's environment says about TLS for another one.
+  const ProgramRun run = run_program(
+      argv, {"SCHEDPLUG_HOST=" + host_options.listen,
+             "SCHEDPLUG_TLS_CA=", "SCHEDPLUG_TLS_CERT=", "SCHEDPLUG_TLS_KEY="});
   host->shutdown(std::chrono::milliseconds(500));
   err << run.err;
   if (run.status < 0) {
