@@ -260,9 +260,12 @@ int simulate_with_kube_scheduler(const SimulateOptions& options,
                                 fs::absolute(options.pods).string(),
                                 "--timeout",
                                 std::to_string(go_timeout.count()) + "s"};
-  for (const KubePod* p : explain) {
-    argv.push_back("--explain");
-    argv.push_back(p->key());
+  if (std::find(options.explain.begin(), options.explain.end(), "*") !=
+      options.explain.end()) {
+    argv.insert(argv.end(), {"--explain", "*"});
+  } else {
+    for (const KubePod* p : explain)
+      argv.insert(argv.end(), {"--explain", p->key()});
   }
   // The shim talks plaintext to this host on its socket, whatever the
   // caller's environment says about TLS for another one.

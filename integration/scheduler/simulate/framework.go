@@ -2,12 +2,42 @@ package simulate
 
 import (
 	"context"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
+
+// observe has kube-scheduler tell rec what each cycle found, and makes its
+// choice among equally scored nodes repeatable (record.decide).
+func observe(sched *scheduler.Scheduler, rec *record, cl *cluster) {
+	for name, f := range sched.Profiles {
+		sched.Profiles[name] = &recordingFramework{Framework: f, record: rec}
+	}
+	schedulePod := sched.SchedulePod
+	sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, podInfo *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+		result, err := schedulePod(ctx, f, state, podInfo)
+		if err == nil {
+			result.SuggestedHost = rec.decide(podInfo.Pod, result.SuggestedHost, result.FeasibleNodes, result.EvaluatedNodes, podInfo.Attempts)
+		}
+		return result, err
+	}
+	handleFailure := sched.FailureHandler
+	sched.FailureHandler = func(ctx context.Context, f framework.Framework, podInfo *framework.QueuedPodInfo, status *fwk.Status, nominating *fwk.NominatingInfo, start time.Time) {
+		rec.failed(podInfo.Pod, status, nominating, podInfo.Attempts)
+		handleFailure(ctx, f, podInfo, status, nominating, start)
+		if !status.IsRejected() {
+			// kube-scheduler would retry the pod for good; the simulation
+			// reports the error and takes the pod out of the queue.
+			pod := podInfo.Pod
+			_ = cl.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
+		}
+	}
+}
 
 // recordingFramework is a profile's framework as kube-scheduler built it,
 // telling the record what each scheduling cycle found: PreFilter's

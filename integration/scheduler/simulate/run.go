@@ -11,21 +11,16 @@ package simulate
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"regexp"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
-	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -221,96 +216,6 @@ func priority(p *v1.Pod) int32 {
 		return *p.Spec.Priority
 	}
 	return 0
-}
-
-// observe has kube-scheduler tell rec what each cycle found, and makes its
-// choice among equally scored nodes repeatable (record.decide).
-func observe(sched *scheduler.Scheduler, rec *record, cl *cluster) {
-	for name, f := range sched.Profiles {
-		sched.Profiles[name] = &recordingFramework{Framework: f, record: rec}
-	}
-	schedulePod := sched.SchedulePod
-	sched.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, podInfo *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
-		result, err := schedulePod(ctx, f, state, podInfo)
-		if err == nil {
-			result.SuggestedHost = rec.decide(podInfo.Pod, result.SuggestedHost, result.FeasibleNodes, result.EvaluatedNodes, podInfo.Attempts)
-		}
-		return result, err
-	}
-	handleFailure := sched.FailureHandler
-	sched.FailureHandler = func(ctx context.Context, f framework.Framework, podInfo *framework.QueuedPodInfo, status *fwk.Status, nominating *fwk.NominatingInfo, start time.Time) {
-		rec.failed(podInfo.Pod, status, nominating, podInfo.Attempts)
-		handleFailure(ctx, f, podInfo, status, nominating, start)
-		if !status.IsRejected() {
-			// kube-scheduler would retry the pod for good; the simulation
-			// reports the error and takes the pod out of the queue.
-			pod := podInfo.Pod
-			_ = cl.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
-		}
-	}
-}
-
-// settle waits until kube-scheduler has tried every queued pod, holds
-// nothing in its active or backoff queue or in flight, and its informer
-// delivered every pod change, for settleTime.
-func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, rec *record, queued []*v1.Pod, timeout time.Duration) error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	var quietSince time.Time
-	writes := int64(-1)
-	for {
-		select {
-		case <-ctx.Done():
-			_, summary := sched.SchedulingQueue.PendingPods()
-			waiting := 0
-			for _, p := range queued {
-				if !rec.done(key(p)) {
-					waiting++
-				}
-			}
-			return fmt.Errorf("kube-scheduler did not settle within %s (%d of %d pods never tried; queue %s); give --timeout more time", timeout, waiting, len(queued), summary)
-		case <-tick.C:
-		}
-		idle, err := idle(sched, cl, rec, queued)
-		if err != nil {
-			return err
-		}
-		if w := cl.writes.Load(); !idle || w != writes {
-			writes, quietSince = w, time.Time{}
-			continue
-		}
-		if quietSince.IsZero() {
-			quietSince = time.Now()
-		} else if time.Since(quietSince) >= settleTime {
-			return nil
-		}
-	}
-}
-
-var queueSummary = regexp.MustCompile(`activeQ:(\d+); backoffQ:(\d+)`)
-
-func idle(sched *scheduler.Scheduler, cl *cluster, rec *record, queued []*v1.Pod) (bool, error) {
-	for _, p := range queued {
-		if rec.done(key(p)) {
-			continue
-		}
-		// A pod a PreEnqueue plugin holds back (spec.schedulingGates, for
-		// one) is never tried until something lets it in.
-		if info, ok := sched.SchedulingQueue.GetPod(p.Name, p.Namespace, nil); ok && info.Gated() {
-			rec.gated(key(p), info.GatingPlugin)
-			continue
-		}
-		return false, nil
-	}
-	if len(sched.SchedulingQueue.InFlightPods()) > 0 || !cl.caughtUp() {
-		return false, nil
-	}
-	_, summary := sched.SchedulingQueue.PendingPods()
-	m := queueSummary.FindStringSubmatch(summary)
-	if m == nil {
-		return false, errors.New("cannot read kube-scheduler's queue summary " + strconv.Quote(summary) + "; this build of kube-scheduler-simulate does not match its kube-scheduler version")
-	}
-	return m[1] == "0" && m[2] == "0", nil
 }
 
 // profileOf lists a profile's Filter and Score plugins as its framework
