@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	k8sv1 "k8s.io/kubernetes/pkg/apis/core/v1"
@@ -67,76 +68,62 @@ func Objects(file, kind, kubectl string) ([][]byte, error) {
 }
 
 // ReadNodes reads a `kubectl get nodes -o yaml` dump, with the defaults
-// the apiserver would give each node.
+// the API server would give each node.
 func ReadNodes(file string) ([]*v1.Node, error) {
-	objs, err := Objects(file, "Node", "kubectl get nodes -o yaml")
-	if err != nil {
-		return nil, err
-	}
-	var out []*v1.Node
-	seen := map[string]bool{}
-	for i, data := range objs {
-		n := &v1.Node{}
-		if err := json.Unmarshal(data, n); err != nil {
-			return nil, fmt.Errorf("%s: node %d: %w; fix the file (`kubectl get nodes -o yaml` writes valid nodes)", file, i+1, err)
-		}
-		if n.Name == "" {
-			return nil, fmt.Errorf("%s: node %d has no metadata.name", file, i+1)
-		}
-		if seen[n.Name] {
-			return nil, fmt.Errorf("%s: node %q appears twice; keep one", file, n.Name)
-		}
-		seen[n.Name] = true
-		clean(&n.ObjectMeta.ResourceVersion, &n.ObjectMeta.ManagedFields)
-		if n.UID == "" {
-			n.UID = stableUID("node/" + n.Name)
-		}
-		k8sv1.SetObjectDefaults_Node(n)
-		out = append(out, n)
-	}
-	return out, nil
+	return read(file, "Node", "kubectl get nodes -o yaml", k8sv1.SetObjectDefaults_Node)
 }
 
 // ReadPods reads a `kubectl get pods -A -o yaml` dump, with the defaults
-// the apiserver would give each pod (namespace "default", schedulerName
+// the API server would give each pod (namespace "default", schedulerName
 // "default-scheduler", ...).
 func ReadPods(file string) ([]*v1.Pod, error) {
-	objs, err := Objects(file, "Pod", "kubectl get pods -A -o yaml")
-	if err != nil {
-		return nil, err
-	}
-	var out []*v1.Pod
-	seen := map[string]bool{}
-	for i, data := range objs {
-		p := &v1.Pod{}
-		if err := json.Unmarshal(data, p); err != nil {
-			return nil, fmt.Errorf("%s: pod %d: %w; fix the file (`kubectl get pods -o yaml` writes valid pods)", file, i+1, err)
-		}
-		if p.Name == "" {
-			return nil, fmt.Errorf("%s: pod %d has no metadata.name", file, i+1)
-		}
+	return read(file, "Pod", "kubectl get pods -A -o yaml", func(p *v1.Pod) {
 		if p.Namespace == "" {
 			p.Namespace = "default"
 		}
-		key := p.Namespace + "/" + p.Name
-		if seen[key] {
-			return nil, fmt.Errorf("%s: pod %s appears twice; keep one", file, key)
-		}
-		seen[key] = true
-		clean(&p.ObjectMeta.ResourceVersion, &p.ObjectMeta.ManagedFields)
-		if p.UID == "" {
-			p.UID = stableUID("pod/" + key)
-		}
 		k8sv1.SetObjectDefaults_Pod(p)
-		out = append(out, p)
-	}
-	return out, nil
+	})
 }
 
-// clean drops what the in-memory API sets itself.
-func clean[T any](resourceVersion *string, managedFields *[]T) {
-	*resourceVersion = ""
-	*managedFields = nil
+// read decodes the objects of a dump, gives each what the API server
+// would (defaults from `prepare`, a uid when it has none) and drops what
+// the in-memory API sets itself.
+func read[T any, P interface {
+	*T
+	metav1.Object
+}](file, kind, kubectl string, prepare func(P)) ([]P, error) {
+	objs, err := Objects(file, kind, kubectl)
+	if err != nil {
+		return nil, err
+	}
+	what := strings.ToLower(kind)
+	var out []P
+	seen := map[string]bool{}
+	for i, data := range objs {
+		obj := P(new(T))
+		if err := json.Unmarshal(data, obj); err != nil {
+			return nil, fmt.Errorf("%s: %s %d: %w; fix the file (`%s` writes valid ones)", file, what, i+1, err, kubectl)
+		}
+		if obj.GetName() == "" {
+			return nil, fmt.Errorf("%s: %s %d has no metadata.name", file, what, i+1)
+		}
+		prepare(obj)
+		name := obj.GetName()
+		if ns := obj.GetNamespace(); ns != "" {
+			name = ns + "/" + name
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: %s %s appears twice; keep one", file, what, name)
+		}
+		seen[name] = true
+		obj.SetResourceVersion("")
+		obj.SetManagedFields(nil)
+		if obj.GetUID() == "" {
+			obj.SetUID(stableUID(what + "/" + name))
+		}
+		out = append(out, obj)
+	}
+	return out, nil
 }
 
 // stableUID gives an object the dump left without a uid the same one on
