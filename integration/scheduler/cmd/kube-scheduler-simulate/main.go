@@ -35,7 +35,7 @@ func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 func main() {
 	var o simulate.Options
 	var explain list
-	verbose := flag.Int("v", 0, "kube-scheduler's log verbosity on stderr (0: errors only)")
+	verbose := flag.Int("v", 0, "kube-scheduler's log verbosity on stderr (0: none; what it reports is in the JSON)")
 	flag.StringVar(&o.Config, "config", "", "the KubeSchedulerConfiguration `FILE` (the one schedplug-host at SCHEDPLUG_HOST serves)")
 	flag.StringVar(&o.Nodes, "nodes", "", "`kubectl get nodes -o yaml` output")
 	flag.StringVar(&o.Pods, "pods", "", "`kubectl get pods -A -o yaml` output; pods without spec.nodeName are scheduled")
@@ -65,15 +65,16 @@ func main() {
 	}
 }
 
-// logs keeps kube-scheduler's informational lines off stderr unless -v
-// asks for them: the output is the JSON, and the errors.
+// logs keeps kube-scheduler's log off stderr unless -v asks for it: what
+// it reports about the pods (a plugin's error, a FailedScheduling message)
+// is in the JSON.
 func logs(verbosity int) {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
 	_ = fs.Set("v", fmt.Sprint(verbosity))
 	if verbosity == 0 {
 		_ = fs.Set("logtostderr", "false")
-		_ = fs.Set("stderrthreshold", "ERROR")
+		_ = fs.Set("stderrthreshold", "FATAL")
 		klog.SetOutput(io.Discard)
 	}
 }
