@@ -205,6 +205,9 @@ func TestSimulateAgreesWithKubeScheduler(t *testing.T) {
 			t.Errorf("--native-only: vault-big %+v; the native plugins alone put it on enc-1 (issue 28)", native.Pod("in-tree/vault-big"))
 		}
 		sim := simulate(dir)
+		if p := sim.Pod("in-tree/vault-big"); p.Status != "unschedulable" || !strings.Contains(p.Reason, "Insufficient cpu") {
+			t.Errorf("vault-big: %+v; kube-scheduler keeps it Pending for want of CPU on enc-1", p)
+		}
 		checkDocExample(t, dir, pluginDir)
 		nodes, pods, err := testenv.LoadSimFixtures(dir)
 		if err != nil {
