@@ -6,7 +6,9 @@
 #                      package (find_package(schedplug)) and the test kit;
 #                      architecture-independent (headers and CMake files only).
 #   schedplug          install component "runtime": schedplug-host and the
-#                      schedplug CLI; Depends computed by dpkg-shlibdeps.
+#                      schedplug CLI, and kube-scheduler-simulate (for
+#                      `schedplug simulate`) when tools/dev/test.sh or
+#                      demo.sh built it; Depends computed by dpkg-shlibdeps.
 #
 # Both install under /usr. cmake/packaging_test.cmake (CTest
 # packaging_debian) builds them, unpacks them with dpkg into a scratch root
@@ -38,7 +40,8 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "schedplug plugin host and CLI for kube-scheduler
 schedplug-host loads C and C++ scheduler plugins (.so files) and serves
-them to kube-scheduler; schedplug inspects plugins and checks configurations.")
+them to kube-scheduler; schedplug inspects plugins, checks configurations
+and simulates kube-scheduler on cluster dumps (kube-scheduler-simulate).")
 
 include(CPack)
 

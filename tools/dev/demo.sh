@@ -31,8 +31,11 @@ step --fatal cxx-build cmake --build build -j "$jobs" --target schedplug-host sc
 bin="$root/build/go"
 mkdir -p "$bin"
 step --fatal go-mod-download bash -c 'cd integration && go mod download'
-say "go-build: kube-scheduler (upstream + shim) and schedplug-demo; the first build takes several minutes"
+say "go-build: kube-scheduler (upstream + shim), kube-scheduler-simulate and schedplug-demo; the first build takes several minutes"
+# kube-scheduler-simulate goes beside the schedplug CLI, where `schedplug
+# simulate` looks for it (docs/simulate.md).
 step --fatal go-build bash -c "cd integration && go build -o '$bin/kube-scheduler' ./scheduler/cmd/kube-scheduler &&
+  go build -o '$root/build/tools/schedplug/kube-scheduler-simulate' ./scheduler/cmd/kube-scheduler-simulate &&
   go build -o '$bin/schedplug-demo' ./testbed/cmd/schedplug-demo"
 
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"

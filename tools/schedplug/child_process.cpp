@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -121,6 +123,95 @@ int run_in_child(const std::function<int()>& body, std::chrono::seconds timeout,
     return 1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+ProgramRun run_program(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& env) {
+  ProgramRun run;
+  // Everything the child needs is made before fork(): after it, a
+  // multithreaded process may only make async-signal-safe calls.
+  std::vector<std::string> environment = env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    const bool replaced =
+        std::any_of(env.begin(), env.end(), [&](const std::string& mine) {
+          return mine.compare(0, name.size(), name) == 0;
+        });
+    if (!replaced) environment.push_back(entry);
+  }
+  std::vector<char*> args, envp;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const std::string& e : environment)
+    envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    run.start_error = std::string("pipe: ") + std::strerror(errno);
+    return run;
+  }
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    run.start_error = std::string("pipe: ") + std::strerror(errno);
+    ::close(out[0]);
+    ::close(out[1]);
+    return run;
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    ::execve(args[0], args.data(), envp.data());
+    const char* why = "cannot execute the program\n";
+    [[maybe_unused]] auto n = ::write(STDERR_FILENO, why, std::strlen(why));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  if (pid < 0) {
+    run.start_error = std::string("fork: ") + std::strerror(errno);
+    ::close(out[0]);
+    ::close(err[0]);
+    return run;
+  }
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string* into[2] = {&run.out, &run.err};
+  int open = 2;
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buffer[65536];
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      into[i]->append(buffer, static_cast<size_t>(n));
+    }
+  }
+  for (const pollfd& f : fds) {
+    if (f.fd >= 0) ::close(f.fd);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (run.status == 127 && run.err == "cannot execute the program\n") {
+    run.status = -1;
+    run.start_error = "cannot execute " + argv[0];
+  }
+  return run;
 }
 
 }  // namespace schedplug::tools

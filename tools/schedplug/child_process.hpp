@@ -8,6 +8,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace schedplug::tools {
 
@@ -19,5 +20,22 @@ namespace schedplug::tools {
 int run_in_child(const std::function<int()>& body, std::chrono::seconds timeout,
                  std::ostream& err,
                  const std::string& activity = "loading the plugins");
+
+// What a program run by run_program did.
+struct ProgramRun {
+  // Its exit status; 128 + the signal when one killed it; -1 when it did
+  // not start (start_error says why).
+  int status = -1;
+  std::string out;  // its stdout
+  std::string err;  // its stderr
+  std::string start_error;
+};
+
+// Runs `argv` (argv[0] a path) with `env` ("NAME=value") added to this
+// process's environment, collecting its stdout and stderr. The program is
+// killed when this process dies, so a stopped simulation leaves nothing
+// behind.
+ProgramRun run_program(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& env);
 
 }  // namespace schedplug::tools

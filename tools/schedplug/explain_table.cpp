@@ -66,7 +66,7 @@ void print_explain_rows(const ExplainTable& table, std::ostream& out) {
       out << "      " << std::left << std::setw(static_cast<int>(width))
           << table.filters[p] << "  filter  ";
       if (c.verdict == "Skipped") {
-        out << "skipped (applies() said no for this pod)";
+        out << "skipped for this pod (applies() or PreFilter said so)";
       } else if (c.verdict == "NotRun") {
         out << "not run (an earlier filter rejected the node)";
       } else {
@@ -80,7 +80,7 @@ void print_explain_rows(const ExplainTable& table, std::ostream& out) {
       out << "      " << std::left << std::setw(static_cast<int>(width))
           << table.scorers[p] << "  score   ";
       if (c.skipped) {
-        out << "skipped (applies() said no for this pod)\n";
+        out << "skipped for this pod (applies() or PreScore said so)\n";
       } else {
         const int weight = p < table.weights.size() ? table.weights[p] : 1;
         out << "raw " << c.raw << ", normalized " << c.normalized << ", weight "

@@ -3,6 +3,7 @@
 //   schedplug check --config FILE --plugins DIR [--json] [--no-create]
 //   schedplug simulate --config FILE --plugins DIR --nodes NODES.yaml
 //                      --pods PODS.yaml [--explain POD]... [--json]
+//                      [--native-only] [--simulator PATH]
 //   schedplug bundle DIR -o OUT [--no-strip] [--json]
 //   schedplug explain POD [--listen ADDR] [--json]
 //   schedplug replay --record DIR --plugins DIR [--config FILE] [--json]
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "schedplug: inspect schedplug scheduler plugins (.so) and check a "
       "KubeSchedulerConfiguration against them before a roll-out, and "
-      "simulate where they would place the pods of a cluster dump."};
+      "predict where kube-scheduler would place the pods of a cluster dump."};
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
@@ -97,15 +98,20 @@ int main(int argc, char** argv) {
   int simulate_timeout = 600;
   auto* simulate = app.add_subcommand(
       "simulate",
-      "Schedule the pending pods of a `kubectl get pods -o yaml` dump onto "
-      "the nodes of a `kubectl get nodes -o yaml` dump with the profile's "
-      "native plugins, run by the same plugin runtime, Filter and Score "
-      "chains, normalization and weights as schedplug-host and "
-      "kube-scheduler. Prints each pod's node (ties as ties); --explain "
-      "shows every node's verdict and scores. Pods bound in the dump are "
-      "load on their nodes; placed pods count for the pods after them. "
-      "Exit status: 0 every pod placed, 1 some unschedulable (or a plugin "
-      "error), 2 bad input (dumps, config, plugins).");
+      "Predict where kube-scheduler puts the pending pods of a `kubectl get "
+      "pods -o yaml` dump on the nodes of a `kubectl get nodes -o yaml` "
+      "dump: kube-scheduler itself decides (the version schedplug ships, "
+      "its in-tree plugins and the profile's configuration), run by "
+      "kube-scheduler-simulate against an in-memory API, with the native "
+      "plugins served by a schedplug-host started for the run. Prints each "
+      "pod's node (ties as ties) or kube-scheduler's reason for leaving it "
+      "Pending; --explain shows every node's verdict and scores. Pods bound "
+      "in the dump are load on their nodes. --native-only runs only the "
+      "native plugins instead, in this process (faster; blind to resources, "
+      "taints, affinity and spreading). Exit status: 0 every pod placed, 1 "
+      "some unschedulable, preempted or in error (or the simulation could "
+      "not finish), 2 bad input (dumps, config, plugins, no "
+      "kube-scheduler-simulate).");
   simulate
       ->add_option("--config", simulate_options.config,
                    "the KubeSchedulerConfiguration YAML")
@@ -131,6 +137,13 @@ int main(int argc, char** argv) {
                        "normalized score");
   simulate->add_flag("--json", simulate_options.json,
                      "print JSON instead of text");
+  simulate->add_flag("--native-only", simulate_options.native_only,
+                     "run only the native plugins (the host's chains, in "
+                     "this process) instead of kube-scheduler: faster, but "
+                     "kube-scheduler's in-tree plugins do not run");
+  simulate->add_option("--simulator", simulate_options.simulator,
+                       "the kube-scheduler-simulate program (default: "
+                       "$SCHEDPLUG_SIMULATOR, beside schedplug, or on PATH)");
   simulate
       ->add_option("--timeout", simulate_timeout,
                    "seconds loading the plugins and simulating may take "
@@ -278,6 +291,7 @@ int main(int argc, char** argv) {
   if (*simulate) {
     const auto timeout =
         std::chrono::seconds(simulate_timeout > 0 ? simulate_timeout : 600);
+    simulate_options.timeout = timeout;
     return schedplug::tools::run_in_child(
         [&] {
           try {

@@ -3,308 +3,21 @@
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
-#include <map>
-#include <memory>
-#include <optional>
 #include <set>
-#include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
-#include "host/chain/filter_chain.hpp"
-#include "host/chain/score_chain.hpp"
-#include "host/chain/thread_pool.hpp"
-#include "host/check/name_check.hpp"
-#include "host/config/resolve.hpp"
-#include "host/model/records.hpp"
-#include "host/plugin/created_plugins.hpp"
-#include "schedplug/runtime.hpp"
 #include "tools/schedplug/explain_table.hpp"
 #include "tools/schedplug/kube_dump.hpp"
+#include "tools/schedplug/simulate_framework.hpp"
+#include "tools/schedplug/simulate_native.hpp"
+#include "tools/schedplug/simulate_report.hpp"
 
 namespace schedplug::tools {
 namespace {
 
-using host::Deadline;
-using host::PluginInstance;
-using host::ProfilePlugins;
 using Json = nlohmann::ordered_json;
-
-// A node with the load of the pods bound to it so far.
-struct NodeState {
-  const KubeNode* node = nullptr;
-  std::map<std::string, int64_t> requested;  // cpu, memory, ... scalars
-  uint32_t pods = 0;
-  std::unique_ptr<host::NodeRecord> record;
-
-  void add(const KubePod& pod) {
-    for (const auto& [name, v] : pod.node_requests) requested[name] += v;
-    ++pods;
-  }
-  // NodeInfo's requested as the shim sends it: cpu, memory,
-  // ephemeral-storage, pods, then the scalar resources.
-  void rebuild() {
-    host::NodeData d = node->data;
-    auto get = [&](const char* name) {
-      auto it = requested.find(name);
-      return it == requested.end() ? int64_t{0} : it->second;
-    };
-    d.requested = {{"cpu", get("cpu")},
-                   {"memory", get("memory")},
-                   {"ephemeral-storage", get("ephemeral-storage")},
-                   {"pods", static_cast<int64_t>(pods)}};
-    for (const auto& [name, v] : requested) {
-      if (is_scalar_resource(name)) d.requested.emplace_back(name, v);
-    }
-    d.pod_count = pods;
-    record = std::make_unique<host::NodeRecord>(std::move(d));
-  }
-};
-
-struct NodeExplain {
-  size_t node = 0;  // index into the node states
-  bool feasible = false;
-  std::string rejected_by;
-  std::vector<ExplainFilterCell> filters;  // per profile filter
-  bool scored = false;
-  std::vector<ExplainScoreCell> scores;  // per profile scorer
-  int64_t total = 0;
-};
-
-struct PodResult {
-  const KubePod* pod = nullptr;
-  const ProfilePlugins* profile = nullptr;
-  size_t profile_index = 0;
-  std::string status;       // placed, unschedulable, error, skipped
-  std::vector<size_t> top;  // nodes with the highest total; [0] is taken
-  int64_t score = 0;
-  bool scored = false;  // false: one feasible node, kube-scheduler skips Score
-  size_t feasible = 0;
-  std::string reason;
-  std::optional<std::vector<NodeExplain>> explain;
-};
-
-// kube-scheduler's FitError message: "0/N nodes are available: 3 <reason>,
-// 1 <reason>." with the "count reason" strings sorted.
-std::string fit_error(size_t nodes, const host::FilterOutcome& outcome) {
-  std::map<std::string, size_t> counts;
-  for (const auto& r : outcome.rejections) ++counts[outcome.reasons[r.reason]];
-  std::vector<std::string> parts;
-  for (const auto& [reason, n] : counts) {
-    parts.push_back(std::to_string(n) + " " + reason);
-  }
-  std::sort(parts.begin(), parts.end());
-  std::string out = "0/" + std::to_string(nodes) + " nodes are available" +
-                    (parts.empty() ? std::string() : ": ");
-  for (size_t i = 0; i < parts.size(); ++i) {
-    out += (i ? ", " : "") + parts[i];
-  }
-  return out + ".";
-}
-
-class Simulation {
- public:
-  Simulation(const host::CreatedPlugins& created,
-             std::vector<std::vector<int>> weights,
-             const std::vector<KubeNode>& nodes, host::ThreadPool& pool)
-      : plugins_(created), weights_(std::move(weights)), pool_(pool) {
-    states_.resize(nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      states_[i].node = &nodes[i];
-      by_name_[nodes[i].data.name] = i;
-    }
-  }
-
-  // Bound pods: load on their nodes. Returns the ones on unknown nodes.
-  std::vector<const KubePod*> bind_existing(const std::vector<KubePod>& pods) {
-    std::vector<const KubePod*> lost;
-    for (const KubePod& p : pods) {
-      if (p.node_name.empty() || p.terminal()) continue;
-      auto it = by_name_.find(p.node_name);
-      if (it == by_name_.end()) {
-        lost.push_back(&p);
-        continue;
-      }
-      states_[it->second].add(p);
-    }
-    views_.resize(states_.size());
-    for (size_t i = 0; i < states_.size(); ++i) {
-      states_[i].rebuild();
-      views_[i] = &states_[i].record->view();
-    }
-    return lost;
-  }
-
-  PodResult schedule(const KubePod& pod, bool explain) {
-    PodResult result;
-    result.pod = &pod;
-    const auto& profiles = plugins_.profiles();
-    for (size_t i = 0; i < profiles.size(); ++i) {
-      if (profiles[i].scheduler_name == pod.scheduler_name) {
-        result.profile = &profiles[i];
-        result.profile_index = i;
-      }
-    }
-    if (result.profile == nullptr) {
-      result.status = "skipped";
-      result.reason = "spec.schedulerName \"" + pod.scheduler_name +
-                      "\" is not a profile of the configuration; another "
-                      "scheduler places this pod";
-      return result;
-    }
-    const ProfilePlugins& profile = *result.profile;
-    const std::vector<int>& weights = weights_[result.profile_index];
-    const host::PodRecord record(pod.data);
-
-    // As the host's PreFilter: applies() once per plugin for the cycle,
-    // the answers reused by Filter and Score.
-    std::unordered_map<const PluginInstance*, uint8_t> applies;
-    for (const PluginInstance* plugin : profile.plugins) {
-      applies[plugin] = plugin->applies(record.view()) ? 1 : 0;
-    }
-    std::vector<uint8_t> filter_applies, score_applies;
-    for (const PluginInstance* f : profile.filters) {
-      filter_applies.push_back(applies.count(f) ? applies[f] : 1);
-    }
-    for (const PluginInstance* s : profile.scorers) {
-      score_applies.push_back(applies.count(s) ? applies[s] : 1);
-    }
-
-    const host::FilterOutcome filtered = host::run_filters(
-        profile.filters, record.view(), views_, pool_, Deadline::never(),
-        {.plugin_deadlines = {},
-         .applies = filter_applies,
-         .keep_raw_scores = false});
-    std::vector<const host::FilterRejection*> rejection(states_.size());
-    for (const auto& r : filtered.rejections) rejection[r.node] = &r;
-    std::vector<size_t> feasible;
-    for (size_t i = 0; i < states_.size(); ++i) {
-      if (rejection[i] == nullptr) feasible.push_back(i);
-    }
-    result.feasible = feasible.size();
-
-    std::vector<NodeExplain> details;
-    if (explain) {
-      details.resize(states_.size());
-      for (size_t i = 0; i < states_.size(); ++i) {
-        NodeExplain& d = details[i];
-        d.node = i;
-        d.feasible = rejection[i] == nullptr;
-        std::vector<bool> skipped;
-        for (uint8_t a : filter_applies) skipped.push_back(a == 0);
-        const host::FilterRejection* r = rejection[i];
-        d.filters = filter_cells(
-            skipped, r ? std::optional<size_t>(r->plugin) : std::nullopt,
-            r ? code_name(r->code) : "", r ? filtered.reasons[r->reason] : "");
-        if (r) d.rejected_by = profile.filters[r->plugin]->name();
-      }
-    }
-
-    // A Filter Error aborts the cycle in kube-scheduler.
-    for (const auto& r : filtered.rejections) {
-      if (r.code != SCHEDPLUG_ERROR) continue;
-      result.status = "error";
-      result.reason = "plugin \"" + profile.filters[r.plugin]->name() +
-                      "\" returned Error on node \"" +
-                      states_[r.node].node->data.name +
-                      "\": " + filtered.reasons[r.reason] +
-                      "; kube-scheduler aborts the pod's scheduling cycle "
-                      "and retries it later";
-      if (explain) result.explain = std::move(details);
-      return result;
-    }
-    if (feasible.empty()) {
-      result.status = "unschedulable";
-      result.reason = fit_error(states_.size(), filtered);
-      if (explain) result.explain = std::move(details);
-      return result;
-    }
-
-    std::vector<int64_t> totals(feasible.size(), 0);
-    if (feasible.size() > 1) {
-      // kube-scheduler scores only when more than one node is feasible.
-      result.scored = true;
-      std::vector<const schedplug_node*> nodes;
-      nodes.reserve(feasible.size());
-      for (size_t i : feasible) nodes.push_back(views_[i]);
-      const host::ScoreOutcome scored = host::run_scores(
-          profile.scorers, record.view(), nodes, pool_, Deadline::never(),
-          {.plugin_deadlines = {},
-           .applies = score_applies,
-           .keep_raw_scores = true});
-      for (size_t p = 0; p < profile.scorers.size(); ++p) {
-        const host::PluginScoreOutcome& o = scored.plugins[p];
-        if (!o.error.empty()) {
-          result.status = "error";
-          result.reason = "plugin \"" + profile.scorers[p]->name() +
-                          "\" failed to score: " + o.error +
-                          "; kube-scheduler fails the pod's scheduling "
-                          "cycle and retries it later";
-          if (explain) result.explain = std::move(details);
-          return result;
-        }
-      }
-      // kube-scheduler's total, by the SDK's rule (the test kit's too):
-      // weight x normalized score summed over the Score plugins; a plugin
-      // that skipped the pod adds nothing.
-      const std::vector<int64_t> weights64(weights.begin(), weights.end());
-      std::vector<int64_t> normalized(profile.scorers.size(), 0);
-      for (size_t k = 0; k < feasible.size(); ++k) {
-        for (size_t p = 0; p < profile.scorers.size(); ++p) {
-          const host::PluginScoreOutcome& o = scored.plugins[p];
-          normalized[p] = o.skipped ? 0 : o.scores[k];
-        }
-        totals[k] = schedplug::runtime::weighted_sum(normalized, weights64);
-      }
-      if (explain) {
-        for (size_t k = 0; k < feasible.size(); ++k) {
-          NodeExplain& d = details[feasible[k]];
-          d.scored = true;
-          d.total = totals[k];
-          for (size_t p = 0; p < profile.scorers.size(); ++p) {
-            const host::PluginScoreOutcome& o = scored.plugins[p];
-            ExplainScoreCell cell;
-            cell.skipped = o.skipped;
-            if (!o.skipped) {
-              cell.raw = k < o.raw.size() ? o.raw[k] : 0;
-              cell.normalized = o.scores[k];
-            }
-            d.scores.push_back(cell);
-          }
-        }
-      }
-    }
-    const int64_t best = *std::max_element(totals.begin(), totals.end());
-    for (size_t k = 0; k < feasible.size(); ++k) {
-      if (totals[k] == best) result.top.push_back(feasible[k]);
-    }
-    result.score = best;
-    result.status = "placed";
-    // The first of a tie (in the dump's node order) takes the pod, so the
-    // pods after it see its load.
-    NodeState& chosen = states_[result.top.front()];
-    chosen.add(pod);
-    chosen.rebuild();
-    views_[result.top.front()] = &chosen.record->view();
-    if (explain) result.explain = std::move(details);
-    return result;
-  }
-
-  const std::string& node_name(size_t i) const {
-    return states_[i].node->data.name;
-  }
-  const std::vector<int>& weights(size_t profile) const {
-    return weights_[profile];
-  }
-
- private:
-  const host::CreatedPlugins& plugins_;
-  std::vector<std::vector<int>> weights_;
-  host::ThreadPool& pool_;
-  std::vector<NodeState> states_;
-  std::vector<const schedplug_node*> views_;
-  std::unordered_map<std::string, size_t> by_name_;
-};
 
 // Resolves --explain arguments to pods of the dump; problems are input
 // errors.
@@ -368,68 +81,196 @@ std::string plural(size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-std::string profile_summary(const ProfilePlugins& profile,
-                            const std::vector<int>& weights) {
+std::string profile_summary(const SimulatedProfile& p, bool native_only) {
   std::string filters, scores;
-  for (const PluginInstance* f : profile.filters) {
-    filters += (filters.empty() ? "" : ", ") + f->name();
+  for (const std::string& f : p.filters) {
+    filters += (filters.empty() ? "" : ", ") + f;
   }
-  for (size_t i = 0; i < profile.scorers.size(); ++i) {
-    scores += (scores.empty() ? "" : ", ") + profile.scorers[i]->name() +
-              " (weight " + std::to_string(weights[i]) + ")";
+  for (size_t i = 0; i < p.scorers.size(); ++i) {
+    scores += (scores.empty() ? "" : ", ") + p.scorers[i] + " (weight " +
+              std::to_string(p.weights[i]) + ")";
   }
-  return "profile \"" + profile.scheduler_name + "\": native filters " +
-         (filters.empty() ? "none" : filters) + "; native scores " +
+  const char* which = native_only ? "native " : "";
+  return "profile \"" + p.name + "\": " + which + "filters " +
+         (filters.empty() ? "none" : filters) + "; " + which + "scores " +
          (scores.empty() ? "none" : scores);
-}
-
-// The pod's rows in the layout `schedplug explain` shares.
-ExplainTable explain_table(const PodResult& r, const Simulation& sim) {
-  const ProfilePlugins& profile = *r.profile;
-  ExplainTable table;
-  for (const PluginInstance* p : profile.filters)
-    table.filters.push_back(p->name());
-  for (const PluginInstance* p : profile.scorers)
-    table.scorers.push_back(p->name());
-  table.weights = sim.weights(r.profile_index);
-  for (const NodeExplain& d : *r.explain) {
-    ExplainRow row;
-    row.node = sim.node_name(d.node);
-    row.feasible = d.feasible;
-    row.rejected_by = d.rejected_by;
-    row.filters = d.filters;
-    row.scored = d.scored;
-    row.scores = d.scores;
-    row.total = d.total;
-    if (!r.top.empty() && r.top.front() == d.node) {
-      row.mark = ExplainRow::Mark::kChosen;
-    } else if (std::find(r.top.begin(), r.top.end(), d.node) != r.top.end()) {
-      row.mark = ExplainRow::Mark::kTied;
-    }
-    table.rows.push_back(std::move(row));
-  }
-  return table;
-}
-
-void print_explain_text(const PodResult& r, const Simulation& sim,
-                        std::ostream& out) {
-  out << "  explain " << r.pod->key() << " (profile \""
-      << r.profile->scheduler_name << "\", " << r.feasible << " of "
-      << r.explain->size() << " nodes feasible"
-      << (r.status == "placed" && !r.scored
-              ? "; one feasible node, so kube-scheduler does not score"
-              : "")
-      << "):\n";
-  print_explain_rows(explain_table(r, sim), out);
-}
-
-Json explain_json(const PodResult& r, const Simulation& sim) {
-  return explain_rows_json(explain_table(r, sim));
 }
 
 int bad_input(std::ostream& err, const std::vector<std::string>& problems) {
   for (const auto& p : problems) err << "error: " << p << "\n";
   return kSimulateBadInput;
+}
+
+struct Counts {
+  size_t placed = 0, unschedulable = 0, errors = 0, skipped = 0, ties = 0,
+         preempted = 0;
+};
+
+Counts count(const SimulationReport& report) {
+  Counts c;
+  for (const SimulatedPod& r : report.pods) {
+    if (r.status == "placed") {
+      ++c.placed;
+      if (r.top.size() > 1) ++c.ties;
+    } else if (r.status == "unschedulable") {
+      ++c.unschedulable;
+    } else if (r.status == "error") {
+      ++c.errors;
+    } else if (r.status == "preempted") {
+      ++c.preempted;
+    } else {
+      ++c.skipped;
+    }
+  }
+  return c;
+}
+
+struct DumpCounts {
+  size_t nodes = 0, pods = 0, bound = 0, finished = 0;
+};
+
+void print_json(const SimulateOptions& options, const DumpCounts& dump,
+                const SimulationReport& report, const Counts& c, int code,
+                std::ostream& out) {
+  Json j;
+  j["config"] = options.config.string();
+  j["plugins_dir"] = options.plugins.string();
+  j["nodes_file"] = options.nodes.string();
+  j["pods_file"] = options.pods.string();
+  j["scheduler"] =
+      report.scheduler.empty() ? "native plugins only" : report.scheduler;
+  j["nodes"] = dump.nodes;
+  j["bound_pods"] = dump.bound;
+  j["finished_pods"] = dump.finished;
+  Json profiles = Json::array();
+  for (const SimulatedProfile& p : report.profiles) {
+    Json scores = Json::array();
+    for (size_t s = 0; s < p.scorers.size(); ++s) {
+      scores.push_back({{"plugin", p.scorers[s]}, {"weight", p.weights[s]}});
+    }
+    profiles.push_back(
+        {{"name", p.name}, {"filters", p.filters}, {"scores", scores}});
+  }
+  j["profiles"] = profiles;
+  Json pods = Json::array();
+  for (const SimulatedPod& r : report.pods) {
+    Json pj;
+    pj["pod"] = r.pod->key();
+    pj["profile"] = r.pod->scheduler_name;
+    pj["status"] = r.status;
+    if (r.status == "placed" || r.status == "preempted") {
+      pj["node"] = r.top.front();
+      pj["tie"] = r.top.size() > 1 ? Json(r.top) : Json::array();
+      pj["score"] = r.score;
+      pj["scored"] = r.scored;
+    }
+    if (!r.profile.empty()) pj["feasible_nodes"] = r.feasible;
+    if (!r.reason.empty()) pj["reason"] = r.reason;
+    if (!r.nominated_node.empty()) pj["nominated_node"] = r.nominated_node;
+    if (r.explain) pj["explain"] = explain_rows_json(*r.explain);
+    pods.push_back(pj);
+  }
+  j["pods"] = pods;
+  Json evicted = Json::array();
+  for (const SimulatedEviction& e : report.evicted) {
+    evicted.push_back({{"pod", e.pod}, {"node", e.node}, {"by", e.by}});
+  }
+  j["evicted"] = evicted;
+  j["summary"] = {{"pending", report.pods.size()},
+                  {"placed", c.placed},
+                  {"ties", c.ties},
+                  {"unschedulable", c.unschedulable},
+                  {"errors", c.errors},
+                  {"preempted", c.preempted},
+                  {"skipped", c.skipped}};
+  j["exit_code"] = code;
+  out << j.dump(2) << "\n";
+}
+
+void print_placement(const SimulatedPod& r, std::ostream& out) {
+  const std::string& first = r.top.front();
+  if (r.top.size() == 1) {
+    out << first;
+  } else {
+    out << "tie: ";
+    for (size_t i = 0; i < r.top.size(); ++i) {
+      if (i == 8 && r.top.size() > 9) {
+        out << ", ... (" << r.top.size() - 8 << " more)";
+        break;
+      }
+      out << (i ? ", " : "") << r.top[i];
+    }
+  }
+  if (r.scored) {
+    out << "  (score " << r.score;
+  } else {
+    out << "  (the only feasible node";
+  }
+  if (r.top.size() > 1) {
+    out << "; " << r.top.size() << " nodes tie, simulation goes on with "
+        << first;
+  }
+  out << ")";
+}
+
+void print_text(const DumpCounts& dump, size_t pending,
+                const SimulationReport& report, const Counts& c,
+                bool native_only, std::ostream& out) {
+  if (!report.scheduler.empty()) {
+    out << report.scheduler
+        << " with its in-tree plugins and the native ones (through "
+           "schedplug-host)\n";
+  }
+  for (const SimulatedProfile& p : report.profiles) {
+    out << profile_summary(p, native_only) << "\n";
+  }
+  out << plural(dump.nodes, "node") << "; " << plural(dump.pods, "pod") << ": "
+      << dump.bound << " bound (load on their nodes), " << pending
+      << " to schedule"
+      << (dump.finished ? ", " + std::to_string(dump.finished) +
+                              " finished (ignored, as kube-scheduler does)"
+                        : std::string())
+      << "\n";
+  size_t width = 0;
+  for (const SimulatedPod& r : report.pods)
+    width = std::max(width, r.pod->key().size());
+  for (const SimulatedPod& r : report.pods) {
+    out << std::left << std::setw(static_cast<int>(width)) << r.pod->key()
+        << "  ";
+    if (r.status == "placed") {
+      print_placement(r, out);
+    } else {
+      out << r.status << ": " << r.reason;
+      if (!r.nominated_node.empty()) {
+        out << " (nominated to " << r.nominated_node << ")";
+      }
+    }
+    out << "\n";
+    if (!r.explain) continue;
+    out << "  explain " << r.pod->key() << " (profile \"" << r.profile << "\", "
+        << r.feasible << " of " << r.explain->rows.size() << " nodes feasible"
+        << (r.status == "placed" && !r.scored
+                ? "; one feasible node, so kube-scheduler does not score"
+                : "")
+        << "):\n";
+    print_explain_rows(*r.explain, out);
+  }
+  for (const SimulatedEviction& e : report.evicted) {
+    out << e.pod << "  evicted from " << e.node << " by preemption for " << e.by
+        << "\n";
+  }
+  out << plural(report.pods.size(), "pod") << " to schedule: " << c.placed
+      << " placed (" << plural(c.ties, "tie") << "), " << c.unschedulable
+      << " unschedulable, " << plural(c.errors, "error");
+  if (c.preempted) out << ", " << c.preempted << " preempted";
+  if (c.skipped) out << ", " << c.skipped << " for other schedulers";
+  out << "\n";
+  if (native_only) {
+    out << "note: --native-only: only the native plugins ran; "
+           "kube-scheduler's in-tree plugins (resources, taints, affinity, "
+           "spreading, ...) did not, and in a cluster they can move these "
+           "pods or keep them pending\n";
+  }
 }
 
 }  // namespace
@@ -459,93 +300,24 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
   const std::set<const KubePod*> explain =
       explained_pods(options, pods, problems);
   if (!problems.empty()) return bad_input(err, problems);
-
-  // The configuration and plugins exactly as schedplug-host takes them.
   if (!std::ifstream(options.config)) {
     return bad_input(err, {options.config.string() +
                            ": cannot read the scheduler configuration; "
                            "check the path"});
   }
-  std::vector<std::string> config_problems;
-  std::optional<host::SchedulerConfig> config;
-  try {
-    config = host::load_scheduler_config(options.config, config_problems);
-  } catch (const host::ConfigError& e) {
-    return bad_input(err, e.problems());
-  }
-  host::LoadResult loaded;
-  try {
-    loaded = host::load_plugin_directory(options.plugins);
-  } catch (const host::LoadError& e) {
-    return bad_input(err, {e.what()});
-  }
-  std::vector<host::Diagnostic> findings;
-  for (auto& p : config_problems) {
-    findings.push_back({host::Severity::kError, std::move(p)});
-  }
-  const auto names =
-      host::check_names(*config, loaded.plugins, loaded.problems);
-  findings.insert(findings.end(), names.begin(), names.end());
-  std::vector<std::string> resolve_problems;
-  const std::vector<host::ResolvedProfile> profiles =
-      host::resolve_profiles(*config, loaded.plugins, resolve_problems);
-  for (auto& p : resolve_problems) {
-    findings.push_back({host::Severity::kError, std::move(p)});
-  }
-  if (host::has_errors(findings)) {
-    for (const auto& d : findings) {
-      if (d.severity == host::Severity::kError)
-        err << "error: " << d.message << "\n";
-    }
-    err << "error: schedplug-host would refuse to start with "
-        << options.config.string() << " and the plugins in "
-        << options.plugins.string()
-        << "; fix the problems above (`schedplug check` reports the same)\n";
-    return kSimulateBadInput;
-  }
-  std::unique_ptr<host::CreatedPlugins> created;
-  try {
-    created = host::CreatedPlugins::create(profiles);
-  } catch (const host::CreateError& e) {
-    return bad_input(err, {e.what()});
-  }
-  // The host calls every refresh hook once at start-up, before it serves.
-  for (const ProfilePlugins& p : created->profiles()) {
-    for (PluginInstance* instance : p.plugins) {
-      const host::Verdict v = instance->refresh();
-      if (!v.ok()) {
-        err << "warning: profile \"" << p.scheduler_name << "\": plugin \""
-            << instance->name() << "\" failed its first refresh: " << v.reason
-            << "\n";
-      }
-    }
-  }
-  std::vector<std::vector<int>> weights;
-  for (const host::ResolvedProfile& p : profiles) {
-    std::vector<int> w;
-    for (const host::ResolvedPlugin& s : p.scorers) w.push_back(s.weight);
-    weights.push_back(std::move(w));
-  }
-
-  host::ThreadPool pool(host::ThreadPool::default_workers());
-  Simulation sim(*created, weights, nodes, pool);
-  const std::vector<const KubePod*> lost = sim.bind_existing(pods);
-  if (!lost.empty()) {
-    err << "warning: " << plural(lost.size(), "bound pod") << " in "
-        << options.pods.string() << " run on nodes missing from "
-        << options.nodes.string() << " (e.g. " << lost.front()->key()
-        << " on \"" << lost.front()->node_name
-        << "\"); they add no load to any node\n";
-  }
 
   // kube-scheduler's queue order: higher priority first, then older.
+  DumpCounts dump{.nodes = nodes.size(), .pods = pods.size()};
   std::vector<const KubePod*> pending;
-  size_t bound = 0, finished = 0;
+  std::unordered_set<std::string> node_names;
+  for (const KubeNode& n : nodes) node_names.insert(n.data.name);
+  std::vector<const KubePod*> lost;
   for (const KubePod& p : pods) {
     if (p.terminal()) {
-      ++finished;
+      ++dump.finished;
     } else if (!p.node_name.empty()) {
-      ++bound;
+      ++dump.bound;
+      if (!node_names.count(p.node_name)) lost.push_back(&p);
     } else {
       pending.push_back(&p);
     }
@@ -557,136 +329,30 @@ int run_simulate(const SimulateOptions& options, std::ostream& out,
                      return a->created < b->created;
                    });
 
-  std::vector<PodResult> results;
-  results.reserve(pending.size());
-  for (const KubePod* p : pending) {
-    results.push_back(sim.schedule(*p, explain.count(p) > 0));
+  SimulationReport report;
+  const int failed =
+      options.native_only
+          ? simulate_native(options, nodes, pods, pending, explain, report, err)
+          : simulate_with_kube_scheduler(options, pending, explain, report,
+                                         err);
+  if (failed != 0) return failed;
+  if (!lost.empty()) {
+    err << "warning: " << plural(lost.size(), "bound pod") << " in "
+        << options.pods.string() << " run on nodes missing from "
+        << options.nodes.string() << " (e.g. " << lost.front()->key()
+        << " on \"" << lost.front()->node_name
+        << "\"); they add no load to any node\n";
   }
-  size_t placed = 0, unschedulable = 0, errors = 0, skipped = 0, ties = 0;
-  for (const PodResult& r : results) {
-    if (r.status == "placed") {
-      ++placed;
-      if (r.top.size() > 1) ++ties;
-    } else if (r.status == "unschedulable") {
-      ++unschedulable;
-    } else if (r.status == "error") {
-      ++errors;
-    } else {
-      ++skipped;
-    }
-  }
-  const int code =
-      unschedulable + errors > 0 ? kSimulateSomeNotPlaced : kSimulateAllPlaced;
 
+  const Counts c = count(report);
+  const int code = c.unschedulable + c.errors + c.preempted > 0
+                       ? kSimulateSomeNotPlaced
+                       : kSimulateAllPlaced;
   if (options.json) {
-    Json j;
-    j["config"] = options.config.string();
-    j["plugins_dir"] = options.plugins.string();
-    j["nodes_file"] = options.nodes.string();
-    j["pods_file"] = options.pods.string();
-    j["nodes"] = nodes.size();
-    j["bound_pods"] = bound;
-    j["finished_pods"] = finished;
-    Json profiles_json = Json::array();
-    for (size_t i = 0; i < created->profiles().size(); ++i) {
-      const ProfilePlugins& p = created->profiles()[i];
-      Json filters = Json::array(), scores = Json::array();
-      for (const PluginInstance* f : p.filters) filters.push_back(f->name());
-      for (size_t s = 0; s < p.scorers.size(); ++s) {
-        scores.push_back(
-            {{"plugin", p.scorers[s]->name()}, {"weight", weights[i][s]}});
-      }
-      profiles_json.push_back({{"name", p.scheduler_name},
-                               {"filters", filters},
-                               {"scores", scores}});
-    }
-    j["profiles"] = profiles_json;
-    Json pods_json = Json::array();
-    for (const PodResult& r : results) {
-      Json pj;
-      pj["pod"] = r.pod->key();
-      pj["profile"] = r.pod->scheduler_name;
-      pj["status"] = r.status;
-      if (r.status == "placed") {
-        pj["node"] = sim.node_name(r.top.front());
-        Json tie = Json::array();
-        if (r.top.size() > 1) {
-          for (size_t i : r.top) tie.push_back(sim.node_name(i));
-        }
-        pj["tie"] = tie;
-        pj["score"] = r.score;
-        pj["scored"] = r.scored;
-      }
-      if (r.profile != nullptr) pj["feasible_nodes"] = r.feasible;
-      if (!r.reason.empty()) pj["reason"] = r.reason;
-      if (r.explain) pj["explain"] = explain_json(r, sim);
-      pods_json.push_back(pj);
-    }
-    j["pods"] = pods_json;
-    j["summary"] = {{"pending", results.size()},
-                    {"placed", placed},
-                    {"ties", ties},
-                    {"unschedulable", unschedulable},
-                    {"errors", errors},
-                    {"skipped", skipped}};
-    j["exit_code"] = code;
-    out << j.dump(2) << "\n";
-    return code;
+    print_json(options, dump, report, c, code, out);
+  } else {
+    print_text(dump, pending.size(), report, c, options.native_only, out);
   }
-
-  for (size_t i = 0; i < created->profiles().size(); ++i) {
-    out << profile_summary(created->profiles()[i], weights[i]) << "\n";
-  }
-  out << plural(nodes.size(), "node") << "; " << plural(pods.size(), "pod")
-      << ": " << bound << " bound (load on their nodes), " << pending.size()
-      << " to schedule"
-      << (finished ? ", " + std::to_string(finished) +
-                         " finished (ignored, as kube-scheduler does)"
-                   : std::string())
-      << "\n";
-  size_t width = 0;
-  for (const PodResult& r : results)
-    width = std::max(width, r.pod->key().size());
-  for (const PodResult& r : results) {
-    out << std::left << std::setw(static_cast<int>(width)) << r.pod->key()
-        << "  ";
-    if (r.status == "placed") {
-      const std::string& first = sim.node_name(r.top.front());
-      if (r.top.size() == 1) {
-        out << first;
-      } else {
-        out << "tie: ";
-        for (size_t i = 0; i < r.top.size(); ++i) {
-          if (i == 8 && r.top.size() > 9) {
-            out << ", ... (" << r.top.size() - 8 << " more)";
-            break;
-          }
-          out << (i ? ", " : "") << sim.node_name(r.top[i]);
-        }
-      }
-      if (r.scored) {
-        out << "  (score " << r.score;
-      } else {
-        out << "  (the only feasible node";
-      }
-      if (r.top.size() > 1) {
-        out << "; " << r.top.size() << " nodes tie, simulation goes on with "
-            << first;
-      }
-      out << ")\n";
-    } else {
-      out << r.status << ": " << r.reason << "\n";
-    }
-    if (r.explain) print_explain_text(r, sim, out);
-  }
-  out << plural(results.size(), "pod") << " to schedule: " << placed
-      << " placed (" << plural(ties, "tie") << "), " << unschedulable
-      << " unschedulable, " << plural(errors, "error");
-  if (skipped) out << ", " << skipped << " for other schedulers";
-  out << "\n";
-  out << "note: only the native plugins ran; kube-scheduler's in-tree "
-         "plugins (resources, taints, affinity, spreading, ...) filter and "
-         "score in a real cluster too\n";
   return code;
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"schedplug.dev/integration/scheduler/shim"
@@ -40,17 +41,7 @@ func New(args []string, extras Extras) *cobra.Command {
 			// its own words; nothing to register meanwhile.
 			fmt.Fprintf(os.Stderr, "schedplug: cannot read --config %s to find native plugins: %v\n", file, err)
 		} else {
-			inTree := inTreeNames()
-			for name := range extras.Plugins {
-				inTree[name] = true
-			}
-			profiles := nativeProfiles(cfg, inTree)
-			shim.SetProfiles(profiles)
-			for _, name := range uniqueNames(profiles) {
-				factory := frameworkruntime.PluginFactory(shim.Factory(name))
-				if extras.WrapNative != nil {
-					factory = extras.WrapNative(name, factory)
-				}
+			for name, factory := range NativeRegistry(cfg, extras) {
 				opts = append(opts, app.WithPlugin(name, factory))
 			}
 		}
@@ -59,4 +50,27 @@ func New(args []string, extras Extras) *cobra.Command {
 		opts = append(opts, app.WithPlugin(name, factory))
 	}
 	return app.NewSchedulerCommand(opts...)
+}
+
+// NativeRegistry tells the shim the profiles of cfg and returns one shim
+// plugin factory per plugin name a profile enables that is neither an
+// in-tree plugin nor one of extras.Plugins (served by schedplug-host at
+// SCHEDPLUG_HOST). kube-scheduler's command and kube-scheduler-simulate
+// register the same set.
+func NativeRegistry(cfg *config.KubeSchedulerConfiguration, extras Extras) frameworkruntime.Registry {
+	inTree := inTreeNames()
+	for name := range extras.Plugins {
+		inTree[name] = true
+	}
+	profiles := nativeProfiles(cfg, inTree)
+	shim.SetProfiles(profiles)
+	registry := frameworkruntime.Registry{}
+	for _, name := range uniqueNames(profiles) {
+		factory := frameworkruntime.PluginFactory(shim.Factory(name))
+		if extras.WrapNative != nil {
+			factory = extras.WrapNative(name, factory)
+		}
+		registry[name] = factory
+	}
+	return registry
 }

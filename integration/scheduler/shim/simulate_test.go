@@ -15,7 +15,8 @@ import (
 	"schedplug.dev/integration/testbed/testenv"
 )
 
-// TestSimulateMatchesTheHost runs `schedplug simulate --explain '*'` on
+// TestSimulateMatchesTheHost runs `schedplug simulate --native-only
+// --explain '*'` (the host's chains in the CLI's own process) on
 // the fixtures made by a real kube-apiserver (integration/testbed/testdata/
 // simulate: 100 nodes, 500 pending pods) and replays every pod, in
 // simulate's order and onto simulate's node, through this shim and a
@@ -77,7 +78,7 @@ profiles:
 	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sim, _, err := testenv.RunSimulate("--config", configFile, "--plugins", pluginDir,
+	sim, _, err := testenv.RunSimulate("--native-only", "--config", configFile, "--plugins", pluginDir,
 		"--nodes", filepath.Join(fixtures, "nodes.yaml"), "--pods", filepath.Join(fixtures, "pods.yaml"), "--explain", "*")
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,16 @@ func SimFixtureDir() (string, error) {
 	return filepath.Join(root, "integration", "testbed", "testdata", "simulate"), nil
 }
 
+// SimInTreeFixtureDir is integration/testbed/testdata/simulate-in-tree:
+// issue 28's cluster, where kube-scheduler's in-tree filters decide.
+func SimInTreeFixtureDir() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "integration", "testbed", "testdata", "simulate-in-tree"), nil
+}
+
 // CLIBinary is the schedplug CLI: $SCHEDPLUG_CLI_BIN, or
 // build/tools/schedplug/schedplug.
 func CLIBinary() (string, error) {
@@ -331,7 +341,8 @@ func LoadSimFixtures(dir string) ([]corev1.Node, []corev1.Pod, error) {
 
 // SimResult is `schedplug simulate --json` output (docs/simulate.md).
 type SimResult struct {
-	Profiles []struct {
+	Scheduler string `json:"scheduler"`
+	Profiles  []struct {
 		Name    string   `json:"name"`
 		Filters []string `json:"filters"`
 		Scores  []struct {
@@ -339,29 +350,63 @@ type SimResult struct {
 			Weight int64  `json:"weight"`
 		} `json:"scores"`
 	} `json:"profiles"`
-	Pods []struct {
-		Pod           string   `json:"pod"`
-		Status        string   `json:"status"`
-		Node          string   `json:"node"`
-		Tie           []string `json:"tie"`
-		Score         int64    `json:"score"`
-		Scored        bool     `json:"scored"`
-		FeasibleNodes int      `json:"feasible_nodes"`
-		Reason        string   `json:"reason"`
-		// The same rows as `schedplug explain` prints (ExplainNode).
-		Explain []ExplainNode `json:"explain"`
-	} `json:"pods"`
+	Pods    []SimPod `json:"pods"`
+	Evicted []struct {
+		Pod  string `json:"pod"`
+		Node string `json:"node"`
+		By   string `json:"by"`
+	} `json:"evicted"`
 	Summary map[string]int `json:"summary"`
+}
+
+// SimPod is one pending pod of SimResult.
+type SimPod struct {
+	Pod           string   `json:"pod"`
+	Status        string   `json:"status"`
+	Node          string   `json:"node"`
+	Tie           []string `json:"tie"`
+	Score         int64    `json:"score"`
+	Scored        bool     `json:"scored"`
+	FeasibleNodes int      `json:"feasible_nodes"`
+	Reason        string   `json:"reason"`
+	NominatedNode string   `json:"nominated_node"`
+	// The same rows as `schedplug explain` prints (ExplainNode).
+	Explain []ExplainNode `json:"explain"`
+}
+
+// Pod is the result for the pod "namespace/name" (zero if none).
+func (r *SimResult) Pod(key string) SimPod {
+	for _, p := range r.Pods {
+		if p.Pod == key {
+			return p
+		}
+	}
+	return SimPod{}
 }
 
 // RunSimulate runs `schedplug simulate --json` with args and decodes its
 // output; exit status 0 and 1 are results, anything else an error.
 func RunSimulate(args ...string) (*SimResult, int, error) {
+	out, code, err := RunSimulateText(append([]string{"--json"}, args...)...)
+	if err != nil {
+		return nil, code, err
+	}
+	var r SimResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		return nil, code, fmt.Errorf("decoding schedplug simulate's JSON: %w", err)
+	}
+	return &r, code, nil
+}
+
+// RunSimulateText runs `schedplug simulate` with args and returns what it
+// printed; exit status 0 and 1 are results, anything else an error with
+// its stderr.
+func RunSimulateText(args ...string) (string, int, error) {
 	bin, err := CLIBinary()
 	if err != nil {
-		return nil, 0, err
+		return "", 0, err
 	}
-	cmd := exec.Command(bin, append([]string{"simulate", "--json"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"simulate"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
@@ -369,14 +414,10 @@ func RunSimulate(args ...string) (*SimResult, int, error) {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		return nil, 0, fmt.Errorf("running %s: %w", bin, err)
+		return "", 0, fmt.Errorf("running %s: %w", bin, err)
 	}
 	if code != 0 && code != 1 {
-		return nil, code, fmt.Errorf("schedplug simulate exited %d: %s", code, stderr.String())
+		return "", code, fmt.Errorf("schedplug simulate exited %d: %s", code, stderr.String())
 	}
-	var r SimResult
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		return nil, code, fmt.Errorf("decoding schedplug simulate's JSON: %w (stderr: %s)", err, stderr.String())
-	}
-	return &r, code, nil
+	return stdout.String(), code, nil
 }

@@ -292,9 +292,10 @@ std::string pod(const std::string& name, const std::string& cpu,
 
 Outcome simulate(const std::string& cfg, const std::string& nodes,
                  const std::string& pods, const std::string& more = "") {
-  return schedplug("simulate --config " + config(cfg) + " --plugins " +
-                   sim_dir() + " --nodes " + temp_file("nodes.yaml", nodes) +
-                   " --pods " + temp_file("pods.yaml", pods) + " " + more);
+  return schedplug("simulate --native-only --config " + config(cfg) +
+                   " --plugins " + sim_dir() + " --nodes " +
+                   temp_file("nodes.yaml", nodes) + " --pods " +
+                   temp_file("pods.yaml", pods) + " " + more);
 }
 
 TEST(SimulateCli, TiesAreReportedAndPlacedPodsCountForLaterOnes) {
@@ -403,15 +404,16 @@ TEST(SimulateCli, ExplainTextShowsSkippedPlugins) {
                               "\"default-scheduler\", 2 of 2 nodes feasible)"),
                     HasSubstr("    n1  total 0  <- chosen\n"),
                     HasSubstr("    n2  total 0  <- tied\n"),
-                    HasSubstr("FreeCpu  filter  skipped (applies() said no "
-                              "for this pod)"),
+                    HasSubstr("FreeCpu  filter  skipped for this pod "
+                              "(applies() or PreFilter said so)"),
                     HasSubstr("FreeCpu  score   skipped")));
 }
 
 TEST(SimulateCli, AFilterErrorIsAnErrorNotAPlacement) {
   const Outcome r =
-      schedplug("simulate --config " + config("throws.yaml") + " --plugins " +
-                std::string(SCHEDPLUG_PLUGIN_DIRS) + "/throws.d --nodes " +
+      schedplug("simulate --native-only --config " + config("throws.yaml") +
+                " --plugins " + std::string(SCHEDPLUG_PLUGIN_DIRS) +
+                "/throws.d --nodes " +
                 temp_file("nodes.yaml", node_list(node("n1", "1"))) +
                 " --pods " + temp_file("pods.yaml", pod("p", "1")));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -446,8 +448,9 @@ TEST(SimulateCli, BadInputExitsTwoWithActionableMessages) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, AllOf(HasSubstr("did you mean \"FreeCpu\""),
                            HasSubstr("schedplug-host would refuse to start")));
-  r = schedplug("simulate --config " + config("cpu.yaml") + " --plugins " +
-                sim_dir() + " --nodes /nonexistent/nodes.yaml --pods " +
+  r = schedplug("simulate --native-only --config " + config("cpu.yaml") +
+                " --plugins " + sim_dir() +
+                " --nodes /nonexistent/nodes.yaml --pods " +
                 temp_file("pods.yaml", pod("p", "1")));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent/nodes.yaml: cannot read the node "
@@ -455,12 +458,39 @@ TEST(SimulateCli, BadInputExitsTwoWithActionableMessages) {
                                "`kubectl get nodes -o yaml"));
 }
 
+// Without --native-only, simulate runs kube-scheduler-simulate: the
+// configuration is checked first, as schedplug-host checks it, and a
+// missing program is named with how to get it.
+TEST(SimulateCli, KubeSchedulerModeChecksTheConfigAndNamesAMissingSimulator) {
+  const std::string nodes = temp_file("nodes.yaml", node_list(node("n1", "1")));
+  const std::string pods = temp_file("pods.yaml", pod("p", "1"));
+  Outcome r = schedplug("simulate --config " + config("misspelled.yaml") +
+                        " --plugins " + sim_dir() + " --nodes " + nodes +
+                        " --pods " + pods);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, AllOf(HasSubstr("did you mean \"FreeCpu\""),
+                           HasSubstr("schedplug-host refuses to start")));
+  r = schedplug("simulate --config " + config("cpu.yaml") + " --plugins " +
+                sim_dir() + " --nodes " + nodes + " --pods " + pods +
+                " --simulator /nonexistent/kube-scheduler-simulate");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err,
+              AllOf(HasSubstr("cannot find kube-scheduler-simulate"),
+                    HasSubstr("--simulator "
+                              "/nonexistent/kube-scheduler-simulate is not "
+                              "an executable file"),
+                    HasSubstr("go build -o DIR/kube-scheduler-simulate "
+                              "./scheduler/cmd/kube-scheduler-simulate"),
+                    HasSubstr("--native-only")));
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(SimulateCli, TheDocumentedExampleIsRealOutput) {
   const std::string fixtures = std::string(SCHEDPLUG_FIXTURES) + "/simulate/";
-  const Outcome r =
-      schedplug("simulate --config " + fixtures + "cpu.yaml --plugins " +
-                sim_dir() + " --nodes " + fixtures + "nodes.yaml --pods " +
-                fixtures + "pods.yaml --explain shop/web-2");
+  const Outcome r = schedplug("simulate --native-only --config " + fixtures +
+                              "cpu.yaml --plugins " + sim_dir() + " --nodes " +
+                              fixtures + "nodes.yaml --pods " + fixtures +
+                              "pods.yaml --explain shop/web-2");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_THAT(slurp(SCHEDPLUG_SIMULATE_DOC), HasSubstr("```\n" + r.out + "```"))
       << "docs/simulate.md's example output differs from this run:\n"

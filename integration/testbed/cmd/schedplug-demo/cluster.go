@@ -19,9 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
+	"schedplug.dev/integration/scheduler/simulate"
 	"schedplug.dev/integration/testbed/testenv"
 )
 
@@ -108,7 +107,7 @@ func loadCluster(nodesFile, podsFile string) (*cluster, error) {
 			c.nodeRows = append(c.nodeRows, nodeRow{n.name, n.cpu, n.labels})
 		}
 	} else {
-		objs, err := readObjects(nodesFile, "Node", "kubectl get nodes -o yaml")
+		objs, err := simulate.Objects(nodesFile, "Node", "kubectl get nodes -o yaml")
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +141,7 @@ func loadCluster(nodesFile, podsFile string) (*cluster, error) {
 		}
 		return c, nil
 	}
-	objs, err := readObjects(podsFile, "Pod", "kubectl get pods -o yaml")
+	objs, err := simulate.Objects(podsFile, "Pod", "kubectl get pods -o yaml")
 	if err != nil {
 		return nil, err
 	}
@@ -215,55 +214,6 @@ func describePod(p *corev1.Pod) string {
 	}
 	sort.Strings(annotations)
 	return orDash(strings.Join(append(parts, annotations...), ", "))
-}
-
-// readObjects returns the objects of `kind` in file as JSON: YAML
-// documents holding one object each, or Lists of them.
-func readObjects(file, kind, kubectl string) ([][]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("reading the %ss to create: %w", strings.ToLower(kind), err)
-	}
-	defer f.Close()
-	var out [][]byte
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
-	for doc := 1; ; doc++ {
-		data, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, doc, err)
-		}
-		js, err := yaml.YAMLToJSON(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d is not valid YAML: %w", file, doc, err)
-		}
-		var head struct {
-			Kind  string            `json:"kind"`
-			Items []json.RawMessage `json:"items"`
-		}
-		if string(js) == "null" {
-			continue
-		}
-		if err := json.Unmarshal(js, &head); err != nil {
-			return nil, fmt.Errorf("%s: document %d is not a Kubernetes object: %w", file, doc, err)
-		}
-		switch head.Kind {
-		case kind:
-			out = append(out, js)
-		case "List", kind + "List":
-			for _, item := range head.Items {
-				out = append(out, item)
-			}
-		default:
-			return nil, fmt.Errorf("%s: document %d has kind %q; give %s objects or a List of them, as `%s` prints", file, doc, head.Kind, kind, kubectl)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no %s objects; give them as `%s` prints", file, kind, kubectl)
-	}
-	return out, nil
 }
 
 func createCluster(ctx context.Context, cp *testenv.ControlPlane, c *cluster) error {

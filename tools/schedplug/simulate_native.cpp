@@ -1,0 +1,429 @@
+#include "tools/schedplug/simulate_native.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "host/chain/filter_chain.hpp"
+#include "host/chain/score_chain.hpp"
+#include "host/chain/thread_pool.hpp"
+#include "host/check/name_check.hpp"
+#include "host/config/resolve.hpp"
+#include "host/model/records.hpp"
+#include "host/plugin/created_plugins.hpp"
+#include "schedplug/runtime.hpp"
+#include "tools/schedplug/explain_table.hpp"
+
+namespace schedplug::tools {
+namespace {
+
+using host::Deadline;
+using host::PluginInstance;
+using host::ProfilePlugins;
+
+// A node with the load of the pods bound to it so far.
+struct NodeState {
+  const KubeNode* node = nullptr;
+  std::map<std::string, int64_t> requested;  // cpu, memory, ... scalars
+  uint32_t pods = 0;
+  std::unique_ptr<host::NodeRecord> record;
+
+  void add(const KubePod& pod) {
+    for (const auto& [name, v] : pod.node_requests) requested[name] += v;
+    ++pods;
+  }
+  // NodeInfo's requested as the shim sends it: cpu, memory,
+  // ephemeral-storage, pods, then the scalar resources.
+  void rebuild() {
+    host::NodeData d = node->data;
+    auto get = [&](const char* name) {
+      auto it = requested.find(name);
+      return it == requested.end() ? int64_t{0} : it->second;
+    };
+    d.requested = {{"cpu", get("cpu")},
+                   {"memory", get("memory")},
+                   {"ephemeral-storage", get("ephemeral-storage")},
+                   {"pods", static_cast<int64_t>(pods)}};
+    for (const auto& [name, v] : requested) {
+      if (is_scalar_resource(name)) d.requested.emplace_back(name, v);
+    }
+    d.pod_count = pods;
+    record = std::make_unique<host::NodeRecord>(std::move(d));
+  }
+};
+
+struct NodeExplain {
+  size_t node = 0;  // index into the node states
+  bool feasible = false;
+  std::string rejected_by;
+  std::vector<ExplainFilterCell> filters;  // per profile filter
+  bool scored = false;
+  std::vector<ExplainScoreCell> scores;  // per profile scorer
+  int64_t total = 0;
+};
+
+struct PodResult {
+  const KubePod* pod = nullptr;
+  const ProfilePlugins* profile = nullptr;
+  size_t profile_index = 0;
+  std::string status;       // placed, unschedulable, error, skipped
+  std::vector<size_t> top;  // nodes with the highest total; [0] is taken
+  int64_t score = 0;
+  bool scored = false;  // false: one feasible node, kube-scheduler skips Score
+  size_t feasible = 0;
+  std::string reason;
+  std::optional<std::vector<NodeExplain>> explain;
+};
+
+// kube-scheduler's FitError message: "0/N nodes are available: 3 <reason>,
+// 1 <reason>." with the "count reason" strings sorted.
+std::string fit_error(size_t nodes, const host::FilterOutcome& outcome) {
+  std::map<std::string, size_t> counts;
+  for (const auto& r : outcome.rejections) ++counts[outcome.reasons[r.reason]];
+  std::vector<std::string> parts;
+  for (const auto& [reason, n] : counts) {
+    parts.push_back(std::to_string(n) + " " + reason);
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out = "0/" + std::to_string(nodes) + " nodes are available" +
+                    (parts.empty() ? std::string() : ": ");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out += (i ? ", " : "") + parts[i];
+  }
+  return out + ".";
+}
+
+class Simulation {
+ public:
+  Simulation(const host::CreatedPlugins& created,
+             std::vector<std::vector<int>> weights,
+             const std::vector<KubeNode>& nodes, host::ThreadPool& pool)
+      : plugins_(created), weights_(std::move(weights)), pool_(pool) {
+    states_.resize(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      states_[i].node = &nodes[i];
+      by_name_[nodes[i].data.name] = i;
+    }
+  }
+
+  // Bound pods: load on their nodes (those on unknown nodes add none).
+  void bind_existing(const std::vector<KubePod>& pods) {
+    for (const KubePod& p : pods) {
+      if (p.node_name.empty() || p.terminal()) continue;
+      auto it = by_name_.find(p.node_name);
+      if (it != by_name_.end()) states_[it->second].add(p);
+    }
+    views_.resize(states_.size());
+    for (size_t i = 0; i < states_.size(); ++i) {
+      states_[i].rebuild();
+      views_[i] = &states_[i].record->view();
+    }
+  }
+
+  PodResult schedule(const KubePod& pod, bool explain) {
+    PodResult result;
+    result.pod = &pod;
+    const auto& profiles = plugins_.profiles();
+    for (size_t i = 0; i < profiles.size(); ++i) {
+      if (profiles[i].scheduler_name == pod.scheduler_name) {
+        result.profile = &profiles[i];
+        result.profile_index = i;
+      }
+    }
+    if (result.profile == nullptr) {
+      result.status = "skipped";
+      result.reason = "spec.schedulerName \"" + pod.scheduler_name +
+                      "\" is not a profile of the configuration; another "
+                      "scheduler places this pod";
+      return result;
+    }
+    const ProfilePlugins& profile = *result.profile;
+    const std::vector<int>& weights = weights_[result.profile_index];
+    const host::PodRecord record(pod.data);
+
+    // As the host's PreFilter: applies() once per plugin for the cycle,
+    // the answers reused by Filter and Score.
+    std::unordered_map<const PluginInstance*, uint8_t> applies;
+    for (const PluginInstance* plugin : profile.plugins) {
+      applies[plugin] = plugin->applies(record.view()) ? 1 : 0;
+    }
+    std::vector<uint8_t> filter_applies, score_applies;
+    for (const PluginInstance* f : profile.filters) {
+      filter_applies.push_back(applies.count(f) ? applies[f] : 1);
+    }
+    for (const PluginInstance* s : profile.scorers) {
+      score_applies.push_back(applies.count(s) ? applies[s] : 1);
+    }
+
+    const host::FilterOutcome filtered = host::run_filters(
+        profile.filters, record.view(), views_, pool_, Deadline::never(),
+        {.plugin_deadlines = {},
+         .applies = filter_applies,
+         .keep_raw_scores = false});
+    std::vector<const host::FilterRejection*> rejection(states_.size());
+    for (const auto& r : filtered.rejections) rejection[r.node] = &r;
+    std::vector<size_t> feasible;
+    for (size_t i = 0; i < states_.size(); ++i) {
+      if (rejection[i] == nullptr) feasible.push_back(i);
+    }
+    result.feasible = feasible.size();
+
+    std::vector<NodeExplain> details;
+    if (explain) {
+      details.resize(states_.size());
+      for (size_t i = 0; i < states_.size(); ++i) {
+        NodeExplain& d = details[i];
+        d.node = i;
+        d.feasible = rejection[i] == nullptr;
+        std::vector<bool> skipped;
+        for (uint8_t a : filter_applies) skipped.push_back(a == 0);
+        const host::FilterRejection* r = rejection[i];
+        d.filters = filter_cells(
+            skipped, r ? std::optional<size_t>(r->plugin) : std::nullopt,
+            r ? code_name(r->code) : "", r ? filtered.reasons[r->reason] : "");
+        if (r) d.rejected_by = profile.filters[r->plugin]->name();
+      }
+    }
+
+    // A Filter Error aborts the cycle in kube-scheduler.
+    for (const auto& r : filtered.rejections) {
+      if (r.code != SCHEDPLUG_ERROR) continue;
+      result.status = "error";
+      result.reason = "plugin \"" + profile.filters[r.plugin]->name() +
+                      "\" returned Error on node \"" +
+                      states_[r.node].node->data.name +
+                      "\": " + filtered.reasons[r.reason] +
+                      "; kube-scheduler aborts the pod's scheduling cycle "
+                      "and retries it later";
+      if (explain) result.explain = std::move(details);
+      return result;
+    }
+    if (feasible.empty()) {
+      result.status = "unschedulable";
+      result.reason = fit_error(states_.size(), filtered);
+      if (explain) result.explain = std::move(details);
+      return result;
+    }
+
+    std::vector<int64_t> totals(feasible.size(), 0);
+    if (feasible.size() > 1) {
+      // kube-scheduler scores only when more than one node is feasible.
+      result.scored = true;
+      std::vector<const schedplug_node*> nodes;
+      nodes.reserve(feasible.size());
+      for (size_t i : feasible) nodes.push_back(views_[i]);
+      const host::ScoreOutcome scored = host::run_scores(
+          profile.scorers, record.view(), nodes, pool_, Deadline::never(),
+          {.plugin_deadlines = {},
+           .applies = score_applies,
+           .keep_raw_scores = true});
+      for (size_t p = 0; p < profile.scorers.size(); ++p) {
+        const host::PluginScoreOutcome& o = scored.plugins[p];
+        if (!o.error.empty()) {
+          result.status = "error";
+          result.reason = "plugin \"" + profile.scorers[p]->name() +
+                          "\" failed to score: " + o.error +
+                          "; kube-scheduler fails the pod's scheduling "
+                          "cycle and retries it later";
+          if (explain) result.explain = std::move(details);
+          return result;
+        }
+      }
+      // kube-scheduler's total, by the SDK's rule (the test kit's too):
+      // weight x normalized score summed over the Score plugins; a plugin
+      // that skipped the pod adds nothing.
+      const std::vector<int64_t> weights64(weights.begin(), weights.end());
+      std::vector<int64_t> normalized(profile.scorers.size(), 0);
+      for (size_t k = 0; k < feasible.size(); ++k) {
+        for (size_t p = 0; p < profile.scorers.size(); ++p) {
+          const host::PluginScoreOutcome& o = scored.plugins[p];
+          normalized[p] = o.skipped ? 0 : o.scores[k];
+        }
+        totals[k] = schedplug::runtime::weighted_sum(normalized, weights64);
+      }
+      if (explain) {
+        for (size_t k = 0; k < feasible.size(); ++k) {
+          NodeExplain& d = details[feasible[k]];
+          d.scored = true;
+          d.total = totals[k];
+          for (size_t p = 0; p < profile.scorers.size(); ++p) {
+            const host::PluginScoreOutcome& o = scored.plugins[p];
+            ExplainScoreCell cell;
+            cell.skipped = o.skipped;
+            if (!o.skipped) {
+              cell.raw = k < o.raw.size() ? o.raw[k] : 0;
+              cell.normalized = o.scores[k];
+            }
+            d.scores.push_back(cell);
+          }
+        }
+      }
+    }
+    const int64_t best = *std::max_element(totals.begin(), totals.end());
+    for (size_t k = 0; k < feasible.size(); ++k) {
+      if (totals[k] == best) result.top.push_back(feasible[k]);
+    }
+    result.score = best;
+    result.status = "placed";
+    // The first of a tie (in the dump's node order) takes the pod, so the
+    // pods after it see its load.
+    NodeState& chosen = states_[result.top.front()];
+    chosen.add(pod);
+    chosen.rebuild();
+    views_[result.top.front()] = &chosen.record->view();
+    if (explain) result.explain = std::move(details);
+    return result;
+  }
+
+  const std::string& node_name(size_t i) const {
+    return states_[i].node->data.name;
+  }
+  const std::vector<int>& weights(size_t profile) const {
+    return weights_[profile];
+  }
+
+ private:
+  const host::CreatedPlugins& plugins_;
+  std::vector<std::vector<int>> weights_;
+  host::ThreadPool& pool_;
+  std::vector<NodeState> states_;
+  std::vector<const schedplug_node*> views_;
+  std::unordered_map<std::string, size_t> by_name_;
+};
+
+// The pod's rows in the layout `schedplug explain` shares.
+ExplainTable explain_table(const PodResult& r, const Simulation& sim) {
+  const ProfilePlugins& profile = *r.profile;
+  ExplainTable table;
+  for (const PluginInstance* p : profile.filters)
+    table.filters.push_back(p->name());
+  for (const PluginInstance* p : profile.scorers)
+    table.scorers.push_back(p->name());
+  table.weights = sim.weights(r.profile_index);
+  for (const NodeExplain& d : *r.explain) {
+    ExplainRow row;
+    row.node = sim.node_name(d.node);
+    row.feasible = d.feasible;
+    row.rejected_by = d.rejected_by;
+    row.filters = d.filters;
+    row.scored = d.scored;
+    row.scores = d.scores;
+    row.total = d.total;
+    if (!r.top.empty() && r.top.front() == d.node) {
+      row.mark = ExplainRow::Mark::kChosen;
+    } else if (std::find(r.top.begin(), r.top.end(), d.node) != r.top.end()) {
+      row.mark = ExplainRow::Mark::kTied;
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+int bad_input(std::ostream& err, const std::vector<std::string>& problems) {
+  for (const auto& p : problems) err << "error: " << p << "\n";
+  return kSimulateBadInput;
+}
+
+}  // namespace
+
+int simulate_native(const SimulateOptions& options,
+                    const std::vector<KubeNode>& nodes,
+                    const std::vector<KubePod>& pods,
+                    const std::vector<const KubePod*>& pending,
+                    const std::set<const KubePod*>& explain,
+                    SimulationReport& report, std::ostream& err) {
+  // The configuration and plugins exactly as schedplug-host takes them.
+  std::vector<std::string> config_problems;
+  std::optional<host::SchedulerConfig> config;
+  try {
+    config = host::load_scheduler_config(options.config, config_problems);
+  } catch (const host::ConfigError& e) {
+    return bad_input(err, e.problems());
+  }
+  host::LoadResult loaded;
+  try {
+    loaded = host::load_plugin_directory(options.plugins);
+  } catch (const host::LoadError& e) {
+    return bad_input(err, {e.what()});
+  }
+  std::vector<host::Diagnostic> findings;
+  for (auto& p : config_problems) {
+    findings.push_back({host::Severity::kError, std::move(p)});
+  }
+  const auto names =
+      host::check_names(*config, loaded.plugins, loaded.problems);
+  findings.insert(findings.end(), names.begin(), names.end());
+  std::vector<std::string> resolve_problems;
+  const std::vector<host::ResolvedProfile> profiles =
+      host::resolve_profiles(*config, loaded.plugins, resolve_problems);
+  for (auto& p : resolve_problems) {
+    findings.push_back({host::Severity::kError, std::move(p)});
+  }
+  if (host::has_errors(findings)) {
+    for (const auto& d : findings) {
+      if (d.severity == host::Severity::kError)
+        err << "error: " << d.message << "\n";
+    }
+    err << "error: schedplug-host would refuse to start with "
+        << options.config.string() << " and the plugins in "
+        << options.plugins.string()
+        << "; fix the problems above (`schedplug check` reports the same)\n";
+    return kSimulateBadInput;
+  }
+  std::unique_ptr<host::CreatedPlugins> created;
+  try {
+    created = host::CreatedPlugins::create(profiles);
+  } catch (const host::CreateError& e) {
+    return bad_input(err, {e.what()});
+  }
+  // The host calls every refresh hook once at start-up, before it serves.
+  for (const ProfilePlugins& p : created->profiles()) {
+    for (PluginInstance* instance : p.plugins) {
+      const host::Verdict v = instance->refresh();
+      if (!v.ok()) {
+        err << "warning: profile \"" << p.scheduler_name << "\": plugin \""
+            << instance->name() << "\" failed its first refresh: " << v.reason
+            << "\n";
+      }
+    }
+  }
+  std::vector<std::vector<int>> weights;
+  for (const host::ResolvedProfile& p : profiles) {
+    std::vector<int> w;
+    for (const host::ResolvedPlugin& s : p.scorers) w.push_back(s.weight);
+    weights.push_back(std::move(w));
+  }
+
+  host::ThreadPool pool(host::ThreadPool::default_workers());
+  Simulation sim(*created, weights, nodes, pool);
+  sim.bind_existing(pods);
+  for (size_t i = 0; i < created->profiles().size(); ++i) {
+    const ProfilePlugins& p = created->profiles()[i];
+    SimulatedProfile sp;
+    sp.name = p.scheduler_name;
+    for (const PluginInstance* f : p.filters) sp.filters.push_back(f->name());
+    for (const PluginInstance* s : p.scorers) sp.scorers.push_back(s->name());
+    sp.weights = weights[i];
+    report.profiles.push_back(std::move(sp));
+  }
+  for (const KubePod* p : pending) {
+    const PodResult r = sim.schedule(*p, explain.count(p) > 0);
+    SimulatedPod s;
+    s.pod = p;
+    s.status = r.status;
+    if (r.profile != nullptr) s.profile = r.profile->scheduler_name;
+    for (size_t n : r.top) s.top.push_back(sim.node_name(n));
+    s.score = r.score;
+    s.scored = r.scored;
+    s.feasible = r.feasible;
+    s.reason = r.reason;
+    if (r.explain) s.explain = explain_table(r, sim);
+    report.pods.push_back(std::move(s));
+  }
+  return 0;
+}
+
+}  // namespace schedplug::tools
