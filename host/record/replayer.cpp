@@ -22,17 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A replayed call has no caller: no deadline (the plugins' own timeouts
-// still apply), nobody to cancel, trailers nobody reads.
-class ReplayCallContext final : public CallContext {
- public:
-  std::chrono::system_clock::time_point deadline() const override {
-    return std::chrono::system_clock::time_point::max();
-  }
-  bool cancelled() const override { return false; }
-  void add_trailer(const std::string&, const std::string&) override {}
-};
-
 // A temporary directory for the in-process host's socket and, when the
 // recording's configuration is used, its file.
 class ScratchDir {
@@ -159,6 +148,12 @@ class Replay {
   void call(const v1::RecordedCall& c);
   template <class Request>
   void gates_of_cycle(const SessionState& s, Request& request) const;
+  // FilterNodes and Filter: calls within the cycle a PreFilter began, which
+  // move no node table; replayed when they succeeded in the recording, and
+  // `compare`d (session, recorded answer, replayed answer).
+  template <class Response, class Request, class Serve, class Compare>
+  void replay_within_cycle(const v1::RecordedCall& c, const char* method,
+                           Request& request, Serve serve, Compare compare);
   void compare_filters(SessionState& s, const v1::Pod& pod,
                        const v1::PreFilterResponse& recorded,
                        const v1::PreFilterResponse& replayed, bool starts);
@@ -390,6 +385,40 @@ void Replay::gates_of_cycle(const SessionState& s, Request& request) const {
   for (const std::string& name : s.not_applying) request.add_not_applying(name);
 }
 
+template <class Response, class Request, class Serve, class Compare>
+void Replay::replay_within_cycle(const v1::RecordedCall& c, const char* method,
+                                 Request& request, Serve serve,
+                                 Compare compare) {
+  auto it = sessions_.find(request.session_id());
+  if (it == sessions_.end()) {
+    ++report_.skipped_unknown_session;
+    return;
+  }
+  SessionState& s = it->second;
+  if (c.status_code() != 0) {
+    ++report_.skipped_failed;
+    return;
+  }
+  request.set_session_id(s.replay_id);
+  gates_of_cycle(s, request);
+  InProcessCallContext context;
+  Response replayed;
+  const auto start = Clock::now();
+  const grpc::Status status =
+      (host_->service().*serve)(context, request, replayed);
+  time_call(c, Clock::now() - start);
+  ++report_.calls;
+  if (!status.ok()) {
+    differ("error", request.pod(),
+           fmt::format("{} failed in the replay: {}", method,
+                       status.error_message()));
+    return;
+  }
+  Response recorded;
+  recorded.ParseFromString(c.response());
+  compare(s, recorded, replayed);
+}
+
 void Replay::time_call(const v1::RecordedCall& c, Clock::duration took) {
   static constexpr uint32_t kBuckets[] = {100, 500, 1000, 2000, 5000, 10000};
   uint32_t bucket = 0;  // more than the last
@@ -425,7 +454,7 @@ void Replay::call(const v1::RecordedCall& c) {
     return (d.full() || d.upserts_size() > 0 || d.removed_size() > 0) &&
            d.new_version() == c.table_version();
   };
-  ReplayCallContext context;
+  InProcessCallContext context;
   auto session_of = [&](const std::string& id) -> SessionState* {
     auto it = sessions_.find(id);
     if (it == sessions_.end()) {
@@ -476,55 +505,23 @@ void Replay::call(const v1::RecordedCall& c) {
     case v1::RECORDED_METHOD_FILTER_NODES: {
       v1::FilterNodesRequest request;
       if (!request.ParseFromString(c.request())) break;
-      SessionState* s = session_of(request.session_id());
-      if (s == nullptr) return;
-      if (!recorded_ok) {
-        ++report_.skipped_failed;
-        return;
-      }
-      request.set_session_id(s->replay_id);
-      gates_of_cycle(*s, request);
-      v1::PreFilterResponse replayed;
-      const auto start = Clock::now();
-      const grpc::Status status =
-          host_->service().filter_nodes(context, request, replayed);
-      time_call(c, Clock::now() - start);
-      ++report_.calls;
-      if (!status.ok()) {
-        differ("error", request.pod(),
-               "FilterNodes failed in the replay: " + status.error_message());
-        return;
-      }
-      v1::PreFilterResponse recorded;
-      recorded.ParseFromString(c.response());
-      compare_filters(*s, request.pod(), recorded, replayed, false);
+      replay_within_cycle<v1::PreFilterResponse>(
+          c, "FilterNodes", request, &HostService::filter_nodes,
+          [&](SessionState& s, const v1::PreFilterResponse& recorded,
+              const v1::PreFilterResponse& replayed) {
+            compare_filters(s, request.pod(), recorded, replayed, false);
+          });
       return;
     }
     case v1::RECORDED_METHOD_FILTER: {
       v1::FilterRequest request;
       if (!request.ParseFromString(c.request())) break;
-      SessionState* s = session_of(request.session_id());
-      if (s == nullptr) return;
-      if (!recorded_ok) {
-        ++report_.skipped_failed;
-        return;
-      }
-      request.set_session_id(s->replay_id);
-      gates_of_cycle(*s, request);
-      v1::FilterResponse replayed;
-      const auto start = Clock::now();
-      const grpc::Status status =
-          host_->service().filter(context, request, replayed);
-      time_call(c, Clock::now() - start);
-      ++report_.calls;
-      if (!status.ok()) {
-        differ("error", request.pod(),
-               "Filter failed in the replay: " + status.error_message());
-        return;
-      }
-      v1::FilterResponse recorded;
-      recorded.ParseFromString(c.response());
-      compare_filter(*s, request.pod(), request, recorded, replayed);
+      replay_within_cycle<v1::FilterResponse>(
+          c, "Filter", request, &HostService::filter,
+          [&](SessionState& s, const v1::FilterResponse& recorded,
+              const v1::FilterResponse& replayed) {
+            compare_filter(s, request.pod(), request, recorded, replayed);
+          });
       return;
     }
     case v1::RECORDED_METHOD_PRE_SCORE: {

@@ -1,6 +1,6 @@
 // What a handler of host_service.cpp needs of the call it serves, whichever
 // transport carried it: gRPC (GrpcCallContext below) or the fast-path
-// socket (fast_path_server.cpp).
+// socket (fast_path_server.cpp), or none (InProcessCallContext).
 #pragma once
 
 #include <chrono>
@@ -35,6 +35,18 @@ class GrpcCallContext final : public CallContext {
 
  private:
   grpc::ServerContext* context_;
+};
+
+// A call made in-process, with no caller behind it (`schedplug replay`, a
+// table restored from a recording): no deadline (the plugins' own timeouts
+// still apply), nobody to cancel, trailers nobody reads.
+class InProcessCallContext final : public CallContext {
+ public:
+  std::chrono::system_clock::time_point deadline() const override {
+    return std::chrono::system_clock::time_point::max();
+  }
+  bool cancelled() const override { return false; }
+  void add_trailer(const std::string&, const std::string&) override {}
 };
 
 }  // namespace schedplug::host

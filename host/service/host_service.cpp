@@ -300,14 +300,7 @@ grpc::Status HostService::restore_table(const std::string& session_id,
                                         const v1::NodeTableDelta& table) {
   // A call of its own, not recorded: replay restores what a recording's
   // checkpoint says the table was.
-  class NoTrailers final : public CallContext {
-   public:
-    std::chrono::system_clock::time_point deadline() const override {
-      return std::chrono::system_clock::time_point::max();
-    }
-    bool cancelled() const override { return false; }
-    void add_trailer(const std::string&, const std::string&) override {}
-  } context;
+  InProcessCallContext context;
   Call call("RestoreTable", &context);
   call.plugins = plugins();
   call.what = "session " + clipped(session_id);
