@@ -369,6 +369,13 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     app->watchdog_ = std::make_unique<HookWatchdog>(
         options.hook_hard_limit,
         [self, handler = options.on_hung_hook](const HungHook& hung) {
+          if (hung.shadow && self->shadow_ != nullptr) {
+            // No live answer waits for a candidate: the live path goes on.
+            if (self->metrics_)
+              self->metrics_->shadow_disagreed(hung.plugin, "hung", 1);
+            self->shadow_->abandon(hung.message());
+            return;
+          }
           self->server_->GetHealthCheckService()->SetServingStatus(false);
           spdlog::critical(
               "{}: the host now reports NOT_SERVING and exits with status {} "
@@ -435,7 +442,14 @@ HostApp::~HostApp() {
   trimmer_.reset();
   reloader_.reset();
   service_.reset();
-  shadow_.reset();    // after the service: it queues jobs
+  // After the service: it queues jobs. A runner whose thread is stuck in a
+  // candidate's hook is left for the rest of the process, with the metrics
+  // it counts into (joining it would wait for good).
+  if (shadow_ != nullptr && shadow_->abandoned()) {
+    (void)shadow_.release();
+    (void)metrics_.release();
+  }
+  shadow_.reset();
   recorder_.reset();  // the same; writes what is queued
   pool_.reset();
   if (!socket_path_.empty()) {

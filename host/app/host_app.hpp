@@ -104,6 +104,8 @@ class HostApp {
   // The address gRPC clients dial ("unix:/path" or "host:port").
   const std::string& target() const { return target_; }
   HostMetrics& metrics() { return *metrics_; }
+  // The shadow candidates were abandoned (one hung past the hard limit).
+  bool shadow_abandoned() const { return shadow_ && shadow_->abandoned(); }
   // The --record recorder (nullptr without --record).
   CycleRecorder* recorder() { return recorder_.get(); }
   const HostService& service() const { return *service_; }

@@ -17,7 +17,8 @@ struct Slot {
   std::atomic<uint64_t> seq{0};
   std::atomic<const PluginInstance*> plugin{nullptr};
   std::atomic<Hook> hook{Hook::kNone};
-  std::atomic<bool> in_use{true};  // false once its thread ended
+  std::atomic<bool> in_use{true};   // false once its thread ended
+  std::atomic<bool> shadow{false};  // mark_shadow_thread()
 };
 
 namespace {
@@ -38,7 +39,10 @@ Slot* acquire_slot() {
   std::lock_guard lock(s.mutex);
   for (auto& slot : s.all) {
     bool free = false;
-    if (slot->in_use.compare_exchange_strong(free, true)) return slot.get();
+    if (slot->in_use.compare_exchange_strong(free, true)) {
+      slot->shadow.store(false, std::memory_order_relaxed);
+      return slot.get();
+    }
   }
   s.all.push_back(std::make_unique<Slot>());
   return s.all.back().get();
@@ -75,6 +79,10 @@ const char* hook_name(Hook hook) {
       break;
   }
   return "(none)";
+}
+
+void mark_shadow_thread() {
+  this_thread_slot()->shadow.store(true, std::memory_order_relaxed);
 }
 
 HookScope::HookScope(const PluginInstance* plugin, Hook hook) noexcept
@@ -167,6 +175,7 @@ void HookWatchdog::run() {
       hung.running = std::chrono::duration_cast<std::chrono::milliseconds>(
           now - last.since);
       hung.limit = limit_;
+      hung.shadow = slot.shadow.load(std::memory_order_relaxed);
       lock.unlock();
       on_hung_(hung);
       lock.lock();

@@ -37,6 +37,12 @@ enum class Hook : uint8_t {
 // "filter", "score", ... as plugin.h names the hook.
 const char* hook_name(Hook hook);
 
+// Marks the calling thread as one that runs shadow candidates
+// (host/shadow/): a hook of it past the limit is reported with
+// HungHook::shadow set, which the host answers by abandoning the
+// candidates instead of exiting, since no live answer waits for them.
+void mark_shadow_thread();
+
 // Marks the calling thread as inside `hook` of `plugin` for its lifetime.
 class HookScope {
  public:
@@ -57,6 +63,8 @@ struct HungHook {
   // saw it, so the real time is up to one scan interval longer).
   std::chrono::milliseconds running{0};
   std::chrono::milliseconds limit{0};
+  // On a thread mark_shadow_thread() marked.
+  bool shadow = false;
   // "plugin SleepyFilter has been inside filter() for at least 2.1 s, over
   // the hard limit of 2 s (--hook-hard-limit)"
   std::string message() const;

@@ -22,7 +22,9 @@ void HostService::submit_shadow_filters(
     const Call& call, const ProfilePlugins& profile, const v1::Pod& pod,
     const NodeTable& table, std::span<const schedplug_node* const> views,
     const FilterOutcome& outcome) {
-  if (context_.shadow == nullptr || !any_shadow(profile.filter_shadows)) return;
+  if (context_.shadow == nullptr || context_.shadow->abandoned() ||
+      !any_shadow(profile.filter_shadows))
+    return;
   ShadowFilterJob job;
   job.plugins = call.plugins;
   job.profile = &profile;
@@ -57,7 +59,9 @@ void HostService::submit_shadow_scores(const Call& call,
                                        const NodeTable& table,
                                        std::span<const uint32_t> slots,
                                        const ScoreOutcome& outcome) {
-  if (context_.shadow == nullptr || !any_shadow(profile.scorer_shadows)) return;
+  if (context_.shadow == nullptr || context_.shadow->abandoned() ||
+      !any_shadow(profile.scorer_shadows))
+    return;
   ShadowScoreJob job;
   job.plugins = call.plugins;
   job.profile = &profile;

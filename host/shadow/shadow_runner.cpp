@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "host/metrics/host_metrics.hpp"
+#include "host/plugin/hook_watchdog.hpp"
 #include "host/service/convert.hpp"
 
 namespace schedplug::host {
@@ -48,7 +49,7 @@ ShadowRunner::~ShadowRunner() {
 bool ShadowRunner::push(std::function<void()> job) {
   {
     std::lock_guard lock(mutex_);
-    if (jobs_.size() >= capacity_) {
+    if (abandoned_ || jobs_.size() >= capacity_) {
       if (metrics_) metrics_->shadow_dropped();
       return false;
     }
@@ -70,10 +71,34 @@ bool ShadowRunner::submit(ShadowScoreJob job) {
 
 void ShadowRunner::drain() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return jobs_.empty() && !running_job_; });
+  idle_.wait(lock, [this] {
+    return abandoned_.load() || (jobs_.empty() && !running_job_);
+  });
 }
 
+void ShadowRunner::abandon(const std::string& why) {
+  size_t dropped;
+  {
+    std::lock_guard lock(mutex_);
+    abandoned_ = true;
+    dropped = jobs_.size();
+    jobs_.clear();
+  }
+  if (metrics_)
+    for (size_t i = 0; i < dropped; ++i) metrics_->shadow_dropped();
+  idle_.notify_all();
+  spdlog::error(
+      "shadow: {}: the host abandons its shadow candidates (no more run, "
+      "each pod is counted in schedplug_shadow_dropped_total) and goes on "
+      "serving the live plugins, which this does not affect; fix the "
+      "candidate and restart the host to shadow again",
+      why);
+}
+
+bool ShadowRunner::abandoned() const { return abandoned_.load(); }
+
 void ShadowRunner::run() {
+  mark_shadow_thread();
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });

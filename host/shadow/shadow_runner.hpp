@@ -11,6 +11,7 @@
 // evaluated), so the session's table may change meanwhile.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -68,6 +69,12 @@ class ShadowRunner {
   bool submit(ShadowScoreJob job);
   // Waits until every queued job has run (tests).
   void drain();
+  // A candidate's hook hung past --hook-hard-limit on the shadow thread
+  // (`why` says which): no more jobs run, every job is dropped and counted,
+  // and the live path goes on. The thread stays in the hook, holding what
+  // its job holds; the owner must not destroy this runner (abandoned()).
+  void abandon(const std::string& why);
+  bool abandoned() const;
 
  private:
   bool push(std::function<void()> job);
@@ -85,6 +92,7 @@ class ShadowRunner {
   std::deque<std::function<void()>> jobs_;
   bool running_job_ = false;
   bool stopping_ = false;
+  std::atomic<bool> abandoned_{false};
   std::unordered_map<std::string, std::chrono::steady_clock::time_point>
       logged_;          // by plugin; only the shadow thread touches it
   std::thread thread_;  // last: started when the rest is ready

@@ -4,7 +4,10 @@
 // the metrics count exactly the pods it disagrees on: Reloadable v2 (the
 // candidate) rejects every node for pods labelled reload/picky=yes and
 // scores the nodes the other way round for them; v1 (live) does neither.
+#include <atomic>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -46,12 +49,16 @@ class Shadow : public ::testing::Test {
   // Starts the host with v1 live and `shadow` (a file under the plugin
   // directory) as its candidate; false with the start-up diagnostics in
   // `error` when the host refuses to start.
-  bool start(const std::string& shadow, std::string* error = nullptr) {
+  // `candidate`: the version file of the candidate (6: v2 with its Score);
+  // `configure` changes the host's options further.
+  bool start(const std::string& shadow, std::string* error = nullptr,
+             int candidate = 6,
+             std::function<void(HostOptions&)> configure = {}) {
     plugins_ = dir_.path() / "plugins";
     std::filesystem::create_directories(plugins_ / "candidates");
     // v1 and v2, each with its Score (reloadable_v5 and _v6).
     std::filesystem::copy_file(version_file(5), plugins_ / "reloadable.so");
-    std::filesystem::copy_file(version_file(6),
+    std::filesystem::copy_file(version_file(candidate),
                                plugins_ / "candidates" / "reloadable.so");
     config_ = dir_.path() / "config.yaml";
     std::ofstream(config_) << config_yaml(shadow);
@@ -60,6 +67,7 @@ class Shadow : public ::testing::Test {
         o.config = config_;
         o.plugins = plugins_;
         o.watch = false;
+        if (configure) configure(o);
       });
     } catch (const std::exception& e) {
       if (error != nullptr) *error = e.what();
@@ -205,6 +213,37 @@ TEST_F(Shadow, CountsExactlyThePodsTheCandidateDisagreesOn) {
           R"(schedplug_shadow_disagreements_total{kind="error",plugin="Reloadable"})"),
       0);
   EXPECT_EQ(metric("schedplug_shadow_dropped_total"), 0);
+}
+
+// A candidate whose filter hangs past --hook-hard-limit is abandoned: the
+// host stays SERVING and keeps answering with the live plugin, where a
+// hung live hook makes it exit (HungPlugin tests).
+TEST_F(Shadow, ACandidateThatHangsIsAbandonedAndTheLivePathGoesOn) {
+  std::atomic<int> exits{0};
+  ASSERT_TRUE(start("candidates/reloadable.so", nullptr, /*candidate=*/7,
+                    [&](HostOptions& o) {
+                      o.hook_hard_limit = 300ms;
+                      o.on_hung_hook = [&](const HungHook&) { ++exits; };
+                    }));
+  const std::vector<int64_t> v1_scores{90, 80, 70, 60, 50, 40, 30, 20, 10, 0};
+  EXPECT_EQ(cycle(pod("p0", false)), std::make_pair(0, v1_scores));
+  EXPECT_EQ(cycle(pod("p1", true)), std::make_pair(0, v1_scores));
+  const std::string hung =
+      R"(schedplug_shadow_disagreements_total{kind="hung",plugin="Reloadable"})";
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       metric(hung) < 1 && std::chrono::steady_clock::now() < until;)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(metric(hung), 1) << host_->app().metrics().text();
+  EXPECT_TRUE(host_->app().shadow_abandoned());
+  // The live path goes on; the candidate runs no more.
+  for (int i = 2; i < 6; ++i) {
+    EXPECT_EQ(cycle(pod("p" + std::to_string(i), i % 2 == 1)),
+              std::make_pair(0, v1_scores));
+  }
+  std::ostringstream health;
+  EXPECT_EQ(probe_health(host_->app().target(), 2s, health), 0) << health.str();
+  EXPECT_EQ(exits, 0) << "a hung candidate must not stop the host";
+  EXPECT_EQ(metric(kFilterPods), 1) << "only p0 was compared";
 }
 
 TEST_F(Shadow, ACandidateThatDoesNotLoadOrIsAnotherPluginIsAnError) {

@@ -9,10 +9,13 @@
  *
  * Version 2 differs for pods labelled reload/picky=yes (the shadow tests'
  * known subset): it rejects every node for them, and scores the other way
- * round (node-9 best). RELOADABLE_REFUSE_ARGS makes
+ * round (node-9 best). RELOADABLE_HANG_PICKY makes filter() take 20 s
+ * for picky pods. RELOADABLE_REFUSE_ARGS makes
  * create() refuse every args; RELOADABLE_ALL_EVENTS declares every event
  * instead of NodeAdd and NodeUpdateLabel (a change a running scheduler cannot
  * take). */
+#include <unistd.h>
+
 #include "common.h"
 
 #ifndef RELOADABLE_VERSION
@@ -36,6 +39,13 @@ static schedplug_code filter(void* instance, const schedplug_pod* pod,
                              const schedplug_node* node,
                              schedplug_reason* reason) {
   const reloadable* self = (const reloadable*)instance;
+#ifdef RELOADABLE_HANG_PICKY
+  /* A build that hangs: 20 s in filter for picky pods (the shadow test of
+   * a candidate past --hook-hard-limit). */
+  if (picky(pod)) {
+    for (int i = 0; i < 200; ++i) usleep(100000);
+  }
+#endif
 #if RELOADABLE_VERSION == 2
   if (picky(pod)) {
     schedplug_reason_set(reason, "rejected by Reloadable v2 (picky pod)");
