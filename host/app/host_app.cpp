@@ -270,7 +270,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       check_unix_security_flags(options.security);
       app->unix_listener_ = std::make_unique<UnixListener>(
           listen.socket_path, options.security, app->metrics_->registry().get(),
-          app->peers_.get());
+          app->peers_.get(), /*read_only_peers=*/true);
     } catch (const std::exception& e) {
       fail(diagnostics, e.what());
     }
@@ -278,6 +278,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   } else {
     std::shared_ptr<grpc::ServerCredentials> credentials;
     try {
+      check_tcp_security_flags(options.security);
       credentials = tcp_server_credentials(options.security, options.listen);
     } catch (const std::exception& e) {
       fail(diagnostics, e.what());

@@ -234,6 +234,15 @@ int main(int argc, char** argv) {
                  "A uid whose connections the unix socket serves; repeat "
                  "for several (default: only the host's own uid)")
       ->delimiter(',');
+  cli.add_option("--read-only-uid", options.security.read_only_uids,
+                 "A uid whose connections the unix socket serves for reading "
+                 "only (schedplug explain, schedplug-host probe --details), "
+                 "never the scheduler's calls; repeat for several")
+      ->delimiter(',');
+  cli.add_option("--read-only-group", options.security.read_only_groups,
+                 "The same for processes running with this group (name or "
+                 "gid) as their group id; repeat for several")
+      ->delimiter(',');
   cli.add_option("--tls-cert", options.security.tls_cert,
                  "Server certificate (PEM) for a TCP --listen address");
   cli.add_option("--tls-key", options.security.tls_key,

@@ -8,9 +8,30 @@
 
 namespace schedplug::host {
 
-void PeerIdentities::accepted(int fd, uid_t uid) {
+namespace {
+
+// The descriptor of a unix-socket peer ("fd:N"); -1 for other peers.
+int peer_fd(std::string_view peer) {
+  if (!peer.starts_with("fd:")) return -1;
+  int fd = -1;
+  const auto [end, ec] =
+      std::from_chars(peer.data() + 3, peer.data() + peer.size(), fd);
+  return ec == std::errc() && end == peer.data() + peer.size() ? fd : -1;
+}
+
+}  // namespace
+
+void PeerIdentities::accepted(int fd, uid_t uid, bool read_only) {
   std::lock_guard lock(mutex_);
-  uids_[fd] = uid;
+  peers_[fd] = {uid, read_only};
+}
+
+bool PeerIdentities::read_only(const grpc::ServerContext& context) const {
+  const int fd = peer_fd(context.peer());
+  if (fd < 0) return false;
+  std::lock_guard lock(mutex_);
+  const auto it = peers_.find(fd);
+  return it != peers_.end() && it->second.read_only;
 }
 
 std::string PeerIdentities::identify(const std::string& peer,
@@ -18,13 +39,10 @@ std::string PeerIdentities::identify(const std::string& peer,
   if (!tls_identity.empty()) return "TLS client " + tls_identity;
   const std::string_view p = peer;
   if (p.starts_with("fd:")) {
-    int fd = -1;
-    const auto [end, ec] =
-        std::from_chars(p.data() + 3, p.data() + p.size(), fd);
-    if (ec == std::errc() && end == p.data() + p.size()) {
+    if (const int fd = peer_fd(p); fd >= 0) {
       std::lock_guard lock(mutex_);
-      if (auto it = uids_.find(fd); it != uids_.end()) {
-        return "uid " + std::to_string(it->second);
+      if (auto it = peers_.find(fd); it != peers_.end()) {
+        return "uid " + std::to_string(it->second.uid);
       }
     }
     return "unix socket peer " + peer;

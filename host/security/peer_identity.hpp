@@ -23,10 +23,13 @@ namespace schedplug::host {
 
 class PeerIdentities {
  public:
-  // The UnixListener accepted `fd` from a peer running as `uid`, and
-  // hands it to gRPC next. A later connection reusing the number replaces
-  // the entry (the earlier one is closed by then).
-  void accepted(int fd, uid_t uid);
+  // The UnixListener accepted `fd` from a peer running as `uid` (only to
+  // read, with `read_only`), and hands it to gRPC next. A later connection
+  // reusing the number replaces the entry (the earlier one is closed by
+  // then).
+  void accepted(int fd, uid_t uid, bool read_only = false);
+  // Whether the peer of a call may only read (--read-only-uid/-group).
+  bool read_only(const grpc::ServerContext& context) const;
 
   // The peer of a call.
   std::string identify(const grpc::ServerContext& context) const;
@@ -37,7 +40,11 @@ class PeerIdentities {
 
  private:
   mutable std::mutex mutex_;
-  std::unordered_map<int, uid_t> uids_;  // by fd
+  struct Peer {
+    uid_t uid;
+    bool read_only;
+  };
+  std::unordered_map<int, Peer> peers_;  // by fd
 };
 
 }  // namespace schedplug::host

@@ -18,6 +18,13 @@ struct SecurityOptions {
   // --allow-uid: the uids whose connections are served on the unix
   // socket. Empty: only the host's own effective uid.
   std::vector<uid_t> allowed_uids;
+  // --read-only-uid / --read-only-group: peers on the unix socket (by uid,
+  // or by the group id their process runs with) that may only read: the
+  // Explain and Status calls and the health check (`schedplug explain`,
+  // `schedplug-host probe`), never the scheduler's calls. An uid of
+  // allowed_uids keeps full access. Not on the fast-path socket.
+  std::vector<uid_t> read_only_uids;
+  std::vector<std::string> read_only_groups;
   // --tls-cert / --tls-key: the server certificate and key (PEM) for TCP.
   std::filesystem::path tls_cert;
   std::filesystem::path tls_key;

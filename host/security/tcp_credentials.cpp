@@ -88,6 +88,16 @@ void check_unix_security_flags(const SecurityOptions& options) {
   }
 }
 
+void check_tcp_security_flags(const SecurityOptions& options) {
+  if (!options.read_only_uids.empty() || !options.read_only_groups.empty() ||
+      !options.allowed_uids.empty() || !options.socket_group.empty()) {
+    throw std::invalid_argument(
+        "--allow-uid, --socket-group, --read-only-uid and --read-only-group "
+        "apply to a unix --listen socket only; on TCP, clients are who "
+        "their TLS certificates say (--tls-client-ca)");
+  }
+}
+
 std::string metrics_address(const std::string& flag) {
   const std::string port = flag.starts_with(":") ? flag.substr(1) : flag;
   if (!port.empty() && std::all_of(port.begin(), port.end(), [](char c) {

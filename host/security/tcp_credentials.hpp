@@ -20,6 +20,9 @@ std::shared_ptr<grpc::ServerCredentials> tcp_server_credentials(
 // TLS flags make sense only with a TCP --listen address; throws
 // std::invalid_argument when they are given with a unix socket.
 void check_unix_security_flags(const SecurityOptions& options);
+// The reverse: the unix socket's flags given with a TCP --listen address.
+// Throws std::invalid_argument.
+void check_tcp_security_flags(const SecurityOptions& options);
 
 // --metrics-listen: "PORT" or ":PORT" means 127.0.0.1:PORT (metrics are
 // local unless an address is given); anything else is returned as is.

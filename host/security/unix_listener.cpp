@@ -110,7 +110,7 @@ void secure_socket_directory(const std::filesystem::path& dir,
 UnixListener::UnixListener(const std::filesystem::path& path,
                            const SecurityOptions& options,
                            prometheus::Registry* registry,
-                           PeerIdentities* peers)
+                           PeerIdentities* peers, bool read_only_peers)
     : path_(path), peers_(peers) {
   std::optional<gid_t> group;
   if (!options.socket_group.empty()) {
@@ -118,6 +118,17 @@ UnixListener::UnixListener(const std::filesystem::path& path,
   }
   allowed_ = options.allowed_uids;
   if (allowed_.empty()) allowed_.push_back(::geteuid());
+  if (read_only_peers) {
+    read_only_uids_ = options.read_only_uids;
+    for (const std::string& g : options.read_only_groups) {
+      try {
+        read_only_gids_.push_back(resolve_group(g));
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string(e.what()) +
+                                 " (--read-only-group)");
+      }
+    }
+  }
 
   const auto dir =
       path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
@@ -192,8 +203,14 @@ void UnixListener::stop() {
   thread_.join();
 }
 
-bool UnixListener::allowed(uid_t uid) const {
-  return std::find(allowed_.begin(), allowed_.end(), uid) != allowed_.end();
+UnixListener::Access UnixListener::access(uid_t uid, gid_t gid) const {
+  const auto has = [](const auto& list, auto id) {
+    return std::find(list.begin(), list.end(), id) != list.end();
+  };
+  if (has(allowed_, uid)) return Access::kFull;
+  if (has(read_only_uids_, uid) || has(read_only_gids_, gid))
+    return Access::kReadOnly;
+  return Access::kRefused;
 }
 
 void UnixListener::accept_loop() {
@@ -226,7 +243,8 @@ void UnixListener::accept_loop() {
       ::close(fd);
       continue;
     }
-    if (!allowed(peer.uid)) {
+    const Access granted = access(peer.uid, peer.gid);
+    if (granted == Access::kRefused) {
       // Counted before the close: by the time the peer sees its connection
       // closed, the metric already shows the refusal.
       refused_.fetch_add(1);
@@ -254,9 +272,11 @@ void UnixListener::accept_loop() {
       }
       continue;
     }
-    spdlog::debug("connection on {} from uid {} (pid {})", path_.string(),
-                  peer.uid, peer.pid);
-    if (peers_ != nullptr) peers_->accepted(fd, peer.uid);
+    spdlog::debug("connection on {} from uid {} (pid {}){}", path_.string(),
+                  peer.uid, peer.pid,
+                  granted == Access::kReadOnly ? ", read-only" : "");
+    if (peers_ != nullptr)
+      peers_->accepted(fd, peer.uid, granted == Access::kReadOnly);
     serve_(fd);
   }
 }

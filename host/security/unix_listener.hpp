@@ -53,9 +53,12 @@ class UnixListener {
   // Secures the directory, removes a stale socket, binds and listens.
   // Throws std::runtime_error. Each served connection's uid is told to
   // `peers` (when set), which names the peers of calls.
+  // Read-only peers (--read-only-uid/-group) are served only with
+  // `read_only_peers` (the gRPC socket, not the fast path), and told to
+  // `peers` as such.
   UnixListener(const std::filesystem::path& path,
                const SecurityOptions& options, prometheus::Registry* registry,
-               PeerIdentities* peers = nullptr);
+               PeerIdentities* peers = nullptr, bool read_only_peers = false);
   ~UnixListener();
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;
@@ -72,11 +75,14 @@ class UnixListener {
   uint64_t refused() const { return refused_.load(); }
 
  private:
+  enum class Access { kRefused, kFull, kReadOnly };
   void accept_loop();
-  bool allowed(uid_t uid) const;
+  Access access(uid_t uid, gid_t gid) const;
 
   std::filesystem::path path_;
   std::vector<uid_t> allowed_;
+  std::vector<uid_t> read_only_uids_;
+  std::vector<gid_t> read_only_gids_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: stop() wakes the accept thread
   std::function<void(int fd)> serve_;

@@ -57,6 +57,8 @@ void report_gates(const PodCycle& cycle, const ProfilePlugins& profile,
 grpc::Status HostService::PreFilter(grpc::ServerContext* context,
                                     const v1::PreFilterRequest* request,
                                     v1::PreFilterResponse* response) {
+  if (grpc::Status s = refuse_read_only(*context, "PreFilter"); !s.ok())
+    return s;
   GrpcCallContext call_context(context);
   return pre_filter(call_context, *request, *response);
 }
@@ -187,6 +189,8 @@ void HostService::fill_filter_response(Call& call,
 grpc::Status HostService::FilterNodes(grpc::ServerContext* context,
                                       const v1::FilterNodesRequest* request,
                                       v1::PreFilterResponse* response) {
+  if (grpc::Status s = refuse_read_only(*context, "FilterNodes"); !s.ok())
+    return s;
   GrpcCallContext call_context(context);
   return filter_nodes(call_context, *request, *response);
 }
@@ -268,6 +272,7 @@ grpc::Status HostService::filter_nodes(CallContext& context,
 grpc::Status HostService::Filter(grpc::ServerContext* context,
                                  const v1::FilterRequest* request,
                                  v1::FilterResponse* response) {
+  if (grpc::Status s = refuse_read_only(*context, "Filter"); !s.ok()) return s;
   GrpcCallContext call_context(context);
   return filter(call_context, *request, *response);
 }

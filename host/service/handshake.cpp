@@ -17,6 +17,8 @@ using namespace call_support;
 grpc::Status HostService::Handshake(grpc::ServerContext* context,
                                     const v1::HandshakeRequest* request,
                                     v1::HandshakeResponse* response) {
+  if (grpc::Status s = refuse_read_only(*context, "Handshake"); !s.ok())
+    return s;
   const std::string peer = context_.peers != nullptr
                                ? context_.peers->identify(*context)
                                : std::string();

@@ -353,6 +353,18 @@ grpc::Status HostService::finish(Call& call, grpc::Status status) {
   return status;
 }
 
+grpc::Status HostService::refuse_read_only(const grpc::ServerContext& context,
+                                           const char* method) const {
+  if (context_.peers == nullptr || !context_.peers->read_only(context))
+    return grpc::Status::OK;
+  if (context_.metrics) context_.metrics->request_refused("read_only");
+  return {grpc::StatusCode::PERMISSION_DENIED,
+          fmt::format("{}: {} may only read from this host (--read-only-uid, "
+                      "--read-only-group): Explain, Status and the health "
+                      "check; a scheduler needs --allow-uid",
+                      method, context_.peers->identify(context))};
+}
+
 grpc::ServerWriteReactor<v1::SessionEvent>* HostService::WatchSession(
     grpc::CallbackServerContext*, const v1::WatchSessionRequest* request) {
   return watches_.open(sessions_.find(request->session_id()),

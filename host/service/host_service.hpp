@@ -150,6 +150,11 @@ class HostService final
   grpc::Status restore_table(const std::string& session_id,
                              const v1::NodeTableDelta& table);
 
+  // PERMISSION_DENIED for a peer that may only read (--read-only-uid,
+  // --read-only-group), naming `method`; OK for everyone else.
+  grpc::Status refuse_read_only(const grpc::ServerContext& context,
+                                const char* method) const;
+
   const SessionRegistry& sessions() const { return sessions_; }
   const RecentCycles& recent_cycles() const { return recent_; }
   // What hot reload did (the reloader writes it, Status reads it).

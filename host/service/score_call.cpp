@@ -14,6 +14,8 @@ using namespace call_support;
 grpc::Status HostService::PreScore(grpc::ServerContext* context,
                                    const v1::PreScoreRequest* request,
                                    v1::PreScoreResponse* response) {
+  if (grpc::Status s = refuse_read_only(*context, "PreScore"); !s.ok())
+    return s;
   GrpcCallContext call_context(context);
   return pre_score(call_context, *request, *response);
 }

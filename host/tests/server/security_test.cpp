@@ -20,6 +20,8 @@
 namespace schedplug::host::testing {
 namespace {
 
+using namespace std::chrono_literals;
+
 // An unprivileged uid and gid the tests switch to in a child process
 // (Debian's "nobody" / "nogroup"; any unused ids would do, as root).
 constexpr uid_t kOtherUid = 65534;
@@ -137,6 +139,69 @@ TEST(UnixSocket, AnAllowedUidIsServed) {
   EXPECT_EQ(
       host.app().metrics().text().find("schedplug_refused_connections_total 1"),
       std::string::npos);
+}
+
+// A read-only peer (here this process: --read-only-uid with its own uid,
+// --allow-uid another) may ask Status, Explain and the health check, and
+// is refused every call of the scheduler.
+void expect_read_only(RunningHost& host) {
+  {
+    grpc::ClientContext context;
+    v1::HandshakeRequest request;
+    request.set_protocol_version(v1::PROTOCOL_VERSION_1);
+    v1::HandshakeResponse response;
+    const grpc::Status s = host.stub().Handshake(&context, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_NE(
+        s.error_message().find("Handshake: uid " + std::to_string(::geteuid()) +
+                               " may only read from this host"),
+        std::string::npos)
+        << s.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    v1::PreFilterRequest request;
+    v1::PreFilterResponse response;
+    EXPECT_EQ(host.stub().PreFilter(&context, request, &response).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  {
+    grpc::ClientContext context;
+    v1::StatusResponse response;
+    EXPECT_TRUE(
+        host.stub().Status(&context, v1::StatusRequest(), &response).ok());
+    EXPECT_GT(response.plugins_size(), 0);
+  }
+  {
+    grpc::ClientContext context;
+    v1::ExplainRequest request;
+    request.set_pod("default/nobody");
+    v1::ExplainResponse response;
+    EXPECT_TRUE(host.stub().Explain(&context, request, &response).ok());
+  }
+  std::ostringstream health;
+  EXPECT_EQ(probe_health(host.app().target(), 2s, health), 0) << health.str();
+  const std::string metrics = host.app().metrics().text();
+  EXPECT_NE(
+      metrics.find("schedplug_refused_requests_total{reason=\"read_only\"} 2"),
+      std::string::npos)
+      << metrics;
+}
+
+TEST(UnixSocket, AReadOnlyUidMayReadButNotSchedule) {
+  RunningHost host([](HostOptions& o) {
+    o.security.allowed_uids = {kOtherUid};
+    o.security.read_only_uids = {::geteuid()};
+  });
+  expect_read_only(host);
+}
+
+TEST(UnixSocket, AReadOnlyGroupMayReadButNotSchedule) {
+  RunningHost host([](HostOptions& o) {
+    o.security.allowed_uids = {kOtherUid};
+    o.security.read_only_groups = {std::to_string(::getegid())};
+  });
+  expect_read_only(host);
 }
 
 TEST(UnixSocket, WithoutTheGroupOtherUsersCannotEvenConnect) {
@@ -346,6 +411,10 @@ TEST(Tcp, FlagMistakesAreExplained) {
   SecurityOptions tls_on_unix;
   tls_on_unix.insecure_tcp = true;
   EXPECT_THROW(check_unix_security_flags(tls_on_unix), std::invalid_argument);
+  SecurityOptions read_only_on_tcp;
+  read_only_on_tcp.read_only_uids = {1000};
+  EXPECT_THROW(check_tcp_security_flags(read_only_on_tcp),
+               std::invalid_argument);
 }
 
 TEST(Metrics, ABarePortMeansLoopback) {
