@@ -40,7 +40,7 @@ rc=$?
 [[ $rc == 1 ]] || { echo "FAIL: check of a config with args exited $rc, want 1"; failures=$((failures + 1)); }
 expect "check with args" "$out" 'SpotNodes.*nodeLabel'
 
-out=$("$cli" simulate --config "$data/scheduler-config.yaml" --plugins "$dir" \
+out=$("$cli" simulate --native-only --config "$data/scheduler-config.yaml" --plugins "$dir" \
   --nodes "$data/nodes.yaml" --pods "$data/pods.yaml" --explain default/typo-1 2>&1)
 rc=$?
 [[ $rc == 1 ]] || { echo "FAIL: simulate exited $rc, want 1 (one pod unschedulable)"; failures=$((failures + 1)); }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A Rust plugin's filter panics on spot nodes: the host's runtime (through
-# schedplug simulate, which runs the host's loader, chain and thread pool)
-# reports an ERROR naming the plugin and the hook for every pod, and goes
+# schedplug simulate --native-only, which runs the host's loader, chain and
+# thread pool) reports an ERROR naming the plugin and the hook for every
+# pod, and goes
 # on to the next pod; nothing unwinds into C++, nothing dies to a signal.
 #   panic_test.sh SCHEDPLUG_CLI PLUGIN_DIR DATA_DIR   (DATA_DIR: nodes.yaml, pods.yaml)
 set -uo pipefail
@@ -18,7 +19,7 @@ profiles:
         enabled:
           - name: PanicsInRust
 YAML
-out=$(RUST_BACKTRACE=0 "$cli" simulate --config "$config" --plugins "$dir" \
+out=$(RUST_BACKTRACE=0 "$cli" simulate --native-only --config "$config" --plugins "$dir" \
   --nodes "$data/nodes.yaml" --pods "$data/pods.yaml" 2>&1)
 rc=$?
 fail=0
