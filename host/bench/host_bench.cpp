@@ -445,6 +445,59 @@ BENCHMARK(BM_PreFilterRoundTripRecord)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// What --record adds to the live thread of one PreFilter: serializing the
+// request and the answer of `n` nodes and queueing them (the writer thread
+// compresses and writes them meanwhile, off the call).
+void BM_RecordPreFilterCall(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  Host& h = host();
+  v1::PreFilterRequest request;
+  request.set_session_id(h.session_with(n));
+  request.set_scheduler_name("default-scheduler");
+  *request.mutable_pod() = bench_pod();
+  request.mutable_delta()->set_base_version(1);
+  v1::PreFilterResponse response;
+  {
+    grpc::ClientContext context;
+    const grpc::Status s =
+        h.host.stub().PreFilter(&context, request, &response);
+    if (!s.ok()) {
+      state.SkipWithError(s.error_message().c_str());
+      return;
+    }
+  }
+  testing::TempDir dir;
+  CycleRecorder recorder({.dir = dir.path()}, nullptr);
+  size_t since_flush = 0;
+  for (auto _ : state) {
+    recorder.call(v1::RECORDED_METHOD_PRE_FILTER, request.session_id(), request,
+                  response, grpc::Status::OK, 1, static_cast<uint32_t>(n),
+                  std::chrono::microseconds(100), &request.delta());
+    if (++since_flush == 256) {
+      // Untimed: the writer catches up, so no call is left out (a loop of
+      // back-to-back calls outruns any compressor).
+      state.PauseTiming();
+      recorder.flush();
+      since_flush = 0;
+      state.ResumeTiming();
+    }
+  }
+  recorder.flush();
+  const RecorderStats stats = recorder.stats();
+  state.counters["response_bytes"] =
+      static_cast<double>(response.ByteSizeLong());
+  state.counters["record_bytes_per_call"] =
+      stats.calls > 0
+          ? static_cast<double>(stats.bytes) / static_cast<double>(stats.calls)
+          : 0;
+  state.counters["dropped"] = static_cast<double>(stats.dropped);
+}
+BENCHMARK(BM_RecordPreFilterCall)
+    ->Arg(500)
+    ->Arg(5000)
+    ->ArgName("nodes")
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_PreFilterOneNodeDelta(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   const std::string session = host().session_with(n + 1);  // its own table
