@@ -89,11 +89,14 @@ func readCycle(state fwk.CycleState) *cycle.Cycle {
 // startCycle begins the profile's cycle for pod on nodes and keeps it in
 // state.
 func (p *Plugin) startCycle(state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *cycle.Cycle {
+	rec := p.newRecord(pod, len(nodes))
 	c := p.mgr.tracker.Start(cycle.Start{
 		Profile: p.profile, Pod: wire.Pod(pod, p.mgr.podData()), Nodes: nodes,
 		PodGroupCycle: state.IsPodGroupSchedulingCycle(), Nominated: pod.Status.NominatedNodeName, Snapshot: p.snapshotNode,
+		Record: rec,
 	})
 	state.Write(cycleKey, c)
+	p.mgr.annotations.cycleStarted(rec)
 	return c
 }
 

@@ -19,6 +19,9 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	if c == nil {
 		c = p.startCycle(state, pod, nodes)
 	}
+	if rec := c.Record(); rec != nil {
+		defer func() { rec.PreFilter(p.name, st) }()
+	}
 	if c.ScoreOnly() {
 		// No native Filter in the profile: the delta travels with
 		// PreScore, the cycle's one call.

@@ -1,0 +1,206 @@
+package simannot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/klog/v2"
+)
+
+// Defaults of the Writer's Options (SCHEDPLUG_SIMULATOR_ANNOTATIONS_QPS and
+// _QUEUE, docs/simulator-annotations.md).
+const (
+	// DefaultQPS keeps the patches well inside what the API server grants
+	// kube-scheduler (its own client defaults to 50 QPS); they go through a
+	// client of their own, so binds never wait for them.
+	DefaultQPS = 20
+	// DefaultQueue pods wait for their patch at most; more are dropped.
+	DefaultQueue = 1000
+	// patchTimeout bounds one patch.
+	patchTimeout = 10 * time.Second
+)
+
+// Options configure a Writer.
+type Options struct {
+	// QPS and Burst limit the patches (0: DefaultQPS, burst QPS).
+	QPS   float32
+	Burst int
+	// Queue is how many pods may wait for their patch (0: DefaultQueue).
+	Queue int
+	// Budget bounds one pod's annotations (0: DefaultBudget).
+	Budget int
+}
+
+// Writer patches the results onto the pods, off the scheduling cycle: a
+// queue with one entry per pod (a newer result for a waiting pod replaces
+// the older one), bounded (a result that finds it full is dropped and
+// counted), emptied by one goroutine, one merge patch per pod, at most
+// QPS per second.
+type Writer struct {
+	client kubernetes.Interface
+	opts   Options
+	limit  flowcontrol.RateLimiter
+
+	mu      sync.Mutex
+	order   []types.UID
+	waiting map[types.UID]*Record
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// NewWriter starts a writer patching through client; Close stops it.
+func NewWriter(client kubernetes.Interface, opts Options) *Writer {
+	if opts.QPS <= 0 {
+		opts.QPS = DefaultQPS
+	}
+	if opts.Burst <= 0 {
+		opts.Burst = max(1, int(opts.QPS+0.999))
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = DefaultQueue
+	}
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget
+	}
+	registerMetrics()
+	w := &Writer{client: client, opts: opts, limit: flowcontrol.NewTokenBucketRateLimiter(opts.QPS, opts.Burst),
+		waiting: map[types.UID]*Record{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// Enqueue hands over a finished cycle's record; it never blocks.
+func (w *Writer) Enqueue(r *Record) {
+	uid := r.Pod().UID
+	w.mu.Lock()
+	switch _, waits := w.waiting[uid]; {
+	case waits:
+		w.waiting[uid] = r
+		w.mu.Unlock()
+		results.WithLabelValues("replaced").Inc()
+		return
+	case len(w.waiting) >= w.opts.Queue:
+		w.mu.Unlock()
+		results.WithLabelValues("dropped").Inc()
+		return
+	}
+	w.waiting[uid] = r
+	w.order = append(w.order, uid)
+	queued.Set(float64(len(w.waiting)))
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the writer; results still waiting are not written.
+func (w *Writer) Close() {
+	close(w.stop)
+	<-w.done
+}
+
+// Idle says whether no result waits (tests).
+func (w *Writer) Idle() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.waiting) == 0
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-w.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		r := w.next()
+		if r == nil {
+			select {
+			case <-w.wake:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err := w.limit.Wait(ctx); err != nil {
+			return
+		}
+		w.write(ctx, r)
+	}
+}
+
+// next takes the oldest waiting pod's latest record.
+func (w *Writer) next() *Record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.order) == 0 {
+		return nil
+	}
+	uid := w.order[0]
+	w.order = w.order[1:]
+	r := w.waiting[uid]
+	delete(w.waiting, uid)
+	queued.Set(float64(len(w.waiting)))
+	return r
+}
+
+// write patches r onto its pod: the annotations, and the pod's uid, which
+// makes the API server refuse the patch if the name now belongs to
+// another pod.
+func (w *Writer) write(ctx context.Context, r *Record) {
+	pod := r.Pod()
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid":         pod.UID,
+		"annotations": r.Result().Annotations(w.opts.Budget),
+	}})
+	if err != nil {
+		results.WithLabelValues("failed").Inc()
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, patchTimeout)
+	defer cancel()
+	start := time.Now()
+	_, err = w.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	patchSeconds.Observe(time.Since(start).Seconds())
+	patchBytes.Observe(float64(len(body)))
+	switch {
+	case err == nil:
+		results.WithLabelValues("written").Inc()
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) && uidChanged(err):
+		// The pod is gone, or another pod took its name.
+		results.WithLabelValues("gone").Inc()
+	default:
+		results.WithLabelValues("failed").Inc()
+		klog.Background().V(2).Info("schedplug: could not write the simulator annotations; the pod keeps its earlier ones", "pod", klog.KRef(pod.Namespace, pod.Name), "err", err)
+	}
+}
+
+// uidChanged says whether an Invalid answer is about the uid the patch
+// carries (the API server words another pod's uid as an immutable field).
+func uidChanged(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
+}
