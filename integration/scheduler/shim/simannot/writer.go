@@ -59,6 +59,13 @@ type Writer struct {
 
 // NewWriter starts a writer patching through client; Close stops it.
 func NewWriter(client kubernetes.Interface, opts Options) *Writer {
+	w := newWriter(client, opts)
+	go w.run()
+	return w
+}
+
+// newWriter is a writer whose queue nobody empties yet.
+func newWriter(client kubernetes.Interface, opts Options) *Writer {
 	if opts.QPS <= 0 {
 		opts.QPS = DefaultQPS
 	}
@@ -74,7 +81,6 @@ func NewWriter(client kubernetes.Interface, opts Options) *Writer {
 	registerMetrics()
 	w := &Writer{client: client, opts: opts, limit: flowcontrol.NewTokenBucketRateLimiter(opts.QPS, opts.Burst),
 		waiting: map[types.UID]*Record{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go w.run()
 	return w
 }
 
@@ -107,13 +113,6 @@ func (w *Writer) Enqueue(r *Record) {
 func (w *Writer) Close() {
 	close(w.stop)
 	<-w.done
-}
-
-// Idle says whether no result waits (tests).
-func (w *Writer) Idle() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.waiting) == 0
 }
 
 func (w *Writer) run() {
