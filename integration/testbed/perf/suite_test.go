@@ -40,6 +40,7 @@ import (
 	"k8s.io/kubernetes/test/utils/client-go/ktesting"
 
 	"schedplug.dev/integration/scheduler/shim"
+	"schedplug.dev/integration/scheduler/shim/simannot"
 	"schedplug.dev/integration/testbed/testenv"
 	"schedplug.dev/integration/testbed/twin"
 )
@@ -249,6 +250,8 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		DisableFastPath:  st.Variant == VariantNativeGRPC,
 		EvaluateAllNodes: st.Variant == VariantNativeAllNodes,
 		NoVerdictReuse:   st.Variant == VariantNativeNoReuse,
+		// Every pod's patch, however fast pods are bound.
+		SimulatorAnnotations: simannot.Options{QPS: 10000, Queue: 1 << 20},
 	})
 	if err != nil {
 		host.Stop(5 * time.Second)
@@ -420,7 +423,11 @@ type result struct {
 	// answered from verdicts kept for identical replicas, and the "misses"
 	// among them that called the host after all (native variants only).
 	VerdictReuse map[string]float64 `json:"verdictReusePerPod,omitempty"`
-	Complete     bool               `json:"complete"`
+	// SimulatorAnnotations is the writer's work per measured pod
+	// (native-simannot): results by what became of them ("written",
+	// "dropped", ...), and "patchMs", the mean time of one patch.
+	SimulatorAnnotations map[string]float64 `json:"simulatorAnnotationsPerPod,omitempty"`
+	Complete             bool               `json:"complete"`
 }
 
 func (s *suite) results() []result {
@@ -470,6 +477,7 @@ func (s *suite) results() []result {
 						res.VerdictReuse[k] = d / n
 					}
 				}
+				res.SimulatorAnnotations = st.end.annotations.since(st.start.annotations, n)
 				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
 				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024
 				res.RPCsPerPodByMethod = map[string]float64{}
