@@ -441,26 +441,31 @@ TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
   EXPECT_THAT(bad.out, HasSubstr("args.schedplug.sha256 is \"xyz\"; write"));
 }
 
-TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
-  const std::string config = ::testing::TempDir() + "/schedplug-cli-shadow-" +
+// `schedplug check` of a profile "shadow-scheduler" enabling HwEncrypt at
+// filter, whose args.schedplug is this one-line YAML mapping.
+Outcome check_with_schedplug_args(const std::string& schedplug_args) {
+  const std::string config = ::testing::TempDir() + "/schedplug-cli-args-" +
                              std::to_string(::getpid()) + ".yaml";
-  auto with_shadow = [&](const std::string& shadow) {
-    std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                             "kind: KubeSchedulerConfiguration\n"
-                             "profiles:\n"
-                             "- schedulerName: shadow-scheduler\n"
-                             "  plugins:\n"
-                             "    filter:\n"
-                             "      enabled:\n"
-                             "      - name: HwEncrypt\n"
-                             "  pluginConfig:\n"
-                             "  - name: HwEncrypt\n"
-                             "    args:\n"
-                             "      schedplug:\n"
-                             "        shadow: \""
-                          << shadow << "\"\n";
-    return schedplug("check --config " + config + " --plugins " +
-                     plugin_dir("hw.d"));
+  std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                           "kind: KubeSchedulerConfiguration\n"
+                           "profiles:\n"
+                           "- schedulerName: shadow-scheduler\n"
+                           "  plugins:\n"
+                           "    filter:\n"
+                           "      enabled:\n"
+                           "      - name: HwEncrypt\n"
+                           "  pluginConfig:\n"
+                           "  - name: HwEncrypt\n"
+                           "    args:\n"
+                           "      schedplug: "
+                        << schedplug_args << "\n";
+  return schedplug("check --config " + config + " --plugins " +
+                   plugin_dir("hw.d"));
+}
+
+TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
+  auto with_shadow = [](const std::string& shadow) {
+    return check_with_schedplug_args("{shadow: \"" + shadow + "\"}");
   };
   // The plugin's own file as its candidate: loads, same name, creates.
   const Outcome ok = with_shadow("hw_encrypt.so");
@@ -475,6 +480,19 @@ TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
   EXPECT_EQ(empty.exit_code, 1) << empty.out << empty.err;
   EXPECT_THAT(empty.out, HasSubstr("args.schedplug.shadow is \"\"; write the "
                                    "candidate plugin file"));
+}
+
+// simulatorAnnotations is the shim's, and check accepts only a boolean
+// (docs/simulator-annotations.md).
+TEST(Check, SimulatorAnnotationsMustBeABoolean) {
+  const Outcome on = check_with_schedplug_args("{simulatorAnnotations: true}");
+  EXPECT_EQ(on.exit_code, 0) << on.out << on.err;
+  const Outcome bad =
+      check_with_schedplug_args("{simulatorAnnotations: \"yes\"}");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_THAT(bad.out, HasSubstr("pluginConfig \"HwEncrypt\": "
+                                 "args.schedplug.simulatorAnnotations is "
+                                 "\"yes\"; write true"));
 }
 
 }  // namespace

@@ -46,9 +46,12 @@ type Record struct {
 	reserved  bool
 }
 
+// filterLog is one plugin's answers, made on its first; each Filter call
+// takes the next entry.
 type filterLog struct {
+	once    sync.Once
+	entries []filterEntry
 	next    atomic.Int32
-	entries atomic.Pointer[[]filterEntry]
 }
 
 type filterEntry struct {
@@ -82,17 +85,9 @@ func (r *Record) Filter(plugin, node string, st *fwk.Status) {
 		return
 	}
 	l := &r.filters[i]
-	entries := l.entries.Load()
-	if entries == nil {
-		fresh := make([]filterEntry, r.nodes)
-		if l.entries.CompareAndSwap(nil, &fresh) {
-			entries = &fresh
-		} else {
-			entries = l.entries.Load()
-		}
-	}
-	if at := int(l.next.Add(1) - 1); at < len(*entries) {
-		(*entries)[at] = filterEntry{node: node, message: filterMessage(st)}
+	l.once.Do(func() { l.entries = make([]filterEntry, r.nodes) })
+	if at := int(l.next.Add(1) - 1); at < len(l.entries) {
+		l.entries[at] = filterEntry{node: node, message: filterMessage(st)}
 	}
 }
 
@@ -159,12 +154,8 @@ func (r *Record) Result() *Result {
 		Filter: map[string]map[string]string{}, Score: map[string]map[string]string{}, FinalScore: map[string]map[string]string{}}
 	for i, plugin := range r.plugins {
 		l := &r.filters[i]
-		entries := l.entries.Load()
-		if entries == nil {
-			continue
-		}
-		n := min(int(l.next.Load()), len(*entries))
-		for _, e := range (*entries)[:n] {
+		n := min(int(l.next.Load()), len(l.entries))
+		for _, e := range l.entries[:n] {
 			put(out.Filter, e.node, plugin, e.message)
 		}
 	}
