@@ -110,7 +110,7 @@ func (p *Plugin) cycleOf(state fwk.CycleState, pod *v1.Pod, fallback []fwk.NodeI
 	if c := readCycle(state); c != nil {
 		return c
 	}
-	return p.mgr.tracker.Lazy(cycleToken(state), func() *cycle.Cycle {
+	c := p.mgr.tracker.Lazy(cycleToken(state), func() *cycle.Cycle {
 		if c := readCycle(state); c != nil {
 			return c
 		}
@@ -121,6 +121,12 @@ func (p *Plugin) cycleOf(state fwk.CycleState, pod *v1.Pod, fallback []fwk.NodeI
 		}
 		return p.startCycle(state, pod, nodes)
 	})
+	// The cycle may have started in a clone (the nominated-pods pass);
+	// Reserve reads the original state.
+	if readCycle(state) == nil {
+		state.Write(cycleKey, c)
+	}
+	return c
 }
 
 // cycleToken names the scheduling cycle a CycleState belongs to: the
