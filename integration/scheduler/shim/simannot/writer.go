@@ -48,6 +48,8 @@ type Writer struct {
 	client kubernetes.Interface
 	opts   Options
 	limit  flowcontrol.RateLimiter
+	// forbidden: the first refusal for want of RBAC was logged as an error.
+	forbidden sync.Once
 
 	mu      sync.Mutex
 	order   []types.UID
@@ -183,6 +185,11 @@ func (w *Writer) write(ctx context.Context, r *Record) {
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) && uidChanged(err):
 		// The pod is gone, or another pod took its name.
 		results.WithLabelValues("gone").Inc()
+	case apierrors.IsForbidden(err):
+		results.WithLabelValues("failed").Inc()
+		w.forbidden.Do(func() {
+			klog.Background().Error(err, "schedplug: kube-scheduler may not patch pods, so no pod gets the simulator annotations its profile asks for; grant it patch on pods (config/manifests/40-simulator-annotations-rbac.yaml, docs/simulator-annotations.md)", "pod", klog.KRef(pod.Namespace, pod.Name))
+		})
 	default:
 		results.WithLabelValues("failed").Inc()
 		klog.Background().V(2).Info("schedplug: could not write the simulator annotations; the pod keeps its earlier ones", "pod", klog.KRef(pod.Namespace, pod.Name), "err", err)
