@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"schedplug.dev/integration/scheduler/shim/simannot"
@@ -103,11 +104,11 @@ func (a *annotations) start(h fwk.Handle) error {
 				a.err = fmt.Errorf("simulatorAnnotations: kube-scheduler gave the plugin no API client configuration to write the annotations with")
 				return
 			}
-			cfg := *h.KubeConfig()
+			cfg := rest.CopyConfig(h.KubeConfig())
 			// The writer's own rate limit is the one that counts.
 			cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
 			cfg.UserAgent = "schedplug-simulator-annotations"
-			if client, a.err = kubernetes.NewForConfig(&cfg); a.err != nil {
+			if client, a.err = kubernetes.NewForConfig(cfg); a.err != nil {
 				a.err = fmt.Errorf("simulatorAnnotations: cannot make an API client to write the annotations: %w", a.err)
 				return
 			}

@@ -51,12 +51,13 @@ type Writer struct {
 	// forbidden: the first refusal for want of RBAC was logged as an error.
 	forbidden sync.Once
 
-	mu      sync.Mutex
-	order   []types.UID
-	waiting map[types.UID]*Record
-	wake    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	mu        sync.Mutex
+	order     []types.UID
+	waiting   map[types.UID]*Record
+	wake      chan struct{}
+	stop      chan struct{}
+	closeOnce sync.Once
+	done      chan struct{}
 }
 
 // NewWriter starts a writer patching through client; Close stops it.
@@ -113,7 +114,7 @@ func (w *Writer) Enqueue(r *Record) {
 
 // Close stops the writer; results still waiting are not written.
 func (w *Writer) Close() {
-	close(w.stop)
+	w.closeOnce.Do(func() { close(w.stop) })
 	<-w.done
 }
 
