@@ -134,43 +134,47 @@ func (r *Result) fit(budget int) (map[string]bool, int) {
 	if total <= budget {
 		return nil, 0
 	}
-	nodes := make([]string, 0, len(size))
-	for node := range size {
-		nodes = append(nodes, node)
+	// Each node's place, worked out once: the selected node, then the
+	// rejected ones, then by native total (best first), then by name.
+	type ranked struct {
+		node  string
+		class int
+		total int64
 	}
-	rank := func(node string) (int, int64) {
+	nodes := make([]ranked, 0, len(size))
+	for node := range size {
+		rk := ranked{node: node, class: 2}
 		switch {
 		case node == r.SelectedNode:
-			return 0, 0
+			rk.class = 0
 		case r.rejected(node):
-			return 1, 0
+			rk.class = 1
+		default:
+			for _, v := range r.FinalScore[node] {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				rk.total += n
+			}
 		}
-		var sum int64
-		for _, v := range r.FinalScore[node] {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			sum += n
-		}
-		return 2, -sum
+		nodes = append(nodes, rk)
 	}
 	sort.Slice(nodes, func(i, j int) bool {
-		ci, si := rank(nodes[i])
-		cj, sj := rank(nodes[j])
-		if ci != cj {
-			return ci < cj
+		a, b := nodes[i], nodes[j]
+		if a.class != b.class {
+			return a.class < b.class
 		}
-		if si != sj {
-			return si < sj
+		if a.total != b.total {
+			return a.total > b.total
 		}
-		return nodes[i] < nodes[j]
+		return a.node < b.node
 	})
 	keep := map[string]bool{}
 	used := 0
-	for _, node := range nodes {
-		if used+size[node] > budget {
+	for _, rk := range nodes {
+		if used+size[rk.node] > budget {
 			break
 		}
-		used += size[node]
-		keep[node] = true
+		used += size[rk.node]
+		keep[rk.node] = true
 	}
 	return keep, len(nodes) - len(keep)
 }
