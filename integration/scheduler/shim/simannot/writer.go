@@ -42,8 +42,9 @@ type Options struct {
 // Writer patches the results onto the pods, off the scheduling cycle: a
 // queue with one entry per pod (a newer result for a waiting pod replaces
 // the older one), bounded (a result that finds it full is dropped and
-// counted), emptied by one goroutine, one merge patch per pod, at most
-// QPS per second.
+// counted), emptied by a few goroutines, one merge patch per pod, at most
+// QPS per second. A pod is patched by one goroutine at a time, so a newer
+// result never lands before an older one.
 type Writer struct {
 	client kubernetes.Interface
 	opts   Options
@@ -51,19 +52,31 @@ type Writer struct {
 	// forbidden: the first refusal for want of RBAC was logged as an error.
 	forbidden sync.Once
 
-	mu        sync.Mutex
-	order     []types.UID
-	waiting   map[types.UID]*Record
-	wake      chan struct{}
-	stop      chan struct{}
+	mu       sync.Mutex
+	more     *sync.Cond // a record to take, or the writer stopped
+	order    []types.UID
+	waiting  map[types.UID]*Record
+	inFlight map[types.UID]bool
+	stopped  bool
+
+	cancel    context.CancelFunc
+	ctx       context.Context
 	closeOnce sync.Once
-	done      chan struct{}
+	workers   sync.WaitGroup
 }
+
+// writers patch at once: one patch waits for the API server's answer (a
+// few to tens of milliseconds), so one goroutine alone would keep up with
+// fewer pods per second than kube-scheduler binds.
+const writers = 4
 
 // NewWriter starts a writer patching through client; Close stops it.
 func NewWriter(client kubernetes.Interface, opts Options) *Writer {
 	w := newWriter(client, opts)
-	go w.run()
+	for range writers {
+		w.workers.Add(1)
+		go w.run()
+	}
 	return w
 }
 
@@ -83,7 +96,9 @@ func newWriter(client kubernetes.Interface, opts Options) *Writer {
 	}
 	registerMetrics()
 	w := &Writer{client: client, opts: opts, limit: flowcontrol.NewTokenBucketRateLimiter(opts.QPS, opts.Burst),
-		waiting: map[types.UID]*Record{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		waiting: map[types.UID]*Record{}, inFlight: map[types.UID]bool{}}
+	w.more = sync.NewCond(&w.mu)
+	w.ctx, w.cancel = context.WithCancel(context.Background())
 	return w
 }
 
@@ -91,74 +106,87 @@ func newWriter(client kubernetes.Interface, opts Options) *Writer {
 func (w *Writer) Enqueue(r *Record) {
 	uid := r.Pod().UID
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	switch _, waits := w.waiting[uid]; {
 	case waits:
 		w.waiting[uid] = r
-		w.mu.Unlock()
 		results.WithLabelValues("replaced").Inc()
 		return
 	case len(w.waiting) >= w.opts.Queue:
-		w.mu.Unlock()
 		results.WithLabelValues("dropped").Inc()
 		return
 	}
 	w.waiting[uid] = r
 	w.order = append(w.order, uid)
 	queued.Set(float64(len(w.waiting)))
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.more.Signal()
 }
 
-// Close stops the writer; results still waiting are not written.
+// Close stops the writer; results still waiting are not written, and a
+// patch under way is cancelled.
 func (w *Writer) Close() {
-	w.closeOnce.Do(func() { close(w.stop) })
-	<-w.done
+	w.closeOnce.Do(func() {
+		w.mu.Lock()
+		w.stopped = true
+		w.more.Broadcast()
+		w.mu.Unlock()
+		w.cancel()
+	})
+	w.workers.Wait()
 }
 
 func (w *Writer) run() {
-	defer close(w.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-w.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	defer w.workers.Done()
 	for {
-		r := w.next()
+		r := w.take()
 		if r == nil {
-			select {
-			case <-w.wake:
-				continue
-			case <-ctx.Done():
-				return
-			}
-		}
-		if err := w.limit.Wait(ctx); err != nil {
 			return
 		}
-		w.write(ctx, r)
+		if err := w.limit.Wait(w.ctx); err == nil {
+			w.write(w.ctx, r)
+		}
+		w.finish(r)
 	}
 }
 
-// next takes the oldest waiting pod's latest record.
-func (w *Writer) next() *Record {
+// take waits for a record and takes it; nil once the writer stopped.
+func (w *Writer) take() *Record {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.order) == 0 {
-		return nil
+	for !w.stopped {
+		if r := w.next(); r != nil {
+			return r
+		}
+		w.more.Wait()
 	}
-	uid := w.order[0]
-	w.order = w.order[1:]
-	r := w.waiting[uid]
-	delete(w.waiting, uid)
-	queued.Set(float64(len(w.waiting)))
-	return r
+	return nil
+}
+
+// next takes the latest record of the oldest waiting pod that is not
+// being patched; nil when there is none. Callers hold w.mu.
+func (w *Writer) next() *Record {
+	for i, uid := range w.order {
+		if w.inFlight[uid] {
+			continue
+		}
+		w.order = append(w.order[:i], w.order[i+1:]...)
+		r := w.waiting[uid]
+		delete(w.waiting, uid)
+		w.inFlight[uid] = true
+		queued.Set(float64(len(w.waiting)))
+		return r
+	}
+	return nil
+}
+
+// finish ends r's patch; a newer record of the pod may go now.
+func (w *Writer) finish(r *Record) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.inFlight, r.Pod().UID)
+	if _, waits := w.waiting[r.Pod().UID]; waits {
+		w.more.Signal()
+	}
 }
 
 // write patches r onto its pod: the annotations, and the pod's uid, which

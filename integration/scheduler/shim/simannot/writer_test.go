@@ -83,6 +83,16 @@ func TestWriterQueueCoalescesAndIsBounded(t *testing.T) {
 	if got := []*Record{w.next(), w.next(), w.next()}; got[0] != a2 || got[1] != b || got[2] != nil {
 		t.Errorf("queue gave %v; want a's newer record, then b's, then none", got)
 	}
+	// A pod's newer record waits while its patch is under way.
+	a3 := rec("a", "ua")
+	w.Enqueue(a3)
+	if got := w.next(); got != nil {
+		t.Errorf("queue gave %v while a's patch is under way; want none", got)
+	}
+	w.finish(a2)
+	if got := w.next(); got != a3 {
+		t.Errorf("queue gave %v after a's patch; want a's newest record", got)
+	}
 	if count(t, "replaced")-replaced != 1 || count(t, "dropped")-dropped != 1 {
 		t.Errorf("replaced %v, dropped %v; want 1 and 1", count(t, "replaced")-replaced, count(t, "dropped")-dropped)
 	}
