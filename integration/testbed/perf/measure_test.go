@@ -218,8 +218,8 @@ func batchAttempts() map[string]float64 {
 // annotationCounters are the simulator annotations' writer's metrics:
 // results by what became of them, and the patches' count and total time.
 type annotationCounters struct {
-	results               map[string]float64
-	patches, patchSeconds float64
+	results                           map[string]float64
+	patches, patchSeconds, patchBytes float64
 }
 
 func readAnnotationCounters() annotationCounters {
@@ -240,20 +240,24 @@ func readAnnotationCounters() annotationCounters {
 			case "schedplug_shim_simulator_annotations_patch_seconds":
 				out.patches += float64(m.GetHistogram().GetSampleCount())
 				out.patchSeconds += m.GetHistogram().GetSampleSum()
+			case "schedplug_shim_simulator_annotations_patch_bytes":
+				out.patchBytes += m.GetHistogram().GetSampleSum()
 			}
 		}
 	}
 	return out
 }
 
-// since is the work between two readings per pod, and the mean patch
-// time in ms ("patchMs"); nil when nothing was written.
+// since is the work between two readings per pod, and the mean patch's
+// time in ms ("patchMs") and size ("patchBytes"); nil when nothing was
+// written.
 func (a annotationCounters) since(before annotationCounters, pods float64) map[string]float64 {
 	patches := a.patches - before.patches
 	if patches <= 0 {
 		return nil
 	}
-	out := map[string]float64{"patchMs": 1000 * (a.patchSeconds - before.patchSeconds) / patches}
+	out := map[string]float64{"patchMs": 1000 * (a.patchSeconds - before.patchSeconds) / patches,
+		"patchBytes": (a.patchBytes - before.patchBytes) / patches}
 	for k, v := range a.results {
 		if d := v - before.results[k]; d > 0 {
 			out[k] = d / pods

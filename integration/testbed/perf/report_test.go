@@ -237,7 +237,7 @@ func (r *report) table() string {
 		}
 	}
 	if len(annot) > 0 {
-		fmt.Fprintf(&buf, "simulator annotations per measured pod, by result (patchMs: mean time of one patch):\n%s\n", strings.Join(annot, "\n"))
+		fmt.Fprintf(&buf, "simulator annotations per measured pod, by result (patchMs, patchBytes: the mean patch):\n%s\n", strings.Join(annot, "\n"))
 	}
 	var batch []string
 	for _, s := range r.Summary {

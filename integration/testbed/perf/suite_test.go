@@ -425,7 +425,8 @@ type result struct {
 	VerdictReuse map[string]float64 `json:"verdictReusePerPod,omitempty"`
 	// SimulatorAnnotations is the writer's work per measured pod
 	// (native-simannot): results by what became of them ("written",
-	// "dropped", ...), and "patchMs", the mean time of one patch.
+	// "dropped", ...), and the mean patch's time ("patchMs") and size
+	// ("patchBytes").
 	SimulatorAnnotations map[string]float64 `json:"simulatorAnnotationsPerPod,omitempty"`
 	Complete             bool               `json:"complete"`
 }
