@@ -246,12 +246,11 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		Profiles:    []shim.Profile{{SchedulerName: "default-scheduler", Plugins: st.shape.plugins}},
 		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(st.wire)},
 		// The fast path's calls bypass gRPC's stats handler.
-		OnFastCall:       st.wire.fastCall,
-		DisableFastPath:  st.Variant == VariantNativeGRPC,
-		EvaluateAllNodes: st.Variant == VariantNativeAllNodes,
-		NoVerdictReuse:   st.Variant == VariantNativeNoReuse,
-		// Every pod's patch, however fast pods are bound.
-		SimulatorAnnotations: simannot.Options{QPS: 10000, Queue: 1 << 20},
+		OnFastCall:           st.wire.fastCall,
+		DisableFastPath:      st.Variant == VariantNativeGRPC,
+		EvaluateAllNodes:     st.Variant == VariantNativeAllNodes,
+		NoVerdictReuse:       st.Variant == VariantNativeNoReuse,
+		SimulatorAnnotations: annotationWriter(),
 	})
 	if err != nil {
 		host.Stop(5 * time.Second)
@@ -271,6 +270,18 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		os.RemoveAll(sockDir)
 		s.writeProgress()
 	}, nil
+}
+
+// annotationWriter is native-simannot's writer: every pod's patch, however
+// fast pods are bound, unless SCHEDPLUG_SIMULATOR_ANNOTATIONS_QPS and
+// _QUEUE set it as they set kube-scheduler's.
+func annotationWriter() simannot.Options {
+	if os.Getenv(shim.EnvSimulatorAnnotationsQPS) != "" || os.Getenv(shim.EnvSimulatorAnnotationsQueue) != "" {
+		if cfg, err := shim.ConfigFromEnv(); err == nil {
+			return cfg.SimulatorAnnotations
+		}
+	}
+	return simannot.Options{QPS: 10000, Queue: 1 << 20}
 }
 
 // prepare runs once the apiserver and scheduler are up: it starts the
