@@ -389,59 +389,7 @@ TEST(Inspect, PrintsTheSha256ThatSha256sumPrints) {
   EXPECT_EQ(nlohmann::json::parse(j.out)["sha256"], digest);
 }
 
-// args.schedplug.sha256 pins a plugin; `check` applies it before opening
-// any file, as schedplug-host does, and reports the same mismatch.
-TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
-  const std::string file = plugin_dir("hw.d") + "/hw_encrypt.so";
-  const std::string base =
-      ::testing::TempDir() + "/schedplug-cli-pin-" + std::to_string(::getpid());
-  ASSERT_EQ(
-      std::system(("sha256sum '" + file + "' > '" + base + ".sum'").c_str()),
-      0);
-  std::istringstream line(slurp(base + ".sum"));
-  std::string digest;
-  line >> digest;
-  ASSERT_EQ(digest.size(), 64u);
-  auto config_pinning = [&](const std::string& pin) {
-    const std::string config = base + ".yaml";
-    std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                             "kind: KubeSchedulerConfiguration\n"
-                             "profiles:\n"
-                             "- schedulerName: secure-scheduler\n"
-                             "  plugins:\n"
-                             "    filter:\n"
-                             "      enabled:\n"
-                             "      - name: HwEncrypt\n"
-                             "  pluginConfig:\n"
-                             "  - name: HwEncrypt\n"
-                             "    args:\n"
-                             "      schedplug:\n"
-                             "        sha256: \""
-                          << pin << "\"\n";
-    return config;
-  };
-  const std::string wrong(64, 'a');
-  Outcome r = schedplug("check --config " + config_pinning(wrong) +
-                        " --plugins " + plugin_dir("hw.d"));
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, AllOf(HasSubstr("hw_encrypt.so"),
-                           HasSubstr("refused before loading: its SHA-256 is " +
-                                     digest),
-                           HasSubstr("matches none of the args.schedplug."
-                                     "sha256 pins"),
-                           HasSubstr("(pinned: HwEncrypt)")));
-
-  Outcome ok = schedplug("check --config " + config_pinning(digest) +
-                         " --plugins " + plugin_dir("hw.d"));
-  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
-
-  Outcome bad = schedplug("check --config " + config_pinning("xyz") +
-                          " --plugins " + plugin_dir("hw.d"));
-  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
-  EXPECT_THAT(bad.out, HasSubstr("args.schedplug.sha256 is \"xyz\"; write"));
-}
-
-// `schedplug check` of a profile "shadow-scheduler" enabling HwEncrypt at
+// `schedplug check` of a profile "args-scheduler" enabling HwEncrypt at
 // filter, whose args.schedplug is this one-line YAML mapping.
 Outcome check_with_schedplug_args(const std::string& schedplug_args) {
   const std::string config = ::testing::TempDir() + "/schedplug-cli-args-" +
@@ -449,7 +397,7 @@ Outcome check_with_schedplug_args(const std::string& schedplug_args) {
   std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
                            "kind: KubeSchedulerConfiguration\n"
                            "profiles:\n"
-                           "- schedulerName: shadow-scheduler\n"
+                           "- schedulerName: args-scheduler\n"
                            "  plugins:\n"
                            "    filter:\n"
                            "      enabled:\n"
@@ -463,6 +411,40 @@ Outcome check_with_schedplug_args(const std::string& schedplug_args) {
                    plugin_dir("hw.d"));
 }
 
+// args.schedplug.sha256 pins a plugin; `check` applies it before opening
+// any file, as schedplug-host does, and reports the same mismatch.
+TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
+  const std::string file = plugin_dir("hw.d") + "/hw_encrypt.so";
+  const std::string base =
+      ::testing::TempDir() + "/schedplug-cli-pin-" + std::to_string(::getpid());
+  ASSERT_EQ(
+      std::system(("sha256sum '" + file + "' > '" + base + ".sum'").c_str()),
+      0);
+  std::istringstream line(slurp(base + ".sum"));
+  std::string digest;
+  line >> digest;
+  ASSERT_EQ(digest.size(), 64u);
+  auto check_pinning = [](const std::string& pin) {
+    return check_with_schedplug_args("{sha256: \"" + pin + "\"}");
+  };
+  const std::string wrong(64, 'a');
+  Outcome r = check_pinning(wrong);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("hw_encrypt.so"),
+                           HasSubstr("refused before loading: its SHA-256 is " +
+                                     digest),
+                           HasSubstr("matches none of the args.schedplug."
+                                     "sha256 pins"),
+                           HasSubstr("(pinned: HwEncrypt)")));
+
+  Outcome ok = check_pinning(digest);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+
+  Outcome bad = check_pinning("xyz");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_THAT(bad.out, HasSubstr("args.schedplug.sha256 is \"xyz\"; write"));
+}
+
 TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
   auto with_shadow = [](const std::string& shadow) {
     return check_with_schedplug_args("{shadow: \"" + shadow + "\"}");
@@ -473,7 +455,7 @@ TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
   const Outcome missing = with_shadow("candidates/hw_encrypt.so");
   EXPECT_EQ(missing.exit_code, 1) << missing.out << missing.err;
   EXPECT_THAT(missing.out,
-              AllOf(HasSubstr("profile \"shadow-scheduler\", plugin HwEncrypt: "
+              AllOf(HasSubstr("profile \"args-scheduler\", plugin HwEncrypt: "
                               "args.schedplug.shadow candidates/hw_encrypt.so"),
                     HasSubstr("no such file")));
   const Outcome empty = with_shadow("");
