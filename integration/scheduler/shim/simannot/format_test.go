@@ -227,3 +227,17 @@ func TestAnnotationsBudgetLeavesOutWholeNodes(t *testing.T) {
 		}
 	}
 }
+
+// kube-scheduler filters a pod's nominated node first and, when it fails
+// there, again among all nodes: the record keeps every node's answer, the
+// later one for the node asked twice.
+func TestANodeAskedTwiceLeavesRoomForTheOthers(t *testing.T) {
+	r := NewRecord(PodRef{Name: "p", UID: "u"}, []string{"HwEncrypt"}, nil, 2)
+	r.Filter("HwEncrypt", "nominated", status(fwk.Unschedulable, "busy"))
+	r.Filter("HwEncrypt", "nominated", status(fwk.Unschedulable, "still busy"))
+	r.Filter("HwEncrypt", "other", nil)
+	got := r.Result().Filter
+	if len(got) != 2 || got["nominated"]["HwEncrypt"] != "still busy" || got["other"]["HwEncrypt"] != PassedFilterMessage {
+		t.Errorf("filter-result %v; want both nodes, the nominated one's later answer", got)
+	}
+}

@@ -34,7 +34,9 @@ type Record struct {
 	plugins []string
 	weights map[string]int64
 	// nodes bounds each plugin's filter log: the cycle's snapshot nodes,
-	// each asked about at most once per plugin.
+	// each asked about once per plugin, and the nominated node, which
+	// kube-scheduler filters first and, when it fails, again with the
+	// others (logMargin).
 	nodes   int
 	filters []filterLog // parallel to plugins
 
@@ -53,6 +55,10 @@ type filterLog struct {
 	entries []filterEntry
 	next    atomic.Int32
 }
+
+// logMargin is room in a filter log beyond one entry per snapshot node,
+// for the nodes kube-scheduler asks about twice in a cycle.
+const logMargin = 8
 
 type filterEntry struct {
 	node    string
@@ -85,7 +91,7 @@ func (r *Record) Filter(plugin, node string, st *fwk.Status) {
 		return
 	}
 	l := &r.filters[i]
-	l.once.Do(func() { l.entries = make([]filterEntry, r.nodes) })
+	l.once.Do(func() { l.entries = make([]filterEntry, r.nodes+logMargin) })
 	if at := int(l.next.Add(1) - 1); at < len(l.entries) {
 		l.entries[at] = filterEntry{node: node, message: filterMessage(st)}
 	}
