@@ -87,7 +87,8 @@ struct ChainLimits {
   // when the shim sent it back. Empty: ask the plugin.
   std::span<const uint8_t> applies;
   // run_scores also keeps each plugin's raw scores (before normalizing),
-  // for `schedplug simulate --explain`.
+  // for `schedplug simulate --explain`, the explain record and the shim's
+  // simulator annotations (PreScoreRequest.want_raw_scores).
   bool keep_raw_scores = false;
   // The pod's scheduling cycle (PreFilter began it): a plugin it has a
   // scope for runs with that scope's state and gates, and `applies` is

@@ -164,7 +164,7 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
     if (!s.is_object()) {
       problems.push_back(where +
                          "args.schedplug must be a mapping with failurePolicy, "
-                         "timeout, sha256 and/or shadow");
+                         "timeout, sha256, shadow and/or simulatorAnnotations");
     } else {
       for (const auto& [key, value] : s.items()) {
         if (key == "failurePolicy") {
@@ -199,11 +199,24 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
             continue;
           }
           out.settings.shadow = value.get<std::string>();
+        } else if (key == "simulatorAnnotations") {
+          // Only the shim acts on it (docs/simulator-annotations.md); the
+          // host checks it so that `schedplug check` reports a bad value.
+          if (!value.is_boolean()) {
+            problems.push_back(
+                where + "args.schedplug.simulatorAnnotations is " +
+                value.dump() +
+                "; write true (this profile's pods get the native plugins' "
+                "results in kube-scheduler-simulator's annotations) or false");
+            continue;
+          }
+          out.settings.simulator_annotations = value.get<bool>();
         } else {
           problems.push_back(where + "args.schedplug has the unknown key \"" +
                              key +
                              "\"; the host understands failurePolicy, "
-                             "timeout, sha256 and shadow");
+                             "timeout, sha256, shadow and "
+                             "simulatorAnnotations");
         }
       }
     }
@@ -211,6 +224,30 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
   }
   out.args_json = args.dump();
   return out;
+}
+
+// simulatorAnnotations is a profile's setting written on any one of its
+// native plugins; a profile whose plugins say both true and false is
+// refused rather than guessed (the shim refuses it too).
+void check_simulator_annotations(const SchedulerConfig& config,
+                                 const ResolvedProfile& profile,
+                                 std::vector<std::string>& problems) {
+  const ResolvedPlugin* on = nullptr;
+  const ResolvedPlugin* off = nullptr;
+  for (const ResolvedPlugin& p : profile.plugins) {
+    const std::optional<bool>& v = p.settings.simulator_annotations;
+    if (!v.has_value()) continue;
+    const ResolvedPlugin*& first = *v ? on : off;
+    if (first == nullptr) first = &p;
+  }
+  if (on == nullptr || off == nullptr) return;
+  problems.push_back(
+      (config.file.empty() ? std::string("<config>") : config.file.string()) +
+      ": profile \"" + profile.scheduler_name + "\": pluginConfig \"" +
+      on->library->name() + "\" sets args.schedplug.simulatorAnnotations " +
+      "true but \"" + off->library->name() +
+      "\" sets it false; it is one setting for the whole profile: write it " +
+      "on one native plugin only");
 }
 
 }  // namespace
@@ -360,6 +397,7 @@ std::vector<ResolvedProfile> resolve_profiles(
       }
       resolved.plugins.push_back(std::move(p));
     }
+    check_simulator_annotations(config, resolved, problems);
     out.push_back(std::move(resolved));
   }
   return out;

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct HostSettings {
   // A candidate build of the plugin to run in shadow beside it (a file,
   // relative to the plugin directory); "" for none. host/shadow/.
   std::string shadow;
+  // simulatorAnnotations: the profile writes kube-scheduler-simulator's
+  // result annotations (the shim does; the host only checks the value).
+  std::optional<bool> simulator_annotations;
   // `sha256` (a pin, see config_plugin_pins) is read before loading and
   // not kept here.
 };

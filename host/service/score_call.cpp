@@ -93,12 +93,12 @@ grpc::Status HostService::pre_score(CallContext& context,
   const std::vector<uint8_t> applies = known_applies(request, profile->scorers);
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
-  ScoreOutcome outcome = run_scores(profile->scorers, pod.view(), nodes,
-                                    *context_.pool, call.deadline,
-                                    {.plugin_deadlines = deadlines,
-                                     .applies = applies,
-                                     .keep_raw_scores = recent_.enabled(),
-                                     .cycle = cycle.get()});
+  ScoreOutcome outcome = run_scores(
+      profile->scorers, pod.view(), nodes, *context_.pool, call.deadline,
+      {.plugin_deadlines = deadlines,
+       .applies = applies,
+       .keep_raw_scores = recent_.enabled() || request.want_raw_scores(),
+       .cycle = cycle.get()});
   identity_of(call).to_proto(*response.mutable_identity());
   submit_shadow_scores(
       call, *profile, request.pod(), table,
@@ -120,6 +120,11 @@ grpc::Status HostService::pre_score(CallContext& context,
     out->set_plugin(profile->scorers[i]->name());
     out->set_skipped(o.skipped);
     out->mutable_scores()->Add(o.scores.begin(), o.scores.end());
+    // Raw scores go with normalized ones only (the shim's simulator
+    // annotations); a plugin that failed has neither.
+    if (request.want_raw_scores() && !o.scores.empty()) {
+      out->mutable_raw_scores()->Add(o.raw.begin(), o.raw.end());
+    }
     if (!o.error.empty()) {
       ++failed;
       spdlog::warn("PreScore {}: {}", call.what, o.error);

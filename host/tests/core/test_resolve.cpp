@@ -182,18 +182,74 @@ TEST(Resolve, BadHostSettingsAreConfigErrors) {
               HasSubstr("resolved without error"));
 }
 
-// Every bad setting is reported, not only the first, and the profile is
-// still resolved with the defaults.
-TEST(Resolve, CollectsEveryBadSettingAndResolvesAnyway) {
-  const SchedulerConfig config = parse_scheduler_config(
-      "apiVersion: kubescheduler.config.k8s.io/v1\n"
-      "kind: KubeSchedulerConfiguration\n"
-      R"(profiles:
+// Resolves profile "s", which enables HwEncrypt and GoodScorer, with this
+// pluginConfig list, collecting the problems instead of throwing.
+std::vector<std::string> problems_of(
+    const std::string& plugin_config,
+    std::vector<ResolvedProfile>* resolved = nullptr) {
+  std::vector<std::string> problems;
+  auto r = resolve_profiles(
+      parse_scheduler_config("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                             "kind: KubeSchedulerConfiguration\n"
+                             R"(profiles:
   - schedulerName: s
     plugins:
       multiPoint:
         enabled: [{name: HwEncrypt}, {name: GoodScorer}]
+    pluginConfig:)" + plugin_config,
+                             "sched.yaml"),
+      corpus_plugins(), problems);
+  if (resolved != nullptr) *resolved = std::move(r);
+  return problems;
+}
+
+// simulatorAnnotations (docs/simulator-annotations.md): a boolean, read and
+// stripped like the other keys; one setting per profile, so two plugins of
+// one profile saying true and false are refused.
+TEST(Resolve, SimulatorAnnotationsIsABooleanPerProfile) {
+  auto r = resolve(R"(profiles:
+  - plugins:
+      multiPoint:
+        enabled: [{name: HwEncrypt}, {name: GoodScorer}]
     pluginConfig:
+      - name: HwEncrypt
+        args:
+          schedplug:
+            simulatorAnnotations: true
+)");
+  ASSERT_EQ(r[0].plugins.size(), 2u);
+  EXPECT_EQ(r[0].plugins[0].settings.simulator_annotations, true);
+  EXPECT_EQ(r[0].plugins[0].args_json, "{}");
+  EXPECT_FALSE(r[0].plugins[1].settings.simulator_annotations.has_value());
+
+  EXPECT_THAT(resolve_error("            simulatorAnnotations: \"yes\"\n"),
+              HasSubstr("sched.yaml:9: profile \"s\", pluginConfig "
+                        "\"HwEncrypt\": args.schedplug.simulatorAnnotations "
+                        "is \"yes\"; write true"));
+  EXPECT_THAT(resolve_error("            simulatorAnnotations: false\n"),
+              HasSubstr("resolved without error"));
+
+  const std::vector<std::string> problems = problems_of(R"(
+      - name: HwEncrypt
+        args:
+          schedplug: {simulatorAnnotations: true}
+      - name: GoodScorer
+        args:
+          schedplug: {simulatorAnnotations: false}
+)");
+  ASSERT_EQ(problems.size(), 1u) << ::testing::PrintToString(problems);
+  EXPECT_EQ(problems[0],
+            "sched.yaml: profile \"s\": pluginConfig \"HwEncrypt\" sets "
+            "args.schedplug.simulatorAnnotations true but \"GoodScorer\" sets "
+            "it false; it is one setting for the whole profile: write it on "
+            "one native plugin only");
+}
+
+// Every bad setting is reported, not only the first, and the profile is
+// still resolved with the defaults.
+TEST(Resolve, CollectsEveryBadSettingAndResolvesAnyway) {
+  std::vector<ResolvedProfile> r;
+  const std::vector<std::string> problems = problems_of(R"(
       - name: HwEncrypt
         args:
           schedplug:
@@ -204,9 +260,7 @@ TEST(Resolve, CollectsEveryBadSettingAndResolvesAnyway) {
           schedplug:
             retries: 3
 )",
-      "sched.yaml");
-  std::vector<std::string> problems;
-  const auto r = resolve_profiles(config, corpus_plugins(), problems);
+                                                        &r);
   ASSERT_EQ(problems.size(), 3u) << ::testing::PrintToString(problems);
   EXPECT_THAT(problems[0], HasSubstr("failurePolicy is \"Sometimes\""));
   EXPECT_THAT(problems[1], HasSubstr("timeout is \"fast\""));

@@ -35,7 +35,8 @@ class ExplainTest : public ::testing::Test {
     v1::PreScoreResponse scored;
     std::vector<uint32_t> feasible;
   };
-  Cycle run_cycle(const std::vector<v1::Placement>& placed = {}) {
+  Cycle run_cycle(const std::vector<v1::Placement>& placed = {},
+                  bool want_raw_scores = false) {
     Cycle c;
     c.pod = rnd_.pod();
     v1::PreFilterRequest request;
@@ -62,6 +63,7 @@ class ExplainTest : public ::testing::Test {
     score.set_scheduler_name(kProfile);
     *score.mutable_pod() = c.pod;
     score.set_table_version(1);
+    score.set_want_raw_scores(want_raw_scores);
     for (uint32_t slot : c.feasible) score.add_nodes(slot);
     grpc::ClientContext context;
     const grpc::Status s = host_->stub().PreScore(&context, score, &c.scored);
@@ -171,6 +173,48 @@ TEST_F(ExplainTest, HoldsTheVerdictsScoresAndReservedNodeOfEachCycle) {
       if (cycle.filter_skipped(f)) continue;
       EXPECT_TRUE(timed.contains(cycle.filters(f) + " filter"))
           << cycle.filters(f);
+    }
+  }
+}
+
+// PreScoreRequest.want_raw_scores (the shim's simulator annotations): each
+// plugin that scored sends its raw scores too, the ones the record keeps;
+// with the record off as well, and none when not asked.
+TEST_F(ExplainTest, RawScoresOnRequestAreTheRecordedOnes) {
+  start();
+  Cycle c;
+  for (int i = 0; i < 50; ++i) {
+    c = run_cycle({}, /*want_raw_scores=*/true);
+    if (c.feasible.size() > 1) break;
+  }
+  ASSERT_GT(c.feasible.size(), 1u);
+  const v1::ExplainResponse r = explain(c.pod.uid());
+  ASSERT_EQ(r.cycles_size(), 1) << r.not_held();
+  std::map<std::string, const v1::ExplainedNode*> recorded;
+  for (const v1::ExplainedNode& n : r.cycles(0).nodes()) {
+    if (n.scored()) recorded[n.node()] = &n;
+  }
+  int compared = 0;
+  for (int p = 0; p < c.scored.plugins_size(); ++p) {
+    const v1::PluginScores& ps = c.scored.plugins(p);
+    ASSERT_EQ(ps.raw_scores_size(), ps.scores_size()) << ps.plugin();
+    for (int k = 0; k < ps.raw_scores_size(); ++k) {
+      const std::string& node =
+          nodes_[c.feasible[static_cast<size_t>(k)]].name();
+      EXPECT_EQ(ps.raw_scores(k), recorded.at(node)->raw(p))
+          << ps.plugin() << " on " << node;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 0);
+
+  start([](HostOptions& o) { o.service.recent_cycles.max_cycles = 0; });
+  const Cycle asked = run_cycle({}, /*want_raw_scores=*/true);
+  const Cycle plain = run_cycle();
+  for (const Cycle* cycle : {&asked, &plain}) {
+    for (const v1::PluginScores& ps : cycle->scored.plugins()) {
+      EXPECT_EQ(ps.raw_scores_size(), cycle == &asked ? ps.scores_size() : 0)
+          << ps.plugin();
     }
   }
 }

@@ -19,6 +19,7 @@ import (
 //	    schedplug:
 //	      failurePolicy: Ignore   # or Fail (default)
 //	      timeout: 100ms          # per call (default 100ms)
+//	      simulatorAnnotations: true  # the profile's (default false)
 //	    ...the plugin's own args...
 const ArgsKey = "schedplug"
 
@@ -50,7 +51,21 @@ const (
 type Policy struct {
 	FailurePolicy FailurePolicy
 	Timeout       time.Duration
+	// SimulatorAnnotations is the plugin's simulatorAnnotations key: a
+	// setting of its whole profile (docs/simulator-annotations.md), which
+	// any one native plugin of the profile may carry.
+	SimulatorAnnotations Toggle
 }
+
+// Toggle is a boolean setting that may be left out.
+type Toggle uint8
+
+const (
+	// Unset: the key is not there.
+	Unset Toggle = iota
+	On
+	Off
+)
 
 // DefaultPolicy is what a plugin without a schedplug key gets.
 func DefaultPolicy() Policy {
@@ -81,8 +96,9 @@ func rawArgs(plugin string, args runtime.Object) ([]byte, error) {
 }
 
 type rawPolicy struct {
-	FailurePolicy *string `json:"failurePolicy"`
-	Timeout       *string `json:"timeout"`
+	FailurePolicy        *string         `json:"failurePolicy"`
+	Timeout              *string         `json:"timeout"`
+	SimulatorAnnotations json.RawMessage `json:"simulatorAnnotations"`
 }
 
 // ParseArgs reads the schedplug key from a native plugin's args. Out-of-tree
@@ -106,13 +122,13 @@ func ParseArgs(plugin string, args runtime.Object) (Policy, error) {
 	// so a misspelt key is an error instead of a silently ignored setting.
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(section, &keys); err != nil {
-		return pol, fmt.Errorf("plugin %q: pluginConfig args.%s must be an object with failurePolicy and/or timeout: %v", plugin, ArgsKey, err)
+		return pol, fmt.Errorf("plugin %q: pluginConfig args.%s must be an object with failurePolicy, timeout and/or simulatorAnnotations: %v", plugin, ArgsKey, err)
 	}
 	for k := range keys {
 		// sha256 pins the plugin's file and shadow names a candidate build
 		// to run beside it; only schedplug-host reads them.
-		if k != "failurePolicy" && k != "timeout" && k != "sha256" && k != "shadow" {
-			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s has unknown key %q (allowed keys: failurePolicy, timeout, sha256, shadow)", plugin, ArgsKey, k)
+		if k != "failurePolicy" && k != "timeout" && k != "sha256" && k != "shadow" && k != "simulatorAnnotations" {
+			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s has unknown key %q (allowed keys: failurePolicy, timeout, sha256, shadow, simulatorAnnotations)", plugin, ArgsKey, k)
 		}
 	}
 	var rp rawPolicy
@@ -137,6 +153,15 @@ func ParseArgs(plugin string, args runtime.Object) (Policy, error) {
 			return pol, fmt.Errorf("plugin %q: pluginConfig args.%s.timeout %q is out of range; write whole milliseconds from 1ms to %v, like \"100ms\"", plugin, ArgsKey, *rp.Timeout, maxTimeout)
 		}
 		pol.Timeout = d
+	}
+	switch string(rp.SimulatorAnnotations) {
+	case "":
+	case "true":
+		pol.SimulatorAnnotations = On
+	case "false":
+		pol.SimulatorAnnotations = Off
+	default:
+		return pol, fmt.Errorf("plugin %q: pluginConfig args.%s.simulatorAnnotations is %s; write true (this profile's pods get the native plugins' results in kube-scheduler-simulator's annotations) or false", plugin, ArgsKey, rp.SimulatorAnnotations)
 	}
 	return pol, nil
 }

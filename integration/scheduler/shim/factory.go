@@ -37,6 +37,12 @@ const (
 	// verdicts asks the host anyway and compares: one in N (default
 	// DefaultSpotCheckEvery), or "off" (cycle/spotcheck.go).
 	EnvSpotCheckEvery = "SCHEDPLUG_SPOT_CHECK_EVERY"
+	// EnvSimulatorAnnotationsQPS limits the patches writing the simulator's
+	// annotations, per second (default simannot.DefaultQPS), and
+	// EnvSimulatorAnnotationsQueue is how many pods may wait for theirs
+	// (default simannot.DefaultQueue); docs/simulator-annotations.md.
+	EnvSimulatorAnnotationsQPS   = "SCHEDPLUG_SIMULATOR_ANNOTATIONS_QPS"
+	EnvSimulatorAnnotationsQueue = "SCHEDPLUG_SIMULATOR_ANNOTATIONS_QUEUE"
 )
 
 var (
@@ -58,7 +64,8 @@ func SetProfiles(profiles []Profile) {
 // SCHEDPLUG_TLS_* variables (tls.go),
 // SCHEDPLUG_CONNECT_TIMEOUT, SCHEDPLUG_RESYNC_TIMEOUT, SCHEDPLUG_FAST_PATH,
 // SCHEDPLUG_FAST_PATH_SPIN, SCHEDPLUG_FILTER_WINDOW,
-// SCHEDPLUG_VERDICT_REUSE and SCHEDPLUG_SPOT_CHECK_EVERY.
+// SCHEDPLUG_VERDICT_REUSE, SCHEDPLUG_SPOT_CHECK_EVERY and
+// SCHEDPLUG_SIMULATOR_ANNOTATIONS_QPS / _QUEUE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
 	tlsConfig, err := session.TLSFromEnv()
@@ -103,6 +110,20 @@ func ConfigFromEnv() (Config, error) {
 		}
 		cfg.SpotCheckEvery = n
 	}
+	if v := os.Getenv(EnvSimulatorAnnotationsQPS); v != "" {
+		q, err := strconv.ParseFloat(v, 32)
+		if err != nil || q <= 0 || q > 10000 {
+			return cfg, fmt.Errorf("environment variable %s=%q: write the patches per second allowed for the simulator annotations, a number above 0 and at most 10000, like \"20\"", EnvSimulatorAnnotationsQPS, v)
+		}
+		cfg.SimulatorAnnotations.QPS = float32(q)
+	}
+	if v := os.Getenv(EnvSimulatorAnnotationsQueue); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return cfg, fmt.Errorf("environment variable %s=%q: write how many pods may wait for their simulator annotations, a positive number like \"1000\"", EnvSimulatorAnnotationsQueue, v)
+		}
+		cfg.SimulatorAnnotations.Queue = n
+	}
 	return cfg, nil
 }
 
@@ -146,6 +167,14 @@ func FactoryFor(manager func() (*Manager, error), name string) func(context.Cont
 			return nil, err
 		}
 		p := NewPlugin(m, name, pol, h)
+		if err := m.registry.annotationConflict(p.profile); err != nil {
+			return nil, err
+		}
+		if m.registry.annotates(p.profile) {
+			if err := m.annotations.start(h); err != nil {
+				return nil, err
+			}
+		}
 		if err := m.Start(ctx); err != nil {
 			return nil, err
 		}

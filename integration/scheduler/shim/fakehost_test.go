@@ -603,6 +603,11 @@ func (h *fakeHost) PreScore(ctx context.Context, req *pb.PreScoreRequest) (*pb.P
 				v, _ := label(node.Labels, "score-"+n)
 				score, _ := strconv.ParseInt(v, 10, 64)
 				ps.Scores = append(ps.Scores, score)
+				if req.WantRawScores {
+					v, _ := label(node.Labels, "raw-"+n)
+					raw, _ := strconv.ParseInt(v, 10, 64)
+					ps.RawScores = append(ps.RawScores, raw)
+				}
 			}
 		}
 		resp.Plugins = append(resp.Plugins, ps)

@@ -25,11 +25,19 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	a := c.Filter(ctx, p.name, ni)
 	switch {
 	case a.Err != nil:
-		return p.noAnswerFilter(ctx, c, pod, a)
+		st = p.noAnswerFilter(ctx, c, pod, a)
 	case a.Unfinished != "":
-		return p.unfinishedFilter(ctx, pod, a.Unfinished)
+		st = p.unfinishedFilter(ctx, pod, a.Unfinished)
+	default:
+		st = filterStatus(a.Code, a.Reason, p.name, node.Name)
 	}
-	return filterStatus(a.Code, a.Reason, p.name, node.Name)
+	// The simulator's annotations show the answers on the snapshot's
+	// nodes, not on preemption's what-if copies, nor the answers the
+	// framework discards (it cancelled the call).
+	if rec := c.Record(); rec != nil && !callerGaveUp(ctx) && p.snapshotNode(node.Name) == ni {
+		rec.Filter(p.name, node.Name, st)
+	}
+	return st
 }
 
 // noAnswerFilter is Filter when the host did not answer: no verdict at all

@@ -79,7 +79,8 @@ func TestACancelledLateCallIsNotTheCyclesOutcome(t *testing.T) {
 // preFilter makes the cycle's PreFilter call lazily, from the first Filter.
 // When that Filter runs in a clone of the CycleState (kube-scheduler's
 // nominated-pods pass clones it), the call's answer must serve the whole
-// cycle: the Filters on the original state make no second call.
+// cycle: the Filters on the original state make no second call, and the
+// original state holds the cycle for Reserve.
 func TestALazyPreFilterInACloneServesTheCycle(t *testing.T) {
 	e := newEnv(t, []*pb.PluginInfo{{Name: "HwEncrypt", HasFilter: true}}, nil)
 	nodes := asList(testNode("a", nil, 0), testNode("b", map[string]string{"reject-HwEncrypt": ""}, 0), testNode("c", nil, 0))
@@ -101,6 +102,11 @@ func TestALazyPreFilterInACloneServesTheCycle(t *testing.T) {
 	}
 	if got := e.host.count("PreFilter"); got != 1 {
 		t.Fatalf("PreFilter calls = %d for one cycle, want 1", got)
+	}
+	// Reserve runs on the original state and must find the cycle there
+	// (the chosen node for explain, the simulator annotations' record).
+	if readCycle(state) == nil {
+		t.Fatal("the original CycleState holds no cycle: Reserve would not find it")
 	}
 	// The next cycle calls again.
 	next := framework.NewCycleState()

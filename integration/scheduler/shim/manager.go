@@ -7,11 +7,13 @@ import (
 
 	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/scheduler/shim/cycle"
 	"schedplug.dev/integration/scheduler/shim/session"
+	"schedplug.dev/integration/scheduler/shim/simannot"
 )
 
 // Config configures the shim's connection to schedplug-host and its
@@ -52,6 +54,12 @@ type Config struct {
 	// from kept verdicts calls the host and compares (cycle/spotcheck.go);
 	// 0 is DefaultSpotCheckEvery, a negative value turns spot checks off.
 	SpotCheckEvery int
+	// SimulatorAnnotations configures the writer of the profiles that set
+	// simulatorAnnotations (docs/simulator-annotations.md).
+	SimulatorAnnotations simannot.Options
+	// AnnotationClient, when set, writes those annotations instead of a
+	// client made from kube-scheduler's kubeconfig (tests).
+	AnnotationClient kubernetes.Interface
 }
 
 // DefaultSpotCheckEvery is Config.SpotCheckEvery's default.
@@ -83,6 +91,8 @@ type Manager struct {
 	tracker  *cycle.Tracker
 	registry *registry
 	refused  refusedPods
+	// annotations writes the simulator's annotations (annotations.go).
+	annotations annotations
 
 	startOnce sync.Once
 	startErr  error
@@ -90,7 +100,8 @@ type Manager struct {
 
 // NewManager creates a manager; it does not connect until Start.
 func NewManager(cfg Config) (*Manager, error) {
-	m := &Manager{registry: newRegistry(cfg.Profiles), refused: newRefusedPods()}
+	m := &Manager{registry: newRegistry(cfg.Profiles), refused: newRefusedPods(),
+		annotations: annotations{client: cfg.AnnotationClient, opts: cfg.SimulatorAnnotations}}
 	client, err := session.NewClient(session.Config{
 		Target: cfg.Target, ConnectTimeout: cfg.ConnectTimeout, ResyncTimeout: cfg.ResyncTimeout, ClientID: cfg.ClientID,
 		TLS: cfg.TLS, DialOptions: cfg.DialOptions, DisableFastPath: cfg.DisableFastPath, FastPathSpin: cfg.FastPathSpin, OnFastCall: cfg.OnFastCall,
@@ -116,8 +127,12 @@ func (m *Manager) Start(ctx context.Context) error {
 	return m.startErr
 }
 
-// Close ends the session and closes the connection.
-func (m *Manager) Close() { m.client.Close() }
+// Close ends the session and closes the connection, and stops writing
+// the simulator's annotations.
+func (m *Manager) Close() {
+	m.client.Close()
+	m.annotations.close()
+}
 
 // Connected reports whether a session with the host exists.
 func (m *Manager) Connected() bool { return m.client.Current() != nil }

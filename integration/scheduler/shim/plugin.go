@@ -89,11 +89,14 @@ func readCycle(state fwk.CycleState) *cycle.Cycle {
 // startCycle begins the profile's cycle for pod on nodes and keeps it in
 // state.
 func (p *Plugin) startCycle(state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *cycle.Cycle {
+	rec := p.newRecord(pod, len(nodes))
 	c := p.mgr.tracker.Start(cycle.Start{
 		Profile: p.profile, Pod: wire.Pod(pod, p.mgr.podData()), Nodes: nodes,
 		PodGroupCycle: state.IsPodGroupSchedulingCycle(), Nominated: pod.Status.NominatedNodeName, Snapshot: p.snapshotNode,
+		Record: rec,
 	})
 	state.Write(cycleKey, c)
+	p.mgr.annotations.cycleStarted(rec)
 	return c
 }
 
@@ -107,7 +110,7 @@ func (p *Plugin) cycleOf(state fwk.CycleState, pod *v1.Pod, fallback []fwk.NodeI
 	if c := readCycle(state); c != nil {
 		return c
 	}
-	return p.mgr.tracker.Lazy(cycleToken(state), func() *cycle.Cycle {
+	c := p.mgr.tracker.Lazy(cycleToken(state), func() *cycle.Cycle {
 		if c := readCycle(state); c != nil {
 			return c
 		}
@@ -118,6 +121,12 @@ func (p *Plugin) cycleOf(state fwk.CycleState, pod *v1.Pod, fallback []fwk.NodeI
 		}
 		return p.startCycle(state, pod, nodes)
 	})
+	// The cycle may have started in a clone (the nominated-pods pass);
+	// Reserve reads the original state.
+	if readCycle(state) == nil {
+		state.Write(cycleKey, c)
+	}
+	return c
 }
 
 // cycleToken names the scheduling cycle a CycleState belongs to: the

@@ -19,6 +19,9 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	if c == nil {
 		c = p.startCycle(state, pod, nodes)
 	}
+	if rec := c.Record(); rec != nil && p.hasFilter() {
+		defer func() { rec.PreFilter(p.name, st) }()
+	}
 	if c.ScoreOnly() {
 		// No native Filter in the profile: the delta travels with
 		// PreScore, the cycle's one call.
@@ -31,6 +34,13 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 		return nil, p.preFilterFailed(ctx, c, pod, err)
 	}
 	return nil, p.skipUnless(!c.Skipped(p.name))
+}
+
+// hasFilter says whether the native plugin has a Filter (true before the
+// host said).
+func (p *Plugin) hasFilter() bool {
+	info := p.mgr.pluginInfo(p.name)
+	return info == nil || info.GetHasFilter()
 }
 
 // skipUnless is Skip (kube-scheduler leaves out the plugin's Filter for

@@ -31,10 +31,13 @@ type registry struct {
 	profiles  []Profile
 	policies  map[string]map[string]Policy // profile -> plugin -> policy
 	activator fwk.PodActivator
+	// annotations: each profile's simulatorAnnotations setting
+	// (annotations.go).
+	annotations map[string]*annotationSetting
 }
 
 func newRegistry(profiles []Profile) *registry {
-	r := &registry{policies: map[string]map[string]Policy{}}
+	r := &registry{policies: map[string]map[string]Policy{}, annotations: map[string]*annotationSetting{}}
 	for _, p := range profiles {
 		r.profiles = append(r.profiles, Profile{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...), Configs: append([]PluginConfig(nil), p.Configs...)})
 	}
@@ -51,6 +54,7 @@ func (r *registry) register(profile, plugin string, pol Policy, activator fwk.Po
 		r.policies[profile] = map[string]Policy{}
 	}
 	r.policies[profile][plugin] = pol
+	r.noteAnnotations(profile, plugin, pol.SimulatorAnnotations)
 	if r.activator == nil && activator != nil {
 		r.activator = activator
 	}

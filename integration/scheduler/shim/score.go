@@ -22,7 +22,11 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		// whose native plugins all only filter makes no PreScore call.
 		return fwk.NewStatus(fwk.Skip)
 	}
-	s := p.cycleOf(state, pod, nodes).Scores(ctx, nodeNames(nodes), nil)
+	c := p.cycleOf(state, pod, nodes)
+	if rec := c.Record(); rec != nil {
+		defer func() { rec.PreScore(p.name, st) }()
+	}
+	s := c.Scores(ctx, nodeNames(nodes), nil)
 	ps, st := p.ownScores(ctx, s, "PreScore")
 	switch {
 	case st != nil || ps != nil && len(ps.GetScores()) != len(nodes):

@@ -28,7 +28,9 @@ func runExplain(t *testing.T, s *stack, pod string) (*testenv.Explain, int) {
 // it lets through, which NetworkLatency scores, on the real scheduler and
 // host. `schedplug explain` on each prints the verdicts and reasons the
 // plugins gave, the scores, and the node kube-scheduler chose, which is
-// the pod's spec.nodeName.
+// the pod's spec.nodeName. The profile writes the simulator annotations
+// too, and each pod's say the same as the host's record
+// (simannot_test.go).
 func TestExplainAsksTheRunningHost(t *testing.T) {
 	latencyFile := filepath.Join(t.TempDir(), "latency.txt")
 	if err := os.WriteFile(latencyFile, []byte("# node latency-ms\nenc-1 5\nenc-2 40\nplain-1 1\n"), 0o644); err != nil {
@@ -36,7 +38,7 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 	}
 	s := startStack(t, []testenv.NativePlugin{
 		{Name: "HwEncrypt", FailurePolicy: "Fail", Timeout: "500ms"},
-		{Name: "NetworkLatency", Weight: 5, Args: map[string]any{"latencyFile": latencyFile}, FailurePolicy: "Ignore", Timeout: "500ms"},
+		{Name: "NetworkLatency", Weight: 5, Args: map[string]any{"latencyFile": latencyFile}, FailurePolicy: "Ignore", Timeout: "500ms", SimulatorAnnotations: true},
 	})
 	ctx := s.ctx()
 	ns := s.namespace("explain")
@@ -59,6 +61,12 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 		last.Explain[0].Filters[0].Verdict != "UnschedulableAndUnresolvable" && last.Explain[0].Filters[0].Verdict != "Unschedulable" ||
 		last.Explain[0].Filters[0].Reason != hwReason {
 		t.Errorf("explain of the Pending pod = %+v; want plain-1 rejected by HwEncrypt with %q", last.Explain, hwReason)
+	}
+	// A failed cycle's annotations are written when the next cycle starts:
+	// a plain pod's.
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "nudge", CPU: "100m"})))
+	if r := simulatorResult(t, s, ns, "waiting"); r.SelectedNode != "" || len(r.Filter) != 1 || r.Filter["plain-1"]["HwEncrypt"] != hwReason {
+		t.Errorf("simulator annotations of the Pending pod: selected-node %q, filter-result %v; want none and plain-1 rejected by HwEncrypt", r.SelectedNode, r.Filter)
 	}
 
 	// 2. Two encrypting nodes arrive: the waiting pod and a new one go to
@@ -102,6 +110,7 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 		if len(scores) != 2 || scores["enc-1"] <= scores["enc-2"] {
 			t.Errorf("explain %s: NetworkLatency scores %v; want enc-1 (5 ms) above enc-2 (40 ms)", ask, scores)
 		}
+		checkSimulatorAnnotations(t, s, ns, "placed", placed["placed"], c)
 		timed := false
 		for _, tm := range c.Timings {
 			timed = timed || tm.Plugin == "HwEncrypt" && tm.Hook == "filter"
@@ -119,6 +128,8 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 		t.Errorf("schedplug explain %s/placed (text): %v\n%s", ns, err, text)
 	}
 	t.Logf("schedplug explain %s/placed:\n%s", ns, text)
+
+	logSimulatorAnnotationCost(t, s, 4)
 
 	// 3. A pod the host never saw.
 	got, code = runExplain(t, s, ns+"/nobody")

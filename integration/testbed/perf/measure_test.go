@@ -93,11 +93,13 @@ type snapshot struct {
 	// reuse is the shim's verdict-reuse counters: "cycles" answered from
 	// kept verdicts and the "misses" among them that called after all.
 	reuse map[string]float64
+	// annotations is the simulator annotations' writer's counters.
+	annotations annotationCounters
 }
 
 func takeSnapshot(w *wireStats, hostPid int) snapshot {
 	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
-		batch: batchAttempts(), reuse: verdictReuse()}
+		batch: batchAttempts(), reuse: verdictReuse(), annotations: readAnnotationCounters()}
 	if hostPid > 0 {
 		s.hostCPU, _ = procCPU(hostPid)
 	}
@@ -208,6 +210,57 @@ func batchAttempts() map[string]float64 {
 				}
 			}
 			out[result] += m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+// annotationCounters are the simulator annotations' writer's metrics:
+// results by what became of them, and the patches' count and total time.
+type annotationCounters struct {
+	results                           map[string]float64
+	patches, patchSeconds, patchBytes float64
+}
+
+func readAnnotationCounters() annotationCounters {
+	out := annotationCounters{results: map[string]float64{}}
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return out
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			switch f.GetName() {
+			case "schedplug_shim_simulator_annotations_total":
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "result" {
+						out.results[l.GetValue()] += m.GetCounter().GetValue()
+					}
+				}
+			case "schedplug_shim_simulator_annotations_patch_seconds":
+				out.patches += float64(m.GetHistogram().GetSampleCount())
+				out.patchSeconds += m.GetHistogram().GetSampleSum()
+			case "schedplug_shim_simulator_annotations_patch_bytes":
+				out.patchBytes += m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return out
+}
+
+// since is the work between two readings per pod, and the mean patch's
+// time in ms ("patchMs") and size ("patchBytes"); nil when nothing was
+// written.
+func (a annotationCounters) since(before annotationCounters, pods float64) map[string]float64 {
+	patches := a.patches - before.patches
+	if patches <= 0 {
+		return nil
+	}
+	out := map[string]float64{"patchMs": 1000 * (a.patchSeconds - before.patchSeconds) / patches,
+		"patchBytes": (a.patchBytes - before.patchBytes) / patches}
+	for k, v := range a.results {
+		if d := v - before.results[k]; d > 0 {
+			out[k] = d / pods
 		}
 	}
 	return out

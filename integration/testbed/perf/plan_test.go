@@ -41,8 +41,10 @@ const (
 // extender (extender_test.go). Run only when named in
 // SCHEDPLUG_PERF_VARIANTS: native-allnodes, native with the host
 // evaluating every node in PreFilter instead of the window kube-scheduler's
-// Filter will visit, and native-noreuse, native with every cycle calling
-// the host even for replicas whose verdicts it could reuse.
+// Filter will visit, native-noreuse, native with every cycle calling
+// the host even for replicas whose verdicts it could reuse, and
+// native-simannot, native with the profile writing the simulator
+// annotations (docs/simulator-annotations.md) for every pod.
 const (
 	VariantDefault    = "default"
 	VariantTwin       = "twin"
@@ -53,16 +55,19 @@ const (
 	VariantNativeAllNodes = "native-allnodes"
 	// VariantNativeNoReuse: native with shim.Config.NoVerdictReuse.
 	VariantNativeNoReuse = "native-noreuse"
+	// VariantNativeSimAnnot: native with simulatorAnnotations on and a
+	// writer rate limit no pod meets, so that every pod gets its patch.
+	VariantNativeSimAnnot = "native-simannot"
 )
 
 var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender}
 
 // optionalVariants run only when SCHEDPLUG_PERF_VARIANTS names them.
-var optionalVariants = []string{VariantNativeAllNodes, VariantNativeNoReuse}
+var optionalVariants = []string{VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot}
 
 // isNative: the variant runs the native plugins in schedplug-host.
 func isNative(variant string) bool {
-	return variant == VariantNative || variant == VariantNativeGRPC || variant == VariantNativeAllNodes || variant == VariantNativeNoReuse
+	return variant == VariantNative || variant == VariantNativeGRPC || variant == VariantNativeAllNodes || variant == VariantNativeNoReuse || variant == VariantNativeSimAnnot
 }
 
 // Plugin names: the native ones as schedplug-host serves them, and their
@@ -334,7 +339,7 @@ func optionsFromEnv(repoRoot string) (options, error) {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.TrimSpace(w)
 			switch w {
-			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender, VariantNativeAllNodes, VariantNativeNoReuse:
+			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender, VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot:
 				o.Variants = append(o.Variants, w)
 			default:
 				return o, fmt.Errorf("%s=%q: unknown variant %q; choose from %s", EnvVariants, v, w, strings.Join(append(allVariants, optionalVariants...), ","))
@@ -456,14 +461,18 @@ func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 				pc = append(pc, map[string]any{"name": twinOf[n], "args": args})
 			}
 		}
-	case VariantNative, VariantNativeGRPC, VariantNativeAllNodes, VariantNativeNoReuse:
+	case VariantNative, VariantNativeGRPC, VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot:
 		names = sh.plugins
-		for _, n := range sh.plugins {
+		for i, n := range sh.plugins {
 			args := sampleArgs(n, dir)
 			// A generous per-call timeout: on a loaded shared machine the
 			// default 100ms would now and then apply the failure policy,
 			// which measures retries rather than the plugin path.
-			args["schedplug"] = map[string]any{"timeout": "2s"}
+			shim := map[string]any{"timeout": "2s"}
+			if variant == VariantNativeSimAnnot && i == 0 {
+				shim["simulatorAnnotations"] = true
+			}
+			args["schedplug"] = shim
 			pc = append(pc, map[string]any{"name": n, "args": args})
 		}
 	}

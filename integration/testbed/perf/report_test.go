@@ -25,19 +25,20 @@ type summary struct {
 	Nodes   int    `json:"nodes"`
 	Reps    int    `json:"completeRuns"`
 	// Medians of the runs' figures (see result).
-	Throughput          float64            `json:"schedulingThroughputAverage"`
-	WindowPodsPerSecond float64            `json:"windowPodsPerSecond"`
-	ProcCPUMsPerPod     float64            `json:"processCpuMsPerPod"`
-	HostCPUMsPerPod     float64            `json:"hostCpuMsPerPod,omitempty"`
-	HostPeakRSSMB       float64            `json:"hostPeakRssMB,omitempty"`
-	RPCsPerPod          float64            `json:"rpcsPerPod,omitempty"`
-	RPCsPerPodByMethod  map[string]float64 `json:"rpcsPerPodByMethod,omitempty"`
-	BytesSentPerPod     float64            `json:"bytesToHostPerPod,omitempty"`
-	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
-	BatchAttempts       map[string]float64 `json:"batchAttempts,omitempty"`
-	VerdictReuse        map[string]float64 `json:"verdictReusePerPod,omitempty"`
-	RPCWallMs           map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
-	CycleMs             map[string]float64 `json:"cycleMs,omitempty"`
+	Throughput           float64            `json:"schedulingThroughputAverage"`
+	WindowPodsPerSecond  float64            `json:"windowPodsPerSecond"`
+	ProcCPUMsPerPod      float64            `json:"processCpuMsPerPod"`
+	HostCPUMsPerPod      float64            `json:"hostCpuMsPerPod,omitempty"`
+	HostPeakRSSMB        float64            `json:"hostPeakRssMB,omitempty"`
+	RPCsPerPod           float64            `json:"rpcsPerPod,omitempty"`
+	RPCsPerPodByMethod   map[string]float64 `json:"rpcsPerPodByMethod,omitempty"`
+	BytesSentPerPod      float64            `json:"bytesToHostPerPod,omitempty"`
+	BytesRecvPerPod      float64            `json:"bytesFromHostPerPod,omitempty"`
+	BatchAttempts        map[string]float64 `json:"batchAttempts,omitempty"`
+	VerdictReuse         map[string]float64 `json:"verdictReusePerPod,omitempty"`
+	SimulatorAnnotations map[string]float64 `json:"simulatorAnnotationsPerPod,omitempty"`
+	RPCWallMs            map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
+	CycleMs              map[string]float64 `json:"cycleMs,omitempty"`
 	// Ratios of the median window throughputs. (scheduler_perf's figure
 	// averages one-second samples, which is erratic at a few pods per
 	// second, as in the preemption workload, and missing for windows under
@@ -125,6 +126,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	methods := map[string][]float64{}
 	batch := map[string][]float64{}
 	reuse := map[string][]float64{}
+	annot := map[string][]float64{}
 	wall := map[string][]float64{}
 	cycle := map[string][]float64{}
 	for _, r := range runs {
@@ -151,6 +153,9 @@ func summarize(sh shape, variant string, runs []result) summary {
 		for k, v := range r.VerdictReuse {
 			reuse[k] = append(reuse[k], v)
 		}
+		for k, v := range r.SimulatorAnnotations {
+			annot[k] = append(annot[k], v)
+		}
 		for k, v := range r.RPCWallMs {
 			wall[k] = append(wall[k], v)
 		}
@@ -162,7 +167,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	sum.HostCPUMsPerPod, sum.HostPeakRSSMB, sum.RPCsPerPod = median(host), median(rss), median(rpcs)
 	sum.BytesSentPerPod, sum.BytesRecvPerPod = median(sent), median(recv)
 	sum.BatchAttempts, sum.RPCsPerPodByMethod = medians(batch), medians(methods)
-	sum.VerdictReuse = medians(reuse)
+	sum.VerdictReuse, sum.SimulatorAnnotations = medians(reuse), medians(annot)
 	sum.RPCWallMs, sum.CycleMs = medians(wall), medians(cycle)
 	return sum
 }
@@ -224,6 +229,15 @@ func (r *report) table() string {
 	}
 	if len(reuse) > 0 {
 		fmt.Fprintf(&buf, "cycles answered from verdicts kept for identical replicas, per measured pod (misses: of those, the ones that called after all):\n%s\n", strings.Join(reuse, "\n"))
+	}
+	var annot []string
+	for _, s := range r.Summary {
+		if len(s.SimulatorAnnotations) > 0 {
+			annot = append(annot, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.SimulatorAnnotations, "%.2f", "")))
+		}
+	}
+	if len(annot) > 0 {
+		fmt.Fprintf(&buf, "simulator annotations per measured pod, by result (patchMs, patchBytes: the mean patch):\n%s\n", strings.Join(annot, "\n"))
 	}
 	var batch []string
 	for _, s := range r.Summary {

@@ -40,6 +40,7 @@ import (
 	"k8s.io/kubernetes/test/utils/client-go/ktesting"
 
 	"schedplug.dev/integration/scheduler/shim"
+	"schedplug.dev/integration/scheduler/shim/simannot"
 	"schedplug.dev/integration/testbed/testenv"
 	"schedplug.dev/integration/testbed/twin"
 )
@@ -245,10 +246,11 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		Profiles:    []shim.Profile{{SchedulerName: "default-scheduler", Plugins: st.shape.plugins}},
 		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(st.wire)},
 		// The fast path's calls bypass gRPC's stats handler.
-		OnFastCall:       st.wire.fastCall,
-		DisableFastPath:  st.Variant == VariantNativeGRPC,
-		EvaluateAllNodes: st.Variant == VariantNativeAllNodes,
-		NoVerdictReuse:   st.Variant == VariantNativeNoReuse,
+		OnFastCall:           st.wire.fastCall,
+		DisableFastPath:      st.Variant == VariantNativeGRPC,
+		EvaluateAllNodes:     st.Variant == VariantNativeAllNodes,
+		NoVerdictReuse:       st.Variant == VariantNativeNoReuse,
+		SimulatorAnnotations: annotationWriter(),
 	})
 	if err != nil {
 		host.Stop(5 * time.Second)
@@ -268,6 +270,18 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		os.RemoveAll(sockDir)
 		s.writeProgress()
 	}, nil
+}
+
+// annotationWriter is native-simannot's writer: every pod's patch, however
+// fast pods are bound, unless SCHEDPLUG_SIMULATOR_ANNOTATIONS_QPS and
+// _QUEUE set it as they set kube-scheduler's.
+func annotationWriter() simannot.Options {
+	if os.Getenv(shim.EnvSimulatorAnnotationsQPS) != "" || os.Getenv(shim.EnvSimulatorAnnotationsQueue) != "" {
+		if cfg, err := shim.ConfigFromEnv(); err == nil {
+			return cfg.SimulatorAnnotations
+		}
+	}
+	return simannot.Options{QPS: 10000, Queue: 1 << 20}
 }
 
 // prepare runs once the apiserver and scheduler are up: it starts the
@@ -420,7 +434,12 @@ type result struct {
 	// answered from verdicts kept for identical replicas, and the "misses"
 	// among them that called the host after all (native variants only).
 	VerdictReuse map[string]float64 `json:"verdictReusePerPod,omitempty"`
-	Complete     bool               `json:"complete"`
+	// SimulatorAnnotations is the writer's work per measured pod
+	// (native-simannot): results by what became of them ("written",
+	// "dropped", ...), and the mean patch's time ("patchMs") and size
+	// ("patchBytes").
+	SimulatorAnnotations map[string]float64 `json:"simulatorAnnotationsPerPod,omitempty"`
+	Complete             bool               `json:"complete"`
 }
 
 func (s *suite) results() []result {
@@ -470,6 +489,7 @@ func (s *suite) results() []result {
 						res.VerdictReuse[k] = d / n
 					}
 				}
+				res.SimulatorAnnotations = st.end.annotations.since(st.start.annotations, n)
 				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
 				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024
 				res.RPCsPerPodByMethod = map[string]float64{}

@@ -16,6 +16,9 @@ type NativePlugin struct {
 	// shim's defaults.
 	FailurePolicy string // "Fail" or "Ignore"
 	Timeout       string // e.g. "200ms"
+	// SimulatorAnnotations turns on the profile's simulator annotations
+	// (docs/simulator-annotations.md).
+	SimulatorAnnotations bool
 }
 
 // SchedulerConfig renders a KubeSchedulerConfiguration with one profile
@@ -59,6 +62,9 @@ func (c SchedulerConfig) YAML() ([]byte, error) {
 		}
 		if p.Timeout != "" {
 			shim["timeout"] = p.Timeout
+		}
+		if p.SimulatorAnnotations {
+			shim["simulatorAnnotations"] = true
 		}
 		if len(shim) > 0 {
 			args["schedplug"] = shim

@@ -389,6 +389,28 @@ TEST(Inspect, PrintsTheSha256ThatSha256sumPrints) {
   EXPECT_EQ(nlohmann::json::parse(j.out)["sha256"], digest);
 }
 
+// `schedplug check` of a profile "args-scheduler" enabling HwEncrypt at
+// filter, whose args.schedplug is this one-line YAML mapping.
+Outcome check_with_schedplug_args(const std::string& schedplug_args) {
+  const std::string config = ::testing::TempDir() + "/schedplug-cli-args-" +
+                             std::to_string(::getpid()) + ".yaml";
+  std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                           "kind: KubeSchedulerConfiguration\n"
+                           "profiles:\n"
+                           "- schedulerName: args-scheduler\n"
+                           "  plugins:\n"
+                           "    filter:\n"
+                           "      enabled:\n"
+                           "      - name: HwEncrypt\n"
+                           "  pluginConfig:\n"
+                           "  - name: HwEncrypt\n"
+                           "    args:\n"
+                           "      schedplug: "
+                        << schedplug_args << "\n";
+  return schedplug("check --config " + config + " --plugins " +
+                   plugin_dir("hw.d"));
+}
+
 // args.schedplug.sha256 pins a plugin; `check` applies it before opening
 // any file, as schedplug-host does, and reports the same mismatch.
 TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
@@ -402,27 +424,11 @@ TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
   std::string digest;
   line >> digest;
   ASSERT_EQ(digest.size(), 64u);
-  auto config_pinning = [&](const std::string& pin) {
-    const std::string config = base + ".yaml";
-    std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                             "kind: KubeSchedulerConfiguration\n"
-                             "profiles:\n"
-                             "- schedulerName: secure-scheduler\n"
-                             "  plugins:\n"
-                             "    filter:\n"
-                             "      enabled:\n"
-                             "      - name: HwEncrypt\n"
-                             "  pluginConfig:\n"
-                             "  - name: HwEncrypt\n"
-                             "    args:\n"
-                             "      schedplug:\n"
-                             "        sha256: \""
-                          << pin << "\"\n";
-    return config;
+  auto check_pinning = [](const std::string& pin) {
+    return check_with_schedplug_args("{sha256: \"" + pin + "\"}");
   };
   const std::string wrong(64, 'a');
-  Outcome r = schedplug("check --config " + config_pinning(wrong) +
-                        " --plugins " + plugin_dir("hw.d"));
+  Outcome r = check_pinning(wrong);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_THAT(r.out, AllOf(HasSubstr("hw_encrypt.so"),
                            HasSubstr("refused before loading: its SHA-256 is " +
@@ -431,36 +437,17 @@ TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
                                      "sha256 pins"),
                            HasSubstr("(pinned: HwEncrypt)")));
 
-  Outcome ok = schedplug("check --config " + config_pinning(digest) +
-                         " --plugins " + plugin_dir("hw.d"));
+  Outcome ok = check_pinning(digest);
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
 
-  Outcome bad = schedplug("check --config " + config_pinning("xyz") +
-                          " --plugins " + plugin_dir("hw.d"));
+  Outcome bad = check_pinning("xyz");
   EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   EXPECT_THAT(bad.out, HasSubstr("args.schedplug.sha256 is \"xyz\"; write"));
 }
 
 TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
-  const std::string config = ::testing::TempDir() + "/schedplug-cli-shadow-" +
-                             std::to_string(::getpid()) + ".yaml";
-  auto with_shadow = [&](const std::string& shadow) {
-    std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                             "kind: KubeSchedulerConfiguration\n"
-                             "profiles:\n"
-                             "- schedulerName: shadow-scheduler\n"
-                             "  plugins:\n"
-                             "    filter:\n"
-                             "      enabled:\n"
-                             "      - name: HwEncrypt\n"
-                             "  pluginConfig:\n"
-                             "  - name: HwEncrypt\n"
-                             "    args:\n"
-                             "      schedplug:\n"
-                             "        shadow: \""
-                          << shadow << "\"\n";
-    return schedplug("check --config " + config + " --plugins " +
-                     plugin_dir("hw.d"));
+  auto with_shadow = [](const std::string& shadow) {
+    return check_with_schedplug_args("{shadow: \"" + shadow + "\"}");
   };
   // The plugin's own file as its candidate: loads, same name, creates.
   const Outcome ok = with_shadow("hw_encrypt.so");
@@ -468,13 +455,26 @@ TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
   const Outcome missing = with_shadow("candidates/hw_encrypt.so");
   EXPECT_EQ(missing.exit_code, 1) << missing.out << missing.err;
   EXPECT_THAT(missing.out,
-              AllOf(HasSubstr("profile \"shadow-scheduler\", plugin HwEncrypt: "
+              AllOf(HasSubstr("profile \"args-scheduler\", plugin HwEncrypt: "
                               "args.schedplug.shadow candidates/hw_encrypt.so"),
                     HasSubstr("no such file")));
   const Outcome empty = with_shadow("");
   EXPECT_EQ(empty.exit_code, 1) << empty.out << empty.err;
   EXPECT_THAT(empty.out, HasSubstr("args.schedplug.shadow is \"\"; write the "
                                    "candidate plugin file"));
+}
+
+// simulatorAnnotations is the shim's, and check accepts only a boolean
+// (docs/simulator-annotations.md).
+TEST(Check, SimulatorAnnotationsMustBeABoolean) {
+  const Outcome on = check_with_schedplug_args("{simulatorAnnotations: true}");
+  EXPECT_EQ(on.exit_code, 0) << on.out << on.err;
+  const Outcome bad =
+      check_with_schedplug_args("{simulatorAnnotations: \"yes\"}");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_THAT(bad.out, HasSubstr("pluginConfig \"HwEncrypt\": "
+                                 "args.schedplug.simulatorAnnotations is "
+                                 "\"yes\"; write true"));
 }
 
 }  // namespace

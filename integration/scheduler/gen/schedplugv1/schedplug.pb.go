@@ -2927,7 +2927,12 @@ type PreScoreRequest struct {
 	// `nodes` are slots of the table after the delta.
 	Delta *NodeTableDelta `protobuf:"bytes,8,opt,name=delta,proto3" json:"delta,omitempty"`
 	// As in PreFilterRequest.
-	Placed        []*Placement `protobuf:"bytes,9,rep,name=placed,proto3" json:"placed,omitempty"`
+	Placed []*Placement `protobuf:"bytes,9,rep,name=placed,proto3" json:"placed,omitempty"`
+	// Asks for each plugin's scores before normalization as well
+	// (PluginScores.raw_scores). The shim sets it for profiles that write
+	// kube-scheduler-simulator's result annotations (docs/simulator-annotations.md);
+	// a host that predates the field sends none.
+	WantRawScores bool `protobuf:"varint,10,opt,name=want_raw_scores,json=wantRawScores,proto3" json:"want_raw_scores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3025,6 +3030,13 @@ func (x *PreScoreRequest) GetPlaced() []*Placement {
 	return nil
 }
 
+func (x *PreScoreRequest) GetWantRawScores() bool {
+	if x != nil {
+		return x.WantRawScores
+	}
+	return false
+}
+
 type PluginScores struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Plugin string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
@@ -3040,7 +3052,10 @@ type PluginScores struct {
 	// Non-empty when the plugin did not finish before the host's deadline
 	// (scores is then empty); says which plugin and why. The shim applies the
 	// plugin's failurePolicy (Ignore: Skip; Fail: fail the cycle).
-	Unfinished    string `protobuf:"bytes,5,opt,name=unfinished,proto3" json:"unfinished,omitempty"`
+	Unfinished string `protobuf:"bytes,5,opt,name=unfinished,proto3" json:"unfinished,omitempty"`
+	// With PreScoreRequest.want_raw_scores: the plugin's own score() values
+	// before normalization, parallel to `scores` (empty whenever `scores` is).
+	RawScores     []int64 `protobuf:"varint,6,rep,packed,name=raw_scores,json=rawScores,proto3" json:"raw_scores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3108,6 +3123,13 @@ func (x *PluginScores) GetUnfinished() string {
 		return x.Unfinished
 	}
 	return ""
+}
+
+func (x *PluginScores) GetRawScores() []int64 {
+	if x != nil {
+		return x.RawScores
+	}
+	return nil
 }
 
 type PreScoreResponse struct {
@@ -4502,7 +4524,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\n" +
 	"unfinished\x18\x04 \x03(\v2\x1e.schedplug.v1.UnfinishedPluginR\n" +
 	"unfinished\x126\n" +
-	"\bidentity\x18\x05 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xe4\x02\n" +
+	"\bidentity\x18\x05 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\x8c\x03\n" +
 	"\x0fPreScoreRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -4513,7 +4535,9 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\rapplies_known\x18\x06 \x01(\bR\fappliesKnown\x12!\n" +
 	"\fnot_applying\x18\a \x03(\tR\vnotApplying\x122\n" +
 	"\x05delta\x18\b \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\x12/\n" +
-	"\x06placed\x18\t \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\"\x8e\x01\n" +
+	"\x06placed\x18\t \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\x12&\n" +
+	"\x0fwant_raw_scores\x18\n" +
+	" \x01(\bR\rwantRawScores\"\xad\x01\n" +
 	"\fPluginScores\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\askipped\x18\x02 \x01(\bR\askipped\x12\x16\n" +
@@ -4521,7 +4545,9 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1e\n" +
 	"\n" +
 	"unfinished\x18\x05 \x01(\tR\n" +
-	"unfinished\"\xa5\x01\n" +
+	"unfinished\x12\x1d\n" +
+	"\n" +
+	"raw_scores\x18\x06 \x03(\x03R\trawScores\"\xa5\x01\n" +
 	"\x10PreScoreResponse\x124\n" +
 	"\aplugins\x18\x01 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins\x126\n" +
 	"\bidentity\x18\x02 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12#\n" +

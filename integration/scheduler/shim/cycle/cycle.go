@@ -17,6 +17,7 @@ import (
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/scheduler/shim/nodetable"
+	"schedplug.dev/integration/scheduler/shim/simannot"
 )
 
 // Cycle is one scheduling cycle of one profile. kube-scheduler's CycleState
@@ -57,7 +58,15 @@ type Cycle struct {
 	// reserved: the node kube-scheduler reserved was passed to the host's
 	// record (once per cycle, by the profile's first native plugin).
 	reserved atomic.Bool
+	// record: what the cycle answered kube-scheduler, for the simulator's
+	// annotations (nil: the profile does not write them); PreScore then
+	// asks for the scores before normalization too.
+	record *simannot.Record
 }
+
+// Record is the cycle's record for the simulator's annotations; nil when
+// the profile does not write them.
+func (c *Cycle) Record() *simannot.Record { return c.record }
 
 // Reserved tells the host, with its next call, that kube-scheduler
 // reserved `node` for the cycle's pod, so that `schedplug explain` shows
@@ -217,7 +226,7 @@ func (c *Cycle) ScoreOnly() bool { return c.scoreOnly }
 func (c *Cycle) Reusing() bool { return c.kept != nil && !c.call.begun() }
 
 func (c *Cycle) callArgs(window func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet)) preFilterCall {
-	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window, snapshot: c.snapshot}
+	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window, snapshot: c.snapshot, rawScores: c.record != nil}
 }
 
 func (c *Cycle) timeout() time.Duration { return c.t.policies.CallTimeout(c.profile) }

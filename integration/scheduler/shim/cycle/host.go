@@ -109,6 +109,8 @@ type preFilterCall struct {
 	window func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet)
 	// snapshot finds a node of the cycle's snapshot by name (nil: none).
 	snapshot func(name string) fwk.NodeInfo
+	// rawScores asks PreScore for the scores before normalization too.
+	rawScores bool
 }
 
 // preFilter sends the pod and the node-table delta and returns every
@@ -256,7 +258,7 @@ func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preF
 	defer cancel()
 	resp, hostVersion, err := h.client.PreScore(cctx, s, &pb.PreScoreRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Nodes: slots,
-		Placed: h.takePlaced(),
+		Placed: h.takePlaced(), WantRawScores: c.rawScores,
 	})
 	if err != nil {
 		h.table.Failed(plan, status.Code(err), hostVersion)
@@ -310,7 +312,7 @@ func (h *Host) sendPreScore(ctx context.Context, s *session.Session, c preFilter
 	resp, _, err := h.client.PreScore(cctx, s, &pb.PreScoreRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, TableVersion: h.table.Table.Version(),
 		Nodes: slots, AppliesKnown: applies.known, NotApplying: applies.notApplying,
-		Placed: h.takePlaced(),
+		Placed: h.takePlaced(), WantRawScores: c.rawScores,
 	})
 	return resp, err
 }

@@ -11,10 +11,16 @@ import (
 type Scores struct {
 	// Err: the host did not answer; each plugin applies its failurePolicy.
 	Err error
-	// position: node name -> index into each plugin's scores.
+	// position: node name -> index into each plugin's scores; nodes the
+	// names in that order.
 	position map[string]int
+	nodes    []string
 	plugins  map[string]*pb.PluginScores
 }
+
+// Nodes are the scored nodes, in the order of each plugin's scores. The
+// slice is shared: callers do not change it.
+func (s *Scores) Nodes() []string { return s.nodes }
 
 // Of is plugin's scores (nil when the host sent none for it).
 func (s *Scores) Of(plugin string) *pb.PluginScores { return s.plugins[plugin] }
@@ -58,6 +64,7 @@ func newScores(feasible []string, resp *pb.PreScoreResponse, err error) *Scores 
 	if err != nil {
 		return s
 	}
+	s.nodes = feasible
 	s.position = make(map[string]int, len(feasible))
 	for i, name := range feasible {
 		s.position[name] = i

@@ -10,6 +10,7 @@ import (
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/scheduler/shim/nodetable"
 	"schedplug.dev/integration/scheduler/shim/session"
+	"schedplug.dev/integration/scheduler/shim/simannot"
 )
 
 // Tracker starts the scheduling cycles of every profile, one at a time as
@@ -94,6 +95,9 @@ type Start struct {
 	Nominated     string
 	// Snapshot finds a node of the cycle's snapshot by name (nil: none).
 	Snapshot func(name string) fwk.NodeInfo
+	// Record, when set, is where the shim notes the cycle's answers for
+	// the simulator's annotations (Cycle.Record).
+	Record *simannot.Record
 }
 
 // Start begins a cycle. It folds the last cycle's answers into the kept
@@ -101,7 +105,7 @@ type Start struct {
 // needs its call (Cycle.Called).
 func (t *Tracker) Start(in Start) *Cycle {
 	c := &Cycle{t: t, profile: in.Profile, pod: in.Pod, nodes: in.Nodes, podGroupCycle: in.PodGroupCycle,
-		nominated: in.Nominated, snapshot: in.Snapshot}
+		nominated: in.Nominated, snapshot: in.Snapshot, record: in.Record}
 	s := t.host.client.Current()
 	c.scoreOnly = scoreOnly(s, t.policies.Plugins(in.Profile))
 	var keys *podKeys
