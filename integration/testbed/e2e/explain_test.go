@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"schedplug.dev/integration/testbed/testenv"
@@ -120,6 +121,12 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 		}
 	}
 
+	// The same plugin files, run apart from the scheduler on the same
+	// objects (schedplug simulate --native-only: the plugin runtime the
+	// SDK's test kit shares), give the verdicts, reasons and scores the
+	// host's record holds.
+	checkExplainAgainstSimulate(t, s, pod, got.Cycles[len(got.Cycles)-1])
+
 	// The text layout, as an operator reads it.
 	bin, err := testenv.CLIBinary()
 	s.must(err)
@@ -135,5 +142,56 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 	got, code = runExplain(t, s, ns+"/nobody")
 	if code != 1 || !strings.Contains(got.NotHeld, "holds no cycle") {
 		t.Errorf("explain of an unknown pod: exit %d, %q; want exit 1 saying the host holds no cycle of it", code, got.NotHeld)
+	}
+}
+
+// checkExplainAgainstSimulate dumps the cluster's nodes and `placed` (as
+// still pending) and compares `schedplug simulate --native-only --explain`
+// of it, node by node, with the cycle the running host recorded.
+func checkExplainAgainstSimulate(t *testing.T, s *stack, placed *corev1.Pod, recorded testenv.ExplainCycle) {
+	t.Helper()
+	nodes, err := s.client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	s.must(err)
+	pending := placed.DeepCopy()
+	pending.Spec.NodeName = ""
+	nodesYAML, podsYAML, err := testenv.DumpObjects(nodes.Items, []corev1.Pod{*pending})
+	s.must(err)
+	dir := t.TempDir()
+	s.must(os.WriteFile(filepath.Join(dir, "nodes.yaml"), nodesYAML, 0o644))
+	s.must(os.WriteFile(filepath.Join(dir, "pods.yaml"), podsYAML, 0o644))
+	pluginDir, err := testenv.PluginDir()
+	s.must(err)
+	key := placed.Namespace + "/" + placed.Name
+	sim, code, err := testenv.RunSimulate("--native-only", "--config", s.configFile, "--plugins", pluginDir,
+		"--nodes", filepath.Join(dir, "nodes.yaml"), "--pods", filepath.Join(dir, "pods.yaml"), "--explain", key)
+	s.must(err)
+	want := sim.Pod(key).Explain
+	if code != 0 || len(want) == 0 {
+		t.Fatalf("simulate --native-only --explain %s: exit %d, rows %+v", key, code, want)
+	}
+	byNode := map[string]testenv.ExplainNode{}
+	for _, n := range recorded.Explain {
+		byNode[n.Node] = n
+	}
+	for _, w := range want {
+		g, ok := byNode[w.Node]
+		if !ok {
+			t.Errorf("explain has no row for %s; simulate gives %+v", w.Node, w)
+			continue
+		}
+		if g.Feasible != w.Feasible || len(g.Filters) != len(w.Filters) || len(g.Scores) != len(w.Scores) {
+			t.Errorf("node %s: explain %+v, simulate %+v", w.Node, g, w)
+			continue
+		}
+		for i := range w.Filters {
+			if g.Filters[i] != w.Filters[i] {
+				t.Errorf("node %s: explain's %s filter %+v, simulate's %+v", w.Node, w.Filters[i].Plugin, g.Filters[i], w.Filters[i])
+			}
+		}
+		for i := range w.Scores {
+			if g.Scores[i].Raw != w.Scores[i].Raw || g.Scores[i].Normalized != w.Scores[i].Normalized {
+				t.Errorf("node %s: explain's %s score %+v, simulate's %+v", w.Node, w.Scores[i].Plugin, g.Scores[i], w.Scores[i])
+			}
+		}
 	}
 }

@@ -300,22 +300,29 @@ func DumpSimCluster(ctx context.Context, c kubernetes.Interface) (nodes, pods []
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	sort.Slice(nl.Items, func(i, j int) bool { return nl.Items[i].Name < nl.Items[j].Name })
-	var objs []any
-	for i := range nl.Items {
-		objs = append(objs, &nl.Items[i])
-	}
-	if nodes, err = kubectlList("Node", objs); err != nil {
-		return nil, nil, err
-	}
 	pl, err := c.CoreV1().Pods(SimNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing pods: %w", err)
 	}
-	sort.Slice(pl.Items, func(i, j int) bool { return pl.Items[i].Name < pl.Items[j].Name })
+	return DumpObjects(nl.Items, pl.Items)
+}
+
+// DumpObjects renders nodes and pods (sorted by name, as kubectl prints
+// them) as `kubectl get nodes -o yaml` and `kubectl get pods -o yaml`
+// would, trimmed: what `schedplug simulate` reads.
+func DumpObjects(nodeList []corev1.Node, podList []corev1.Pod) (nodes, pods []byte, err error) {
+	sort.Slice(nodeList, func(i, j int) bool { return nodeList[i].Name < nodeList[j].Name })
+	var objs []any
+	for i := range nodeList {
+		objs = append(objs, &nodeList[i])
+	}
+	if nodes, err = kubectlList("Node", objs); err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(podList, func(i, j int) bool { return podList[i].Name < podList[j].Name })
 	objs = nil
-	for i := range pl.Items {
-		objs = append(objs, &pl.Items[i])
+	for i := range podList {
+		objs = append(objs, &podList[i])
 	}
 	if pods, err = kubectlList("Pod", objs); err != nil {
 		return nil, nil, err
