@@ -136,5 +136,17 @@ TEST(DedicatedNodes, DescriptorOffersOnlyFilter) {
   EXPECT_EQ(lib->descriptor().applies, nullptr);
 }
 
+// kube-scheduler requeues a pod DedicatedNodes rejected only on the events
+// it declared: a node losing its dedicated label, or a plain node added,
+// must be among them.
+TEST(DedicatedNodes, ItsEventsRequeueWhatUndedicatingLetsThrough) {
+  auto plugin = create_plugin(DEDICATED_NODES_SO);
+  auto pod = make_pod({});
+  const auto dedicated = make_node("node-1", kDedicated);
+  const auto plain = make_node("node-1");
+  EXPECT_EQ(plugin->requeue_problem(*pod, *dedicated, *plain), "");
+  EXPECT_EQ(plugin->requeue_problem(*pod, *plain), "");
+}
+
 }  // namespace
 }  // namespace schedplug::testing

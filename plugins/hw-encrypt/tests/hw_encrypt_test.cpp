@@ -171,6 +171,17 @@ TEST(HwEncrypt, DescriptorOffersOnlyFilter) {
             SCHEDPLUG_EVENT_NODE_ADD | SCHEDPLUG_EVENT_NODE_UPDATE_LABEL);
 }
 
+// kube-scheduler requeues a pod HwEncrypt rejected only on the events it
+// declared: labelling a node, or adding a labelled one, must be among them.
+TEST(HwEncrypt, ItsEventsRequeueWhatLabellingLetsThrough) {
+  auto plugin = create_plugin(HW_ENCRYPT_SO);
+  auto pod = make_pod(kWants);
+  const auto plain = make_node("node-1");
+  const auto labelled = make_node("node-1", kEncrypted);
+  EXPECT_EQ(plugin->requeue_problem(*pod, *plain, *labelled), "");
+  EXPECT_EQ(plugin->requeue_problem(*pod, *labelled), "");
+}
+
 // Filter runs concurrently on one instance (plugin.h's contract): every
 // thread must get the same answers. Run under ThreadSanitizer for races.
 TEST(HwEncrypt, ConcurrentFilterOnOneInstance) {

@@ -113,3 +113,16 @@ fn the_score_keeps_the_identity_promise_for_any_pod_name() {
         }
     }
 }
+
+/// kube-scheduler requeues a pod SpotNodes rejected only on the events it
+/// declared: a spot node relabelled on-demand, or an on-demand node added,
+/// must be among them.
+#[test]
+fn its_events_requeue_what_relabelling_lets_through() {
+    let plugin = plugin();
+    let pod = Pod::new("web-1");
+    let spot = Node::new("n1").label("node.kubernetes.io/capacity-type", "spot");
+    let on_demand = Node::new("n1").label("node.kubernetes.io/capacity-type", "on-demand");
+    assert_eq!(plugin.requeue_problem(&pod, Some(&spot), &on_demand), None);
+    assert_eq!(plugin.requeue_problem(&pod, None, &on_demand), None);
+}

@@ -177,6 +177,38 @@ schedplug_code schedplug_test_run(const schedplug_test_plugin* plugin,
                                   schedplug_test_result* results, char* error,
                                   size_t error_size);
 
+/* As schedplug_test_run, after a change from `before[0..before_count)` (the
+ * nodes as they were, matched by name; a node not among them was added).
+ * Each node whose rejection of the pod turned into a pass must be a change
+ * of an event the plugin declared (schedplug_test_requeue_problem), and so
+ * must each added node that passes the pod when a node of `before`
+ * rejected it; the first broken promise is the cycle's error. */
+schedplug_code schedplug_test_run_after(
+    const schedplug_test_plugin* plugin, const schedplug_test_pod* pod,
+    schedplug_test_node* const* before, uint64_t before_count,
+    schedplug_test_node* const* nodes, uint64_t count,
+    schedplug_test_result* results, char* error, size_t error_size);
+
+/* Declared events (SCHEDPLUG_EVENT_*). The events after which kube-scheduler
+ * requeues a pod the plugin rejected: those it declared, every event
+ * (SCHEDPLUG_EVENT_ALL) for 0. */
+uint64_t schedplug_test_requeue_events(const schedplug_test_plugin* plugin);
+/* The SCHEDPLUG_EVENT_* kinds of node `before` becoming `after` (two states
+ * of one node); `before` NULL: SCHEDPLUG_EVENT_NODE_ADD. */
+uint64_t schedplug_test_change_events(const schedplug_test_node* before,
+                                      const schedplug_test_node* after);
+/* 0 (and "" in `problem`) when the plugin's filter rejects `pod` on
+ * `before`, passes it on `after`, and the change is an event the plugin
+ * declared; `before` NULL: `after` is a node added (the pod must pass on
+ * it, and SCHEDPLUG_EVENT_NODE_ADD be declared). Else 1, with the sentence
+ * in `problem`: the broken promise (which events to add), a change no event
+ * reports, or why there is nothing to check. */
+int32_t schedplug_test_requeue_problem(const schedplug_test_plugin* plugin,
+                                       const schedplug_test_pod* pod,
+                                       const schedplug_test_node* before,
+                                       const schedplug_test_node* after,
+                                       char* problem, size_t problem_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,6 +23,12 @@
 // does not do: the host's file checks (owner, mode, digest), deadlines,
 // refresh threads and parallel calls.
 //
+// Declared events (SCHEDPLUG_EVENT_*): plugin->requeue_problem(pod, before,
+// after) says whether the events the plugin declared requeue a pod it
+// rejected on `before` and passes on `after`; plugin->run_after(pod,
+// before_nodes, nodes) checks that on every node of a cycle
+// (schedplug/testing_events.hpp).
+//
 // C-callable functions for tests written in C: schedplug/testing.h.
 // Header-only, C++20; needs nlohmann/json (like the C++ layer) and -ldl.
 #pragma once
@@ -1422,6 +1428,38 @@ class Plugin {
     return run(pod, std::span<const Node>(nodes.begin(), nodes.size()));
   }
 
+  // ---- Declared events (SCHEDPLUG_EVENT_*), in schedplug/testing_events.hpp
+  // The events after which kube-scheduler requeues a pod this plugin
+  // rejected, as the shim registers them: the declared events (kEvents, as
+  // create() left them), every event (SCHEDPLUG_EVENT_ALL) for 0.
+  uint64_t requeue_events() const;
+  // Whether the declared events requeue `pod` after node `before` becomes
+  // `after` (two states of one node): empty when the plugin's filter rejects
+  // the pod on `before`, passes it on `after`, and the change is an event
+  // it declared (change_events); else a sentence: the broken promise (the
+  // change's events, which to add), a change no event reports, or why there
+  // is nothing to check (no rejection before, no pass after, a failed
+  // cycle). Each state is a cycle of its own, as run() makes it.
+  std::string requeue_problem(const Pod& pod, const Node& before,
+                              const Node& after) const;
+  // The same for `added`, a node added to the cluster: the pod must pass on
+  // it, and SCHEDPLUG_EVENT_NODE_ADD be declared.
+  std::string requeue_problem(const Pod& pod, const Node& added) const;
+  // One cycle of `pod` over `nodes` as run() makes it, after a change from
+  // `before` (the nodes as they were, matched by name; a node not in
+  // `before` was added). Each node whose rejection of the pod turned into a
+  // pass is held to the declared events as requeue_problem() holds it, and
+  // so is each added node that passes the pod when a node of `before`
+  // rejected it; the first broken promise fails the cycle (Cycle::error),
+  // reported once.
+  Cycle run_after(const Pod& pod, std::span<const Node> before,
+                  std::span<const Node> nodes) const;
+  Cycle run_after(const Pod& pod, std::initializer_list<Node> before,
+                  std::initializer_list<Node> nodes) const {
+    return run_after(pod, std::span<const Node>(before.begin(), before.size()),
+                     std::span<const Node>(nodes.begin(), nodes.size()));
+  }
+
  private:
   Plugin() = default;
 
@@ -1484,6 +1522,22 @@ class Plugin {
     }
     return {reinterpret_cast<const schedplug_kv*>(store.data()), kept.size()};
   }
+
+  static bool rejects(const Verdict& v) {
+    return v.code == SCHEDPLUG_UNSCHEDULABLE ||
+           v.code == SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE;
+  }
+  // For the declared events: the filter turned from `before` (a rejection;
+  // nullptr: the node was added) to `after` (a pass) on `node` for `pod`
+  // with a change of the events `change`. The sentence when no declared
+  // event covers it, else empty.
+  std::string events_problem(const std::string& pod, const std::string& node,
+                             const Verdict* before, const Verdict& after,
+                             uint64_t change) const;
+  // requeue_problem() for the node `before` (nullptr: `after` was added)
+  // becoming `after`.
+  std::string requeue_check(const Pod& pod, const Node* before,
+                            const Node& after) const;
 
   static std::string said(const Verdict& x) {
     return std::string(code_name(x.code)) +
@@ -1663,6 +1717,8 @@ class Plugin {
 };
 
 }  // namespace schedplug::testing
+
+#include "schedplug/testing_events.hpp"
 
 #ifdef SCHEDPLUG_TESTING_DEFINE_C_API
 #include "schedplug/testing_c_api.inc"

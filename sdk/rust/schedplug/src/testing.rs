@@ -43,6 +43,11 @@
 //! [`Plugin::open`] loads a plugin file (in any language) with dlopen, as
 //! the host does. What the kit does not do: the host's file checks,
 //! deadlines, refresh threads and parallel calls.
+//!
+//! Declared events (SCHEDPLUG_EVENT_*): [`Plugin::requeue_problem`] says
+//! whether the events a plugin declared requeue a pod it rejected on a node
+//! before a change and passes after it; [`Plugin::run_after`] checks that
+//! on every node of a cycle; [`change_events`] classifies a change.
 
 use crate::abi::*;
 use crate::plugin::NodeScore;
@@ -56,7 +61,9 @@ use std::mem::size_of;
 use std::os::raw::c_char;
 use std::ptr;
 
+mod events;
 mod host;
+pub use events::{change_events, event_names};
 use host::HostContext;
 
 // ---------------------------------------------------------------------------
