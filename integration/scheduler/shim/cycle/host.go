@@ -43,12 +43,22 @@ const maxPlacements = 256
 
 // Placed notes that kube-scheduler reserved `node` for the pod `uid`.
 func (h *Host) Placed(uid, node string) {
+	h.place(&pb.Placement{PodUid: uid, Node: node})
+}
+
+// Scored notes that the shim normalized the pod's scores ahead over the
+// nodes at `positions` of them (Placement.scored).
+func (h *Host) Scored(uid string, positions []uint32) {
+	h.place(&pb.Placement{PodUid: uid, Scored: positions})
+}
+
+func (h *Host) place(p *pb.Placement) {
 	h.placedMu.Lock()
 	defer h.placedMu.Unlock()
 	if len(h.placed) >= maxPlacements {
 		h.placed = h.placed[1:]
 	}
-	h.placed = append(h.placed, &pb.Placement{PodUid: uid, Node: node})
+	h.placed = append(h.placed, p)
 }
 
 // takePlaced returns the waiting placements and forgets them: the host
@@ -109,6 +119,9 @@ type preFilterCall struct {
 	window func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet)
 	// snapshot finds a node of the cycle's snapshot by name (nil: none).
 	snapshot func(name string) fwk.NodeInfo
+	// scoreAhead asks for the raw scores of the nodes no native Filter
+	// rejects (ahead.go).
+	scoreAhead bool
 }
 
 // preFilter sends the pod and the node-table delta and returns every
@@ -180,7 +193,7 @@ func (h *Host) sendPreFilter(ctx context.Context, s *session.Session, c preFilte
 	if plan.Msg.GetFull() {
 		timeout = max(timeout, h.client.Config().ResyncTimeout)
 	}
-	req := &pb.PreFilterRequest{SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Placed: h.takePlaced()}
+	req := &pb.PreFilterRequest{SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Placed: h.takePlaced(), ScoreAhead: c.scoreAhead && s.ScoresAhead}
 	var window slotSet
 	if c.window != nil {
 		req.Evaluate, window = c.window(plan, h.table.Table)
@@ -234,19 +247,46 @@ func (h *Host) preScoreAlone(ctx context.Context, c preFilterCall, feasible []st
 	defer h.mu.Unlock()
 	var resp *pb.PreScoreResponse
 	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
-		resp, version, err = h.sendPreScoreAlone(ctx, s, c, feasible, full)
+		resp, _, version, err = h.sendPreScoreAlone(ctx, s, c, full, false, func(plan *nodetable.Plan) ([]uint32, error) {
+			return plannedSlots(plan, c.nodes, feasible, c.snapshot)
+		})
 		return version, err
 	})
 	return resp, err
 }
 
-// sendPreScoreAlone makes one PreScore call with the delta. Callers hold
-// h.mu.
-func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preFilterCall, feasible []string, full bool) (*pb.PreScoreResponse, *uint64, error) {
+// preScoreAhead is the same call sent ahead of kube-scheduler's PreScore
+// (from its PreFilter) for raw scores of the nodes `choose` picks from the
+// planned table, which the shim normalizes once kube-scheduler says which
+// nodes it scores (ahead.go).
+func (h *Host) preScoreAhead(ctx context.Context, c preFilterCall, choose func(*nodetable.Plan) []uint32) (*aheadScores, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out *aheadScores
+	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
+		var resp *pb.PreScoreResponse
+		var plan *nodetable.Plan
+		var slots []uint32
+		resp, plan, version, err = h.sendPreScoreAlone(ctx, s, c, full, true, func(p *nodetable.Plan) ([]uint32, error) {
+			plan, slots = p, choose(p)
+			return slots, nil
+		})
+		if err == nil {
+			out = newAheadScores(s, &pb.ScoresAhead{Nodes: slots, Plugins: resp.GetPlugins()}, plan.States.Size())
+		}
+		return version, err
+	})
+	return out, err
+}
+
+// sendPreScoreAlone makes one PreScore call with the delta for the slots
+// `nodes` picks from the planned table (raw: asking for raw scores).
+// Callers hold h.mu.
+func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preFilterCall, full, raw bool, nodes func(*nodetable.Plan) ([]uint32, error)) (*pb.PreScoreResponse, *nodetable.Plan, *uint64, error) {
 	plan := h.table.Plan(c.nodes, full, c.podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return wire.Node(ni, slot, s.Data) })
-	slots, err := plannedSlots(plan, c.nodes, feasible, c.snapshot)
+	slots, err := nodes(plan)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	timeout := c.timeout
 	if plan.Msg.GetFull() {
@@ -256,14 +296,14 @@ func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preF
 	defer cancel()
 	resp, hostVersion, err := h.client.PreScore(cctx, s, &pb.PreScoreRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Nodes: slots,
-		Placed: h.takePlaced(),
+		Placed: h.takePlaced(), Raw: raw && s.ScoresAhead,
 	})
 	if err != nil {
 		h.table.Failed(plan, status.Code(err), hostVersion)
-		return nil, hostVersion, err
+		return nil, nil, hostVersion, err
 	}
 	h.table.Accepted(plan, resp.GetTableVersion())
-	return resp, nil, nil
+	return resp, plan, nil, nil
 }
 
 // plannedSlots are the slots the feasible nodes have once plan is applied:
@@ -318,7 +358,7 @@ func (h *Host) sendPreScore(ctx context.Context, s *session.Session, c preFilter
 // filterNodes runs every native Filter on the given slots (as [first, end)
 // pairs) for the cycle's pod, on the table the cycle's PreFilter answered
 // for.
-func (h *Host) filterNodes(ctx context.Context, s *session.Session, c preFilterCall, tableVersion uint64, ranges []uint32, applies appliesInfo) (*pb.PreFilterResponse, error) {
+func (h *Host) filterNodes(ctx context.Context, s *session.Session, c preFilterCall, tableVersion uint64, ranges []uint32, applies appliesInfo, scoreAhead bool) (*pb.PreFilterResponse, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s != h.client.Current() {
@@ -329,6 +369,7 @@ func (h *Host) filterNodes(ctx context.Context, s *session.Session, c preFilterC
 	return h.client.FilterNodes(cctx, s, &pb.FilterNodesRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, TableVersion: tableVersion,
 		Evaluate: ranges, AppliesKnown: applies.known, NotApplying: applies.notApplying,
+		ScoreAhead: scoreAhead,
 	})
 }
 
