@@ -36,6 +36,7 @@ type summary struct {
 	BytesRecvPerPod     float64            `json:"bytesFromHostPerPod,omitempty"`
 	BatchAttempts       map[string]float64 `json:"batchAttempts,omitempty"`
 	VerdictReuse        map[string]float64 `json:"verdictReusePerPod,omitempty"`
+	ScoresAhead         map[string]float64 `json:"scoresAheadPerPod,omitempty"`
 	RPCWallMs           map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
 	CycleMs             map[string]float64 `json:"cycleMs,omitempty"`
 	// Ratios of the median window throughputs. (scheduler_perf's figure
@@ -125,6 +126,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	methods := map[string][]float64{}
 	batch := map[string][]float64{}
 	reuse := map[string][]float64{}
+	ahead := map[string][]float64{}
 	wall := map[string][]float64{}
 	cycle := map[string][]float64{}
 	for _, r := range runs {
@@ -151,6 +153,9 @@ func summarize(sh shape, variant string, runs []result) summary {
 		for k, v := range r.VerdictReuse {
 			reuse[k] = append(reuse[k], v)
 		}
+		for k, v := range r.ScoresAhead {
+			ahead[k] = append(ahead[k], v)
+		}
 		for k, v := range r.RPCWallMs {
 			wall[k] = append(wall[k], v)
 		}
@@ -162,7 +167,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	sum.HostCPUMsPerPod, sum.HostPeakRSSMB, sum.RPCsPerPod = median(host), median(rss), median(rpcs)
 	sum.BytesSentPerPod, sum.BytesRecvPerPod = median(sent), median(recv)
 	sum.BatchAttempts, sum.RPCsPerPodByMethod = medians(batch), medians(methods)
-	sum.VerdictReuse = medians(reuse)
+	sum.VerdictReuse, sum.ScoresAhead = medians(reuse), medians(ahead)
 	sum.RPCWallMs, sum.CycleMs = medians(wall), medians(cycle)
 	return sum
 }
@@ -224,6 +229,15 @@ func (r *report) table() string {
 	}
 	if len(reuse) > 0 {
 		fmt.Fprintf(&buf, "cycles answered from verdicts kept for identical replicas, per measured pod (misses: of those, the ones that called after all):\n%s\n", strings.Join(reuse, "\n"))
+	}
+	var ahead []string
+	for _, s := range r.Summary {
+		if len(s.ScoresAhead) > 0 {
+			ahead = append(ahead, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.ScoresAhead, "%.2f", "")))
+		}
+	}
+	if len(ahead) > 0 {
+		fmt.Fprintf(&buf, "scores ahead per measured pod (used: no PreScore call; the others asked PreScore, and why):\n%s\n", strings.Join(ahead, "\n"))
 	}
 	var batch []string
 	for _, s := range r.Summary {
