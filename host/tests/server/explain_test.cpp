@@ -203,7 +203,9 @@ TEST_F(ExplainTest, ScoresAheadAreNormalizedOverTheNodesTheShimReports) {
   }
   const v1::ScoresAhead& ahead = filtered.scores_ahead();
   ASSERT_GE(ahead.nodes_size(), 6);
-  for (const v1::ExplainedNode& n : explain(pod.uid()).cycles(0).nodes()) {
+  const v1::ExplainResponse before = explain(pod.uid());
+  ASSERT_EQ(before.cycles_size(), 1);
+  for (const v1::ExplainedNode& n : before.cycles(0).nodes()) {
     EXPECT_FALSE(n.scored()) << n.node() << ": shown before the shim said";
   }
 
@@ -218,7 +220,9 @@ TEST_F(ExplainTest, ScoresAheadAreNormalizedOverTheNodesTheShimReports) {
   run_cycle({placement});
   const std::vector<ScoreAnswer> want =
       direct.prescore(kProfile, pod, scored_nodes);
-  const v1::ExplainedCycle cycle = explain(pod.uid()).cycles(0);
+  const v1::ExplainResponse after = explain(pod.uid());
+  ASSERT_EQ(after.cycles_size(), 1);
+  const v1::ExplainedCycle& cycle = after.cycles(0);
   std::map<std::string, const v1::ExplainedNode*> shown;
   for (const v1::ExplainedNode& n : cycle.nodes()) {
     if (n.scored()) shown[n.node()] = &n;

@@ -201,10 +201,12 @@ TEST_F(Equivalence, ScoresAheadNormalizedOverAnySubsetArePreScores) {
                     .Handshake(&context, test_handshake_request(), &hello)
                     .ok());
     EXPECT_TRUE(hello.scores_ahead());
-    for (const v1::PluginInfo& info : hello.plugins()) {
-      EXPECT_EQ(info.has_normalize_score(), info.name() == "SpreadScore")
-          << info.name();
-    }
+    std::map<std::string, bool> own;
+    for (const v1::PluginInfo& info : hello.plugins())
+      own[info.name()] = info.has_normalize_score();
+    EXPECT_TRUE(own.at("SpreadScore"));
+    EXPECT_FALSE(own.at("FreeCpu"));
+    EXPECT_FALSE(own.at("Latency"));
   }
   RandomCluster rnd(20261204);
   ShimTable shim;
