@@ -200,7 +200,7 @@ grpc::Status HostService::pre_score(CallContext& context,
                                      .raw_scores = raw,
                                      .cycle = cycle.get()});
   identity_of(call).to_proto(*response.mutable_identity());
-  if (!request.raw()) {
+  if (!raw) {
     submit_shadow_scores(
         call, *profile, request.pod(), table,
         {request.nodes().data(), static_cast<size_t>(request.nodes_size())},

@@ -94,12 +94,15 @@ class Shadow : public ::testing::Test {
   }
 
   // One cycle: PreFilter over the nodes, then PreScore on those that
-  // passed. Returns (rejected nodes, scores).
+  // passed. Returns (rejected nodes, scores). Both ask for scores ahead,
+  // which a profile whose scorer has a candidate does not get: its
+  // PreScore answers normalized scores and feeds the candidate.
   std::pair<int, std::vector<int64_t>> cycle(const v1::Pod& p) {
     v1::PreFilterRequest request;
     request.set_session_id(session_);
     request.set_scheduler_name(kProfile);
     *request.mutable_pod() = p;
+    request.set_score_ahead(true);
     v1::NodeTableDelta* delta = request.mutable_delta();
     if (!sent_table_) {
       delta->set_full(true);
@@ -120,12 +123,14 @@ class Shadow : public ::testing::Test {
       const grpc::Status s =
           host_->stub().PreFilter(&context, request, &filtered);
       EXPECT_TRUE(s.ok()) << s.error_message();
+      EXPECT_FALSE(filtered.has_scores_ahead());
     }
     v1::PreScoreRequest score;
     score.set_session_id(session_);
     score.set_scheduler_name(kProfile);
     *score.mutable_pod() = p;
     score.set_table_version(1);
+    score.set_raw(true);
     for (uint32_t slot = 0; slot < kNodes; ++slot) score.add_nodes(slot);
     v1::PreScoreResponse scored;
     grpc::ClientContext context;
@@ -133,6 +138,8 @@ class Shadow : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.error_message();
     std::vector<int64_t> scores;
     if (scored.plugins_size() == 1) {
+      EXPECT_EQ(scored.plugins(0).normalization(), v1::NORMALIZATION_BY_PLUGIN);
+      EXPECT_TRUE(scored.plugins(0).raw().empty());
       scores.assign(scored.plugins(0).scores().begin(),
                     scored.plugins(0).scores().end());
     }
