@@ -139,8 +139,7 @@ grpc::Status HostService::pre_filter(CallContext& context,
   submit_shadow_filters(call, *profile, request.pod(), table, views, outcome);
   if (request.score_ahead()) {
     score_ahead(call, *session, *profile, request.pod(), cycle.get(),
-                cycle->pod().view(), table, views, outcome, {},
-                *response.mutable_scores_ahead());
+                cycle->pod().view(), table, views, outcome, {}, response);
   }
   fill_filter_response(call, *profile, outcome, response);
   if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it
@@ -258,8 +257,7 @@ grpc::Status HostService::filter_nodes(CallContext& context,
   if (request.score_ahead()) {
     score_ahead(call, *session, *profile, request.pod(), cycle.get(),
                 pod.view(), table, views, outcome,
-                known_applies(request, profile->scorers),
-                *response.mutable_scores_ahead());
+                known_applies(request, profile->scorers), response);
   }
   fill_filter_response(call, *profile, outcome, response);
   if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it

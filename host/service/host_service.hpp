@@ -215,15 +215,17 @@ class HostService final
                      google::protobuf::RepeatedPtrField<v1::PluginScores>& out);
   // Scores ahead (PreFilterRequest.score_ahead): the profile's scorers, raw,
   // on the nodes of `views` (by slot) that `filtered` did not reject, with
-  // the cycle's per-pod states. Leaves `out` empty when the profile has no
-  // scorer, a filter did not finish, or scorer shadows run.
+  // the cycle's per-pod states, into response.scores_ahead; left out when
+  // the profile has no scorer, a filter did not finish, or scorer shadows
+  // run.
   void score_ahead(Call& call, const Session& session,
                    const ProfilePlugins& profile, const v1::Pod& pod_message,
                    const PodCycle* cycle, const schedplug_pod& pod,
                    const NodeTable& table,
                    std::span<const schedplug_node* const> views,
                    const FilterOutcome& filtered,
-                   std::span<const uint8_t> applies, v1::ScoresAhead& out);
+                   std::span<const uint8_t> applies,
+                   v1::PreFilterResponse& response);
   grpc::Status finish(Call& call, grpc::Status status);
   // The record of recent cycles (explain_call.cpp). `filtered`: the node
   // evaluations the filters made; `starts`: the call begins the pod's

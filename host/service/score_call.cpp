@@ -71,7 +71,7 @@ void HostService::score_ahead(Call& call, const Session& session,
                               std::span<const schedplug_node* const> views,
                               const FilterOutcome& filtered,
                               std::span<const uint8_t> applies,
-                              v1::ScoresAhead& out) {
+                              v1::PreFilterResponse& response) {
   // Nothing to score, a filter that did not finish (its other nodes are
   // the failure policy's), or shadow candidates that compare normalized
   // scores: the shim calls PreScore instead.
@@ -79,6 +79,7 @@ void HostService::score_ahead(Call& call, const Session& session,
       shadows_scores(profile)) {
     return;
   }
+  v1::ScoresAhead& out = *response.mutable_scores_ahead();
   std::vector<const schedplug_node*> nodes;
   nodes.reserve(views.size());
   auto rejected = filtered.rejections.begin();
