@@ -22,7 +22,7 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		// whose native plugins all only filter makes no PreScore call.
 		return fwk.NewStatus(fwk.Skip)
 	}
-	s := p.cycleOf(state, pod, nodes).Scores(ctx, nodeNames(nodes), nil)
+	s := p.cycleOf(state, pod, nodes).Scores(ctx, nodeNames(nodes), nodes, nil)
 	ps, st := p.ownScores(ctx, s, "PreScore")
 	switch {
 	case st != nil || ps != nil && len(ps.GetScores()) != len(nodes):
@@ -120,7 +120,7 @@ func (p *Plugin) NormalizeScore(ctx context.Context, state fwk.CycleState, pod *
 		for i := range scores {
 			names[i] = scores[i].Name
 		}
-		s = c.Scores(ctx, names, func() { lazyCalls.WithLabelValues("PreScore").Inc() })
+		s = c.Scores(ctx, names, nil, func() { lazyCalls.WithLabelValues("PreScore").Inc() })
 	}
 	ps, st := p.ownScores(ctx, s, "scoring")
 	if st != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	fwk "k8s.io/kube-scheduler/framework"
+
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/scheduler/shim/nodetable"
 	"schedplug.dev/integration/scheduler/shim/normalize"
@@ -38,15 +40,19 @@ type aheadScores struct {
 	at      []int32
 	n       int
 	plugins []*pb.PluginScores
+	// slotOfInfo is the slot of each snapshot NodeInfo the call's delta
+	// was planned from (nodetable.Plan.SlotOfInfo): a pointer hash, where
+	// a lookup by name hashes the name under the table's lock.
+	slotOfInfo map[fwk.NodeInfo]uint32
 }
 
-// newAheadScores reads an answer's scores ahead for a table of `slots`
-// slots (nil when there are none).
-func newAheadScores(s *session.Session, sa *pb.ScoresAhead, slots int) *aheadScores {
+// newAheadScores reads an answer's scores ahead for the table a call
+// planned (nil when there are none).
+func newAheadScores(s *session.Session, sa *pb.ScoresAhead, plan *nodetable.Plan) *aheadScores {
 	if sa == nil || len(sa.GetPlugins()) == 0 {
 		return nil
 	}
-	a := &aheadScores{sess: s, at: make([]int32, slots)}
+	a := &aheadScores{sess: s, at: make([]int32, plan.States.Size()), slotOfInfo: plan.SlotOfInfo}
 	return a.with(sa)
 }
 
@@ -56,7 +62,7 @@ func (a *aheadScores) with(sa *pb.ScoresAhead) *aheadScores {
 	if a == nil || len(sa.GetPlugins()) == 0 {
 		return a
 	}
-	out := &aheadScores{sess: a.sess, at: slices.Clone(a.at), n: a.n}
+	out := &aheadScores{sess: a.sess, at: slices.Clone(a.at), n: a.n, slotOfInfo: a.slotOfInfo}
 	for _, slot := range sa.GetNodes() {
 		if int(slot) < len(out.at) && out.at[slot] == 0 {
 			out.at[slot] = int32(out.n + 1)
@@ -108,13 +114,20 @@ const (
 	aheadOwnNormalize = "plugin_normalizes_itself"
 )
 
-// fromAhead is the cycle's scores of `feasible` from scores ahead, or nil
-// and why not.
-func (c *Cycle) fromAhead(a *aheadScores, feasible []string) (*Scores, string) {
+// fromAhead is the cycle's scores of `feasible` (their NodeInfos in
+// `infos`, when the caller has them) from scores ahead, or nil and why
+// not.
+func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInfo) (*Scores, string) {
 	slots := make([]uint32, len(feasible))
 	found := true
 	for i, name := range feasible {
-		slots[i], found = c.t.host.SlotOf(name)
+		var ok bool
+		if a != nil && infos != nil {
+			slots[i], ok = a.slotOfInfo[infos[i]]
+		}
+		if !ok {
+			slots[i], found = c.t.host.SlotOf(name)
+		}
 		if !found {
 			break
 		}
@@ -191,7 +204,7 @@ func (c *Cycle) StartScoresAhead(ctx context.Context) {
 		return
 	}
 	visits := c.t.scoreGuide()
-	c.aheadCall.start(ctx, func(ctx context.Context) (*aheadScores, error) {
+	c.aheadCall.start(session.Background(ctx), func(ctx context.Context) (*aheadScores, error) {
 		return c.t.host.preScoreAhead(ctx, c.callArgs(nil), func(plan *nodetable.Plan) []uint32 {
 			return aheadSlots(plan.Order, visits)
 		})

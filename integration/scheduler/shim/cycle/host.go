@@ -272,7 +272,7 @@ func (h *Host) preScoreAhead(ctx context.Context, c preFilterCall, choose func(*
 			return slots, nil
 		})
 		if err == nil {
-			out = newAheadScores(s, &pb.ScoresAhead{Nodes: slots, Plugins: resp.GetPlugins()}, plan.States.Size())
+			out = newAheadScores(s, &pb.ScoresAhead{Nodes: slots, Plugins: resp.GetPlugins()}, plan)
 		}
 		return version, err
 	})

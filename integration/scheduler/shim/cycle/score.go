@@ -3,6 +3,8 @@ package cycle
 import (
 	"context"
 
+	fwk "k8s.io/kube-scheduler/framework"
+
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 )
 
@@ -31,15 +33,16 @@ func (s *Scores) Position(node string) (int, bool) {
 // the answer of the cycle's PreScore call. The host's table must be
 // current: a score-only cycle sends the delta with its call (ahead, or
 // now); otherwise the cycle's PreFilter call, made first if it was not,
-// brought it. onCall, when set, is told when this caller makes a call.
-func (c *Cycle) Scores(ctx context.Context, feasible []string, onCall func()) *Scores {
+// brought it. infos, when not nil, are the feasible nodes' NodeInfos.
+// onCall, when set, is told when this caller makes a call.
+func (c *Cycle) Scores(ctx context.Context, feasible []string, infos []fwk.NodeInfo, onCall func()) *Scores {
 	s, err, _ := c.scores.do(ctx, func(ctx context.Context) (*Scores, error) {
 		ahead, current, err := c.aheadFor(ctx)
 		if err != nil {
 			return &Scores{Err: err}, nil
 		}
 		if c.scoresAhead {
-			s, outcome := c.fromAhead(ahead, feasible)
+			s, outcome := c.fromAhead(ahead, feasible, infos)
 			scoresAheadOutcomes.WithLabelValues(outcome).Inc()
 			if s != nil {
 				return s, nil

@@ -113,6 +113,17 @@ func unixTargetDir(target string) (string, bool) {
 	return filepath.Dir(path), true
 }
 
+// backgroundKey marks a call no scheduling cycle waits on yet (Background).
+type backgroundKey struct{}
+
+// Background is ctx for a call that no scheduling cycle waits on yet (the
+// scores ahead a score-only cycle sends from PreFilter): its fast-path
+// answer is awaited on the network poller at once, without the spin that
+// keeps a P, which kube-scheduler's own Filter workers need meanwhile.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
 // errFastNotSent: the request did not reach the host (no connection, or
 // the write failed before the whole frame went out); the caller makes the
 // call over gRPC instead.
@@ -197,7 +208,11 @@ func (f *fastPath) call(ctx context.Context, method string, req *pb.FastRequest)
 		return nil, nil, f.failed(method, len(frame), 0, start, status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: writing the %s request failed after %d of %d bytes: %v", f.path, method, n, len(frame), err))
 	}
 	sent := len(frame)
-	answer, err := c.readFrame(f.spin)
+	spin := f.spin
+	if ctx.Value(backgroundKey{}) != nil {
+		spin = 0
+	}
+	answer, err := c.readFrame(spin)
 	if err != nil {
 		// The host may still answer; the connection cannot be reused.
 		c.conn.Close()
