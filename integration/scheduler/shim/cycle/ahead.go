@@ -198,14 +198,15 @@ func (c *Cycle) visitAll(slots []uint32) {
 // the cycle's one call now (kube-scheduler's PreFilter) rather than from
 // PreScore: the node-table delta and a request for raw scores of the nodes
 // kube-scheduler's Filter is expected to visit. It does not wait for the
-// answer; Scores does.
+// answer, which the host computes while kube-scheduler filters; Scores
+// reads it.
 func (c *Cycle) StartScoresAhead(ctx context.Context) {
 	if !c.scoreOnly || !c.scoresAhead || c.nodes == nil {
 		return
 	}
-	visits := c.t.scoreGuide()
-	c.aheadCall.start(session.Background(ctx), func(ctx context.Context) (*aheadScores, error) {
-		return c.t.host.preScoreAhead(ctx, c.callArgs(nil), func(plan *nodetable.Plan) []uint32 {
+	c.aheadOnce.Do(func() {
+		visits := c.t.scoreGuide()
+		c.aheadCall = c.t.host.startScoresAhead(ctx, c.callArgs(nil), func(plan *nodetable.Plan) []uint32 {
 			return aheadSlots(plan.Order, visits)
 		})
 	})

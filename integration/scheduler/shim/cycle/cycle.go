@@ -8,6 +8,7 @@ package cycle
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,7 +44,8 @@ type Cycle struct {
 	// PreScore and normalizes them itself (ahead.go); aheadCall is the
 	// score-only cycle's call that brings them.
 	scoresAhead bool
-	aheadCall   shared[*aheadScores]
+	aheadOnce   sync.Once
+	aheadCall   *aheadCall
 	// spotOf: the verdicts this cycle could have used but calls instead,
 	// to check them against the host's answer (spotcheck.go).
 	spotOf *keptVerdicts

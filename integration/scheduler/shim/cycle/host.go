@@ -30,6 +30,10 @@ type Host struct {
 	// tableOf is the session whose table `table` mirrors; another session
 	// starts with an empty one.
 	tableOf *session.Session
+	// ahead is the score-only cycle's PreScore sent from PreFilter whose
+	// answer is not read yet: every call that uses the table reads it
+	// first (settle), since the next delta depends on its outcome.
+	ahead *aheadCall
 	// placed: where kube-scheduler reserved pods since the last call, for
 	// the host's record of recent cycles (`schedplug explain`); the next
 	// PreFilter or PreScore carries them.
@@ -129,6 +133,7 @@ type preFilterCall struct {
 func (h *Host) preFilter(ctx context.Context, c preFilterCall) (*callResult, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
 	var res *callResult
 	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
 		res, version, err = h.sendPreFilter(ctx, s, c, full)
@@ -220,6 +225,7 @@ func (h *Host) sendPreFilter(ctx context.Context, s *session.Session, c preFilte
 func (h *Host) preScore(ctx context.Context, c preFilterCall, feasible []string, applies appliesInfo) (*pb.PreScoreResponse, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
 	s, err := h.session()
 	if err != nil {
 		return nil, err
@@ -245,6 +251,7 @@ func (h *Host) preScore(ctx context.Context, c preFilterCall, feasible []string,
 func (h *Host) preScoreAlone(ctx context.Context, c preFilterCall, feasible []string) (*pb.PreScoreResponse, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
 	var resp *pb.PreScoreResponse
 	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
 		resp, _, version, err = h.sendPreScoreAlone(ctx, s, c, full, false, func(plan *nodetable.Plan) ([]uint32, error) {
@@ -255,13 +262,91 @@ func (h *Host) preScoreAlone(ctx context.Context, c preFilterCall, feasible []st
 	return resp, err
 }
 
-// preScoreAhead is the same call sent ahead of kube-scheduler's PreScore
-// (from its PreFilter) for raw scores of the nodes `choose` picks from the
-// planned table, which the shim normalizes once kube-scheduler says which
-// nodes it scores (ahead.go).
-func (h *Host) preScoreAhead(ctx context.Context, c preFilterCall, choose func(*nodetable.Plan) []uint32) (*aheadScores, error) {
+// aheadCall is the PreScore of a profile without native Filter plugins
+// sent ahead of kube-scheduler's PreScore (from its PreFilter), for raw
+// scores of the nodes `choose` picks from the planned table, which the
+// shim normalizes once kube-scheduler says which nodes it scores
+// (ahead.go). Its answer is read when the cycle needs it
+// (finishScoresAhead) or by the next call that uses the table.
+type aheadCall struct {
+	c       preFilterCall
+	choose  func(*nodetable.Plan) []uint32
+	s       *session.Session
+	plan    *nodetable.Plan
+	slots   []uint32
+	pending *session.PendingPreScore
+	// Once read: the scores, or why there are none.
+	out *aheadScores
+	err error
+}
+
+// startScoresAhead plans the node-table delta and sends the PreScore with
+// it, raw, for the nodes choose picks; it does not wait for the answer.
+func (h *Host) startScoresAhead(ctx context.Context, c preFilterCall, choose func(*nodetable.Plan) []uint32) *aheadCall {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
+	a := &aheadCall{c: c, choose: choose}
+	s, err := h.session()
+	if err != nil {
+		a.err = err
+		return a
+	}
+	a.s = s
+	a.plan = h.table.Plan(c.nodes, false, c.podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return wire.Node(ni, slot, s.Data) })
+	a.slots = choose(a.plan)
+	timeout := c.timeout
+	if a.plan.Msg.GetFull() {
+		timeout = max(timeout, h.client.Config().ResyncTimeout)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	a.pending = h.client.StartPreScore(cctx, cancel, s, &pb.PreScoreRequest{
+		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: a.plan.Msg, Nodes: a.slots,
+		Placed: h.takePlaced(), Raw: s.ScoresAhead,
+	})
+	h.ahead = a
+	return a
+}
+
+// finishScoresAhead is a's outcome: its answer read now if no call did it
+// first.
+func (h *Host) finishScoresAhead(ctx context.Context, a *aheadCall) (*aheadScores, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.settle(ctx)
+	return a.out, a.err
+}
+
+// settle reads the answer of the PreScore sent ahead, if one is pending,
+// and keeps the table in step as withDelta does: a delta the host refused
+// (FAILED_PRECONDITION, INVALID_ARGUMENT) is the synchronous call's
+// business, made now, with its recovery and resync. Callers hold h.mu.
+func (h *Host) settle(ctx context.Context) {
+	a := h.ahead
+	if a == nil {
+		return
+	}
+	h.ahead = nil
+	resp, hostVersion, err := a.pending.Wait(ctx)
+	if err == nil {
+		h.table.Accepted(a.plan, resp.GetTableVersion())
+		a.out = newAheadScores(a.s, &pb.ScoresAhead{Nodes: a.slots, Plugins: resp.GetPlugins()}, a.plan)
+		return
+	}
+	h.table.Failed(a.plan, status.Code(err), hostVersion)
+	switch status.Code(err) {
+	case codes.FailedPrecondition, codes.InvalidArgument:
+		// A refused delta changed nothing on the host: the call made the
+		// way every call with a delta is made.
+		a.out, a.err = h.preScoreAhead(ctx, a.c, a.choose)
+	default:
+		a.err = err
+	}
+}
+
+// preScoreAhead is the PreScore of startScoresAhead made and waited for
+// at once, through withDelta. Callers hold h.mu.
+func (h *Host) preScoreAhead(ctx context.Context, c preFilterCall, choose func(*nodetable.Plan) []uint32) (*aheadScores, error) {
 	var out *aheadScores
 	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
 		var resp *pb.PreScoreResponse
@@ -361,6 +446,7 @@ func (h *Host) sendPreScore(ctx context.Context, s *session.Session, c preFilter
 func (h *Host) filterNodes(ctx context.Context, s *session.Session, c preFilterCall, tableVersion uint64, ranges []uint32, applies appliesInfo, scoreAhead bool) (*pb.PreFilterResponse, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
 	if s != h.client.Current() {
 		return nil, status.Error(codes.FailedPrecondition, "the session of the cycle's PreFilter has ended; the nodes outside its window were not evaluated")
 	}

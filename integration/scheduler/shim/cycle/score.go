@@ -78,11 +78,11 @@ func (c *Cycle) Scores(ctx context.Context, feasible []string, infos []fwk.NodeI
 // while waiting.
 func (c *Cycle) aheadFor(ctx context.Context) (ahead *aheadScores, current bool, err error) {
 	if c.scoreOnly {
-		a, callErr, begun, cancelled := c.aheadCall.wait(ctx)
-		if cancelled {
-			return nil, false, callErr
+		if c.aheadCall == nil {
+			return nil, false, nil
 		}
-		return a, begun && callErr == nil, nil
+		a, err := c.t.host.finishScoresAhead(ctx, c.aheadCall)
+		return a, err == nil, nil
 	}
 	if !c.scoresAhead {
 		return nil, false, nil

@@ -43,40 +43,6 @@ func (s *shared[T]) do(ctx context.Context, call func(context.Context) (T, error
 	}
 }
 
-// start makes the call on its own goroutine, on a context kube-scheduler's
-// cancellation does not end; do and wait then wait for it. It does nothing
-// when the call was made already.
-func (s *shared[T]) start(ctx context.Context, call func(context.Context) (T, error)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return
-	}
-	s.started = true
-	s.done = make(chan struct{})
-	go func() {
-		s.val, s.err = call(context.WithoutCancel(ctx))
-		close(s.done)
-	}()
-}
-
-// wait is the outcome of a call someone made or is making; begun is false
-// (and nothing waited for) when no one did. cancelled: ctx ended first.
-func (s *shared[T]) wait(ctx context.Context) (val T, err error, begun, cancelled bool) {
-	s.mu.Lock()
-	done := s.done
-	s.mu.Unlock()
-	if done == nil {
-		return val, nil, false, false
-	}
-	select {
-	case <-done:
-		return s.val, s.err, true, false
-	case <-ctx.Done():
-		return val, ctx.Err(), true, true
-	}
-}
-
 // result is the outcome when the call is over.
 func (s *shared[T]) result() (val T, err error, over bool) {
 	s.mu.Lock()
