@@ -163,21 +163,35 @@ func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInf
 		case !normalize.Applicable(p.GetNormalization()):
 			return nil, aheadOwnNormalize
 		}
-		raw := make([]int64, len(feasible))
-		for i, pos := range positions {
-			raw[i] = p.GetRaw()[pos]
-		}
+		// The feasible nodes' raw scores, normalized in place.
 		out.Scores = make([]int64, len(feasible))
-		if err := normalize.Into(p.GetPlugin(), p.GetNormalization(), raw, out.Scores, func(i int) string { return feasible[i] }); err != nil {
+		for i, pos := range positions {
+			out.Scores[i] = p.GetRaw()[pos]
+		}
+		if err := normalize.Into(p.GetPlugin(), p.GetNormalization(), out.Scores, out.Scores, func(i int) string { return feasible[i] }); err != nil {
 			// The error the host's PreScore gives for this plugin.
 			out.Scores, out.Error = nil, err.Error()
 		}
 	}
 	// The host's record of recent cycles normalizes its raw scores over
 	// the same nodes (`schedplug explain`).
-	slices.Sort(positions)
-	c.t.host.Scored(c.pod.GetUid(), slices.Compact(positions))
+	c.t.host.Scored(c.pod.GetUid(), ascending(positions, a.n))
 	return s, aheadUsed
+}
+
+// ascending is the distinct positions (each below n) in ascending order.
+func ascending(positions []uint32, n int) []uint32 {
+	marked := make([]bool, n)
+	for _, p := range positions {
+		marked[p] = true
+	}
+	out := positions[:0]
+	for p, in := range marked {
+		if in {
+			out = append(out, uint32(p))
+		}
+	}
+	return out
 }
 
 // visitAll records the nodes a score-only cycle scored as visited: the

@@ -21,8 +21,8 @@ func Applicable(n pb.Normalization) bool {
 	return n == pb.Normalization_NORMALIZATION_NONE || n == pb.Normalization_NORMALIZATION_LINEAR || n == pb.Normalization_NORMALIZATION_REVERSE
 }
 
-// Into writes the normalized scores of raw into out (same length) as the
-// host would for plugin on nodes named by name(i). A score outside
+// Into writes the normalized scores of raw into out (same length; out may
+// be raw itself) as the host would for plugin on nodes named by name(i). A score outside
 // [0, 100] under NONE is the host's error, naming the plugin and the first
 // such node; so is a normalization the shim cannot apply.
 func Into(plugin string, n pb.Normalization, raw, out []int64, name func(i int) string) error {

@@ -54,6 +54,11 @@ func TestSharedVectors(t *testing.T) {
 		case !slices.Equal(out, v.Want):
 			t.Errorf("%s: %v normalized to %v, want %v", v.Name, v.Raw, out, v.Want)
 		}
+		// In place, as the shim normalizes.
+		inPlace := slices.Clone(v.Raw)
+		if err := Into("P", pb.Normalization(n), inPlace, inPlace, func(i int) string { return "n" + strconv.Itoa(i) }); err == nil && !slices.Equal(inPlace, v.Want) {
+			t.Errorf("%s: %v normalized in place to %v, want %v", v.Name, v.Raw, inPlace, v.Want)
+		}
 	}
 }
 
