@@ -193,8 +193,13 @@ func usesShapeFit(sh shape) bool { return sh.build == shapeFitBuild }
 // ShapeFit: with nodeCacheCapable false kube-scheduler sends it the Node
 // objects without the pods on them, so it cannot know what a node has left
 // (an extender would need its own pod informer, which is not what the
-// extender variant measures).
+// extender variant measures). The no-hints workload compares native with
+// its twins only: its default, gRPC and extender runs would repeat Basic's
+// and Mixed's.
 func runsVariant(sh shape, variant string) bool {
+	if sh.build == noHintsBuild {
+		return variant == VariantTwin || isNative(variant) && variant != VariantNativeGRPC
+	}
 	return variant != VariantExtender || !usesShapeFit(sh)
 }
 
