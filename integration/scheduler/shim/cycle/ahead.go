@@ -34,7 +34,6 @@ import (
 
 // aheadScores is a cycle's raw scores computed ahead.
 type aheadScores struct {
-	sess *session.Session
 	// at[slot] is 1 + the node's position in the scores (0: not scored
 	// ahead); positions run over PreFilter's nodes, then FilterNodes'.
 	at      []int32
@@ -48,11 +47,11 @@ type aheadScores struct {
 
 // newAheadScores reads an answer's scores ahead for the table a call
 // planned (nil when there are none).
-func newAheadScores(s *session.Session, sa *pb.ScoresAhead, plan *nodetable.Plan) *aheadScores {
+func newAheadScores(sa *pb.ScoresAhead, plan *nodetable.Plan) *aheadScores {
 	if sa == nil || len(sa.GetPlugins()) == 0 {
 		return nil
 	}
-	a := &aheadScores{sess: s, at: make([]int32, plan.States.Size()), slotOfInfo: plan.SlotOfInfo}
+	a := &aheadScores{at: make([]int32, plan.States.Size()), slotOfInfo: plan.SlotOfInfo}
 	return a.with(sa)
 }
 
@@ -62,7 +61,7 @@ func (a *aheadScores) with(sa *pb.ScoresAhead) *aheadScores {
 	if a == nil || len(sa.GetPlugins()) == 0 {
 		return a
 	}
-	out := &aheadScores{sess: a.sess, at: slices.Clone(a.at), n: a.n, slotOfInfo: a.slotOfInfo}
+	out := &aheadScores{at: slices.Clone(a.at), n: a.n, slotOfInfo: a.slotOfInfo}
 	for _, slot := range sa.GetNodes() {
 		if int(slot) < len(out.at) && out.at[slot] == 0 {
 			out.at[slot] = int32(out.n + 1)

@@ -271,7 +271,6 @@ func (h *Host) preScoreAlone(ctx context.Context, c preFilterCall, feasible []st
 type aheadCall struct {
 	c       preFilterCall
 	choose  func(*nodetable.Plan) []uint32
-	s       *session.Session
 	plan    *nodetable.Plan
 	slots   []uint32
 	pending *session.PendingPreScore
@@ -292,7 +291,6 @@ func (h *Host) startScoresAhead(ctx context.Context, c preFilterCall, choose fun
 		a.err = err
 		return a
 	}
-	a.s = s
 	a.plan = h.table.Plan(c.nodes, false, c.podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return wire.Node(ni, slot, s.Data) })
 	a.slots = choose(a.plan)
 	timeout := c.timeout
@@ -330,7 +328,7 @@ func (h *Host) settle(ctx context.Context) {
 	resp, hostVersion, err := a.pending.Wait(ctx)
 	if err == nil {
 		h.table.Accepted(a.plan, resp.GetTableVersion())
-		a.out = newAheadScores(a.s, &pb.ScoresAhead{Nodes: a.slots, Plugins: resp.GetPlugins()}, a.plan)
+		a.out = newAheadScores(&pb.ScoresAhead{Nodes: a.slots, Plugins: resp.GetPlugins()}, a.plan)
 		return
 	}
 	h.table.Failed(a.plan, status.Code(err), hostVersion)
@@ -357,7 +355,7 @@ func (h *Host) preScoreAhead(ctx context.Context, c preFilterCall, choose func(*
 			return slots, nil
 		})
 		if err == nil {
-			out = newAheadScores(s, &pb.ScoresAhead{Nodes: slots, Plugins: resp.GetPlugins()}, plan)
+			out = newAheadScores(&pb.ScoresAhead{Nodes: slots, Plugins: resp.GetPlugins()}, plan)
 		}
 		return version, err
 	})

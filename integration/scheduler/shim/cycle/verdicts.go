@@ -53,7 +53,7 @@ func newCallResult(s *session.Session, resp *pb.PreFilterResponse, plan *nodetab
 		}
 	}
 	r.verdicts.Store(vt)
-	r.ahead.Store(newAheadScores(s, resp.GetScoresAhead(), plan))
+	r.ahead.Store(newAheadScores(resp.GetScoresAhead(), plan))
 	return r
 }
 
