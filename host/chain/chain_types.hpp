@@ -90,6 +90,11 @@ struct ChainLimits {
   // for `schedplug simulate --explain`, the explain record and the shim's
   // simulator annotations (PreScoreRequest.want_raw_scores).
   bool keep_raw_scores = false;
+  // run_scores leaves the scores of a plugin with a declared normalization
+  // policy raw (PluginScoreOutcome::raw, raw_only), for the shim to
+  // normalize over the nodes kube-scheduler scores (scores ahead); a plugin
+  // with its own normalize_score is normalized as usual.
+  bool raw_scores = false;
   // The pod's scheduling cycle (PreFilter began it): a plugin it has a
   // scope for runs with that scope's state and gates, and `applies` is
   // not consulted for it. nullptr, or a plugin it lacks: the chain begins

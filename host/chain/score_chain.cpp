@@ -125,9 +125,15 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
         result.error = std::move(first_error[c].second);
       }
     }
-    if (limits.keep_raw_scores) {
+    result.raw_only = limits.raw_scores && result.error.empty() &&
+                      !plugin.library().has_normalize_score();
+    if (limits.keep_raw_scores || result.raw_only) {
       result.raw.reserve(scores.size());
       for (const auto& s : scores) result.raw.push_back(s.score);
+    }
+    if (result.raw_only) {
+      run.duration = Clock::now() - start;
+      continue;
     }
     if (result.error.empty()) {
       if (plugin_deadline.expired()) {

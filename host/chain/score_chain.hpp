@@ -19,9 +19,13 @@ struct PluginScoreOutcome {
   bool skipped = false;         // applies() said no; scores is empty
   std::vector<int64_t> scores;  // normalized, parallel to `nodes`
   // Before normalizing, parallel to `nodes`; only with
-  // ChainLimits::keep_raw_scores, and not when the plugin was skipped or
-  // did not finish.
+  // ChainLimits::keep_raw_scores or raw_scores, and not when the plugin was
+  // skipped or did not finish.
   std::vector<int64_t> raw;
+  // ChainLimits::raw_scores left this plugin's scores raw: `scores` is
+  // empty, `raw` holds them (its normalization policy is the shim's to
+  // apply; a value outside [0, 100] under NONE is not checked here).
+  bool raw_only = false;
   std::string error;  // set: scores is empty
   // Set when the plugin did not finish before its deadline (scores is then
   // empty): says which plugin and why. Other plugins still run.

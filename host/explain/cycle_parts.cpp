@@ -101,4 +101,16 @@ CycleRecord score_part(const ProfilePlugins& profile,
   return part;
 }
 
+void mark_ahead(const ProfilePlugins& profile, const ScoreOutcome& outcome,
+                CycleRecord& part) {
+  part.scores_ahead = true;
+  part.ahead_policy.clear();
+  for (size_t p = 0; p < profile.scorers.size(); ++p) {
+    const bool raw = p < outcome.plugins.size() && outcome.plugins[p].raw_only;
+    part.ahead_policy.push_back(
+        raw ? profile.scorers[p]->settings().normalize_policy
+            : CycleRecord::kOwnNormalization);
+  }
+}
+
 }  // namespace schedplug::host

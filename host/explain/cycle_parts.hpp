@@ -29,4 +29,9 @@ CycleRecord score_part(const ProfilePlugins& profile,
                        std::span<const schedplug_node* const> nodes,
                        const ScoreOutcome& outcome);
 
+// Makes a score part one of scores ahead: each scorer's policy, for the
+// normalization that waits for kube-scheduler's choice of nodes.
+void mark_ahead(const ProfilePlugins& profile, const ScoreOutcome& outcome,
+                CycleRecord& part);
+
 }  // namespace schedplug::host

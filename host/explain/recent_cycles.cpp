@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "schedplug/runtime.hpp"
+
 namespace schedplug::host {
 
 namespace {
@@ -35,6 +37,43 @@ CycleRecord::Name CycleRecord::add_name(std::string_view name) {
   return n;
 }
 
+void CycleRecord::settle_ahead(std::span<const uint32_t> positions) {
+  const size_t per_node = scorers.size();
+  std::vector<Name> kept;
+  std::vector<int64_t> kept_raw, kept_normalized;
+  kept.reserve(positions.size());
+  for (uint32_t k : positions) {
+    if (k >= scored.size()) continue;
+    kept.push_back(scored[k]);
+    for (size_t p = 0; p < per_node; ++p) {
+      const size_t i = k * per_node + p;
+      kept_raw.push_back(i < raw.size() ? raw[i] : 0);
+      kept_normalized.push_back(i < normalized.size() ? normalized[i] : 0);
+    }
+  }
+  std::vector<schedplug_node_score> column(kept.size());
+  for (size_t p = 0; p < per_node; ++p) {
+    const uint32_t policy =
+        p < ahead_policy.size() ? ahead_policy[p] : kOwnNormalization;
+    const bool failed = p < scorer_errors.size() && !scorer_errors[p].empty();
+    if (policy == kOwnNormalization || failed ||
+        (p < scorer_skipped.size() && scorer_skipped[p])) {
+      continue;
+    }
+    for (size_t k = 0; k < kept.size(); ++k) {
+      column[k].score = kept_raw[k * per_node + p];
+    }
+    runtime::apply_policy(policy, column);
+    for (size_t k = 0; k < kept.size(); ++k) {
+      kept_normalized[k * per_node + p] = column[k].score;
+    }
+  }
+  scored = std::move(kept);
+  raw = std::move(kept_raw);
+  normalized = std::move(kept_normalized);
+  scores_ahead = false;
+}
+
 size_t CycleRecord::bytes() const {
   return sizeof(CycleRecord) + scheduler_name.size() + pod_namespace.size() +
          pod_name.size() + pod_uid.size() + chosen_node.size() +
@@ -44,6 +83,7 @@ size_t CycleRecord::bytes() const {
          rejections.capacity() * sizeof(Rejection) +
          scored.capacity() * sizeof(Name) +
          (raw.capacity() + normalized.capacity()) * sizeof(int64_t) +
+         ahead_policy.capacity() * sizeof(uint32_t) +
          timings.capacity() * (sizeof(Timing) + 16);
 }
 
@@ -75,7 +115,10 @@ void CycleRecord::to_proto(v1::ExplainedCycle& out) const {
     if (r.reason < reasons.size()) n->set_reason(reasons[r.reason]);
   }
   const size_t per_node = scorers.size();
-  for (size_t k = 0; k < scored.size(); ++k) {
+  // Scores ahead not settled yet: kube-scheduler's choice of nodes is not
+  // known, so none is shown.
+  const size_t shown = scores_ahead ? 0 : scored.size();
+  for (size_t k = 0; k < shown; ++k) {
     v1::ExplainedNode* n = out.add_nodes();
     n->set_node(std::string(name(scored[k])));
     n->set_scored(true);
@@ -104,14 +147,21 @@ void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
     c.filter_skipped = std::move(part.filter_skipped);
   }
   if (!part.scorers.empty()) {
+    // Scores ahead of a FilterNodes call add to those of the cycle's
+    // PreFilter; any other score part (a PreScore) replaces what the cycle
+    // had.
+    const bool adds = part.scores_ahead && c.scores_ahead;
     c.scorers = std::move(part.scorers);
     c.scorer_skipped = std::move(part.scorer_skipped);
     c.weights = std::move(part.weights);
     c.scorer_errors = std::move(part.scorer_errors);
-    // A second PreScore of one cycle replaces the first's scores.
-    c.scored.clear();
-    c.raw.clear();
-    c.normalized.clear();
+    c.scores_ahead = part.scores_ahead;
+    c.ahead_policy = std::move(part.ahead_policy);
+    if (!adds) {
+      c.scored.clear();
+      c.raw.clear();
+      c.normalized.clear();
+    }
   }
   c.nodes_filtered += part.nodes_filtered;
   c.nodes_left_out += part.nodes_left_out;
@@ -256,6 +306,21 @@ void RecentCycles::placed(const std::string& pod_uid, const std::string& node) {
       stats_.bytes += node.size();
       (*it)->bytes += node.size();
     }
+    return;
+  }
+}
+
+void RecentCycles::scored(const std::string& pod_uid,
+                          std::span<const uint32_t> positions) {
+  std::lock_guard lock(mutex_);
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    CycleRecord& c = (*it)->cycle;
+    if (c.pod_uid != pod_uid) continue;
+    if (!c.scores_ahead) return;
+    c.settle_ahead(positions);
+    const size_t bytes = c.bytes();
+    stats_.bytes = stats_.bytes - (*it)->bytes + bytes;
+    (*it)->bytes = bytes;
     return;
   }
 }

@@ -19,6 +19,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -72,6 +73,15 @@ struct CycleRecord {
   // Per scored node, per scorer: [node * scorers.size() + scorer].
   std::vector<int64_t> raw;
   std::vector<int64_t> normalized;
+  // Scores ahead (computed before kube-scheduler's PreScore, for the shim
+  // to normalize): `scored` and `raw` hold every node scored ahead, and
+  // none is shown until settle_ahead keeps those kube-scheduler scored and
+  // normalizes them as the shim did.
+  bool scores_ahead = false;
+  // Per scorer, for scores ahead: the SCHEDPLUG_NORMALIZE_* policy to
+  // apply, or kOwnNormalization (the plugin normalized them itself; kept).
+  static constexpr uint32_t kOwnNormalization = ~uint32_t{0};
+  std::vector<uint32_t> ahead_policy;
 
   std::string chosen_node;
   struct Timing {
@@ -87,6 +97,10 @@ struct CycleRecord {
   std::string_view name(Name n) const {
     return std::string_view(names).substr(n.at, n.size);
   }
+  // Scores ahead: keeps the scored nodes at `positions` (indices into
+  // `scored`, as the shim sends them in Placement.scored) and normalizes
+  // their raw scores over them by each scorer's ahead_policy.
+  void settle_ahead(std::span<const uint32_t> positions);
   // Estimated heap and inline bytes.
   size_t bytes() const;
   void to_proto(v1::ExplainedCycle& out) const;
@@ -114,6 +128,10 @@ class RecentCycles {
   // kube-scheduler reserved `node` for the pod: its latest cycle without a
   // chosen node gets it.
   void placed(const std::string& pod_uid, const std::string& node);
+  // The shim normalized the pod's scores ahead over the nodes at
+  // `positions` (Placement.scored): its latest cycle, if it holds scores
+  // ahead, settles them (CycleRecord::settle_ahead).
+  void scored(const std::string& pod_uid, std::span<const uint32_t> positions);
 
   struct Found {
     std::vector<v1::ExplainedCycle> cycles;  // oldest first

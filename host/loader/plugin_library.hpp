@@ -40,6 +40,10 @@ class PluginLibrary {
   bool has_filter() const { return descriptor_.filter != nullptr; }
   bool has_score() const { return descriptor_.score != nullptr; }
   bool has_refresh() const { return descriptor_.refresh != nullptr; }
+  // Its own normalize_score: only the host can normalize its scores.
+  bool has_normalize_score() const {
+    return descriptor_.normalize_score != nullptr;
+  }
   // A per-pod gate of its own (pod_begin or applies); without one the
   // host's begin_pod calls nothing of the plugin.
   bool has_gate() const {

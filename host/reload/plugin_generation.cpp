@@ -98,6 +98,7 @@ std::vector<v1::PluginInfo> plugin_infos(const PluginGeneration& set) {
     info.set_sha256(lib->sha256());
     info.set_has_filter(lib->has_filter());
     info.set_has_score(lib->has_score());
+    info.set_has_normalize_score(lib->has_normalize_score());
     // One pass over the plugin's instances (create() may set each of these
     // from its args):
     //  - events: the union, 0 (every event) when any instance asks for

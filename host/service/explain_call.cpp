@@ -35,14 +35,17 @@ void HostService::record_scores(const Call& call, const Session& session,
                                 const ProfilePlugins& profile,
                                 const v1::Pod& pod, const NodeTable& table,
                                 std::span<const schedplug_node* const> nodes,
-                                const ScoreOutcome& outcome, bool starts) {
+                                const ScoreOutcome& outcome, bool starts,
+                                bool ahead) {
   if (!recent_.enabled()) return;
   static const std::vector<int> kNoWeights;
   const auto& all = call.plugins->score_weights;
   const auto weights = all.find(profile.scheduler_name);
-  store(session, starts,
-        score_part(profile, weights == all.end() ? kNoWeights : weights->second,
-                   pod, table, nodes, outcome));
+  CycleRecord part =
+      score_part(profile, weights == all.end() ? kNoWeights : weights->second,
+                 pod, table, nodes, outcome);
+  if (ahead) mark_ahead(profile, outcome, part);
+  store(session, starts, std::move(part));
 }
 
 grpc::Status HostService::Explain(grpc::ServerContext* context,

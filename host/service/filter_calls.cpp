@@ -141,6 +141,10 @@ grpc::Status HostService::pre_filter(CallContext& context,
                    count_nodes(views), /*starts=*/true);
   }
   submit_shadow_filters(call, *profile, request.pod(), table, views, outcome);
+  if (request.score_ahead()) {
+    score_ahead(call, *session, *profile, request.pod(), cycle.get(),
+                cycle->pod().view(), table, views, outcome, {}, response);
+  }
   fill_filter_response(call, *profile, outcome, response);
   if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it
     call.summary = fmt::format(
@@ -257,6 +261,11 @@ grpc::Status HostService::filter_nodes(CallContext& context,
   if (recent_.enabled()) {
     record_filters(call, *session, *profile, request.pod(), table, outcome,
                    count_nodes(views), /*starts=*/false);
+  }
+  if (request.score_ahead()) {
+    score_ahead(call, *session, *profile, request.pod(), cycle.get(),
+                pod.view(), table, views, outcome,
+                known_applies(request, profile->scorers), response);
   }
   fill_filter_response(call, *profile, outcome, response);
   if (spdlog::should_log(spdlog::level::debug)) {  // only finish() reads it

@@ -101,6 +101,7 @@ grpc::Status HostService::handshake(const v1::HandshakeRequest& request_in,
   response->set_session_id(session->id);
   response->set_fast_path_socket(context_.fast_path_socket);
   response->set_pre_score_delta(true);
+  response->set_scores_ahead(true);
   identity_of(call).to_proto(*response->mutable_identity());
   for (v1::PluginInfo& info : plugin_infos(plugins)) {
     response->set_data(response->data() | info.data());

@@ -234,6 +234,26 @@ class HostService final
   void fill_filter_response(Call& call, const ProfilePlugins& profile,
                             FilterOutcome& outcome,
                             v1::PreFilterResponse& response);
+  // The score chain's answer, one entry per scorer (raw where the chain
+  // left it raw; raw beside normalized too with `with_raw`), and the
+  // slow-call log of its unfinished plugins; returns how many plugins
+  // failed.
+  size_t fill_scores(Call& call, const ProfilePlugins& profile,
+                     ScoreOutcome& outcome, bool with_raw,
+                     google::protobuf::RepeatedPtrField<v1::PluginScores>& out);
+  // Scores ahead (PreFilterRequest.score_ahead): the profile's scorers, raw,
+  // on the nodes of `views` (by slot) that `filtered` did not reject, with
+  // the cycle's per-pod states, into response.scores_ahead; left out when
+  // the profile has no scorer, a filter did not finish, or scorer shadows
+  // run.
+  void score_ahead(Call& call, const Session& session,
+                   const ProfilePlugins& profile, const v1::Pod& pod_message,
+                   const PodCycle* cycle, const schedplug_pod& pod,
+                   const NodeTable& table,
+                   std::span<const schedplug_node* const> views,
+                   const FilterOutcome& filtered,
+                   std::span<const uint8_t> applies,
+                   v1::PreFilterResponse& response);
   grpc::Status finish(Call& call, grpc::Status status);
   // The record of recent cycles (explain_call.cpp). `filtered`: the node
   // evaluations the filters made; `starts`: the call begins the pod's
@@ -242,15 +262,22 @@ class HostService final
                       const ProfilePlugins& profile, const v1::Pod& pod,
                       const NodeTable& table, const FilterOutcome& outcome,
                       size_t filtered, bool starts);
+  // `ahead`: scores ahead, kept raw until the shim says which of the
+  // nodes kube-scheduler scored (Placement.scored).
   void record_scores(const Call& call, const Session& session,
                      const ProfilePlugins& profile, const v1::Pod& pod,
                      const NodeTable& table,
                      std::span<const schedplug_node* const> nodes,
-                     const ScoreOutcome& outcome, bool starts);
+                     const ScoreOutcome& outcome, bool starts, bool ahead);
   template <class Request>
   void record_placements(const Request& request) {
-    for (const v1::Placement& p : request.placed())
-      recent_.placed(p.pod_uid(), p.node());
+    if (!recent_.enabled()) return;
+    for (const v1::Placement& p : request.placed()) {
+      if (!p.scored().empty())
+        recent_.scored(p.pod_uid(), {p.scored().data(),
+                                     static_cast<size_t>(p.scored_size())});
+      if (!p.node().empty()) recent_.placed(p.pod_uid(), p.node());
+    }
   }
   void store(const Session& session, bool starts, CycleRecord part);
   // Shadow mode (shadow_calls.cpp): queues the profile's candidates on
@@ -259,6 +286,8 @@ class HostService final
                              const v1::Pod& pod, const NodeTable& table,
                              std::span<const schedplug_node* const> views,
                              const FilterOutcome& outcome);
+  // The profile's scorers have shadow candidates that run.
+  bool shadows_scores(const ProfilePlugins& profile) const;
   void submit_shadow_scores(const Call& call, const ProfilePlugins& profile,
                             const v1::Pod& pod, const NodeTable& table,
                             std::span<const uint32_t> slots,

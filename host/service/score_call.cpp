@@ -1,4 +1,6 @@
-// PreScore: the score chain on the feasible nodes of the cycle's table.
+// PreScore: the score chain on the feasible nodes of the cycle's table;
+// and the same chain run ahead of PreScore, raw, within PreFilter and
+// FilterNodes (scores ahead, docs/protocol.md).
 #include <algorithm>
 #include <string>
 
@@ -10,6 +12,109 @@
 namespace schedplug::host {
 
 using namespace call_support;
+
+namespace {
+
+// How the shim normalizes a plugin's scores: its declared policy when the
+// chain left them raw, else the plugin's own normalization (already done).
+v1::Normalization normalization_of(const PluginInstance& plugin,
+                                   const PluginScoreOutcome& outcome) {
+  if (!outcome.raw_only) return v1::NORMALIZATION_BY_PLUGIN;
+  switch (plugin.settings().normalize_policy) {
+    case SCHEDPLUG_NORMALIZE_LINEAR:
+      return v1::NORMALIZATION_LINEAR;
+    case SCHEDPLUG_NORMALIZE_REVERSE:
+      return v1::NORMALIZATION_REVERSE;
+    default:
+      return v1::NORMALIZATION_NONE;
+  }
+}
+
+}  // namespace
+
+size_t HostService::fill_scores(
+    Call& call, const ProfilePlugins& profile, ScoreOutcome& outcome,
+    bool with_raw, google::protobuf::RepeatedPtrField<v1::PluginScores>& out) {
+  size_t failed = 0;
+  std::vector<std::string> reasons, names;
+  for (size_t i = 0; i < profile.scorers.size(); ++i) {
+    PluginScoreOutcome& o = outcome.plugins[i];
+    v1::PluginScores* scores = out.Add();
+    scores->set_plugin(profile.scorers[i]->name());
+    scores->set_skipped(o.skipped);
+    scores->set_normalization(normalization_of(*profile.scorers[i], o));
+    // Raw scores instead of normalized ones when the chain left them raw;
+    // beside them when asked (the shim's simulator annotations). A plugin
+    // that failed has neither.
+    if (o.raw_only || (with_raw && !o.scores.empty())) {
+      scores->mutable_raw()->Add(o.raw.begin(), o.raw.end());
+    }
+    if (!o.raw_only) {
+      scores->mutable_scores()->Add(o.scores.begin(), o.scores.end());
+    }
+    if (!o.error.empty()) {
+      ++failed;
+      spdlog::warn("{} {}: {}", call.method, call.what, o.error);
+      scores->set_error(std::move(o.error));
+    }
+    if (!o.unfinished.empty()) {
+      ++failed;
+      reasons.push_back(o.unfinished);
+      names.push_back(profile.scorers[i]->name());
+      scores->set_unfinished(std::move(o.unfinished));
+    }
+  }
+  note_unfinished(call, reasons, names, outcome.runs);
+  return failed;
+}
+
+void HostService::score_ahead(Call& call, const Session& session,
+                              const ProfilePlugins& profile,
+                              const v1::Pod& pod_message, const PodCycle* cycle,
+                              const schedplug_pod& pod, const NodeTable& table,
+                              std::span<const schedplug_node* const> views,
+                              const FilterOutcome& filtered,
+                              std::span<const uint8_t> applies,
+                              v1::PreFilterResponse& response) {
+  // Nothing to score, a filter that did not finish (its other nodes are
+  // the failure policy's), or shadow candidates that compare normalized
+  // scores: the shim calls PreScore instead.
+  if (profile.scorers.empty() || !filtered.unfinished.empty() ||
+      shadows_scores(profile)) {
+    return;
+  }
+  v1::ScoresAhead& out = *response.mutable_scores_ahead();
+  std::vector<const schedplug_node*> nodes;
+  nodes.reserve(views.size());
+  auto rejected = filtered.rejections.begin();
+  for (size_t slot = 0; slot < views.size(); ++slot) {
+    if (views[slot] == nullptr) continue;
+    while (rejected != filtered.rejections.end() && rejected->node < slot) {
+      ++rejected;
+    }
+    if (rejected != filtered.rejections.end() && rejected->node == slot) {
+      continue;
+    }
+    nodes.push_back(views[slot]);
+    out.add_nodes(static_cast<uint32_t>(slot));
+  }
+  const std::vector<Deadline> deadlines =
+      plugin_deadlines(call, profile.scorer_timeout_ms, Clock::now());
+  ScoreOutcome outcome =
+      run_scores(profile.scorers, pod, nodes, *context_.pool, call.deadline,
+                 {.plugin_deadlines = deadlines,
+                  .applies = applies,
+                  .keep_raw_scores = recent_.enabled(),
+                  .raw_scores = true,
+                  .cycle = cycle});
+  record_runs(outcome.runs, "score");
+  if (recent_.enabled()) {
+    record_scores(call, session, profile, pod_message, table, nodes, outcome,
+                  /*starts=*/false, /*ahead=*/true);
+  }
+  fill_scores(call, profile, outcome, /*with_raw=*/false,
+              *out.mutable_plugins());
+}
 
 grpc::Status HostService::PreScore(grpc::ServerContext* context,
                                    const v1::PreScoreRequest* request,
@@ -93,51 +198,36 @@ grpc::Status HostService::pre_score(CallContext& context,
   const std::vector<uint8_t> applies = known_applies(request, profile->scorers);
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile->scorer_timeout_ms, Clock::now());
+  // `raw`: the shim normalizes over the nodes kube-scheduler scores; shadow
+  // candidates compare normalized scores, so a profile with any is
+  // answered as without `raw` (the shim then asks again for exactly the
+  // nodes kube-scheduler scores).
+  const bool raw = request.raw() && !shadows_scores(*profile);
   ScoreOutcome outcome = run_scores(
       profile->scorers, pod.view(), nodes, *context_.pool, call.deadline,
       {.plugin_deadlines = deadlines,
        .applies = applies,
        .keep_raw_scores = recent_.enabled() || request.want_raw_scores(),
+       .raw_scores = raw,
        .cycle = cycle.get()});
   identity_of(call).to_proto(*response.mutable_identity());
-  submit_shadow_scores(
-      call, *profile, request.pod(), table,
-      {request.nodes().data(), static_cast<size_t>(request.nodes_size())},
-      outcome);
+  if (!raw) {
+    submit_shadow_scores(
+        call, *profile, request.pod(), table,
+        {request.nodes().data(), static_cast<size_t>(request.nodes_size())},
+        outcome);
+  }
   // PreScore is the cycle's last call: its per-pod states end now.
   if (cycle) session->end_cycle(cycle.get());
   record_runs(outcome.runs, "score");
   if (recent_.enabled()) {
     record_scores(call, *session, *profile, request.pod(), table, nodes,
                   outcome,
-                  /*starts=*/carries_delta);
+                  /*starts=*/carries_delta, /*ahead=*/raw);
   }
-  size_t failed = 0;
-  std::vector<std::string> reasons, names;
-  for (size_t i = 0; i < profile->scorers.size(); ++i) {
-    PluginScoreOutcome& o = outcome.plugins[i];
-    v1::PluginScores* out = response.add_plugins();
-    out->set_plugin(profile->scorers[i]->name());
-    out->set_skipped(o.skipped);
-    out->mutable_scores()->Add(o.scores.begin(), o.scores.end());
-    // Raw scores go with normalized ones only (the shim's simulator
-    // annotations); a plugin that failed has neither.
-    if (request.want_raw_scores() && !o.scores.empty()) {
-      out->mutable_raw_scores()->Add(o.raw.begin(), o.raw.end());
-    }
-    if (!o.error.empty()) {
-      ++failed;
-      spdlog::warn("PreScore {}: {}", call.what, o.error);
-      out->set_error(std::move(o.error));
-    }
-    if (!o.unfinished.empty()) {
-      ++failed;
-      reasons.push_back(o.unfinished);
-      names.push_back(profile->scorers[i]->name());
-      out->set_unfinished(std::move(o.unfinished));
-    }
-  }
-  note_unfinished(call, reasons, names, outcome.runs);
+  const size_t failed =
+      fill_scores(call, *profile, outcome, request.want_raw_scores(),
+                  *response.mutable_plugins());
   if (spdlog::should_log(spdlog::level::debug)) {
     call.summary = fmt::format("{} nodes scored by {} plugins, {} failed",
                                nodes.size(), profile->scorers.size(), failed);

@@ -18,6 +18,11 @@ bool any_shadow(const std::vector<const PluginInstance*>& shadows) {
 
 }  // namespace
 
+bool HostService::shadows_scores(const ProfilePlugins& profile) const {
+  return context_.shadow != nullptr && !context_.shadow->abandoned() &&
+         any_shadow(profile.scorer_shadows);
+}
+
 void HostService::submit_shadow_filters(
     const Call& call, const ProfilePlugins& profile, const v1::Pod& pod,
     const NodeTable& table, std::span<const schedplug_node* const> views,
@@ -59,9 +64,7 @@ void HostService::submit_shadow_scores(const Call& call,
                                        const NodeTable& table,
                                        std::span<const uint32_t> slots,
                                        const ScoreOutcome& outcome) {
-  if (context_.shadow == nullptr || context_.shadow->abandoned() ||
-      !any_shadow(profile.scorer_shadows))
-    return;
+  if (!shadows_scores(profile)) return;
   ShadowScoreJob job;
   job.plugins = call.plugins;
   job.profile = &profile;

@@ -89,7 +89,9 @@ static schedplug_code dn_create(const char* args_json, uint64_t args_len,
    * that differ only in other labels and annotations may reuse them as
    * well (ABI v1.4; a v1.3 host refuses these bits and has no key fields).
    * The host copies the key view after create() returns; it points into
-   * `self` anyway. */
+   * `self` anyway. Built with DEDICATED_NODES_WITHOUT_HINTS (the perf
+   * suite's Filter+Score workload without hints) it promises nothing. */
+#ifndef DEDICATED_NODES_WITHOUT_HINTS
   if (SCHEDPLUG_HAS_FIELD(host, schedplug_host, settings) &&
       host->settings != NULL &&
       SCHEDPLUG_HAS_FIELD(host->settings, schedplug_settings, hints)) {
@@ -103,6 +105,7 @@ static schedplug_code dn_create(const char* args_json, uint64_t args_len,
       host->settings->pod_annotation_key_count = 1;
     }
   }
+#endif
   *instance_out = self;
   return SCHEDPLUG_SUCCESS;
 }

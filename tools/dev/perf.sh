@@ -22,7 +22,8 @@ need_go
 if [[ ! -f build/build.ninja ]]; then
   cxx_configure
 fi
-cmake --build build -j "${SCHEDPLUG_JOBS:-2}" --target schedplug-host hw_encrypt dedicated_nodes network_latency shape_fit
+cmake --build build -j "${SCHEDPLUG_JOBS:-2}" --target schedplug-host hw_encrypt dedicated_nodes network_latency shape_fit \
+  dedicated_nodes_no_hints network_latency_no_hints
 
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"
 export SCHEDPLUG_PLUGIN_DIR="$root/build/plugins.d"

@@ -197,11 +197,11 @@ TEST_F(ExplainTest, RawScoresOnRequestAreTheRecordedOnes) {
   int compared = 0;
   for (int p = 0; p < c.scored.plugins_size(); ++p) {
     const v1::PluginScores& ps = c.scored.plugins(p);
-    ASSERT_EQ(ps.raw_scores_size(), ps.scores_size()) << ps.plugin();
-    for (int k = 0; k < ps.raw_scores_size(); ++k) {
+    ASSERT_EQ(ps.raw_size(), ps.scores_size()) << ps.plugin();
+    for (int k = 0; k < ps.raw_size(); ++k) {
       const std::string& node =
           nodes_[c.feasible[static_cast<size_t>(k)]].name();
-      EXPECT_EQ(ps.raw_scores(k), recorded.at(node)->raw(p))
+      EXPECT_EQ(ps.raw(k), recorded.at(node)->raw(p))
           << ps.plugin() << " on " << node;
       ++compared;
     }
@@ -213,10 +213,81 @@ TEST_F(ExplainTest, RawScoresOnRequestAreTheRecordedOnes) {
   const Cycle plain = run_cycle();
   for (const Cycle* cycle : {&asked, &plain}) {
     for (const v1::PluginScores& ps : cycle->scored.plugins()) {
-      EXPECT_EQ(ps.raw_scores_size(), cycle == &asked ? ps.scores_size() : 0)
+      EXPECT_EQ(ps.raw_size(), cycle == &asked ? ps.scores_size() : 0)
           << ps.plugin();
     }
   }
+}
+
+// Scores ahead (PreFilter's score_ahead) are held raw and shown only once
+// the shim says which of the nodes kube-scheduler scored (Placement.scored):
+// then those nodes, normalized over them as a PreScore of exactly them is.
+TEST_F(ExplainTest, ScoresAheadAreNormalizedOverTheNodesTheShimReports) {
+  start();
+  DirectEvaluator direct(host_->dir() / "scheduler-config.yaml",
+                         test_plugin_dir());
+  v1::Pod pod;
+  v1::PreFilterResponse filtered;
+  for (int i = 0; i < 50 && filtered.scores_ahead().nodes_size() < 6; ++i) {
+    pod = rnd_.pod();
+    v1::PreFilterRequest request;
+    request.set_session_id(session_);
+    request.set_scheduler_name(kProfile);
+    *request.mutable_pod() = pod;
+    *request.mutable_delta() = pending_delta_;
+    request.set_score_ahead(true);
+    grpc::ClientContext context;
+    filtered.Clear();
+    const grpc::Status s =
+        host_->stub().PreFilter(&context, request, &filtered);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    pending_delta_ = v1::NodeTableDelta();
+    pending_delta_.set_base_version(1);
+    pending_delta_.set_new_version(1);
+  }
+  const v1::ScoresAhead& ahead = filtered.scores_ahead();
+  ASSERT_GE(ahead.nodes_size(), 6);
+  const v1::ExplainResponse before = explain(pod.uid());
+  ASSERT_EQ(before.cycles_size(), 1);
+  for (const v1::ExplainedNode& n : before.cycles(0).nodes()) {
+    EXPECT_FALSE(n.scored()) << n.node() << ": shown before the shim said";
+  }
+
+  // kube-scheduler scored every other node scored ahead.
+  v1::Placement placement;
+  placement.set_pod_uid(pod.uid());
+  std::vector<v1::Node> scored_nodes;
+  for (int k = 0; k < ahead.nodes_size(); k += 2) {
+    placement.add_scored(static_cast<uint32_t>(k));
+    scored_nodes.push_back(nodes_[ahead.nodes(k)]);
+  }
+  run_cycle({placement});
+  const std::vector<ScoreAnswer> want =
+      direct.prescore(kProfile, pod, scored_nodes);
+  const v1::ExplainResponse after = explain(pod.uid());
+  ASSERT_EQ(after.cycles_size(), 1);
+  const v1::ExplainedCycle& cycle = after.cycles(0);
+  std::map<std::string, const v1::ExplainedNode*> shown;
+  for (const v1::ExplainedNode& n : cycle.nodes()) {
+    if (n.scored()) shown[n.node()] = &n;
+  }
+  ASSERT_EQ(shown.size(), scored_nodes.size());
+  size_t checked = 0;
+  for (int p = 0; p < ahead.plugins_size(); ++p) {
+    const v1::PluginScores& a = ahead.plugins(p);
+    if (a.normalization() == v1::NORMALIZATION_BY_PLUGIN || a.skipped() ||
+        !a.error().empty() || !want[static_cast<size_t>(p)].error.empty()) {
+      continue;  // the shim asks PreScore for such a plugin
+    }
+    for (size_t k = 0; k < scored_nodes.size(); ++k) {
+      const v1::ExplainedNode& n = *shown.at(scored_nodes[k].name());
+      EXPECT_EQ(n.raw(p), a.raw(static_cast<int>(2 * k)));
+      EXPECT_EQ(n.normalized(p), want[static_cast<size_t>(p)].scores[k])
+          << a.plugin() << " on " << scored_nodes[k].name();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0u);
 }
 
 TEST_F(ExplainTest, SaysWhenThePodWasNeverSeen) {

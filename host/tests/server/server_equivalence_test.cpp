@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "schedplug/runtime.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {
@@ -185,6 +186,128 @@ TEST_F(Equivalence, RandomPodsAndTablesMatchDirectEvaluation) {
   EXPECT_GT(scored, 0u);
   EXPECT_NE(host_->app().metrics().text().find("schedplug_resyncs_total"),
             std::string::npos);
+}
+
+// Scores ahead (PreFilter's score_ahead): the raw scores of exactly the
+// evaluated nodes no filter rejected, and, normalized over any subset of
+// them by their policy (what the shim does), the scores a PreScore of that
+// subset gives. A plugin with its own normalize_score gives no raw scores.
+TEST_F(Equivalence, ScoresAheadNormalizedOverAnySubsetArePreScores) {
+  const std::string profile = "default-scheduler";
+  {
+    v1::HandshakeResponse hello;
+    grpc::ClientContext context;
+    ASSERT_TRUE(host_->stub()
+                    .Handshake(&context, test_handshake_request(), &hello)
+                    .ok());
+    EXPECT_TRUE(hello.scores_ahead());
+    std::map<std::string, bool> own;
+    for (const v1::PluginInfo& info : hello.plugins())
+      own[info.name()] = info.has_normalize_score();
+    EXPECT_TRUE(own.at("SpreadScore"));
+    EXPECT_FALSE(own.at("FreeCpu"));
+    EXPECT_FALSE(own.at("Latency"));
+  }
+  RandomCluster rnd(20261204);
+  ShimTable shim;
+  const std::string session = host_->handshake();
+  v1::NodeTableDelta delta = full_table(shim, rnd, 120);
+  size_t compared = 0, own = 0;
+  for (int i = 0; i < 200; ++i) {
+    rnd.known_nodes.clear();
+    for (const auto& [slot, n] : shim.nodes)
+      rnd.known_nodes.push_back(n.name());
+    const v1::Pod pod = rnd.pod();
+    v1::PreFilterRequest request;
+    request.set_session_id(session);
+    request.set_scheduler_name(profile);
+    *request.mutable_pod() = pod;
+    *request.mutable_delta() = delta;
+    request.set_score_ahead(true);
+    const uint32_t first = static_cast<uint32_t>(rnd.rng()() % 60);
+    if (i % 2 == 1) {  // a window of the table
+      request.add_evaluate(first);
+      request.add_evaluate(first + 50);
+    }
+    v1::PreFilterResponse response;
+    grpc::ClientContext context;
+    ASSERT_TRUE(host_->stub().PreFilter(&context, request, &response).ok());
+    const std::map<uint32_t, v1::Node> table = shim.nodes;
+    delta = random_delta(shim, rnd);  // for the next pod
+    const PreFilterAnswer verdicts = decode(response);
+    std::vector<uint32_t> want_nodes;
+    bool errored = false;
+    for (const auto& [slot, n] : table) {
+      (void)n;
+      if (i % 2 == 1 && (slot < first || slot >= first + 50)) continue;
+      if (!verdicts.rejected.contains(slot)) want_nodes.push_back(slot);
+    }
+    for (const auto& [slot, r] : verdicts.rejected)
+      errored |= r.code == v1::CODE_ERROR;
+    if (errored || !response.unfinished().empty()) continue;
+    const v1::ScoresAhead& ahead = response.scores_ahead();
+    ASSERT_EQ(std::vector<uint32_t>(ahead.nodes().begin(), ahead.nodes().end()),
+              want_nodes)
+        << "pod " << i;
+    // kube-scheduler's feasible nodes: some of them (its own filters
+    // rejected the others).
+    std::vector<int> positions;
+    v1::PreScoreRequest score_request;
+    score_request.set_session_id(session);
+    score_request.set_scheduler_name(profile);
+    *score_request.mutable_pod() = pod;
+    score_request.set_table_version(response.table_version());
+    for (int k = 0; k < ahead.nodes_size(); ++k) {
+      if (rnd.rng()() % 4 == 0) continue;
+      positions.push_back(k);
+      score_request.add_nodes(ahead.nodes(k));
+    }
+    if (positions.empty()) continue;
+    v1::PreScoreResponse score_response;
+    grpc::ClientContext score_context;
+    ASSERT_TRUE(host_->stub()
+                    .PreScore(&score_context, score_request, &score_response)
+                    .ok());
+    ASSERT_EQ(ahead.plugins_size(), score_response.plugins_size());
+    for (int p = 0; p < ahead.plugins_size(); ++p) {
+      const v1::PluginScores& a = ahead.plugins(p);
+      const v1::PluginScores& want = score_response.plugins(p);
+      EXPECT_EQ(a.plugin(), want.plugin());
+      EXPECT_EQ(a.skipped(), want.skipped());
+      if (a.skipped() || !a.error().empty()) continue;
+      if (a.normalization() == v1::NORMALIZATION_BY_PLUGIN) {
+        EXPECT_TRUE(a.raw().empty()) << a.plugin();
+        ++own;
+        continue;
+      }
+      ASSERT_EQ(a.raw_size(), ahead.nodes_size()) << a.plugin();
+      std::vector<std::string> names;
+      for (int k : positions) names.push_back(table.at(ahead.nodes(k)).name());
+      std::vector<schedplug_node_score> scores;
+      for (size_t j = 0; j < positions.size(); ++j) {
+        scores.push_back(
+            {schedplug_str_of(names[j].c_str()), a.raw(positions[j])});
+      }
+      const uint32_t policy = a.normalization() == v1::NORMALIZATION_LINEAR
+                                  ? SCHEDPLUG_NORMALIZE_LINEAR
+                              : a.normalization() == v1::NORMALIZATION_REVERSE
+                                  ? SCHEDPLUG_NORMALIZE_REVERSE
+                                  : SCHEDPLUG_NORMALIZE_NONE;
+      runtime::apply_policy(policy, scores);
+      const std::string error =
+          runtime::out_of_range(a.plugin(), false, scores);
+      EXPECT_EQ(error, want.error()) << a.plugin() << " pod " << i;
+      if (!error.empty()) continue;
+      std::vector<int64_t> got;
+      for (const auto& s : scores) got.push_back(s.score);
+      EXPECT_EQ(
+          got, std::vector<int64_t>(want.scores().begin(), want.scores().end()))
+          << a.plugin() << " pod " << i;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 100u);
+  EXPECT_GT(own, 0u);
 }
 
 TEST_F(Equivalence, TwoSchedulersHaveSeparateTables) {

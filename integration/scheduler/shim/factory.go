@@ -33,6 +33,10 @@ const (
 	// "on": replicas identical apart from name and uid reuse verdicts when
 	// the plugins promise it; cycle/kept.go).
 	EnvVerdictReuse = "SCHEDPLUG_VERDICT_REUSE"
+	// EnvScoresAhead "off" makes every cycle with native Score plugins ask
+	// PreScore for its scores (default "on": the host scores ahead and the
+	// shim normalizes; cycle/ahead.go).
+	EnvScoresAhead = "SCHEDPLUG_SCORES_AHEAD"
 	// EnvSpotCheckEvery is how often a cycle that could answer from kept
 	// verdicts asks the host anyway and compares: one in N (default
 	// DefaultSpotCheckEvery), or "off" (cycle/spotcheck.go).
@@ -64,8 +68,8 @@ func SetProfiles(profiles []Profile) {
 // SCHEDPLUG_TLS_* variables (tls.go),
 // SCHEDPLUG_CONNECT_TIMEOUT, SCHEDPLUG_RESYNC_TIMEOUT, SCHEDPLUG_FAST_PATH,
 // SCHEDPLUG_FAST_PATH_SPIN, SCHEDPLUG_FILTER_WINDOW,
-// SCHEDPLUG_VERDICT_REUSE, SCHEDPLUG_SPOT_CHECK_EVERY and
-// SCHEDPLUG_SIMULATOR_ANNOTATIONS_QPS / _QUEUE.
+// SCHEDPLUG_VERDICT_REUSE, SCHEDPLUG_SCORES_AHEAD, SCHEDPLUG_SPOT_CHECK_EVERY
+// and SCHEDPLUG_SIMULATOR_ANNOTATIONS_QPS / _QUEUE.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{Target: os.Getenv(EnvHost)}
 	tlsConfig, err := session.TLSFromEnv()
@@ -90,7 +94,7 @@ func ConfigFromEnv() (Config, error) {
 	for _, e := range []struct {
 		name string
 		off  *bool
-	}{{EnvFastPath, &cfg.DisableFastPath}, {EnvFilterWindow, &cfg.EvaluateAllNodes}, {EnvVerdictReuse, &cfg.NoVerdictReuse}} {
+	}{{EnvFastPath, &cfg.DisableFastPath}, {EnvFilterWindow, &cfg.EvaluateAllNodes}, {EnvVerdictReuse, &cfg.NoVerdictReuse}, {EnvScoresAhead, &cfg.NoScoresAhead}} {
 		switch v := os.Getenv(e.name); v {
 		case "", "on":
 		case "off":

@@ -36,6 +36,9 @@ import (
 //   - Slow plugin: pod label "unfinished-<Plugin>" makes the host report
 //     that plugin (and, in PreFilter, the filters after it) as unfinished,
 //     as the real host does when its deadline runs out.
+//   - Scores ahead (scoresAhead): raw scores are the score labels, with
+//     normalization NONE unless `normalization` names another for the
+//     plugin.
 //
 // Like the real host it reports its table version in the trailer
 // "schedplug-table-version" of every PreFilter that reached the table, and
@@ -81,6 +84,12 @@ type fakeHost struct {
 	// noPreScoreDelta: the Handshake does not offer PreScoreRequest.delta
 	// (a host that predates it, which ignores the field).
 	noPreScoreDelta bool
+	// scoresAhead: the Handshake offers scores ahead (PreFilterRequest.
+	// score_ahead, PreScoreRequest.raw); normalization is each plugin's
+	// (NONE when not listed). placed: every Placement received.
+	scoresAhead   bool
+	normalization map[string]pb.Normalization
+	placed        []*pb.Placement
 	// fastFault, when set, is what the fast-path socket does with the next
 	// requests instead of answering: "drop" closes the connection after
 	// reading the request, "hang" never answers, "garbage" answers bytes
@@ -365,6 +374,7 @@ func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.H
 		resp.FastPathSocket = filepath.Base(h.sock) + ".fast"
 	}
 	resp.PreScoreDelta = !h.noPreScoreDelta
+	resp.ScoresAhead = h.scoresAhead
 	return resp, nil
 }
 
@@ -447,7 +457,36 @@ func (h *fakeHost) PreFilter(ctx context.Context, req *pb.PreFilterRequest) (*pb
 		return nil, h.failAfterApply
 	}
 	h.evaluates = append(h.evaluates, req.Evaluate)
-	return h.verdicts(req.SchedulerName, req.Pod, req.Evaluate), nil
+	h.placed = append(h.placed, req.Placed...)
+	resp := h.verdicts(req.SchedulerName, req.Pod, req.Evaluate)
+	if req.ScoreAhead && h.scoresAhead {
+		resp.ScoresAhead = h.ahead(req.SchedulerName, req.Pod, req.Evaluate, resp)
+	}
+	return resp, nil
+}
+
+// ahead is the raw scores of the evaluated slots no filter rejected in
+// resp. Callers hold h.mu.
+func (h *fakeHost) ahead(profile string, pod *pb.Pod, evaluate []uint32, resp *pb.PreFilterResponse) *pb.ScoresAhead {
+	if len(resp.Unfinished) > 0 {
+		return nil
+	}
+	rejected := map[uint32]bool{}
+	for _, s := range resp.RejectedNodes {
+		rejected[s] = true
+	}
+	out := &pb.ScoresAhead{}
+	for _, s := range h.slots(evaluate) {
+		if !rejected[s] {
+			out.Nodes = append(out.Nodes, s)
+		}
+	}
+	plugins, err := h.scores(profile, pod, out.Nodes, true, false)
+	if err != nil || len(plugins) == 0 {
+		return nil
+	}
+	out.Plugins = plugins
+	return out
 }
 
 // FilterNodes answers like PreFilter on the requested slots, without
@@ -467,7 +506,24 @@ func (h *fakeHost) FilterNodes(_ context.Context, req *pb.FilterNodesRequest) (*
 		return nil, status.Error(codes.InvalidArgument, "evaluate must hold [first, end) pairs")
 	}
 	h.evaluates = append(h.evaluates, req.Evaluate)
-	return h.verdicts(req.SchedulerName, req.Pod, req.Evaluate), nil
+	resp := h.verdicts(req.SchedulerName, req.Pod, req.Evaluate)
+	if req.ScoreAhead && h.scoresAhead {
+		resp.ScoresAhead = h.ahead(req.SchedulerName, req.Pod, req.Evaluate, resp)
+	}
+	return resp, nil
+}
+
+// slots are the table's slots in `evaluate` (every slot when it is
+// empty), ascending. Callers hold h.mu.
+func (h *fakeHost) slots(evaluate []uint32) []uint32 {
+	slots := make([]uint32, 0, len(h.table))
+	for s := range h.table {
+		if len(evaluate) == 0 || inRanges(evaluate, s) {
+			slots = append(slots, s)
+		}
+	}
+	sort.Slice(slots, func(i, j int) bool { return slots[i] < slots[j] })
+	return slots
 }
 
 // inRanges: slot is in one of the [first, end) pairs.
@@ -497,13 +553,7 @@ func (h *fakeHost) verdicts(profile string, pod *pb.Pod, evaluate []uint32) *pb.
 	}
 	resp.Plugins = filters
 	reasonIdx := map[string]uint32{}
-	slots := make([]uint32, 0, len(h.table))
-	for s := range h.table {
-		if len(evaluate) == 0 || inRanges(evaluate, s) {
-			slots = append(slots, s)
-		}
-	}
-	sort.Slice(slots, func(i, j int) bool { return slots[i] < slots[j] })
+	slots := h.slots(evaluate)
 	slow := len(filters)
 	for i, p := range filters {
 		resp.Skipped = append(resp.Skipped, skips(p, pod))
@@ -587,32 +637,56 @@ func (h *fakeHost) PreScore(ctx context.Context, req *pb.PreScoreRequest) (*pb.P
 	case req.TableVersion != h.version:
 		return nil, status.Errorf(codes.FailedPrecondition, "table version %d, host has %d", req.TableVersion, h.version)
 	}
-	for _, n := range h.profiles[req.SchedulerName] {
+	h.placed = append(h.placed, req.Placed...)
+	plugins, err := h.scores(req.SchedulerName, req.Pod, req.Nodes, req.Raw && h.scoresAhead, req.WantRawScores)
+	resp.Plugins = plugins
+	return resp, err
+}
+
+// scores is every Score plugin's scores of the profile on the slots (raw:
+// as raw scores with their normalization; withRaw: normalized with the
+// raw ones beside them, from the nodes' raw-<plugin> labels). Callers hold
+// h.mu.
+func (h *fakeHost) scores(profile string, pod *pb.Pod, slots []uint32, raw, withRaw bool) ([]*pb.PluginScores, error) {
+	var out []*pb.PluginScores
+	for _, n := range h.profiles[profile] {
 		if !h.info(n).HasScore {
 			continue
 		}
-		ps := &pb.PluginScores{Plugin: n, Skipped: skips(n, req.Pod)}
-		if _, ok := label(req.Pod.Labels, "unfinished-"+n); ok && !ps.Skipped {
+		ps := &pb.PluginScores{Plugin: n, Skipped: skips(n, pod)}
+		if _, ok := label(pod.Labels, "unfinished-"+n); ok && !ps.Skipped {
 			ps.Unfinished = fmt.Sprintf("plugin %q did not finish score within 80.0 ms on schedplug-host", n)
 		} else if !ps.Skipped {
-			for _, s := range req.Nodes {
+			var scores, rawScores []int64
+			for _, s := range slots {
 				node, ok := h.table[s]
 				if !ok {
 					return nil, status.Errorf(codes.InvalidArgument, "unknown node slot %d", s)
 				}
 				v, _ := label(node.Labels, "score-"+n)
 				score, _ := strconv.ParseInt(v, 10, 64)
-				ps.Scores = append(ps.Scores, score)
-				if req.WantRawScores {
+				scores = append(scores, score)
+				if withRaw {
 					v, _ := label(node.Labels, "raw-"+n)
-					raw, _ := strconv.ParseInt(v, 10, 64)
-					ps.RawScores = append(ps.RawScores, raw)
+					r, _ := strconv.ParseInt(v, 10, 64)
+					rawScores = append(rawScores, r)
 				}
 			}
+			switch {
+			case raw:
+				ps.Raw, ps.Normalization = scores, pb.Normalization_NORMALIZATION_NONE
+				if norm, ok := h.normalization[n]; ok {
+					ps.Normalization = norm
+				}
+			case withRaw:
+				ps.Scores, ps.Raw = scores, rawScores
+			default:
+				ps.Scores = scores
+			}
 		}
-		resp.Plugins = append(resp.Plugins, ps)
+		out = append(out, ps)
 	}
-	return resp, nil
+	return out, nil
 }
 
 // WatchSession holds the session's stream as the real host does: an event

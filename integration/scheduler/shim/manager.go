@@ -50,6 +50,11 @@ type Config struct {
 	// NoVerdictReuse makes every cycle call the host, even for a pod
 	// identical apart from name and uid to the ones before it.
 	NoVerdictReuse bool
+	// NoScoresAhead makes every cycle with native Score plugins ask
+	// PreScore for its scores instead of normalizing raw scores the host
+	// computed ahead (with PreFilter, or sent at PreFilter time for a
+	// profile whose native plugins only score).
+	NoScoresAhead bool
 	// SpotCheckEvery: one of every SpotCheckEvery cycles that could answer
 	// from kept verdicts calls the host and compares (cycle/spotcheck.go);
 	// 0 is DefaultSpotCheckEvery, a negative value turns spot checks off.
@@ -116,7 +121,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	registerMetrics()
 	m.client = client
-	m.tracker = cycle.NewTracker(cycle.NewHost(client), m.registry, cycle.Options{EvaluateAllNodes: cfg.EvaluateAllNodes, NoVerdictReuse: cfg.NoVerdictReuse, SpotCheckEvery: spotCheckEvery(cfg.SpotCheckEvery)})
+	m.tracker = cycle.NewTracker(cycle.NewHost(client), m.registry, cycle.Options{EvaluateAllNodes: cfg.EvaluateAllNodes, NoVerdictReuse: cfg.NoVerdictReuse, NoScoresAhead: cfg.NoScoresAhead, SpotCheckEvery: spotCheckEvery(cfg.SpotCheckEvery)})
 	return m, nil
 }
 

@@ -24,7 +24,9 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	}
 	if c.ScoreOnly() {
 		// No native Filter in the profile: the delta travels with
-		// PreScore, the cycle's one call.
+		// PreScore, the cycle's one call, sent now for scores ahead so
+		// that the host scores while kube-scheduler filters.
+		c.StartScoresAhead(ctx)
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	if c.Reusing() {

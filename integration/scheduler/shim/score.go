@@ -26,7 +26,7 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 	if rec := c.Record(); rec != nil {
 		defer func() { rec.PreScore(p.name, st) }()
 	}
-	s := c.Scores(ctx, nodeNames(nodes), nil)
+	s := c.Scores(ctx, nodeNames(nodes), nodes, nil)
 	ps, st := p.ownScores(ctx, s, "PreScore")
 	switch {
 	case st != nil || ps != nil && len(ps.GetScores()) != len(nodes):
@@ -124,7 +124,7 @@ func (p *Plugin) NormalizeScore(ctx context.Context, state fwk.CycleState, pod *
 		for i := range scores {
 			names[i] = scores[i].Name
 		}
-		s = c.Scores(ctx, names, func() { lazyCalls.WithLabelValues("PreScore").Inc() })
+		s = c.Scores(ctx, names, nil, func() { lazyCalls.WithLabelValues("PreScore").Inc() })
 	}
 	ps, st := p.ownScores(ctx, s, "scoring")
 	if st != nil {

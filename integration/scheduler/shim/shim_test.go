@@ -101,7 +101,12 @@ type env struct {
 // plugin per info in profile order.
 func newEnv(t *testing.T, infos []*pb.PluginInfo, pols map[string]Policy) *env {
 	t.Helper()
-	host := newFakeHost(t, infos...)
+	return newEnvOn(t, newFakeHost(t, infos...), infos, pols)
+}
+
+// newEnvOn is newEnv on a fake host set up by the caller.
+func newEnvOn(t *testing.T, host *fakeHost, infos []*pb.PluginInfo, pols map[string]Policy) *env {
+	t.Helper()
 	e := &env{host: host, handle: &fakeHandle{}, plugins: map[string]*Plugin{}}
 	e.mgr = newTestManager(t, host.target(), infos)
 	for _, info := range infos {

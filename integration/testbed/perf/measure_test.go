@@ -95,11 +95,15 @@ type snapshot struct {
 	reuse map[string]float64
 	// annotations is the simulator annotations' writer's counters.
 	annotations annotationCounters
+	// ahead is schedplug_shim_scores_ahead_total by outcome: cycles whose
+	// scores came ahead ("used") or that asked PreScore after all, and why.
+	ahead map[string]float64
 }
 
 func takeSnapshot(w *wireStats, hostPid int) snapshot {
 	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
-		batch: batchAttempts(), reuse: verdictReuse(), annotations: readAnnotationCounters()}
+		batch: counterByLabel("scheduler_batch_attempts_total", "result"), reuse: verdictReuse(),
+		ahead: counterByLabel("schedplug_shim_scores_ahead_total", "outcome"), annotations: readAnnotationCounters()}
 	if hostPid > 0 {
 		s.hostCPU, _ = procCPU(hostPid)
 	}
@@ -190,26 +194,27 @@ func verdictReuse() map[string]float64 {
 	return out
 }
 
-// batchAttempts reads scheduler_batch_attempts_total from the registry the
-// in-process scheduler reports to, summed per result label.
-func batchAttempts() map[string]float64 {
+// counterByLabel reads a counter from the registry the in-process
+// scheduler and shim report to, summed per value of one label (e.g.
+// scheduler_batch_attempts_total by result).
+func counterByLabel(name, label string) map[string]float64 {
 	out := map[string]float64{}
 	families, err := legacyregistry.DefaultGatherer.Gather()
 	if err != nil {
 		return out
 	}
 	for _, f := range families {
-		if f.GetName() != "scheduler_batch_attempts_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			result := ""
+			value := ""
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" {
-					result = l.GetValue()
+				if l.GetName() == label {
+					value = l.GetValue()
 				}
 			}
-			out[result] += m.GetCounter().GetValue()
+			out[value] += m.GetCounter().GetValue()
 		}
 	}
 	return out

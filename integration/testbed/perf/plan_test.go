@@ -58,28 +58,33 @@ const (
 	// VariantNativeSimAnnot: native with simulatorAnnotations on and a
 	// writer rate limit no pod meets, so that every pod gets its patch.
 	VariantNativeSimAnnot = "native-simannot"
+	// VariantNativeNoAhead: native with shim.Config.NoScoresAhead (every
+	// cycle with native Score plugins asks PreScore for its scores).
+	VariantNativeNoAhead = "native-noahead"
 )
 
 var allVariants = []string{VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender}
 
 // optionalVariants run only when SCHEDPLUG_PERF_VARIANTS names them.
-var optionalVariants = []string{VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot}
+var optionalVariants = []string{VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot, VariantNativeNoAhead}
 
 // isNative: the variant runs the native plugins in schedplug-host.
 func isNative(variant string) bool {
-	return variant == VariantNative || variant == VariantNativeGRPC || variant == VariantNativeAllNodes || variant == VariantNativeNoReuse || variant == VariantNativeSimAnnot
+	return variant == VariantNative || variant == VariantNativeGRPC || slices.Contains(optionalVariants, variant)
 }
 
 // Plugin names: the native ones as schedplug-host serves them, and their
 // Go twins (integration/testbed/twin). The basic and preemption workloads
 // run the two Filter plugins; the mixed one all three sample plugins; the
 // compute one ShapeFit (plugins/shape-fit), which the host loads from its
-// own directory.
+// own directory; the no-hints one DedicatedNodes built without its hints
+// and NetworkLatency, from theirs.
 var (
 	filterPlugins  = []string{"HwEncrypt", "DedicatedNodes"}
 	scorePlugins   = []string{"NetworkLatency"}
 	allPlugins     = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
 	computePlugins = []string{"ShapeFit"}
+	noHintsPlugins = []string{"DedicatedNodes", "NetworkLatency"}
 	twinOf         = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency", "ShapeFit": "GoShapeFit"}
 )
 
@@ -127,7 +132,22 @@ type shape struct {
 	// as upstream's batching scenarios do: with them no pod is signable
 	// and kube-scheduler's opportunistic batching never applies.
 	noDefaultSpread bool
+	// build is the plugin directory the host of a native run loads.
+	build pluginBuild
 }
+
+// pluginBuild is which plugin directory the host of a native run loads.
+type pluginBuild int
+
+const (
+	// sampleBuild: build/plugins.d, the sample plugins as shipped.
+	sampleBuild pluginBuild = iota
+	// shapeFitBuild: build/plugins/shape-fit.d (ShapeFit).
+	shapeFitBuild
+	// noHintsBuild: build/plugins/no-hints.d (DedicatedNodes without its
+	// hints, NetworkLatency).
+	noHintsBuild
+)
 
 // basic is upstream's SchedulingBasic: nodes, pods to fill them a bit, and
 // measured pods of the default template.
@@ -156,20 +176,35 @@ func scoreOnly(name string, nodes, initPods, measured int) shape {
 // share a batching signature and every cycle scores afresh.
 func compute(name string, nodes, initPods, measured int) shape {
 	sh := basic(name, nodes, initPods, measured)
-	sh.plugins = computePlugins
+	sh.plugins, sh.build = computePlugins, shapeFitBuild
+	return sh
+}
+
+// noHints is SchedulingBasic with a native Filter and a native Score that
+// declare no hints (DedicatedNodes built without its promises, and
+// NetworkLatency): nothing lets a cycle skip its call, and DedicatedNodes
+// filters every node of every pod (it has no gate).
+func noHints(name string, nodes, initPods, measured int) shape {
+	sh := basic(name, nodes, initPods, measured)
+	sh.plugins, sh.build = noHintsPlugins, noHintsBuild
 	return sh
 }
 
 // usesShapeFit: the workload's native plugin is ShapeFit, which the host
 // loads from ShapeFit's own plugin directory.
-func usesShapeFit(sh shape) bool { return slices.Contains(sh.plugins, "ShapeFit") }
+func usesShapeFit(sh shape) bool { return sh.build == shapeFitBuild }
 
 // runsVariant: the workload runs in that variant. The extender cannot run
 // ShapeFit: with nodeCacheCapable false kube-scheduler sends it the Node
 // objects without the pods on them, so it cannot know what a node has left
 // (an extender would need its own pod informer, which is not what the
-// extender variant measures).
+// extender variant measures). The no-hints workload compares native with
+// its twins only: its default, gRPC and extender runs would repeat Basic's
+// and Mixed's.
 func runsVariant(sh shape, variant string) bool {
+	if sh.build == noHintsBuild {
+		return variant == VariantTwin || isNative(variant) && variant != VariantNativeGRPC
+	}
 	return variant != VariantExtender || !usesShapeFit(sh)
 }
 
@@ -177,6 +212,11 @@ func runsVariant(sh shape, variant string) bool {
 func isScoreOnly(sh shape) bool { return !slices.ContainsFunc(sh.plugins, isFilterPlugin) }
 
 func isFilterPlugin(name string) bool { return slices.Contains(filterPlugins, name) }
+
+// hasScorePlugin: a native plugin of the workload scores.
+func hasScorePlugin(sh shape) bool {
+	return slices.ContainsFunc(sh.plugins, func(n string) bool { return !isFilterPlugin(n) })
+}
 
 // mixed: a tenth of the nodes dedicated (DedicatedNodes rejects pods
 // without the dedicated-ok annotation there), half of the others with
@@ -241,6 +281,9 @@ func shapes(full bool) []shape {
 			basic("Basic500", 500, 500, 1000),
 			basic("Basic5000", 5000, 1000, 1000),
 			mixed("Mixed500", 500, 500, 500),
+			mixed("Mixed5000", 5000, 1000, 1000),
+			noHints("NoHints500", 500, 500, 1000),
+			noHints("NoHints5000", 5000, 1000, 1000),
 			scoreOnly("ScoreOnly500", 500, 500, 1000),
 			scoreOnly("ScoreOnly5000", 5000, 1000, 1000),
 			compute("Compute500", 500, 500, 1000),
@@ -253,6 +296,7 @@ func shapes(full bool) []shape {
 	return []shape{
 		basic("Basic", 20, 20, 60),
 		mixed("Mixed", 20, 20, 60),
+		noHints("NoHints", 20, 20, 60),
 		scoreOnly("ScoreOnly", 20, 20, 60),
 		compute("Compute", 20, 20, 60),
 		preemption("Preemption", 5, 20, 5),
@@ -339,7 +383,7 @@ func optionsFromEnv(repoRoot string) (options, error) {
 		for _, w := range strings.Split(v, ",") {
 			w = strings.TrimSpace(w)
 			switch w {
-			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender, VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot:
+			case VariantDefault, VariantTwin, VariantNative, VariantNativeGRPC, VariantExtender, VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot, VariantNativeNoAhead:
 				o.Variants = append(o.Variants, w)
 			default:
 				return o, fmt.Errorf("%s=%q: unknown variant %q; choose from %s", EnvVariants, v, w, strings.Join(append(allVariants, optionalVariants...), ","))
@@ -461,7 +505,7 @@ func schedulerConfig(sh shape, variant, dir string) ([]byte, error) {
 				pc = append(pc, map[string]any{"name": twinOf[n], "args": args})
 			}
 		}
-	case VariantNative, VariantNativeGRPC, VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot:
+	case VariantNative, VariantNativeGRPC, VariantNativeAllNodes, VariantNativeNoReuse, VariantNativeSimAnnot, VariantNativeNoAhead:
 		names = sh.plugins
 		for i, n := range sh.plugins {
 			args := sampleArgs(n, dir)

@@ -37,6 +37,7 @@ type summary struct {
 	BatchAttempts        map[string]float64 `json:"batchAttempts,omitempty"`
 	VerdictReuse         map[string]float64 `json:"verdictReusePerPod,omitempty"`
 	SimulatorAnnotations map[string]float64 `json:"simulatorAnnotationsPerPod,omitempty"`
+	ScoresAhead          map[string]float64 `json:"scoresAheadPerPod,omitempty"`
 	RPCWallMs            map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
 	CycleMs              map[string]float64 `json:"cycleMs,omitempty"`
 	// Ratios of the median window throughputs. (scheduler_perf's figure
@@ -127,6 +128,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	batch := map[string][]float64{}
 	reuse := map[string][]float64{}
 	annot := map[string][]float64{}
+	ahead := map[string][]float64{}
 	wall := map[string][]float64{}
 	cycle := map[string][]float64{}
 	for _, r := range runs {
@@ -156,6 +158,9 @@ func summarize(sh shape, variant string, runs []result) summary {
 		for k, v := range r.SimulatorAnnotations {
 			annot[k] = append(annot[k], v)
 		}
+		for k, v := range r.ScoresAhead {
+			ahead[k] = append(ahead[k], v)
+		}
 		for k, v := range r.RPCWallMs {
 			wall[k] = append(wall[k], v)
 		}
@@ -167,7 +172,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	sum.HostCPUMsPerPod, sum.HostPeakRSSMB, sum.RPCsPerPod = median(host), median(rss), median(rpcs)
 	sum.BytesSentPerPod, sum.BytesRecvPerPod = median(sent), median(recv)
 	sum.BatchAttempts, sum.RPCsPerPodByMethod = medians(batch), medians(methods)
-	sum.VerdictReuse, sum.SimulatorAnnotations = medians(reuse), medians(annot)
+	sum.VerdictReuse, sum.SimulatorAnnotations, sum.ScoresAhead = medians(reuse), medians(annot), medians(ahead)
 	sum.RPCWallMs, sum.CycleMs = medians(wall), medians(cycle)
 	return sum
 }
@@ -238,6 +243,15 @@ func (r *report) table() string {
 	}
 	if len(annot) > 0 {
 		fmt.Fprintf(&buf, "simulator annotations per measured pod, by result (patchMs, patchBytes: the mean patch):\n%s\n", strings.Join(annot, "\n"))
+	}
+	var ahead []string
+	for _, s := range r.Summary {
+		if len(s.ScoresAhead) > 0 {
+			ahead = append(ahead, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.ScoresAhead, "%.2f", "")))
+		}
+	}
+	if len(ahead) > 0 {
+		fmt.Fprintf(&buf, "scores ahead per measured pod (used: no PreScore call; the others asked PreScore, and why):\n%s\n", strings.Join(ahead, "\n"))
 	}
 	var batch []string
 	for _, s := range r.Summary {

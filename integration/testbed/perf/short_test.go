@@ -27,11 +27,10 @@ func TestSchedulerPerfShort(t *testing.T) {
 	if _, err := testenv.HostBinary(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testenv.PluginDir(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := testenv.ShapeFitPluginDir(); err != nil {
-		t.Fatal(err)
+	for _, b := range []pluginBuild{sampleBuild, shapeFitBuild, noHintsBuild} {
+		if _, err := pluginBuildDir(b); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out := t.TempDir()
 	env := append(os.Environ(), EnvSize+"=short", EnvOut+"="+out)
@@ -116,10 +115,13 @@ func TestSchedulerPerfShort(t *testing.T) {
 		if sh, ok := shapeNamed(o.Shapes, r.Shape); ok && isBatching(sh) && r.Variant != VariantExtender && r.BatchAttempts["hint_used"] < 1 {
 			t.Errorf("%s: kube-scheduler's batching gave no hint it used (batch attempts %v): a plugin of the profile did not sign the pods", r.ID, r.BatchAttempts)
 		}
-		if sh, ok := shapeNamed(o.Shapes, r.Shape); ok && isScoreOnly(sh) && isNative(r.Variant) {
+		sh, _ := shapeNamed(o.Shapes, r.Shape)
+		if isScoreOnly(sh) && isNative(r.Variant) {
 			// A profile without native Filter plugins makes one call per
-			// pod: PreScore, with the node-table delta.
-			if pf, ps := r.RPCsPerPodByMethod["PreFilter"], r.RPCsPerPodByMethod["PreScore"]; pf != 0 || ps < 0.999 || r.HostPeakRSSMB <= 0 {
+			// pod: PreScore, with the node-table delta, sent from
+			// PreFilter for scores ahead (at 20 nodes every node is scored
+			// ahead, so none is asked again).
+			if pf, ps := r.RPCsPerPodByMethod["PreFilter"], r.RPCsPerPodByMethod["PreScore"]; pf != 0 || ps < 0.999 || ps > 1.001 || r.HostPeakRSSMB <= 0 {
 				t.Errorf("%s: score-only native run with %.3f PreFilter and %.3f PreScore calls per pod, want 0 and 1 (or no host memory figure): %+v", r.ID, pf, ps, r)
 			}
 		} else if isNative(r.Variant) {
@@ -131,6 +133,13 @@ func TestSchedulerPerfShort(t *testing.T) {
 			}
 			if calls > 0 && (r.RPCWallMs["PreFilter"] <= 0 || r.BytesSentPerPod <= 0 || r.BytesRecvPerPod <= 0) {
 				t.Errorf("%s: native run without the PreFilter round-trip time or byte figures: %v, %+v", r.ID, r.RPCWallMs, r)
+			}
+			// A profile with native filters and a native Score gets its
+			// scores with PreFilter's answer (scores ahead): one call per
+			// pod, none of them PreScore (no window at 20 nodes, no
+			// custom normalizer among the samples).
+			if hasScorePlugin(sh) && (r.RPCsPerPodByMethod["PreScore"] != 0 || r.RPCsPerPod > 1.001) {
+				t.Errorf("%s: native Filter+Score run with %.3f host calls per pod (%v), want 1 and no PreScore", r.ID, r.RPCsPerPod, r.RPCsPerPodByMethod)
 			}
 		}
 	}

@@ -55,18 +55,18 @@ func TestMain(m *testing.M) {
 
 // suite is the state of one BenchmarkSchedplugPerf process.
 type suite struct {
-	opts      options
-	runs      []*run
-	byID      map[string]*runState
-	configs   map[string]string
-	cfgFile   string
-	started   time.Time
-	load0     string
-	hostBin   string
-	pluginDir string
-	// shapeFitDir holds ShapeFit, the compute workloads' plugin.
-	shapeFitDir string
-	logDir      string
+	opts    options
+	runs    []*run
+	byID    map[string]*runState
+	configs map[string]string
+	cfgFile string
+	started time.Time
+	load0   string
+	hostBin string
+	// buildDirs: the plugin directory of each build the workloads load
+	// (pluginBuild).
+	buildDirs map[pluginBuild]string
+	logDir    string
 
 	mu  sync.Mutex
 	mgr *shim.Manager // the native run's manager, nil otherwise
@@ -147,11 +147,12 @@ func (s *suite) setup(b *testing.B) error {
 	if s.hostBin, err = testenv.HostBinary(); err != nil {
 		return err
 	}
-	if s.pluginDir, err = testenv.PluginDir(); err != nil {
-		return err
-	}
-	if slices.ContainsFunc(o.Shapes, usesShapeFit) {
-		if s.shapeFitDir, err = testenv.ShapeFitPluginDir(); err != nil {
+	s.buildDirs = map[pluginBuild]string{}
+	for _, sh := range o.Shapes {
+		if _, ok := s.buildDirs[sh.build]; ok {
+			continue
+		}
+		if s.buildDirs[sh.build], err = pluginBuildDir(sh.build); err != nil {
 			return err
 		}
 	}
@@ -189,6 +190,18 @@ func (s *suite) setup(b *testing.B) error {
 		return err
 	}
 	return nil
+}
+
+// pluginBuildDir is where the plugins of a build are (testenv's lookups,
+// with their hints for a missing build).
+func pluginBuildDir(b pluginBuild) (string, error) {
+	switch b {
+	case shapeFitBuild:
+		return testenv.ShapeFitPluginDir()
+	case noHintsBuild:
+		return testenv.NoHintsPluginDir()
+	}
+	return testenv.PluginDir()
 }
 
 // manager is the shim factories' manager: the current native run's.
@@ -230,11 +243,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 	if err != nil {
 		return nil, err
 	}
-	pluginDir := s.pluginDir
-	if usesShapeFit(st.shape) {
-		pluginDir = s.shapeFitDir
-	}
-	host := testenv.NewHost(s.hostBin, pluginDir, s.configs[configKey(st.Shape, st.Variant)], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
+	host := testenv.NewHost(s.hostBin, s.buildDirs[st.shape.build], s.configs[configKey(st.Shape, st.Variant)], sockDir, filepath.Join(s.logDir, st.ID+"-host.log"))
 	if err := host.StartAndWait(60 * time.Second); err != nil {
 		os.RemoveAll(sockDir)
 		return nil, err
@@ -250,6 +259,7 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		DisableFastPath:      st.Variant == VariantNativeGRPC,
 		EvaluateAllNodes:     st.Variant == VariantNativeAllNodes,
 		NoVerdictReuse:       st.Variant == VariantNativeNoReuse,
+		NoScoresAhead:        st.Variant == VariantNativeNoAhead,
 		SimulatorAnnotations: annotationWriter(),
 	})
 	if err != nil {
@@ -439,7 +449,10 @@ type result struct {
 	// "dropped", ...), and the mean patch's time ("patchMs") and size
 	// ("patchBytes").
 	SimulatorAnnotations map[string]float64 `json:"simulatorAnnotationsPerPod,omitempty"`
-	Complete             bool               `json:"complete"`
+	// ScoresAhead is the shim's scores ahead per measured pod by outcome:
+	// "used" (no PreScore call), else why the cycle asked PreScore.
+	ScoresAhead map[string]float64 `json:"scoresAheadPerPod,omitempty"`
+	Complete    bool               `json:"complete"`
 }
 
 func (s *suite) results() []result {
@@ -481,14 +494,8 @@ func (s *suite) results() []result {
 				}
 			}
 			if isNative(st.Variant) {
-				for k, v := range st.end.reuse {
-					if d := v - st.start.reuse[k]; d > 0 {
-						if res.VerdictReuse == nil {
-							res.VerdictReuse = map[string]float64{}
-						}
-						res.VerdictReuse[k] = d / n
-					}
-				}
+				res.VerdictReuse = perPod(st.start.reuse, st.end.reuse, n)
+				res.ScoresAhead = perPod(st.start.ahead, st.end.ahead, n)
 				res.SimulatorAnnotations = st.end.annotations.since(st.start.annotations, n)
 				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
 				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024
@@ -513,6 +520,21 @@ func (s *suite) results() []result {
 			}
 		}
 		out = append(out, res)
+	}
+	return out
+}
+
+// perPod is each counter's growth from start to end over n pods (nil
+// when none grew).
+func perPod(start, end map[string]float64, n float64) map[string]float64 {
+	var out map[string]float64
+	for k, v := range end {
+		if d := v - start[k]; d > 0 {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[k] = d / n
+		}
 	}
 	return out
 }

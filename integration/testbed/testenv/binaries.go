@@ -115,6 +115,15 @@ func ShapeFitPluginDir() (string, error) {
 		"shape_fit.so", "the sample plugin", "")
 }
 
+// NoHintsPluginDir is the directory of the sample plugins the perf
+// suite's Filter+Score workloads without hints load (DedicatedNodes built
+// without its hints, and NetworkLatency; plugins/CMakeLists.txt):
+// $SCHEDPLUG_NO_HINTS_PLUGIN_DIR or build/plugins/no-hints.d.
+func NoHintsPluginDir() (string, error) {
+	return pluginDirWith("SCHEDPLUG_NO_HINTS_PLUGIN_DIR", filepath.Join("build", "plugins", "no-hints.d"),
+		"dedicated_nodes.so", "the sample plugins built without hints", "")
+}
+
 // ReloadablePluginDir is the directory of the hot-reload test plugin's
 // versions (host/tests/server/plugins/reloadable.c): reloadable_v1.so ..
 // reloadable_v4.so from $SCHEDPLUG_RELOADABLE_PLUGIN_DIR or

@@ -173,6 +173,65 @@ func (Code) EnumDescriptor() ([]byte, []int) {
 	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{1}
 }
 
+// How a plugin's raw scores become scores in [0, 100] (plugin.h's
+// SCHEDPLUG_NORMALIZE_*, or the plugin's own normalize_score).
+type Normalization int32
+
+const (
+	// The plugin's normalize_score: only the host can apply it; no raw
+	// scores are given.
+	Normalization_NORMALIZATION_BY_PLUGIN Normalization = 0
+	// Raw scores are the scores; one outside [0, 100] is an error.
+	Normalization_NORMALIZATION_NONE Normalization = 1
+	// Min-max onto [0, 100], the highest raw score 100.
+	Normalization_NORMALIZATION_LINEAR Normalization = 2
+	// Reversed min-max, the lowest raw score 100.
+	Normalization_NORMALIZATION_REVERSE Normalization = 3
+)
+
+// Enum value maps for Normalization.
+var (
+	Normalization_name = map[int32]string{
+		0: "NORMALIZATION_BY_PLUGIN",
+		1: "NORMALIZATION_NONE",
+		2: "NORMALIZATION_LINEAR",
+		3: "NORMALIZATION_REVERSE",
+	}
+	Normalization_value = map[string]int32{
+		"NORMALIZATION_BY_PLUGIN": 0,
+		"NORMALIZATION_NONE":      1,
+		"NORMALIZATION_LINEAR":    2,
+		"NORMALIZATION_REVERSE":   3,
+	}
+)
+
+func (x Normalization) Enum() *Normalization {
+	p := new(Normalization)
+	*p = x
+	return p
+}
+
+func (x Normalization) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Normalization) Descriptor() protoreflect.EnumDescriptor {
+	return file_schedplug_v1_schedplug_proto_enumTypes[2].Descriptor()
+}
+
+func (Normalization) Type() protoreflect.EnumType {
+	return &file_schedplug_v1_schedplug_proto_enumTypes[2]
+}
+
+func (x Normalization) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Normalization.Descriptor instead.
+func (Normalization) EnumDescriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{2}
+}
+
 // Which host process, with which plugin builds and configuration, computed
 // an answer.
 type HostIdentity struct {
@@ -485,6 +544,11 @@ type HandshakeResponse struct {
 	// PreFilter that only carries the delta. A host that predates it ignores
 	// the field, and the shim sends PreFilter first.
 	PreScoreDelta bool `protobuf:"varint,8,opt,name=pre_score_delta,json=preScoreDelta,proto3" json:"pre_score_delta,omitempty"`
+	// True: the host scores ahead (PreFilterRequest.score_ahead,
+	// FilterNodesRequest.score_ahead, PreScoreRequest.raw) and reads
+	// Placement.scored. A host that predates it ignores those fields, and the
+	// shim makes its PreScore calls as before.
+	ScoresAhead   bool `protobuf:"varint,9,opt,name=scores_ahead,json=scoresAhead,proto3" json:"scores_ahead,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -575,6 +639,13 @@ func (x *HandshakeResponse) GetPreScoreDelta() bool {
 	return false
 }
 
+func (x *HandshakeResponse) GetScoresAhead() bool {
+	if x != nil {
+		return x.ScoresAhead
+	}
+	return false
+}
+
 type PluginInfo struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -601,9 +672,14 @@ type PluginInfo struct {
 	PodLabelKeys      []string `protobuf:"bytes,9,rep,name=pod_label_keys,json=podLabelKeys,proto3" json:"pod_label_keys,omitempty"`
 	PodAnnotationKeys []string `protobuf:"bytes,10,rep,name=pod_annotation_keys,json=podAnnotationKeys,proto3" json:"pod_annotation_keys,omitempty"`
 	// The SHA-256 of the plugin's .so file as loaded, in lowercase hex.
-	Sha256        string `protobuf:"bytes,11,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sha256 string `protobuf:"bytes,11,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// True: the plugin normalizes its scores itself (its normalize_score
+	// hook), over exactly the nodes it is given, so only the host can
+	// normalize them: the shim asks PreScore for the scores of a profile with
+	// such a plugin, and never uses scores computed ahead for it.
+	HasNormalizeScore bool `protobuf:"varint,12,opt,name=has_normalize_score,json=hasNormalizeScore,proto3" json:"has_normalize_score,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PluginInfo) Reset() {
@@ -711,6 +787,13 @@ func (x *PluginInfo) GetSha256() string {
 		return x.Sha256
 	}
 	return ""
+}
+
+func (x *PluginInfo) GetHasNormalizeScore() bool {
+	if x != nil {
+		return x.HasNormalizeScore
+	}
+	return false
 }
 
 type KeyValue struct {
@@ -2274,7 +2357,13 @@ type PreFilterRequest struct {
 	Evaluate []uint32 `protobuf:"varint,5,rep,packed,name=evaluate,proto3" json:"evaluate,omitempty"`
 	// Where the profile's earlier pods went since the last call (kube-scheduler's
 	// Reserve), for the host's record of recent cycles; it changes no answer.
-	Placed        []*Placement `protobuf:"bytes,6,rep,name=placed,proto3" json:"placed,omitempty"`
+	Placed []*Placement `protobuf:"bytes,6,rep,name=placed,proto3" json:"placed,omitempty"`
+	// True (HandshakeResponse.scores_ahead): also run the profile's native
+	// Score plugins on the evaluated nodes that no native Filter rejected,
+	// and answer their raw scores in PreFilterResponse.scores_ahead, so that
+	// the shim can normalize them over kube-scheduler's feasible nodes
+	// without a PreScore call (docs/protocol.md, "Scores ahead").
+	ScoreAhead    bool `protobuf:"varint,7,opt,name=score_ahead,json=scoreAhead,proto3" json:"score_ahead,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2351,11 +2440,27 @@ func (x *PreFilterRequest) GetPlaced() []*Placement {
 	return nil
 }
 
-// One pod's chosen node, as kube-scheduler reserved it.
+func (x *PreFilterRequest) GetScoreAhead() bool {
+	if x != nil {
+		return x.ScoreAhead
+	}
+	return false
+}
+
+// One pod's chosen node, as kube-scheduler reserved it; or (node empty)
+// the nodes kube-scheduler scored from the scores the host computed ahead.
 type Placement struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PodUid        string                 `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
-	Node          string                 `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	PodUid string                 `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	Node   string                 `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	// When the shim normalized scores computed ahead itself: the nodes it
+	// normalized over (kube-scheduler's feasible nodes), as indices into the
+	// pod's scores ahead (PreFilterResponse.scores_ahead.nodes followed by
+	// those of the cycle's FilterNodes answer, or the nodes of a PreScore
+	// with `raw`), ascending. The host's record of recent cycles
+	// (`schedplug explain`) normalizes the raw scores it kept over them; it
+	// changes no answer.
+	Scored        []uint32 `protobuf:"varint,3,rep,packed,name=scored,proto3" json:"scored,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2404,6 +2509,13 @@ func (x *Placement) GetNode() string {
 	return ""
 }
 
+func (x *Placement) GetScored() []uint32 {
+	if x != nil {
+		return x.Scored
+	}
+	return nil
+}
+
 type PreFilterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The table version after the delta was applied.
@@ -2443,7 +2555,11 @@ type PreFilterResponse struct {
 	// every node was (`evaluate` empty, or a host that predates it).
 	Windowed bool `protobuf:"varint,12,opt,name=windowed,proto3" json:"windowed,omitempty"`
 	// The host that computed this answer (HostIdentity).
-	Identity      *HostIdentity `protobuf:"bytes,13,opt,name=identity,proto3" json:"identity,omitempty"`
+	Identity *HostIdentity `protobuf:"bytes,13,opt,name=identity,proto3" json:"identity,omitempty"`
+	// With PreFilterRequest.score_ahead (or FilterNodesRequest.score_ahead):
+	// the raw scores of the evaluated nodes that no native Filter rejected.
+	// Absent when the profile has no native Score plugin.
+	ScoresAhead   *ScoresAhead `protobuf:"bytes,14,opt,name=scores_ahead,json=scoresAhead,proto3" json:"scores_ahead,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2569,6 +2685,71 @@ func (x *PreFilterResponse) GetIdentity() *HostIdentity {
 	return nil
 }
 
+func (x *PreFilterResponse) GetScoresAhead() *ScoresAhead {
+	if x != nil {
+		return x.ScoresAhead
+	}
+	return nil
+}
+
+// Raw scores computed before kube-scheduler's PreScore, for the shim to
+// normalize over the nodes kube-scheduler finds feasible.
+type ScoresAhead struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The slots scored.
+	Nodes []uint32 `protobuf:"varint,1,rep,packed,name=nodes,proto3" json:"nodes,omitempty"`
+	// One entry per native Score plugin of the profile, in profile order:
+	// `raw` parallel to `nodes` and `normalization` set, or skipped, error or
+	// unfinished as in PreScore.
+	Plugins       []*PluginScores `protobuf:"bytes,2,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoresAhead) Reset() {
+	*x = ScoresAhead{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoresAhead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoresAhead) ProtoMessage() {}
+
+func (x *ScoresAhead) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoresAhead.ProtoReflect.Descriptor instead.
+func (*ScoresAhead) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ScoresAhead) GetNodes() []uint32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *ScoresAhead) GetPlugins() []*PluginScores {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
 // A plugin that did not finish within the host's deadline.
 type UnfinishedPlugin struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -2583,7 +2764,7 @@ type UnfinishedPlugin struct {
 
 func (x *UnfinishedPlugin) Reset() {
 	*x = UnfinishedPlugin{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2595,7 +2776,7 @@ func (x *UnfinishedPlugin) String() string {
 func (*UnfinishedPlugin) ProtoMessage() {}
 
 func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[28]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2608,7 +2789,7 @@ func (x *UnfinishedPlugin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedPlugin.ProtoReflect.Descriptor instead.
 func (*UnfinishedPlugin) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{28}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UnfinishedPlugin) GetPlugin() string {
@@ -2641,15 +2822,18 @@ type FilterNodesRequest struct {
 	Evaluate []uint32 `protobuf:"varint,5,rep,packed,name=evaluate,proto3" json:"evaluate,omitempty"`
 	// As in FilterRequest: the cycle's applies() answers from PreFilter, used
 	// when the host no longer holds the cycle.
-	AppliesKnown  bool     `protobuf:"varint,6,opt,name=applies_known,json=appliesKnown,proto3" json:"applies_known,omitempty"`
-	NotApplying   []string `protobuf:"bytes,7,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
+	AppliesKnown bool     `protobuf:"varint,6,opt,name=applies_known,json=appliesKnown,proto3" json:"applies_known,omitempty"`
+	NotApplying  []string `protobuf:"bytes,7,rep,name=not_applying,json=notApplying,proto3" json:"not_applying,omitempty"`
+	// As in PreFilterRequest: the answer's scores_ahead has the raw scores of
+	// these nodes.
+	ScoreAhead    bool `protobuf:"varint,8,opt,name=score_ahead,json=scoreAhead,proto3" json:"score_ahead,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FilterNodesRequest) Reset() {
 	*x = FilterNodesRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2661,7 +2845,7 @@ func (x *FilterNodesRequest) String() string {
 func (*FilterNodesRequest) ProtoMessage() {}
 
 func (x *FilterNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[29]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2674,7 +2858,7 @@ func (x *FilterNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterNodesRequest.ProtoReflect.Descriptor instead.
 func (*FilterNodesRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{29}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *FilterNodesRequest) GetSessionId() string {
@@ -2726,6 +2910,13 @@ func (x *FilterNodesRequest) GetNotApplying() []string {
 	return nil
 }
 
+func (x *FilterNodesRequest) GetScoreAhead() bool {
+	if x != nil {
+		return x.ScoreAhead
+	}
+	return false
+}
+
 type FilterRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -2748,7 +2939,7 @@ type FilterRequest struct {
 
 func (x *FilterRequest) Reset() {
 	*x = FilterRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2760,7 +2951,7 @@ func (x *FilterRequest) String() string {
 func (*FilterRequest) ProtoMessage() {}
 
 func (x *FilterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[30]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2773,7 +2964,7 @@ func (x *FilterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterRequest.ProtoReflect.Descriptor instead.
 func (*FilterRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{30}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *FilterRequest) GetSessionId() string {
@@ -2842,7 +3033,7 @@ type FilterResponse struct {
 
 func (x *FilterResponse) Reset() {
 	*x = FilterResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2854,7 +3045,7 @@ func (x *FilterResponse) String() string {
 func (*FilterResponse) ProtoMessage() {}
 
 func (x *FilterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[31]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2867,7 +3058,7 @@ func (x *FilterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilterResponse.ProtoReflect.Descriptor instead.
 func (*FilterResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{31}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *FilterResponse) GetCode() Code {
@@ -2929,17 +3120,26 @@ type PreScoreRequest struct {
 	// As in PreFilterRequest.
 	Placed []*Placement `protobuf:"bytes,9,rep,name=placed,proto3" json:"placed,omitempty"`
 	// Asks for each plugin's scores before normalization as well
-	// (PluginScores.raw_scores). The shim sets it for profiles that write
-	// kube-scheduler-simulator's result annotations (docs/simulator-annotations.md);
-	// a host that predates the field sends none.
+	// (PluginScores.raw beside `scores`). The shim sets it for profiles that
+	// write kube-scheduler-simulator's result annotations
+	// (docs/simulator-annotations.md); a host that predates the field sends
+	// none.
 	WantRawScores bool `protobuf:"varint,10,opt,name=want_raw_scores,json=wantRawScores,proto3" json:"want_raw_scores,omitempty"`
+	// True (HandshakeResponse.scores_ahead): answer raw scores
+	// (PluginScores.raw and normalization, no `scores`) for every plugin
+	// whose normalization the shim can apply, so that the shim normalizes
+	// them over the nodes kube-scheduler scores; a plugin with its own
+	// normalize_score is answered as without `raw`. The shim sends it ahead
+	// of kube-scheduler's PreScore for a profile without native Filter
+	// plugins (docs/protocol.md, "Scores ahead").
+	Raw           bool `protobuf:"varint,11,opt,name=raw,proto3" json:"raw,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PreScoreRequest) Reset() {
 	*x = PreScoreRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2951,7 +3151,7 @@ func (x *PreScoreRequest) String() string {
 func (*PreScoreRequest) ProtoMessage() {}
 
 func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[32]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2964,7 +3164,7 @@ func (x *PreScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreRequest.ProtoReflect.Descriptor instead.
 func (*PreScoreRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{32}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PreScoreRequest) GetSessionId() string {
@@ -3037,6 +3237,13 @@ func (x *PreScoreRequest) GetWantRawScores() bool {
 	return false
 }
 
+func (x *PreScoreRequest) GetRaw() bool {
+	if x != nil {
+		return x.Raw
+	}
+	return false
+}
+
 type PluginScores struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Plugin string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
@@ -3053,16 +3260,22 @@ type PluginScores struct {
 	// (scores is then empty); says which plugin and why. The shim applies the
 	// plugin's failurePolicy (Ignore: Skip; Fail: fail the cycle).
 	Unfinished string `protobuf:"bytes,5,opt,name=unfinished,proto3" json:"unfinished,omitempty"`
-	// With PreScoreRequest.want_raw_scores: the plugin's own score() values
-	// before normalization, parallel to `scores` (empty whenever `scores` is).
-	RawScores     []int64 `protobuf:"varint,6,rep,packed,name=raw_scores,json=rawScores,proto3" json:"raw_scores,omitempty"`
+	// The plugin's own score() values before normalization, parallel to
+	// the nodes (empty when the plugin was skipped or failed). With
+	// PreScoreRequest.want_raw_scores: beside `scores`. With
+	// PreScoreRequest.raw, and in ScoresAhead: instead of `scores`, which
+	// the shim computes by `normalization` (NORMALIZATION_BY_PLUGIN: the
+	// plugin normalizes itself, so `scores` are given and `raw` only when
+	// asked for).
+	Raw           []int64       `protobuf:"varint,6,rep,packed,name=raw,proto3" json:"raw,omitempty"`
+	Normalization Normalization `protobuf:"varint,7,opt,name=normalization,proto3,enum=schedplug.v1.Normalization" json:"normalization,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PluginScores) Reset() {
 	*x = PluginScores{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3287,7 @@ func (x *PluginScores) String() string {
 func (*PluginScores) ProtoMessage() {}
 
 func (x *PluginScores) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[33]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3300,7 @@ func (x *PluginScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginScores.ProtoReflect.Descriptor instead.
 func (*PluginScores) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{33}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PluginScores) GetPlugin() string {
@@ -3125,11 +3338,18 @@ func (x *PluginScores) GetUnfinished() string {
 	return ""
 }
 
-func (x *PluginScores) GetRawScores() []int64 {
+func (x *PluginScores) GetRaw() []int64 {
 	if x != nil {
-		return x.RawScores
+		return x.Raw
 	}
 	return nil
+}
+
+func (x *PluginScores) GetNormalization() Normalization {
+	if x != nil {
+		return x.Normalization
+	}
+	return Normalization_NORMALIZATION_BY_PLUGIN
 }
 
 type PreScoreResponse struct {
@@ -3146,7 +3366,7 @@ type PreScoreResponse struct {
 
 func (x *PreScoreResponse) Reset() {
 	*x = PreScoreResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3158,7 +3378,7 @@ func (x *PreScoreResponse) String() string {
 func (*PreScoreResponse) ProtoMessage() {}
 
 func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[34]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3171,7 +3391,7 @@ func (x *PreScoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreScoreResponse.ProtoReflect.Descriptor instead.
 func (*PreScoreResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{34}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PreScoreResponse) GetPlugins() []*PluginScores {
@@ -3213,7 +3433,7 @@ type WatchSessionRequest struct {
 
 func (x *WatchSessionRequest) Reset() {
 	*x = WatchSessionRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[35]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3225,7 +3445,7 @@ func (x *WatchSessionRequest) String() string {
 func (*WatchSessionRequest) ProtoMessage() {}
 
 func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[35]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3238,7 +3458,7 @@ func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{35}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WatchSessionRequest) GetSessionId() string {
@@ -3263,7 +3483,7 @@ type SessionEvent struct {
 
 func (x *SessionEvent) Reset() {
 	*x = SessionEvent{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[36]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3275,7 +3495,7 @@ func (x *SessionEvent) String() string {
 func (*SessionEvent) ProtoMessage() {}
 
 func (x *SessionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[36]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3288,7 +3508,7 @@ func (x *SessionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvent.ProtoReflect.Descriptor instead.
 func (*SessionEvent) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{36}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SessionEvent) GetIdentity() *HostIdentity {
@@ -3322,7 +3542,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[37]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3334,7 +3554,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[37]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3347,7 +3567,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{37}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExplainRequest) GetPod() string {
@@ -3379,7 +3599,7 @@ type ExplainedNode struct {
 
 func (x *ExplainedNode) Reset() {
 	*x = ExplainedNode{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3391,7 +3611,7 @@ func (x *ExplainedNode) String() string {
 func (*ExplainedNode) ProtoMessage() {}
 
 func (x *ExplainedNode) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3404,7 +3624,7 @@ func (x *ExplainedNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainedNode.ProtoReflect.Descriptor instead.
 func (*ExplainedNode) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{38}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ExplainedNode) GetNode() string {
@@ -3475,7 +3695,7 @@ type PluginTiming struct {
 
 func (x *PluginTiming) Reset() {
 	*x = PluginTiming{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3487,7 +3707,7 @@ func (x *PluginTiming) String() string {
 func (*PluginTiming) ProtoMessage() {}
 
 func (x *PluginTiming) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3500,7 +3720,7 @@ func (x *PluginTiming) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginTiming.ProtoReflect.Descriptor instead.
 func (*PluginTiming) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{39}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PluginTiming) GetPlugin() string {
@@ -3562,7 +3782,7 @@ type ExplainedCycle struct {
 
 func (x *ExplainedCycle) Reset() {
 	*x = ExplainedCycle{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3574,7 +3794,7 @@ func (x *ExplainedCycle) String() string {
 func (*ExplainedCycle) ProtoMessage() {}
 
 func (x *ExplainedCycle) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3587,7 +3807,7 @@ func (x *ExplainedCycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainedCycle.ProtoReflect.Descriptor instead.
 func (*ExplainedCycle) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{40}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ExplainedCycle) GetSchedulerName() string {
@@ -3730,7 +3950,7 @@ type ExplainResponse struct {
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3742,7 +3962,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3755,7 +3975,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{41}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ExplainResponse) GetCycles() []*ExplainedCycle {
@@ -3796,7 +4016,7 @@ type FastRequest struct {
 
 func (x *FastRequest) Reset() {
 	*x = FastRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3808,7 +4028,7 @@ func (x *FastRequest) String() string {
 func (*FastRequest) ProtoMessage() {}
 
 func (x *FastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3821,7 +4041,7 @@ func (x *FastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastRequest.ProtoReflect.Descriptor instead.
 func (*FastRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{42}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *FastRequest) GetCall() isFastRequest_Call {
@@ -3908,7 +4128,7 @@ type FastResponse struct {
 
 func (x *FastResponse) Reset() {
 	*x = FastResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3920,7 +4140,7 @@ func (x *FastResponse) String() string {
 func (*FastResponse) ProtoMessage() {}
 
 func (x *FastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3933,7 +4153,7 @@ func (x *FastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastResponse.ProtoReflect.Descriptor instead.
 func (*FastResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{43}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *FastResponse) GetCode() int32 {
@@ -4014,7 +4234,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4026,7 +4246,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4039,7 +4259,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{44}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{45}
 }
 
 // A plugin file the host serves from.
@@ -4055,7 +4275,7 @@ type PluginBuild struct {
 
 func (x *PluginBuild) Reset() {
 	*x = PluginBuild{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4067,7 +4287,7 @@ func (x *PluginBuild) String() string {
 func (*PluginBuild) ProtoMessage() {}
 
 func (x *PluginBuild) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4080,7 +4300,7 @@ func (x *PluginBuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginBuild.ProtoReflect.Descriptor instead.
 func (*PluginBuild) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{45}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PluginBuild) GetPlugin() string {
@@ -4128,7 +4348,7 @@ type RefusedChange struct {
 
 func (x *RefusedChange) Reset() {
 	*x = RefusedChange{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4140,7 +4360,7 @@ func (x *RefusedChange) String() string {
 func (*RefusedChange) ProtoMessage() {}
 
 func (x *RefusedChange) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4153,7 +4373,7 @@ func (x *RefusedChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefusedChange.ProtoReflect.Descriptor instead.
 func (*RefusedChange) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{46}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RefusedChange) GetFile() string {
@@ -4202,7 +4422,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4214,7 +4434,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4227,7 +4447,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{47}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StatusResponse) GetIdentity() *HostIdentity {
@@ -4301,7 +4521,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\targs_json\x18\x03 \x01(\tR\bargsJson\x12%\n" +
 	"\x0efailure_policy\x18\x04 \x01(\tR\rfailurePolicy\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xea\x02\n" +
+	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\x8d\x03\n" +
 	"\x11HandshakeResponse\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1d\n" +
 	"\n" +
@@ -4311,7 +4531,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x04data\x18\x05 \x01(\x04R\x04data\x12(\n" +
 	"\x10fast_path_socket\x18\x06 \x01(\tR\x0efastPathSocket\x126\n" +
 	"\bidentity\x18\a \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12&\n" +
-	"\x0fpre_score_delta\x18\b \x01(\bR\rpreScoreDelta\"\xba\x02\n" +
+	"\x0fpre_score_delta\x18\b \x01(\bR\rpreScoreDelta\x12!\n" +
+	"\fscores_ahead\x18\t \x01(\bR\vscoresAhead\"\xea\x02\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -4326,7 +4547,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x0epod_label_keys\x18\t \x03(\tR\fpodLabelKeys\x12.\n" +
 	"\x13pod_annotation_keys\x18\n" +
 	" \x03(\tR\x11podAnnotationKeys\x12\x16\n" +
-	"\x06sha256\x18\v \x01(\tR\x06sha256\"2\n" +
+	"\x06sha256\x18\v \x01(\tR\x06sha256\x12.\n" +
+	"\x13has_normalize_score\x18\f \x01(\bR\x11hasNormalizeScore\"2\n" +
 	"\bKeyValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"4\n" +
@@ -4466,7 +4688,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"newVersion\x12\x12\n" +
 	"\x04full\x18\x03 \x01(\bR\x04full\x12,\n" +
 	"\aupserts\x18\x04 \x03(\v2\x12.schedplug.v1.NodeR\aupserts\x12\x18\n" +
-	"\aremoved\x18\x05 \x03(\rR\aremoved\"\xfe\x01\n" +
+	"\aremoved\x18\x05 \x03(\rR\aremoved\"\x9f\x02\n" +
 	"\x10PreFilterRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -4474,10 +4696,13 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x03pod\x18\x03 \x01(\v2\x11.schedplug.v1.PodR\x03pod\x122\n" +
 	"\x05delta\x18\x04 \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\x12\x1a\n" +
 	"\bevaluate\x18\x05 \x03(\rR\bevaluate\x12/\n" +
-	"\x06placed\x18\x06 \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\"8\n" +
+	"\x06placed\x18\x06 \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\x12\x1f\n" +
+	"\vscore_ahead\x18\a \x01(\bR\n" +
+	"scoreAhead\"P\n" +
 	"\tPlacement\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x12\n" +
-	"\x04node\x18\x02 \x01(\tR\x04node\"\xf2\x03\n" +
+	"\x04node\x18\x02 \x01(\tR\x04node\x12\x16\n" +
+	"\x06scored\x18\x03 \x03(\rR\x06scored\"\xb0\x04\n" +
 	"\x11PreFilterResponse\x12#\n" +
 	"\rtable_version\x18\x01 \x01(\x04R\ftableVersion\x12\x18\n" +
 	"\aplugins\x18\x02 \x03(\tR\aplugins\x12\x18\n" +
@@ -4495,10 +4720,14 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	" \x01(\bR\x0fappliesReported\x12!\n" +
 	"\fnot_applying\x18\v \x03(\tR\vnotApplying\x12\x1a\n" +
 	"\bwindowed\x18\f \x01(\bR\bwindowed\x126\n" +
-	"\bidentity\x18\r \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"B\n" +
+	"\bidentity\x18\r \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12<\n" +
+	"\fscores_ahead\x18\x0e \x01(\v2\x19.schedplug.v1.ScoresAheadR\vscoresAhead\"Y\n" +
+	"\vScoresAhead\x12\x14\n" +
+	"\x05nodes\x18\x01 \x03(\rR\x05nodes\x124\n" +
+	"\aplugins\x18\x02 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins\"B\n" +
 	"\x10UnfinishedPlugin\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x88\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa9\x02\n" +
 	"\x12FilterNodesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -4507,7 +4736,9 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\rtable_version\x18\x04 \x01(\x04R\ftableVersion\x12\x1a\n" +
 	"\bevaluate\x18\x05 \x03(\rR\bevaluate\x12#\n" +
 	"\rapplies_known\x18\x06 \x01(\bR\fappliesKnown\x12!\n" +
-	"\fnot_applying\x18\a \x03(\tR\vnotApplying\"\x84\x02\n" +
+	"\fnot_applying\x18\a \x03(\tR\vnotApplying\x12\x1f\n" +
+	"\vscore_ahead\x18\b \x01(\bR\n" +
+	"scoreAhead\"\x84\x02\n" +
 	"\rFilterRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -4524,7 +4755,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\n" +
 	"unfinished\x18\x04 \x03(\v2\x1e.schedplug.v1.UnfinishedPluginR\n" +
 	"unfinished\x126\n" +
-	"\bidentity\x18\x05 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\x8c\x03\n" +
+	"\bidentity\x18\x05 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\x9e\x03\n" +
 	"\x0fPreScoreRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -4537,7 +4768,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x05delta\x18\b \x01(\v2\x1c.schedplug.v1.NodeTableDeltaR\x05delta\x12/\n" +
 	"\x06placed\x18\t \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\x12&\n" +
 	"\x0fwant_raw_scores\x18\n" +
-	" \x01(\bR\rwantRawScores\"\xad\x01\n" +
+	" \x01(\bR\rwantRawScores\x12\x10\n" +
+	"\x03raw\x18\v \x01(\bR\x03raw\"\xe3\x01\n" +
 	"\fPluginScores\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x18\n" +
 	"\askipped\x18\x02 \x01(\bR\askipped\x12\x16\n" +
@@ -4545,9 +4777,9 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1e\n" +
 	"\n" +
 	"unfinished\x18\x05 \x01(\tR\n" +
-	"unfinished\x12\x1d\n" +
-	"\n" +
-	"raw_scores\x18\x06 \x03(\x03R\trawScores\"\xa5\x01\n" +
+	"unfinished\x12\x10\n" +
+	"\x03raw\x18\x06 \x03(\x03R\x03raw\x12A\n" +
+	"\rnormalization\x18\a \x01(\x0e2\x1b.schedplug.v1.NormalizationR\rnormalization\"\xa5\x01\n" +
 	"\x10PreScoreResponse\x124\n" +
 	"\aplugins\x18\x01 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins\x126\n" +
 	"\bidentity\x18\x02 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12#\n" +
@@ -4649,7 +4881,12 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"CODE_ERROR\x10\x01\x12\x16\n" +
 	"\x12CODE_UNSCHEDULABLE\x10\x02\x12'\n" +
 	"#CODE_UNSCHEDULABLE_AND_UNRESOLVABLE\x10\x03\x12\r\n" +
-	"\tCODE_SKIP\x10\x052\xe2\x04\n" +
+	"\tCODE_SKIP\x10\x05*y\n" +
+	"\rNormalization\x12\x1b\n" +
+	"\x17NORMALIZATION_BY_PLUGIN\x10\x00\x12\x16\n" +
+	"\x12NORMALIZATION_NONE\x10\x01\x12\x18\n" +
+	"\x14NORMALIZATION_LINEAR\x10\x02\x12\x19\n" +
+	"\x15NORMALIZATION_REVERSE\x10\x032\xe2\x04\n" +
 	"\x04Host\x12L\n" +
 	"\tHandshake\x12\x1e.schedplug.v1.HandshakeRequest\x1a\x1f.schedplug.v1.HandshakeResponse\x12L\n" +
 	"\tPreFilter\x12\x1e.schedplug.v1.PreFilterRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12P\n" +
@@ -4672,157 +4909,162 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 	return file_schedplug_v1_schedplug_proto_rawDescData
 }
 
-var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),             // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                        // 1: schedplug.v1.Code
-	(*HostIdentity)(nil),             // 2: schedplug.v1.HostIdentity
-	(*HandshakeRequest)(nil),         // 3: schedplug.v1.HandshakeRequest
-	(*ProfilePlugins)(nil),           // 4: schedplug.v1.ProfilePlugins
-	(*PluginSettings)(nil),           // 5: schedplug.v1.PluginSettings
-	(*HandshakeResponse)(nil),        // 6: schedplug.v1.HandshakeResponse
-	(*PluginInfo)(nil),               // 7: schedplug.v1.PluginInfo
-	(*KeyValue)(nil),                 // 8: schedplug.v1.KeyValue
-	(*Resource)(nil),                 // 9: schedplug.v1.Resource
-	(*Taint)(nil),                    // 10: schedplug.v1.Taint
-	(*Toleration)(nil),               // 11: schedplug.v1.Toleration
-	(*OwnerRef)(nil),                 // 12: schedplug.v1.OwnerRef
-	(*ContainerPort)(nil),            // 13: schedplug.v1.ContainerPort
-	(*Container)(nil),                // 14: schedplug.v1.Container
-	(*NodeCondition)(nil),            // 15: schedplug.v1.NodeCondition
-	(*NodePod)(nil),                  // 16: schedplug.v1.NodePod
-	(*Volume)(nil),                   // 17: schedplug.v1.Volume
-	(*NodeImage)(nil),                // 18: schedplug.v1.NodeImage
-	(*SelectorRequirement)(nil),      // 19: schedplug.v1.SelectorRequirement
-	(*LabelSelector)(nil),            // 20: schedplug.v1.LabelSelector
-	(*NodeSelectorTerm)(nil),         // 21: schedplug.v1.NodeSelectorTerm
-	(*TopologySpreadConstraint)(nil), // 22: schedplug.v1.TopologySpreadConstraint
-	(*PodAffinityTerm)(nil),          // 23: schedplug.v1.PodAffinityTerm
-	(*Pod)(nil),                      // 24: schedplug.v1.Pod
-	(*Node)(nil),                     // 25: schedplug.v1.Node
-	(*NodeTableDelta)(nil),           // 26: schedplug.v1.NodeTableDelta
-	(*PreFilterRequest)(nil),         // 27: schedplug.v1.PreFilterRequest
-	(*Placement)(nil),                // 28: schedplug.v1.Placement
-	(*PreFilterResponse)(nil),        // 29: schedplug.v1.PreFilterResponse
-	(*UnfinishedPlugin)(nil),         // 30: schedplug.v1.UnfinishedPlugin
-	(*FilterNodesRequest)(nil),       // 31: schedplug.v1.FilterNodesRequest
-	(*FilterRequest)(nil),            // 32: schedplug.v1.FilterRequest
-	(*FilterResponse)(nil),           // 33: schedplug.v1.FilterResponse
-	(*PreScoreRequest)(nil),          // 34: schedplug.v1.PreScoreRequest
-	(*PluginScores)(nil),             // 35: schedplug.v1.PluginScores
-	(*PreScoreResponse)(nil),         // 36: schedplug.v1.PreScoreResponse
-	(*WatchSessionRequest)(nil),      // 37: schedplug.v1.WatchSessionRequest
-	(*SessionEvent)(nil),             // 38: schedplug.v1.SessionEvent
-	(*ExplainRequest)(nil),           // 39: schedplug.v1.ExplainRequest
-	(*ExplainedNode)(nil),            // 40: schedplug.v1.ExplainedNode
-	(*PluginTiming)(nil),             // 41: schedplug.v1.PluginTiming
-	(*ExplainedCycle)(nil),           // 42: schedplug.v1.ExplainedCycle
-	(*ExplainResponse)(nil),          // 43: schedplug.v1.ExplainResponse
-	(*FastRequest)(nil),              // 44: schedplug.v1.FastRequest
-	(*FastResponse)(nil),             // 45: schedplug.v1.FastResponse
-	(*StatusRequest)(nil),            // 46: schedplug.v1.StatusRequest
-	(*PluginBuild)(nil),              // 47: schedplug.v1.PluginBuild
-	(*RefusedChange)(nil),            // 48: schedplug.v1.RefusedChange
-	(*StatusResponse)(nil),           // 49: schedplug.v1.StatusResponse
+	(Normalization)(0),               // 2: schedplug.v1.Normalization
+	(*HostIdentity)(nil),             // 3: schedplug.v1.HostIdentity
+	(*HandshakeRequest)(nil),         // 4: schedplug.v1.HandshakeRequest
+	(*ProfilePlugins)(nil),           // 5: schedplug.v1.ProfilePlugins
+	(*PluginSettings)(nil),           // 6: schedplug.v1.PluginSettings
+	(*HandshakeResponse)(nil),        // 7: schedplug.v1.HandshakeResponse
+	(*PluginInfo)(nil),               // 8: schedplug.v1.PluginInfo
+	(*KeyValue)(nil),                 // 9: schedplug.v1.KeyValue
+	(*Resource)(nil),                 // 10: schedplug.v1.Resource
+	(*Taint)(nil),                    // 11: schedplug.v1.Taint
+	(*Toleration)(nil),               // 12: schedplug.v1.Toleration
+	(*OwnerRef)(nil),                 // 13: schedplug.v1.OwnerRef
+	(*ContainerPort)(nil),            // 14: schedplug.v1.ContainerPort
+	(*Container)(nil),                // 15: schedplug.v1.Container
+	(*NodeCondition)(nil),            // 16: schedplug.v1.NodeCondition
+	(*NodePod)(nil),                  // 17: schedplug.v1.NodePod
+	(*Volume)(nil),                   // 18: schedplug.v1.Volume
+	(*NodeImage)(nil),                // 19: schedplug.v1.NodeImage
+	(*SelectorRequirement)(nil),      // 20: schedplug.v1.SelectorRequirement
+	(*LabelSelector)(nil),            // 21: schedplug.v1.LabelSelector
+	(*NodeSelectorTerm)(nil),         // 22: schedplug.v1.NodeSelectorTerm
+	(*TopologySpreadConstraint)(nil), // 23: schedplug.v1.TopologySpreadConstraint
+	(*PodAffinityTerm)(nil),          // 24: schedplug.v1.PodAffinityTerm
+	(*Pod)(nil),                      // 25: schedplug.v1.Pod
+	(*Node)(nil),                     // 26: schedplug.v1.Node
+	(*NodeTableDelta)(nil),           // 27: schedplug.v1.NodeTableDelta
+	(*PreFilterRequest)(nil),         // 28: schedplug.v1.PreFilterRequest
+	(*Placement)(nil),                // 29: schedplug.v1.Placement
+	(*PreFilterResponse)(nil),        // 30: schedplug.v1.PreFilterResponse
+	(*ScoresAhead)(nil),              // 31: schedplug.v1.ScoresAhead
+	(*UnfinishedPlugin)(nil),         // 32: schedplug.v1.UnfinishedPlugin
+	(*FilterNodesRequest)(nil),       // 33: schedplug.v1.FilterNodesRequest
+	(*FilterRequest)(nil),            // 34: schedplug.v1.FilterRequest
+	(*FilterResponse)(nil),           // 35: schedplug.v1.FilterResponse
+	(*PreScoreRequest)(nil),          // 36: schedplug.v1.PreScoreRequest
+	(*PluginScores)(nil),             // 37: schedplug.v1.PluginScores
+	(*PreScoreResponse)(nil),         // 38: schedplug.v1.PreScoreResponse
+	(*WatchSessionRequest)(nil),      // 39: schedplug.v1.WatchSessionRequest
+	(*SessionEvent)(nil),             // 40: schedplug.v1.SessionEvent
+	(*ExplainRequest)(nil),           // 41: schedplug.v1.ExplainRequest
+	(*ExplainedNode)(nil),            // 42: schedplug.v1.ExplainedNode
+	(*PluginTiming)(nil),             // 43: schedplug.v1.PluginTiming
+	(*ExplainedCycle)(nil),           // 44: schedplug.v1.ExplainedCycle
+	(*ExplainResponse)(nil),          // 45: schedplug.v1.ExplainResponse
+	(*FastRequest)(nil),              // 46: schedplug.v1.FastRequest
+	(*FastResponse)(nil),             // 47: schedplug.v1.FastResponse
+	(*StatusRequest)(nil),            // 48: schedplug.v1.StatusRequest
+	(*PluginBuild)(nil),              // 49: schedplug.v1.PluginBuild
+	(*RefusedChange)(nil),            // 50: schedplug.v1.RefusedChange
+	(*StatusResponse)(nil),           // 51: schedplug.v1.StatusResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
-	4,  // 1: schedplug.v1.HandshakeRequest.profiles:type_name -> schedplug.v1.ProfilePlugins
-	5,  // 2: schedplug.v1.ProfilePlugins.settings:type_name -> schedplug.v1.PluginSettings
+	5,  // 1: schedplug.v1.HandshakeRequest.profiles:type_name -> schedplug.v1.ProfilePlugins
+	6,  // 2: schedplug.v1.ProfilePlugins.settings:type_name -> schedplug.v1.PluginSettings
 	0,  // 3: schedplug.v1.HandshakeResponse.protocol_version:type_name -> schedplug.v1.ProtocolVersion
-	7,  // 4: schedplug.v1.HandshakeResponse.plugins:type_name -> schedplug.v1.PluginInfo
-	2,  // 5: schedplug.v1.HandshakeResponse.identity:type_name -> schedplug.v1.HostIdentity
-	9,  // 6: schedplug.v1.Container.requests:type_name -> schedplug.v1.Resource
-	9,  // 7: schedplug.v1.Container.limits:type_name -> schedplug.v1.Resource
-	13, // 8: schedplug.v1.Container.ports:type_name -> schedplug.v1.ContainerPort
-	8,  // 9: schedplug.v1.NodePod.labels:type_name -> schedplug.v1.KeyValue
-	9,  // 10: schedplug.v1.NodePod.requests:type_name -> schedplug.v1.Resource
-	8,  // 11: schedplug.v1.LabelSelector.match_labels:type_name -> schedplug.v1.KeyValue
-	19, // 12: schedplug.v1.LabelSelector.match_expressions:type_name -> schedplug.v1.SelectorRequirement
-	19, // 13: schedplug.v1.NodeSelectorTerm.match_expressions:type_name -> schedplug.v1.SelectorRequirement
-	19, // 14: schedplug.v1.NodeSelectorTerm.match_fields:type_name -> schedplug.v1.SelectorRequirement
-	20, // 15: schedplug.v1.TopologySpreadConstraint.label_selector:type_name -> schedplug.v1.LabelSelector
-	20, // 16: schedplug.v1.PodAffinityTerm.label_selector:type_name -> schedplug.v1.LabelSelector
-	20, // 17: schedplug.v1.PodAffinityTerm.namespace_selector:type_name -> schedplug.v1.LabelSelector
-	8,  // 18: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
-	8,  // 19: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
-	9,  // 20: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
-	8,  // 21: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
-	11, // 22: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
-	12, // 23: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
-	14, // 24: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
-	17, // 25: schedplug.v1.Pod.volumes:type_name -> schedplug.v1.Volume
-	21, // 26: schedplug.v1.Pod.node_affinity_required:type_name -> schedplug.v1.NodeSelectorTerm
-	21, // 27: schedplug.v1.Pod.node_affinity_preferred:type_name -> schedplug.v1.NodeSelectorTerm
-	22, // 28: schedplug.v1.Pod.topology_spread:type_name -> schedplug.v1.TopologySpreadConstraint
-	23, // 29: schedplug.v1.Pod.pod_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
-	23, // 30: schedplug.v1.Pod.pod_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
-	23, // 31: schedplug.v1.Pod.pod_anti_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
-	23, // 32: schedplug.v1.Pod.pod_anti_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
-	8,  // 33: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
-	8,  // 34: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
-	10, // 35: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
-	9,  // 36: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
-	9,  // 37: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
-	15, // 38: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
-	9,  // 39: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
-	16, // 40: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
-	18, // 41: schedplug.v1.Node.images:type_name -> schedplug.v1.NodeImage
-	25, // 42: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
-	24, // 43: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
-	26, // 44: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	28, // 45: schedplug.v1.PreFilterRequest.placed:type_name -> schedplug.v1.Placement
+	8,  // 4: schedplug.v1.HandshakeResponse.plugins:type_name -> schedplug.v1.PluginInfo
+	3,  // 5: schedplug.v1.HandshakeResponse.identity:type_name -> schedplug.v1.HostIdentity
+	10, // 6: schedplug.v1.Container.requests:type_name -> schedplug.v1.Resource
+	10, // 7: schedplug.v1.Container.limits:type_name -> schedplug.v1.Resource
+	14, // 8: schedplug.v1.Container.ports:type_name -> schedplug.v1.ContainerPort
+	9,  // 9: schedplug.v1.NodePod.labels:type_name -> schedplug.v1.KeyValue
+	10, // 10: schedplug.v1.NodePod.requests:type_name -> schedplug.v1.Resource
+	9,  // 11: schedplug.v1.LabelSelector.match_labels:type_name -> schedplug.v1.KeyValue
+	20, // 12: schedplug.v1.LabelSelector.match_expressions:type_name -> schedplug.v1.SelectorRequirement
+	20, // 13: schedplug.v1.NodeSelectorTerm.match_expressions:type_name -> schedplug.v1.SelectorRequirement
+	20, // 14: schedplug.v1.NodeSelectorTerm.match_fields:type_name -> schedplug.v1.SelectorRequirement
+	21, // 15: schedplug.v1.TopologySpreadConstraint.label_selector:type_name -> schedplug.v1.LabelSelector
+	21, // 16: schedplug.v1.PodAffinityTerm.label_selector:type_name -> schedplug.v1.LabelSelector
+	21, // 17: schedplug.v1.PodAffinityTerm.namespace_selector:type_name -> schedplug.v1.LabelSelector
+	9,  // 18: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
+	9,  // 19: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
+	10, // 20: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
+	9,  // 21: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
+	12, // 22: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
+	13, // 23: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
+	15, // 24: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
+	18, // 25: schedplug.v1.Pod.volumes:type_name -> schedplug.v1.Volume
+	22, // 26: schedplug.v1.Pod.node_affinity_required:type_name -> schedplug.v1.NodeSelectorTerm
+	22, // 27: schedplug.v1.Pod.node_affinity_preferred:type_name -> schedplug.v1.NodeSelectorTerm
+	23, // 28: schedplug.v1.Pod.topology_spread:type_name -> schedplug.v1.TopologySpreadConstraint
+	24, // 29: schedplug.v1.Pod.pod_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
+	24, // 30: schedplug.v1.Pod.pod_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
+	24, // 31: schedplug.v1.Pod.pod_anti_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
+	24, // 32: schedplug.v1.Pod.pod_anti_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
+	9,  // 33: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
+	9,  // 34: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
+	11, // 35: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
+	10, // 36: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
+	10, // 37: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
+	16, // 38: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
+	10, // 39: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
+	17, // 40: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
+	19, // 41: schedplug.v1.Node.images:type_name -> schedplug.v1.NodeImage
+	26, // 42: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
+	25, // 43: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
+	27, // 44: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	29, // 45: schedplug.v1.PreFilterRequest.placed:type_name -> schedplug.v1.Placement
 	1,  // 46: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
-	30, // 47: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	2,  // 48: schedplug.v1.PreFilterResponse.identity:type_name -> schedplug.v1.HostIdentity
-	24, // 49: schedplug.v1.FilterNodesRequest.pod:type_name -> schedplug.v1.Pod
-	24, // 50: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	25, // 51: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 52: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	30, // 53: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	2,  // 54: schedplug.v1.FilterResponse.identity:type_name -> schedplug.v1.HostIdentity
-	24, // 55: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	26, // 56: schedplug.v1.PreScoreRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	28, // 57: schedplug.v1.PreScoreRequest.placed:type_name -> schedplug.v1.Placement
-	35, // 58: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	2,  // 59: schedplug.v1.PreScoreResponse.identity:type_name -> schedplug.v1.HostIdentity
-	2,  // 60: schedplug.v1.SessionEvent.identity:type_name -> schedplug.v1.HostIdentity
-	7,  // 61: schedplug.v1.SessionEvent.plugins:type_name -> schedplug.v1.PluginInfo
-	1,  // 62: schedplug.v1.ExplainedNode.code:type_name -> schedplug.v1.Code
-	40, // 63: schedplug.v1.ExplainedCycle.nodes:type_name -> schedplug.v1.ExplainedNode
-	41, // 64: schedplug.v1.ExplainedCycle.timings:type_name -> schedplug.v1.PluginTiming
-	42, // 65: schedplug.v1.ExplainResponse.cycles:type_name -> schedplug.v1.ExplainedCycle
-	2,  // 66: schedplug.v1.ExplainResponse.identity:type_name -> schedplug.v1.HostIdentity
-	27, // 67: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
-	34, // 68: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
-	31, // 69: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
-	29, // 70: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
-	36, // 71: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
-	2,  // 72: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
-	47, // 73: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
-	48, // 74: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
-	3,  // 75: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	27, // 76: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	31, // 77: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
-	32, // 78: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	34, // 79: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	37, // 80: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
-	39, // 81: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
-	46, // 82: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
-	6,  // 83: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	29, // 84: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	29, // 85: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
-	33, // 86: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	36, // 87: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	38, // 88: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
-	43, // 89: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
-	49, // 90: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
-	83, // [83:91] is the sub-list for method output_type
-	75, // [75:83] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	32, // 47: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	3,  // 48: schedplug.v1.PreFilterResponse.identity:type_name -> schedplug.v1.HostIdentity
+	31, // 49: schedplug.v1.PreFilterResponse.scores_ahead:type_name -> schedplug.v1.ScoresAhead
+	37, // 50: schedplug.v1.ScoresAhead.plugins:type_name -> schedplug.v1.PluginScores
+	25, // 51: schedplug.v1.FilterNodesRequest.pod:type_name -> schedplug.v1.Pod
+	25, // 52: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	26, // 53: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,  // 54: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	32, // 55: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	3,  // 56: schedplug.v1.FilterResponse.identity:type_name -> schedplug.v1.HostIdentity
+	25, // 57: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	27, // 58: schedplug.v1.PreScoreRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	29, // 59: schedplug.v1.PreScoreRequest.placed:type_name -> schedplug.v1.Placement
+	2,  // 60: schedplug.v1.PluginScores.normalization:type_name -> schedplug.v1.Normalization
+	37, // 61: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	3,  // 62: schedplug.v1.PreScoreResponse.identity:type_name -> schedplug.v1.HostIdentity
+	3,  // 63: schedplug.v1.SessionEvent.identity:type_name -> schedplug.v1.HostIdentity
+	8,  // 64: schedplug.v1.SessionEvent.plugins:type_name -> schedplug.v1.PluginInfo
+	1,  // 65: schedplug.v1.ExplainedNode.code:type_name -> schedplug.v1.Code
+	42, // 66: schedplug.v1.ExplainedCycle.nodes:type_name -> schedplug.v1.ExplainedNode
+	43, // 67: schedplug.v1.ExplainedCycle.timings:type_name -> schedplug.v1.PluginTiming
+	44, // 68: schedplug.v1.ExplainResponse.cycles:type_name -> schedplug.v1.ExplainedCycle
+	3,  // 69: schedplug.v1.ExplainResponse.identity:type_name -> schedplug.v1.HostIdentity
+	28, // 70: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
+	36, // 71: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
+	33, // 72: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
+	30, // 73: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
+	38, // 74: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
+	3,  // 75: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
+	49, // 76: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
+	50, // 77: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
+	4,  // 78: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	28, // 79: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	33, // 80: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	34, // 81: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	36, // 82: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	39, // 83: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
+	41, // 84: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
+	48, // 85: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
+	7,  // 86: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	30, // 87: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	30, // 88: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	35, // 89: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	38, // 90: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	40, // 91: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
+	45, // 92: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
+	51, // 93: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
+	86, // [86:94] is the sub-list for method output_type
+	78, // [78:86] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -4831,12 +5073,12 @@ func file_schedplug_v1_schedplug_proto_init() {
 		return
 	}
 	file_schedplug_v1_schedplug_proto_msgTypes[9].OneofWrappers = []any{}
-	file_schedplug_v1_schedplug_proto_msgTypes[42].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[43].OneofWrappers = []any{
 		(*FastRequest_PreFilter)(nil),
 		(*FastRequest_PreScore)(nil),
 		(*FastRequest_FilterNodes)(nil),
 	}
-	file_schedplug_v1_schedplug_proto_msgTypes[43].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[44].OneofWrappers = []any{
 		(*FastResponse_PreFilter)(nil),
 		(*FastResponse_PreScore)(nil),
 	}
@@ -4845,8 +5087,8 @@ func file_schedplug_v1_schedplug_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   48,
+			NumEnums:      3,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -8,6 +8,7 @@ package cycle
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,12 @@ type Cycle struct {
 	// the node-table delta with PreScore, so the cycle makes that one call
 	// and no PreFilter (ScoreOnly).
 	scoreOnly bool
+	// scoresAhead: the cycle asks the host for raw scores ahead of
+	// PreScore and normalizes them itself (ahead.go); aheadCall is the
+	// score-only cycle's call that brings them.
+	scoresAhead bool
+	aheadOnce   sync.Once
+	aheadCall   *aheadCall
 	// spotOf: the verdicts this cycle could have used but calls instead,
 	// to check them against the host's answer (spotcheck.go).
 	spotOf *keptVerdicts
@@ -226,7 +233,7 @@ func (c *Cycle) ScoreOnly() bool { return c.scoreOnly }
 func (c *Cycle) Reusing() bool { return c.kept != nil && !c.call.begun() }
 
 func (c *Cycle) callArgs(window func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet)) preFilterCall {
-	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window, snapshot: c.snapshot, rawScores: c.record != nil}
+	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window, snapshot: c.snapshot, scoreAhead: c.scoresAhead, rawScores: c.record != nil}
 }
 
 func (c *Cycle) timeout() time.Duration { return c.t.policies.CallTimeout(c.profile) }

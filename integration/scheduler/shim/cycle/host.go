@@ -30,6 +30,10 @@ type Host struct {
 	// tableOf is the session whose table `table` mirrors; another session
 	// starts with an empty one.
 	tableOf *session.Session
+	// ahead is the score-only cycle's PreScore sent from PreFilter whose
+	// answer is not read yet: every call that uses the table reads it
+	// first (settle), since the next delta depends on its outcome.
+	ahead *aheadCall
 	// placed: where kube-scheduler reserved pods since the last call, for
 	// the host's record of recent cycles (`schedplug explain`); the next
 	// PreFilter or PreScore carries them.
@@ -43,12 +47,22 @@ const maxPlacements = 256
 
 // Placed notes that kube-scheduler reserved `node` for the pod `uid`.
 func (h *Host) Placed(uid, node string) {
+	h.place(&pb.Placement{PodUid: uid, Node: node})
+}
+
+// Scored notes that the shim normalized the pod's scores ahead over the
+// nodes at `positions` of them (Placement.scored).
+func (h *Host) Scored(uid string, positions []uint32) {
+	h.place(&pb.Placement{PodUid: uid, Scored: positions})
+}
+
+func (h *Host) place(p *pb.Placement) {
 	h.placedMu.Lock()
 	defer h.placedMu.Unlock()
 	if len(h.placed) >= maxPlacements {
 		h.placed = h.placed[1:]
 	}
-	h.placed = append(h.placed, &pb.Placement{PodUid: uid, Node: node})
+	h.placed = append(h.placed, p)
 }
 
 // takePlaced returns the waiting placements and forgets them: the host
@@ -111,6 +125,9 @@ type preFilterCall struct {
 	snapshot func(name string) fwk.NodeInfo
 	// rawScores asks PreScore for the scores before normalization too.
 	rawScores bool
+	// scoreAhead asks for the raw scores of the nodes no native Filter
+	// rejects (ahead.go).
+	scoreAhead bool
 }
 
 // preFilter sends the pod and the node-table delta and returns every
@@ -118,6 +135,7 @@ type preFilterCall struct {
 func (h *Host) preFilter(ctx context.Context, c preFilterCall) (*callResult, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
 	var res *callResult
 	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
 		res, version, err = h.sendPreFilter(ctx, s, c, full)
@@ -182,7 +200,7 @@ func (h *Host) sendPreFilter(ctx context.Context, s *session.Session, c preFilte
 	if plan.Msg.GetFull() {
 		timeout = max(timeout, h.client.Config().ResyncTimeout)
 	}
-	req := &pb.PreFilterRequest{SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Placed: h.takePlaced()}
+	req := &pb.PreFilterRequest{SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Placed: h.takePlaced(), ScoreAhead: c.scoreAhead && s.ScoresAhead}
 	var window slotSet
 	if c.window != nil {
 		req.Evaluate, window = c.window(plan, h.table.Table)
@@ -209,6 +227,7 @@ func (h *Host) sendPreFilter(ctx context.Context, s *session.Session, c preFilte
 func (h *Host) preScore(ctx context.Context, c preFilterCall, feasible []string, applies appliesInfo) (*pb.PreScoreResponse, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
 	s, err := h.session()
 	if err != nil {
 		return nil, err
@@ -234,21 +253,125 @@ func (h *Host) preScore(ctx context.Context, c preFilterCall, feasible []string,
 func (h *Host) preScoreAlone(ctx context.Context, c preFilterCall, feasible []string) (*pb.PreScoreResponse, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
 	var resp *pb.PreScoreResponse
 	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
-		resp, version, err = h.sendPreScoreAlone(ctx, s, c, feasible, full)
+		resp, _, version, err = h.sendPreScoreAlone(ctx, s, c, full, false, func(plan *nodetable.Plan) ([]uint32, error) {
+			return plannedSlots(plan, c.nodes, feasible, c.snapshot)
+		})
 		return version, err
 	})
 	return resp, err
 }
 
-// sendPreScoreAlone makes one PreScore call with the delta. Callers hold
-// h.mu.
-func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preFilterCall, feasible []string, full bool) (*pb.PreScoreResponse, *uint64, error) {
-	plan := h.table.Plan(c.nodes, full, c.podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return wire.Node(ni, slot, s.Data) })
-	slots, err := plannedSlots(plan, c.nodes, feasible, c.snapshot)
+// aheadCall is the PreScore of a profile without native Filter plugins
+// sent ahead of kube-scheduler's PreScore (from its PreFilter), for raw
+// scores of the nodes `choose` picks from the planned table, which the
+// shim normalizes once kube-scheduler says which nodes it scores
+// (ahead.go). Its answer is read when the cycle needs it
+// (finishScoresAhead) or by the next call that uses the table.
+type aheadCall struct {
+	c       preFilterCall
+	choose  func(*nodetable.Plan) []uint32
+	plan    *nodetable.Plan
+	slots   []uint32
+	pending *session.PendingPreScore
+	// Once read: the scores, or why there are none.
+	out *aheadScores
+	err error
+}
+
+// startScoresAhead plans the node-table delta and sends the PreScore with
+// it, raw, for the nodes choose picks; it does not wait for the answer.
+func (h *Host) startScoresAhead(ctx context.Context, c preFilterCall, choose func(*nodetable.Plan) []uint32) *aheadCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.settle(ctx)
+	a := &aheadCall{c: c, choose: choose}
+	s, err := h.session()
 	if err != nil {
-		return nil, nil, err
+		a.err = err
+		return a
+	}
+	a.plan = h.table.Plan(c.nodes, false, c.podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return wire.Node(ni, slot, s.Data) })
+	a.slots = choose(a.plan)
+	timeout := c.timeout
+	if a.plan.Msg.GetFull() {
+		timeout = max(timeout, h.client.Config().ResyncTimeout)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	a.pending = h.client.StartPreScore(cctx, cancel, s, &pb.PreScoreRequest{
+		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: a.plan.Msg, Nodes: a.slots,
+		Placed: h.takePlaced(), Raw: s.ScoresAhead,
+	})
+	h.ahead = a
+	return a
+}
+
+// finishScoresAhead is a's outcome: its answer read now if no call did it
+// first.
+func (h *Host) finishScoresAhead(ctx context.Context, a *aheadCall) (*aheadScores, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.settle(ctx)
+	return a.out, a.err
+}
+
+// settle reads the answer of the PreScore sent ahead, if one is pending,
+// and keeps the table in step as withDelta does: a delta the host refused
+// (FAILED_PRECONDITION, INVALID_ARGUMENT) is the synchronous call's
+// business, made now, with its recovery and resync. Callers hold h.mu.
+func (h *Host) settle(ctx context.Context) {
+	a := h.ahead
+	if a == nil {
+		return
+	}
+	h.ahead = nil
+	resp, hostVersion, err := a.pending.Wait(ctx)
+	if err == nil {
+		h.table.Accepted(a.plan, resp.GetTableVersion())
+		a.out = newAheadScores(&pb.ScoresAhead{Nodes: a.slots, Plugins: resp.GetPlugins()}, a.plan)
+		return
+	}
+	h.table.Failed(a.plan, status.Code(err), hostVersion)
+	switch status.Code(err) {
+	case codes.FailedPrecondition, codes.InvalidArgument:
+		// A refused delta changed nothing on the host: the call made the
+		// way every call with a delta is made.
+		a.out, a.err = h.preScoreAhead(ctx, a.c, a.choose)
+	default:
+		a.err = err
+	}
+}
+
+// preScoreAhead is the PreScore of startScoresAhead made and waited for
+// at once, through withDelta. Callers hold h.mu.
+func (h *Host) preScoreAhead(ctx context.Context, c preFilterCall, choose func(*nodetable.Plan) []uint32) (*aheadScores, error) {
+	var out *aheadScores
+	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
+		var resp *pb.PreScoreResponse
+		var plan *nodetable.Plan
+		var slots []uint32
+		resp, plan, version, err = h.sendPreScoreAlone(ctx, s, c, full, true, func(p *nodetable.Plan) ([]uint32, error) {
+			plan, slots = p, choose(p)
+			return slots, nil
+		})
+		if err == nil {
+			out = newAheadScores(&pb.ScoresAhead{Nodes: slots, Plugins: resp.GetPlugins()}, plan)
+		}
+		return version, err
+	})
+	return out, err
+}
+
+// sendPreScoreAlone makes one PreScore call with the delta for the slots
+// `nodes` picks from the planned table (raw: asking for raw scores).
+// Callers hold h.mu.
+func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preFilterCall, full, raw bool, nodes func(*nodetable.Plan) ([]uint32, error)) (*pb.PreScoreResponse, *nodetable.Plan, *uint64, error) {
+	plan := h.table.Plan(c.nodes, full, c.podGroupCycle, func(ni fwk.NodeInfo, slot uint32) *pb.Node { return wire.Node(ni, slot, s.Data) })
+	slots, err := nodes(plan)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	timeout := c.timeout
 	if plan.Msg.GetFull() {
@@ -258,14 +381,14 @@ func (h *Host) sendPreScoreAlone(ctx context.Context, s *session.Session, c preF
 	defer cancel()
 	resp, hostVersion, err := h.client.PreScore(cctx, s, &pb.PreScoreRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Nodes: slots,
-		Placed: h.takePlaced(), WantRawScores: c.rawScores,
+		Placed: h.takePlaced(), Raw: raw && s.ScoresAhead, WantRawScores: c.rawScores,
 	})
 	if err != nil {
 		h.table.Failed(plan, status.Code(err), hostVersion)
-		return nil, hostVersion, err
+		return nil, nil, hostVersion, err
 	}
 	h.table.Accepted(plan, resp.GetTableVersion())
-	return resp, nil, nil
+	return resp, plan, nil, nil
 }
 
 // plannedSlots are the slots the feasible nodes have once plan is applied:
@@ -320,9 +443,10 @@ func (h *Host) sendPreScore(ctx context.Context, s *session.Session, c preFilter
 // filterNodes runs every native Filter on the given slots (as [first, end)
 // pairs) for the cycle's pod, on the table the cycle's PreFilter answered
 // for.
-func (h *Host) filterNodes(ctx context.Context, s *session.Session, c preFilterCall, tableVersion uint64, ranges []uint32, applies appliesInfo) (*pb.PreFilterResponse, error) {
+func (h *Host) filterNodes(ctx context.Context, s *session.Session, c preFilterCall, tableVersion uint64, ranges []uint32, applies appliesInfo, scoreAhead bool) (*pb.PreFilterResponse, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.settle(ctx)
 	if s != h.client.Current() {
 		return nil, status.Error(codes.FailedPrecondition, "the session of the cycle's PreFilter has ended; the nodes outside its window were not evaluated")
 	}
@@ -331,6 +455,7 @@ func (h *Host) filterNodes(ctx context.Context, s *session.Session, c preFilterC
 	return h.client.FilterNodes(cctx, s, &pb.FilterNodesRequest{
 		SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, TableVersion: tableVersion,
 		Evaluate: ranges, AppliesKnown: applies.known, NotApplying: applies.notApplying,
+		ScoreAhead: scoreAhead,
 	})
 }
 

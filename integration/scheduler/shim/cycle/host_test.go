@@ -12,6 +12,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/scheduler/shim/internal/shimtest"
+	"schedplug.dev/integration/scheduler/shim/nodetable"
 	"schedplug.dev/integration/scheduler/shim/session"
 	"schedplug.dev/integration/scheduler/shim/wire"
 )
@@ -82,8 +83,11 @@ func TestFastPathAgainstRealHost(t *testing.T) {
 // BenchmarkCycleRoundTrip is the PreFilter and PreScore round trips of one
 // cycle against a real schedplug-host, over the fast path and over gRPC
 // side by side: 500 nodes, one of them changed per cycle, the shim's own
-// bookkeeping included; "score-only" is the one PreScore (with the delta)
-// of a profile without native filters, over the fast path. `go test -run '^$' -bench CycleRoundTrip ./scheduler/shim/cycle/`
+// bookkeeping included; "ahead" is the one PreFilter with scores ahead and
+// the shim's normalization of them (no PreScore); "score-only" is the one
+// PreScore (with the delta) of a profile without native filters, over the
+// fast path, and "score-only-ahead" the same sent raw and read back, as a
+// score-only cycle does from PreFilter to PreScore. `go test -run '^$' -bench CycleRoundTrip ./scheduler/shim/cycle/`
 // (the benchmark starts the host, as the tests do).
 func BenchmarkCycleRoundTrip(b *testing.B) {
 	target := shimtest.StartRealHost(b)
@@ -101,18 +105,38 @@ func BenchmarkCycleRoundTrip(b *testing.B) {
 	for _, ni := range nodes {
 		byName[ni.Node().Name] = ni
 	}
-	for _, transport := range []string{"fast", "grpc", "score-only"} {
+	for _, transport := range []string{"fast", "grpc", "ahead", "score-only", "score-only-ahead"} {
 		b.Run(transport, func(b *testing.B) {
 			h := hostOn(b, session.Config{Target: target, DisableFastPath: transport == "grpc"}, names)
 			call := preFilterCall{profile: "schedplug-scheduler", pod: wire.Pod(shimtest.Pod("p", nil), 0), nodes: nodes, timeout: time.Second,
-				snapshot: func(name string) fwk.NodeInfo { return byName[name] }}
+				snapshot: func(name string) fwk.NodeInfo { return byName[name] }, scoreAhead: transport == "ahead"}
+			c := &Cycle{t: &Tracker{host: h}, pod: call.pod, scoreOnly: transport == "score-only-ahead"}
 			ctx := context.Background()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(shimtest.Pod(fmt.Sprintf("x%d", i), nil))
-				if transport == "score-only" {
+				switch transport {
+				case "score-only":
 					if _, err := h.preScoreAlone(ctx, call, feasible); err != nil {
 						b.Fatal(err)
+					}
+					continue
+				case "score-only-ahead":
+					a, err := h.finishScoresAhead(ctx, h.startScoresAhead(ctx, call, func(p *nodetable.Plan) []uint32 { return aheadSlots(p.Order, nil) }))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if s, why := c.fromAhead(a, feasible, nodes); s == nil {
+						b.Fatalf("scores ahead did not serve: %s", why)
+					}
+					continue
+				case "ahead":
+					r, err := h.preFilter(ctx, call)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if s, why := c.fromAhead(r.ahead.Load(), feasible, nodes); s == nil {
+						b.Fatalf("scores ahead did not serve: %s", why)
 					}
 					continue
 				}

@@ -58,6 +58,12 @@ var (
 		Help:           "Spot checks in which a native plugin answered differently than the verdict kept for an identical pod on the same node: it breaks a promise it declared, and its verdicts are no longer kept or signed until its .so changes.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"plugin"})
+	scoresAheadOutcomes = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "scores_ahead_total",
+		Help:           "Cycles that asked schedplug-host for scores ahead of PreScore, by outcome: used (normalized in the shim, no PreScore call), or why the cycle made its PreScore call after all (no_answer, node_not_scored_ahead, plugin_failed_ahead, plugin_normalizes_itself).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"outcome"})
 	deltasRecovered = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "deltas_recovered_total",
@@ -70,6 +76,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterVerdictsReused, filterFallbacks, deltasRecovered, spotChecks, spotCheckMismatches)
+		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterVerdictsReused, filterFallbacks, deltasRecovered, scoresAheadOutcomes, spotChecks, spotCheckMismatches)
 	})
 }

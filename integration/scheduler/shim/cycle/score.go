@@ -3,6 +3,8 @@ package cycle
 import (
 	"context"
 
+	fwk "k8s.io/kube-scheduler/framework"
+
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 )
 
@@ -31,32 +33,71 @@ func (s *Scores) Position(node string) (int, bool) {
 	return i, ok
 }
 
-// Scores makes the cycle's PreScore call, once per cycle, for the nodes
-// `feasible` (the framework's parallel NormalizeScore workers wait for the
-// first). The host's table must be current: a score-only cycle sends the
-// delta with the call; otherwise the cycle's PreFilter call, made first if
-// it was not, brought it. onCall, when set, is told when this caller makes
-// the call.
-func (c *Cycle) Scores(ctx context.Context, feasible []string, onCall func()) *Scores {
+// Scores is the cycle's scores of the nodes `feasible`, once per cycle
+// (the framework's parallel NormalizeScore workers wait for the first):
+// the scores ahead normalized over them when they serve (ahead.go), else
+// the answer of the cycle's PreScore call. The host's table must be
+// current: a score-only cycle sends the delta with its call (ahead, or
+// now); otherwise the cycle's PreFilter call, made first if it was not,
+// brought it. infos, when not nil, are the feasible nodes' NodeInfos.
+// onCall, when set, is told when this caller makes a call.
+func (c *Cycle) Scores(ctx context.Context, feasible []string, infos []fwk.NodeInfo, onCall func()) *Scores {
 	s, err, _ := c.scores.do(ctx, func(ctx context.Context) (*Scores, error) {
-		if onCall != nil {
-			onCall()
-		}
-		if c.scoreOnly && c.nodes != nil {
-			resp, err := c.t.host.preScoreAlone(ctx, c.callArgs(nil), feasible)
-			return newScores(feasible, resp, err), nil
-		}
-		r, err := c.Called(ctx)
+		ahead, current, err := c.aheadFor(ctx)
 		if err != nil {
 			return &Scores{Err: err}, nil
 		}
-		resp, err := c.t.host.preScore(ctx, c.callArgs(nil), feasible, r.applies())
+		if c.scoresAhead {
+			s, outcome := c.fromAhead(ahead, feasible, infos)
+			scoresAheadOutcomes.WithLabelValues(outcome).Inc()
+			if s != nil {
+				return s, nil
+			}
+		}
+		if onCall != nil {
+			onCall()
+		}
+		if c.scoreOnly && c.nodes != nil && !current {
+			resp, err := c.t.host.preScoreAlone(ctx, c.callArgs(nil), feasible)
+			return newScores(feasible, resp, err), nil
+		}
+		var applies appliesInfo
+		if !c.scoreOnly || !current {
+			r, err := c.Called(ctx)
+			if err != nil {
+				return &Scores{Err: err}, nil
+			}
+			applies = r.applies()
+		}
+		resp, err := c.t.host.preScore(ctx, c.callArgs(nil), feasible, applies)
 		return newScores(feasible, resp, err), nil
 	})
 	if s == nil {
 		return &Scores{Err: err}
 	}
 	return s
+}
+
+// aheadFor is the cycle's scores ahead, if any, waiting for a score-only
+// cycle's call sent from PreFilter; current says that call brought the
+// host's table up to date (the scores then need no delta). err: ctx ended
+// while waiting.
+func (c *Cycle) aheadFor(ctx context.Context) (ahead *aheadScores, current bool, err error) {
+	if c.scoreOnly {
+		if c.aheadCall == nil {
+			return nil, false, nil
+		}
+		a, err := c.t.host.finishScoresAhead(ctx, c.aheadCall)
+		return a, err == nil, nil
+	}
+	if !c.scoresAhead {
+		return nil, false, nil
+	}
+	r, err := c.Called(ctx)
+	if err != nil {
+		return nil, false, nil // Scores meets the error again
+	}
+	return r.ahead.Load(), true, nil
 }
 
 func newScores(feasible []string, resp *pb.PreScoreResponse, err error) *Scores {

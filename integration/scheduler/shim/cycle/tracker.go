@@ -58,6 +58,9 @@ type Options struct {
 	EvaluateAllNodes bool
 	// NoVerdictReuse makes every cycle call the host (no kept verdicts).
 	NoVerdictReuse bool
+	// NoScoresAhead makes every cycle ask PreScore for its scores (no
+	// scores ahead, ahead.go).
+	NoScoresAhead bool
 	// SpotCheckEvery makes one of every SpotCheckEvery cycles that could
 	// answer from kept verdicts call the host and compare (0: never).
 	SpotCheckEvery int
@@ -107,10 +110,14 @@ func (t *Tracker) Start(in Start) *Cycle {
 	c := &Cycle{t: t, profile: in.Profile, pod: in.Pod, nodes: in.Nodes, podGroupCycle: in.PodGroupCycle,
 		nominated: in.Nominated, snapshot: in.Snapshot, record: in.Record}
 	s := t.host.client.Current()
+	opts := t.Options()
 	c.scoreOnly = scoreOnly(s, t.policies.Plugins(in.Profile))
+	// A cycle that writes the simulator's annotations asks PreScore for
+	// the raw scores beside the normalized ones instead.
+	c.scoresAhead = !opts.NoScoresAhead && in.Record == nil && scoresAheadFor(s, t.policies.Plugins(in.Profile))
 	var keys *podKeys
 	ok := false
-	if !c.scoreOnly && !t.Options().NoVerdictReuse && s != nil && !in.PodGroupCycle {
+	if !c.scoreOnly && !opts.NoVerdictReuse && s != nil && !in.PodGroupCycle {
 		ok, keys = keepable(s, t.policies.Plugins(in.Profile))
 	}
 	if ok {
@@ -179,6 +186,18 @@ func (t *Tracker) windowGuide(nominated string) func(*nodetable.Plan, *nodetable
 		return nil
 	}
 	return windowFor(t.visits, nominated)
+}
+
+// scoreGuide is what predicts the nodes a score-only cycle asks scores
+// ahead for: the nodes the last cycle scored (nil: nothing to go by, or
+// windows are off).
+func (t *Tracker) scoreGuide() visitSet {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.opts.EvaluateAllNodes {
+		return nil
+	}
+	return t.visits
 }
 
 // Lazy is the cycle of the scheduling cycle that `token` names (the

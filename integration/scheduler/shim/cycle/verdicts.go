@@ -25,6 +25,9 @@ type callResult struct {
 	slotOfInfo map[fwk.NodeInfo]uint32
 	order      []uint32
 	verdicts   atomic.Pointer[verdictTable]
+	// ahead: the scores ahead of the call (and of its FilterNodes call),
+	// nil when it brought none.
+	ahead atomic.Pointer[aheadScores]
 	// rest is the cycle's FilterNodes call for the nodes outside the
 	// window (window.go).
 	rest shared[*pb.PreFilterResponse]
@@ -50,6 +53,7 @@ func newCallResult(s *session.Session, resp *pb.PreFilterResponse, plan *nodetab
 		}
 	}
 	r.verdicts.Store(vt)
+	r.ahead.Store(newAheadScores(resp.GetScoresAhead(), plan))
 	return r
 }
 

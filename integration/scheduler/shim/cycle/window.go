@@ -110,12 +110,13 @@ func (l *windowLog) allowed() bool {
 // (wrapping around the list) that this cycle's Filter is expected to visit,
 // given the slot of each position (`order`) and the slots the previous
 // cycle's Filter visited. ok is false when there is nothing to go by or
-// the window would cover most nodes: evaluate them all.
+// the window would cover more than maxShare of the nodes: evaluate them
+// all.
 //
 // The previous cycle's visits form one run of positions, wrapping, with
 // holes where earlier plugins rejected a node before this one was asked:
 // the run is what the largest gap of unvisited positions leaves.
-func predictWindow(order []uint32, visited visitSet) (start, length int, ok bool) {
+func predictWindow(order []uint32, visited visitSet, maxShare float64) (start, length int, ok bool) {
 	n := len(order)
 	if n == 0 || visited == nil {
 		return 0, 0, false
@@ -149,7 +150,7 @@ func predictWindow(order []uint32, visited visitSet) (start, length int, ok bool
 	// Half as long again as the last run: this pod may find fewer of the
 	// nodes feasible (pods of different kinds alternate).
 	length = margin + run + run/2 + margin
-	if float64(length) > windowMaxShare*float64(n) {
+	if float64(length) > maxShare*float64(n) || length >= n {
 		return 0, 0, false
 	}
 	// The run ended just before the largest gap: this cycle starts there.
@@ -187,7 +188,7 @@ func windowFor(visits visitSet, nominated string) func(*nodetable.Plan, *nodetab
 		return nil
 	}
 	return func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet) {
-		start, length, ok := predictWindow(plan.Order, visits)
+		start, length, ok := predictWindow(plan.Order, visits, windowMaxShare)
 		if !ok {
 			return nil, nil
 		}
@@ -210,7 +211,7 @@ func windowFor(visits visitSet, nominated string) func(*nodetable.Plan, *nodetab
 func (c *Cycle) evaluateRest(ctx context.Context, r *callResult) (err error, cancelled bool) {
 	_, err, cancelled = r.rest.do(ctx, func(ctx context.Context) (*pb.PreFilterResponse, error) {
 		vt := r.verdicts.Load()
-		resp, err := c.t.host.filterNodes(ctx, r.sess, c.callArgs(nil), r.resp.GetTableVersion(), vt.window.complementRanges(len(vt.rejection)), r.applies())
+		resp, err := c.t.host.filterNodes(ctx, r.sess, c.callArgs(nil), r.resp.GetTableVersion(), vt.window.complementRanges(len(vt.rejection)), r.applies(), r.ahead.Load() != nil)
 		if err == nil && !resp.GetWindowed() {
 			err = status.Error(codes.Internal, "schedplug-host answered FilterNodes without windowed set; the host and the shim are from different schedplug releases")
 		}
@@ -219,6 +220,7 @@ func (c *Cycle) evaluateRest(ctx context.Context, r *callResult) (err error, can
 		}
 		filterWindowMisses.Inc()
 		r.verdicts.Store(vt.withRest(r, resp))
+		r.ahead.Store(r.ahead.Load().with(resp.GetScoresAhead()))
 		return resp, nil
 	})
 	return err, cancelled

@@ -41,7 +41,7 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 			visited = append(visited, p)
 		}
 	}
-	start, length, ok := predictWindow(order, visitsAt(1000, visited...))
+	start, length, ok := predictWindow(order, visitsAt(1000, visited...), windowMaxShare)
 	margin := windowMargin(1000) // 31 + 16
 	wantLen := margin + 230 + 230/2 + margin
 	if !ok || start != 330-margin || length != wantLen {
@@ -49,12 +49,12 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	}
 
 	// A run wrapping around the end of the list: 900..999 and 0..129.
-	start, length, ok = predictWindow(order, visitsAt(1000, append(span(900, 1000, 1), span(0, 130, 1)...)...))
+	start, length, ok = predictWindow(order, visitsAt(1000, append(span(900, 1000, 1), span(0, 130, 1)...)...), windowMaxShare)
 	if !ok || start != 130-margin || length != wantLen {
 		t.Fatalf("wrapping run: predictWindow = (%d, %d, %v), want (%d, %d, true)", start, length, ok, 130-margin, wantLen)
 	}
 	// The window itself may wrap: a run ending at the list's end.
-	start, _, ok = predictWindow(order, visitsAt(1000, span(780, 1000, 1)...))
+	start, _, ok = predictWindow(order, visitsAt(1000, span(780, 1000, 1)...), windowMaxShare)
 	if !ok || start != 1000-margin {
 		t.Fatalf("run up to the end: start %d (ok %v), want %d", start, ok, 1000-margin)
 	}
@@ -65,7 +65,7 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	for i := range rev {
 		rev[i] = uint32(999 - i)
 	}
-	start, _, ok = predictWindow(rev, visitsAt(1000, span(100, 330, 1)...))
+	start, _, ok = predictWindow(rev, visitsAt(1000, span(100, 330, 1)...), windowMaxShare)
 	if !ok || start != 900-margin {
 		t.Fatalf("reversed order: start %d (ok %v), want %d", start, ok, 900-margin)
 	}
@@ -85,7 +85,7 @@ func TestPredictWindowEvaluatesEverythingWithoutAGuide(t *testing.T) {
 		"a cluster of a few nodes": {identityOrder(20), visitsAt(20, 3, 4, 5)},
 	}
 	for name, c := range cases {
-		if start, length, ok := predictWindow(c.order, c.visited); ok {
+		if start, length, ok := predictWindow(c.order, c.visited, windowMaxShare); ok {
 			t.Errorf("%s: predictWindow = (%d, %d, true), want every node", name, start, length)
 		}
 	}
@@ -127,7 +127,7 @@ func BenchmarkWindow5000(b *testing.B) {
 	order := identityOrder(5000)
 	visited := visitsAt(5000, span(1000, 1541, 1)...)
 	for b.Loop() {
-		start, length, ok := predictWindow(order, visited)
+		start, length, ok := predictWindow(order, visited, windowMaxShare)
 		if !ok {
 			b.Fatal("no window")
 		}

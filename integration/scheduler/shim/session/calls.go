@@ -71,6 +71,69 @@ func (c *Client) PreScore(ctx context.Context, s *Session, req *pb.PreScoreReque
 	return resp, version, c.checkAnswer(ctx, s, err, resp.GetIdentity())
 }
 
+// PendingPreScore is a PreScore sent whose answer is read later (Wait).
+type PendingPreScore struct {
+	c      *Client
+	s      *Session
+	cancel context.CancelFunc
+	// fast: written to the fast-path socket; Wait reads the answer.
+	fast *fastSent
+	// Over gRPC the call runs on its own goroutine until done.
+	done    chan struct{}
+	resp    *pb.PreScoreResponse
+	version *uint64
+	err     error
+}
+
+// StartPreScore sends a PreScore and returns without waiting for its
+// answer, so that the host computes while the caller does other work.
+// Over the fast path the request is written now and Wait reads the
+// answer, polling first as any call does (the wait is on the caller's
+// critical path then); over gRPC the call runs on its own goroutine. ctx
+// bounds the call until Wait; cancel, called once Wait returns, releases
+// it.
+func (c *Client) StartPreScore(ctx context.Context, cancel context.CancelFunc, s *Session, req *pb.PreScoreRequest) *PendingPreScore {
+	p := &PendingPreScore{c: c, s: s, cancel: cancel}
+	if s.fast != nil {
+		sent, err := s.fast.send(ctx, "PreScore", &pb.FastRequest{Call: &pb.FastRequest_PreScore{PreScore: req}})
+		if err == nil {
+			p.fast = sent
+			return p
+		}
+		if !errors.Is(err, errFastNotSent) {
+			countRPC("PreScore", err)
+			p.err = err
+			return p
+		}
+		c.fastNotSent(ctx, s, "PreScore", err)
+	}
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		var trailer metadata.MD
+		resp, err := c.grpc.PreScore(ctx, req, grpc.Trailer(&trailer))
+		countRPC("PreScore", err)
+		p.resp, p.version, p.err = resp, trailerVersion(trailer), c.checkAnswer(ctx, s, err, resp.GetIdentity())
+	}()
+	return p
+}
+
+// Wait is the call's outcome, as PreScore returns it. One caller waits.
+func (p *PendingPreScore) Wait(ctx context.Context) (*pb.PreScoreResponse, *uint64, error) {
+	defer p.cancel()
+	switch {
+	case p.fast != nil:
+		fresp, version, err := p.fast.receive()
+		fastPathCalls.WithLabelValues("PreScore").Inc()
+		resp := fresp.GetPreScore()
+		countRPC("PreScore", err)
+		return resp, version, p.c.checkAnswer(ctx, p.s, err, resp.GetIdentity())
+	case p.done != nil:
+		<-p.done
+	}
+	return p.resp, p.version, p.err
+}
+
 // Filter evaluates one node whose state the request carries.
 func (c *Client) Filter(ctx context.Context, s *Session, req *pb.FilterRequest) (*pb.FilterResponse, error) {
 	resp, err := c.grpc.Filter(ctx, req)
@@ -98,14 +161,20 @@ func (c *Client) fastCall(ctx context.Context, s *Session, method string, req *p
 	}
 	resp, version, err := s.fast.call(ctx, method, req)
 	if errors.Is(err, errFastNotSent) {
-		fastPathFallbacks.WithLabelValues(method).Inc()
-		if s.fastFailed.CompareAndSwap(false, true) {
-			klog.FromContext(ctx).Info("schedplug-host's fast-path socket could not be reached; calls go over gRPC, which is slower on a busy scheduler", "socket", s.fast.path, "err", err)
-		}
+		c.fastNotSent(ctx, s, method, err)
 		return nil, nil, err
 	}
 	fastPathCalls.WithLabelValues(method).Inc()
 	return resp, version, err
+}
+
+// fastNotSent counts a call the fast path could not send (it goes over
+// gRPC), and logs the first of the session.
+func (c *Client) fastNotSent(ctx context.Context, s *Session, method string, err error) {
+	fastPathFallbacks.WithLabelValues(method).Inc()
+	if s.fastFailed.CompareAndSwap(false, true) {
+		klog.FromContext(ctx).Info("schedplug-host's fast-path socket could not be reached; calls go over gRPC, which is slower on a busy scheduler", "socket", s.fast.path, "err", err)
+	}
 }
 
 func trailerVersion(md metadata.MD) *uint64 {

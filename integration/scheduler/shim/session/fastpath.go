@@ -173,9 +173,29 @@ func (f *fastPath) close() {
 // (nil when it sent none) and the call's status as an error. An error
 // wrapping errFastNotSent means the host never saw the request.
 func (f *fastPath) call(ctx context.Context, method string, req *pb.FastRequest) (*pb.FastResponse, *uint64, error) {
-	c, err := f.get()
+	sent, err := f.send(ctx, method, req)
 	if err != nil {
 		return nil, nil, err
+	}
+	return sent.receive()
+}
+
+// fastSent is a request written to the host whose answer is still to be
+// read, on the connection it holds until then.
+type fastSent struct {
+	f      *fastPath
+	c      *fastConn
+	method string
+	bytes  int
+	start  time.Time
+}
+
+// send writes req; receive reads the answer. An error wrapping
+// errFastNotSent means the host never saw the request.
+func (f *fastPath) send(ctx context.Context, method string, req *pb.FastRequest) (*fastSent, error) {
+	c, err := f.get()
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	deadline, hasDeadline := ctx.Deadline()
@@ -185,18 +205,24 @@ func (f *fastPath) call(ctx context.Context, method string, req *pb.FastRequest)
 	frame, err := proto.MarshalOptions{}.MarshalAppend(c.buf[:4], req)
 	if err != nil {
 		f.put(c)
-		return nil, nil, status.Errorf(codes.Internal, "fast path: cannot encode the %s request: %v", method, err)
+		return nil, status.Errorf(codes.Internal, "fast path: cannot encode the %s request: %v", method, err)
 	}
 	binary.LittleEndian.PutUint32(frame, uint32(len(frame)-4))
 	c.conn.SetDeadline(deadline) // the zero time (no deadline) when none
 	if n, err := c.conn.Write(frame); err != nil {
 		c.conn.Close()
 		if n == 0 {
-			return nil, nil, fmt.Errorf("%w: %v", errFastNotSent, err)
+			return nil, fmt.Errorf("%w: %v", errFastNotSent, err)
 		}
-		return nil, nil, f.failed(method, len(frame), 0, start, status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: writing the %s request failed after %d of %d bytes: %v", f.path, method, n, len(frame), err))
+		return nil, f.failed(method, len(frame), 0, start, status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: writing the %s request failed after %d of %d bytes: %v", f.path, method, n, len(frame), err))
 	}
-	sent := len(frame)
+	return &fastSent{f: f, c: c, method: method, bytes: len(frame), start: start}, nil
+}
+
+// receive reads the answer of a sent request (polling first: the caller
+// waits for it now), and returns the connection to the pool.
+func (p *fastSent) receive() (*pb.FastResponse, *uint64, error) {
+	f, c, method, sent, start := p.f, p.c, p.method, p.bytes, p.start
 	answer, err := c.readFrame(f.spin)
 	if err != nil {
 		// The host may still answer; the connection cannot be reused.

@@ -21,6 +21,10 @@ type Session struct {
 	// PreScore, so a profile without native Filter plugins needs no
 	// PreFilter call.
 	PreScoreDelta bool
+	// ScoresAhead: the host scores ahead of PreScore on request (raw
+	// scores the shim normalizes over kube-scheduler's feasible nodes) and
+	// reads Placement.scored.
+	ScoresAhead bool
 
 	plugins  atomic.Pointer[map[string]*pb.PluginInfo]
 	identity atomic.Pointer[Identity]
@@ -45,7 +49,7 @@ func identityOf(id *pb.HostIdentity) Identity {
 }
 
 func newSession(resp *pb.HandshakeResponse, fast *fastPath) *Session {
-	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), fast: fast, ended: make(chan struct{})}
+	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), ScoresAhead: resp.GetScoresAhead(), fast: fast, ended: make(chan struct{})}
 	s.setPlugins(resp.GetPlugins())
 	id := identityOf(resp.GetIdentity())
 	s.identity.Store(&id)

@@ -74,7 +74,7 @@ func BenchmarkPatch(b *testing.B) {
 				r.Filter("DedicatedNodes", node, nil)
 				if len(feasible) < n.scored {
 					feasible = append(feasible, node)
-					sc.Scores, sc.RawScores = append(sc.Scores, int64(i%101)), append(sc.RawScores, int64(i*37))
+					sc.Scores, sc.Raw = append(sc.Scores, int64(i%101)), append(sc.Raw, int64(i*37))
 				}
 			}
 			r.Reserved(feasible[0], scores{nodes: feasible, plugins: map[string]*pb.PluginScores{"NetworkLatency": sc}})

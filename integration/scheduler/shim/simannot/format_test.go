@@ -40,7 +40,7 @@ func explainCycle() *Record {
 	r.Filter("HwEncrypt", "plain-1", status(fwk.UnschedulableAndUnresolvable, hwReason))
 	r.PreScore("NetworkLatency", nil)
 	r.Reserved("enc-1", scores{nodes: []string{"enc-1", "enc-2"}, plugins: map[string]*pb.PluginScores{
-		"NetworkLatency": {Plugin: "NetworkLatency", Scores: []int64{100, 0}, RawScores: []int64{5000, 40000}},
+		"NetworkLatency": {Plugin: "NetworkLatency", Scores: []int64{100, 0}, Raw: []int64{5000, 40000}},
 	}})
 	return r
 }
@@ -112,7 +112,7 @@ func TestAnnotationsAsTheSimulatorsStoreTest(t *testing.T) {
 	r.Filter("plugin1", "node0", nil)
 	r.Filter("plugin1", "node1", nil)
 	r.Reserved("node0", scores{nodes: []string{"node0", "node1"}, plugins: map[string]*pb.PluginScores{
-		"plugin1": {Plugin: "plugin1", Scores: []int64{10, 10}, RawScores: []int64{10, 10}},
+		"plugin1": {Plugin: "plugin1", Scores: []int64{10, 10}, Raw: []int64{10, 10}},
 	}})
 	got := r.Result().Annotations(DefaultBudget)
 	for k, w := range map[string]string{
@@ -192,7 +192,7 @@ func TestAnnotationsBudgetLeavesOutWholeNodes(t *testing.T) {
 		r.Filter("NetworkLatency", node, nil)
 		feasible = append(feasible, node)
 		sc.Scores = append(sc.Scores, int64(i%100))
-		sc.RawScores = append(sc.RawScores, int64(i))
+		sc.Raw = append(sc.Raw, int64(i))
 	}
 	r.Reserved("node-1999", scores{nodes: feasible, plugins: map[string]*pb.PluginScores{"NetworkLatency": sc}})
 	got := r.Result().Annotations(DefaultBudget)

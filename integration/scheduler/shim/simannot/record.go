@@ -180,7 +180,7 @@ func (r *Record) addScores(out *Result) {
 		if ps == nil || ps.GetSkipped() || ps.GetError() != "" || ps.GetUnfinished() != "" || len(ps.GetScores()) != len(nodes) {
 			continue
 		}
-		raw := ps.GetRawScores()
+		raw := ps.GetRaw()
 		if len(raw) != len(nodes) {
 			// A host that predates raw scores: what the shim's Score
 			// returned, as the simulator's wrapper would record it.

@@ -15,13 +15,30 @@ import (
 // returns the address the shim dials. The host stops when the test ends.
 func StartRealHost(t testing.TB) string {
 	t.Helper()
-	target, _ := StartRealHostWithConfig(t)
+	target, _ := StartRealHostWith(t, RealHost{})
 	return target
 }
 
 // StartRealHostWithConfig is StartRealHost that also returns the
 // configuration file the host read.
 func StartRealHostWithConfig(t testing.TB) (target, configFile string) {
+	t.Helper()
+	return StartRealHostWith(t, RealHost{})
+}
+
+// RealHost is what StartRealHostWith changes in the repository's
+// configuration.
+type RealHost struct {
+	// Latency is NetworkLatency's latency file ("enc 1\nplain 50\n" when
+	// empty).
+	Latency string
+	// ScoreOnlyProfile, when set, names a second profile that enables
+	// NetworkLatency alone (no native Filter), with the same latency file.
+	ScoreOnlyProfile string
+}
+
+// StartRealHostWith is StartRealHostWithConfig with the changes of opts.
+func StartRealHostWith(t testing.TB, opts RealHost) (target, configFile string) {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -43,7 +60,10 @@ func StartRealHostWithConfig(t testing.TB) (target, configFile string) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	dir := t.TempDir()
 	latency := filepath.Join(dir, "latency.txt")
-	if err := os.WriteFile(latency, []byte("enc 1\nplain 50\n"), 0o644); err != nil {
+	if opts.Latency == "" {
+		opts.Latency = "enc 1\nplain 50\n"
+	}
+	if err := os.WriteFile(latency, []byte(opts.Latency), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const shipped = "latencyFile: /etc/schedplug/latency/latency.txt"
@@ -54,8 +74,21 @@ func StartRealHostWithConfig(t testing.TB) (target, configFile string) {
 	if !strings.Contains(string(cfg), shipped) {
 		t.Fatalf("config/scheduler-config.yaml no longer contains %q; update this test", shipped)
 	}
+	text := strings.Replace(string(cfg), shipped, "latencyFile: "+latency, 1)
+	if opts.ScoreOnlyProfile != "" {
+		// profiles is the file's last key: one more entry of its list.
+		text += "  - schedulerName: " + opts.ScoreOnlyProfile + `
+    plugins:
+      multiPoint:
+        enabled:
+          - name: NetworkLatency
+    pluginConfig:
+      - name: NetworkLatency
+        args:
+          latencyFile: ` + latency + "\n"
+	}
 	configFile = filepath.Join(dir, "scheduler-config.yaml")
-	if err := os.WriteFile(configFile, []byte(strings.Replace(string(cfg), shipped, "latencyFile: "+latency, 1)), 0o644); err != nil {
+	if err := os.WriteFile(configFile, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	host := testenv.NewHost(hostBin, pluginDir, configFile, sockDir, filepath.Join(dir, "host.log"))
