@@ -54,26 +54,7 @@ func frameworkCycle(t *testing.T, e *env, order []string, filters []string, scor
 			feasible = append(feasible, ni)
 		}
 	}
-	p := e.plugins[scorer]
-	if st := p.PreScore(ctx, state, pod, feasible); !st.IsSuccess() {
-		t.Fatalf("PreScore %s: %v", scorer, st)
-	}
-	list := make(fwk.NodeScoreList, len(feasible))
-	for i, ni := range feasible {
-		s, st := p.Score(ctx, state, pod, ni)
-		if !st.IsSuccess() {
-			t.Fatalf("Score(%s): %v", ni.Node().Name, st)
-		}
-		list[i] = fwk.NodeScore{Name: ni.Node().Name, Score: s}
-	}
-	if st := p.NormalizeScore(ctx, state, pod, list); !st.IsSuccess() {
-		t.Fatalf("NormalizeScore: %v", st)
-	}
-	out := map[string]int64{}
-	for _, s := range list {
-		out[s.Name] = s.Score
-	}
-	return out
+	return scoreNodes(t, e.plugins[scorer], state, pod, feasible)
 }
 
 func aheadOutcome(t *testing.T, outcome string) float64 {

@@ -235,22 +235,10 @@ func (r *report) table() string {
 	if len(reuse) > 0 {
 		fmt.Fprintf(&buf, "cycles answered from verdicts kept for identical replicas, per measured pod (misses: of those, the ones that called after all):\n%s\n", strings.Join(reuse, "\n"))
 	}
-	var annot []string
-	for _, s := range r.Summary {
-		if len(s.SimulatorAnnotations) > 0 {
-			annot = append(annot, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.SimulatorAnnotations, "%.2f", "")))
-		}
-	}
-	if len(annot) > 0 {
+	if annot := r.keyedLines(func(s summary) map[string]float64 { return s.SimulatorAnnotations }); len(annot) > 0 {
 		fmt.Fprintf(&buf, "simulator annotations per measured pod, by result (patchMs, patchBytes: the mean patch):\n%s\n", strings.Join(annot, "\n"))
 	}
-	var ahead []string
-	for _, s := range r.Summary {
-		if len(s.ScoresAhead) > 0 {
-			ahead = append(ahead, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.ScoresAhead, "%.2f", "")))
-		}
-	}
-	if len(ahead) > 0 {
+	if ahead := r.keyedLines(func(s summary) map[string]float64 { return s.ScoresAhead }); len(ahead) > 0 {
 		fmt.Fprintf(&buf, "scores ahead per measured pod (used: no PreScore call; the others asked PreScore, and why):\n%s\n", strings.Join(ahead, "\n"))
 	}
 	var batch []string
@@ -338,4 +326,16 @@ func buildEtcd(out string) (string, error) {
 		return "", fmt.Errorf("building etcd (go build go.etcd.io/etcd/server/v3 in %s): %v\n%s\nset %s to an etcd binary to skip the build", cmd.Dir, err, msg, EnvEtcd)
 	}
 	return out, nil
+}
+
+// keyedLines is one line of figures (two decimals) per summary that has
+// any.
+func (r *report) keyedLines(figures func(summary) map[string]float64) []string {
+	var lines []string
+	for _, s := range r.Summary {
+		if m := figures(s); len(m) > 0 {
+			lines = append(lines, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(m, "%.2f", "")))
+		}
+	}
+	return lines
 }
