@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -463,6 +464,56 @@ TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
   EXPECT_THAT(empty.out, HasSubstr("args.schedplug.shadow is \"\"; write the "
                                    "candidate plugin file"));
 }
+
+#ifdef SCHEDPLUG_SHADOW_DOC
+// docs/shadow.md's pluginConfig, as the guide writes it, passes `schedplug
+// check` with the sample HwEncrypt live and its candidate where the guide
+// puts it (candidates/ under the plugin directory); without that file,
+// check names it.
+TEST(Check, TheShadowGuidesConfigChecks) {
+  const std::string doc = slurp(SCHEDPLUG_SHADOW_DOC);
+  const auto open = doc.find("```yaml\n");
+  ASSERT_NE(open, std::string::npos) << "docs/shadow.md has no yaml block";
+  const auto begin = open + 8;
+  const std::string block = doc.substr(begin, doc.find("```", begin) - begin);
+  ASSERT_THAT(block, HasSubstr("shadow: candidates/hw_encrypt.so"));
+
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::path(::testing::TempDir()) /
+      ("schedplug-cli-shadow-guide-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "plugins" / "candidates");
+  fs::copy_file(SCHEDPLUG_SAMPLE_HW_ENCRYPT, dir / "plugins" / "hw_encrypt.so");
+  fs::copy_file(SCHEDPLUG_SAMPLE_HW_ENCRYPT,
+                dir / "plugins" / "candidates" / "hw_encrypt.so");
+  std::ostringstream config;
+  config << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+            "kind: KubeSchedulerConfiguration\n"
+            "profiles:\n"
+            "- schedulerName: default-scheduler\n"
+            "  plugins:\n"
+            "    filter:\n"
+            "      enabled:\n"
+            "      - name: HwEncrypt\n";
+  std::istringstream lines(block);
+  for (std::string line; std::getline(lines, line);) {
+    config << "  " << line << "\n";
+  }
+  std::ofstream(dir / "config.yaml") << config.str();
+  const std::string args = "check --config '" + (dir / "config.yaml").string() +
+                           "' --plugins '" + (dir / "plugins").string() + "'";
+  const Outcome ok = schedplug(args);
+  EXPECT_EQ(ok.exit_code, 0) << config.str() << ok.out << ok.err;
+
+  fs::remove(dir / "plugins" / "candidates" / "hw_encrypt.so");
+  const Outcome missing = schedplug(args);
+  EXPECT_EQ(missing.exit_code, 1) << missing.out << missing.err;
+  EXPECT_THAT(missing.out,
+              HasSubstr("args.schedplug.shadow candidates/hw_encrypt.so"));
+  fs::remove_all(dir);
+}
+#endif
 
 // simulatorAnnotations is the shim's, and check accepts only a boolean
 // (docs/simulator-annotations.md).
