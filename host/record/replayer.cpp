@@ -16,6 +16,7 @@
 #include "host/app/host_app.hpp"
 #include "host/record/record_file.hpp"
 #include "host/record/table_mirror.hpp"
+#include "schedplug/runtime.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -74,24 +75,47 @@ std::string describe(const Verdict& v) {
   return fmt::format("rejected by {} ({})", v.plugin, v.reason);
 }
 
+// A plugin's normalized scores in an answer: its `scores`, or, when the
+// host left them raw for the shim (scores ahead, PreScore's `raw`), its raw
+// scores normalized by their declared policy over the answer's nodes.
+std::vector<int64_t> normalized(const v1::PluginScores& p) {
+  if (p.scores_size() > 0 || p.normalization() == v1::NORMALIZATION_BY_PLUGIN)
+    return {p.scores().begin(), p.scores().end()};
+  std::vector<schedplug_node_score> scores;
+  scores.reserve(static_cast<size_t>(p.raw_size()));
+  for (int64_t raw : p.raw()) scores.push_back({schedplug_str_of(""), raw});
+  runtime::apply_policy(p.normalization() == v1::NORMALIZATION_LINEAR
+                            ? SCHEDPLUG_NORMALIZE_LINEAR
+                        : p.normalization() == v1::NORMALIZATION_REVERSE
+                            ? SCHEDPLUG_NORMALIZE_REVERSE
+                            : SCHEDPLUG_NORMALIZE_NONE,
+                        scores);
+  std::vector<int64_t> out;
+  out.reserve(scores.size());
+  for (const auto& s : scores) out.push_back(s.score);
+  return out;
+}
+
 // The slots with the highest weighted native score (several on a tie).
 struct Best {
   std::set<uint32_t> slots;
   int64_t score = 0;
 };
-Best best_nodes(const v1::PreScoreResponse& response,
-                const google::protobuf::RepeatedField<uint32_t>& nodes,
-                const std::vector<int>& weights) {
+Best best_nodes(
+    const google::protobuf::RepeatedPtrField<v1::PluginScores>& plugins,
+    const google::protobuf::RepeatedField<uint32_t>& nodes,
+    const std::vector<int>& weights) {
   std::vector<int64_t> totals(static_cast<size_t>(nodes.size()), 0);
-  for (int p = 0; p < response.plugins_size(); ++p) {
-    const v1::PluginScores& scores = response.plugins(p);
+  for (int p = 0; p < plugins.size(); ++p) {
+    const v1::PluginScores& scores = plugins[p];
     if (scores.skipped() || !scores.error().empty() ||
         !scores.unfinished().empty())
       continue;
     const int64_t weight =
         static_cast<size_t>(p) < weights.size() ? weights[p] : 1;
-    for (int i = 0; i < scores.scores_size() && i < nodes.size(); ++i)
-      totals[static_cast<size_t>(i)] += weight * scores.scores(i);
+    const std::vector<int64_t> values = normalized(scores);
+    for (size_t i = 0; i < values.size() && i < totals.size(); ++i)
+      totals[i] += weight * values[i];
   }
   Best best;
   for (size_t i = 0; i < totals.size(); ++i) {
@@ -106,8 +130,9 @@ Best best_nodes(const v1::PreScoreResponse& response,
 }
 
 // The first failure in a score answer ("" if none).
-std::string score_failure(const v1::PreScoreResponse& r) {
-  for (const v1::PluginScores& p : r.plugins()) {
+std::string score_failure(
+    const google::protobuf::RepeatedPtrField<v1::PluginScores>& plugins) {
+  for (const v1::PluginScores& p : plugins) {
     if (!p.error().empty()) return p.error();
     if (!p.unfinished().empty()) return p.unfinished();
   }
@@ -155,16 +180,23 @@ class Replay {
   void replay_within_cycle(const v1::RecordedCall& c, const char* method,
                            Request& request, Serve serve, Compare compare);
   void compare_filters(SessionState& s, const v1::Pod& pod,
+                       const std::string& scheduler_name,
                        const v1::PreFilterResponse& recorded,
-                       const v1::PreFilterResponse& replayed, bool starts);
+                       const v1::PreFilterResponse& replayed);
   void compare_filter(const SessionState& s, const v1::Pod& pod,
                       const v1::FilterRequest& request,
                       const v1::FilterResponse& recorded,
                       const v1::FilterResponse& replayed);
-  void compare_scores(const SessionState& s, const v1::PreScoreRequest& sent,
-                      const v1::PreScoreRequest& recorded_request,
-                      const v1::PreScoreResponse& recorded,
-                      const v1::PreScoreResponse& replayed);
+  // Score answers (a PreScore's, or the scores ahead of a PreFilter or
+  // FilterNodes): new failures, and the best native-scored node among the
+  // nodes each answer scored.
+  void compare_scores(
+      const SessionState& s, const v1::Pod& pod,
+      const std::string& scheduler_name,
+      const google::protobuf::RepeatedPtrField<v1::PluginScores>& recorded,
+      const google::protobuf::RepeatedField<uint32_t>& recorded_nodes,
+      const google::protobuf::RepeatedPtrField<v1::PluginScores>& replayed,
+      const google::protobuf::RepeatedField<uint32_t>& replayed_nodes);
   void differ(const std::string& kind, const v1::Pod& pod, std::string detail);
   std::string node_name(const SessionState& s, uint32_t slot) const {
     const std::string& name = s.table.name(slot);
@@ -499,7 +531,8 @@ void Replay::call(const v1::RecordedCall& c) {
       }
       v1::PreFilterResponse recorded;
       recorded.ParseFromString(c.response());
-      compare_filters(*s, request.pod(), recorded, replayed, true);
+      compare_filters(*s, request.pod(), request.scheduler_name(), recorded,
+                      replayed);
       return;
     }
     case v1::RECORDED_METHOD_FILTER_NODES: {
@@ -509,7 +542,8 @@ void Replay::call(const v1::RecordedCall& c) {
           c, "FilterNodes", request, &HostService::filter_nodes,
           [&](SessionState& s, const v1::PreFilterResponse& recorded,
               const v1::PreFilterResponse& replayed) {
-            compare_filters(s, request.pod(), recorded, replayed, false);
+            compare_filters(s, request.pod(), request.scheduler_name(),
+                            recorded, replayed);
           });
       return;
     }
@@ -570,7 +604,9 @@ void Replay::call(const v1::RecordedCall& c) {
       }
       v1::PreScoreResponse recorded;
       recorded.ParseFromString(c.response());
-      compare_scores(*s, request, recorded_request, recorded, replayed);
+      compare_scores(*s, request.pod(), request.scheduler_name(),
+                     recorded.plugins(), recorded_request.nodes(),
+                     replayed.plugins(), request.nodes());
       return;
     }
     default:
@@ -581,8 +617,9 @@ void Replay::call(const v1::RecordedCall& c) {
 }
 
 void Replay::compare_filters(SessionState& s, const v1::Pod& pod,
+                             const std::string& scheduler_name,
                              const v1::PreFilterResponse& recorded,
-                             const v1::PreFilterResponse& replayed, bool) {
+                             const v1::PreFilterResponse& replayed) {
   const auto before = rejections(recorded);
   const auto after = rejections(replayed);
   std::vector<std::string> changes;
@@ -624,6 +661,14 @@ void Replay::compare_filters(SessionState& s, const v1::Pod& pod,
   const std::string failure = filter_failure(replayed);
   if (!failure.empty() && filter_failure(recorded).empty())
     differ("error", pod, failure);
+  // Scores ahead: compared when both answers have them (a replayed filter
+  // that did not finish leaves them out, and is reported above).
+  if (recorded.has_scores_ahead() && replayed.has_scores_ahead()) {
+    compare_scores(s, pod, scheduler_name, recorded.scores_ahead().plugins(),
+                   recorded.scores_ahead().nodes(),
+                   replayed.scores_ahead().plugins(),
+                   replayed.scores_ahead().nodes());
+  }
 }
 
 void Replay::compare_filter(const SessionState& s, const v1::Pod& pod,
@@ -661,21 +706,23 @@ void Replay::compare_filter(const SessionState& s, const v1::Pod& pod,
     differ("error", pod, replayed.unfinished(0).reason());
 }
 
-void Replay::compare_scores(const SessionState& s,
-                            const v1::PreScoreRequest& sent,
-                            const v1::PreScoreRequest& recorded_request,
-                            const v1::PreScoreResponse& recorded,
-                            const v1::PreScoreResponse& replayed) {
+void Replay::compare_scores(
+    const SessionState& s, const v1::Pod& pod,
+    const std::string& scheduler_name,
+    const google::protobuf::RepeatedPtrField<v1::PluginScores>& recorded,
+    const google::protobuf::RepeatedField<uint32_t>& recorded_nodes,
+    const google::protobuf::RepeatedPtrField<v1::PluginScores>& replayed,
+    const google::protobuf::RepeatedField<uint32_t>& replayed_nodes) {
   const std::string failure = score_failure(replayed);
   if (!failure.empty() && score_failure(recorded).empty())
-    differ("error", sent.pod(), failure);
+    differ("error", pod, failure);
   const auto plugins = host_->service().plugins();
   static const std::vector<int> kNoWeights;
-  auto w = plugins->score_weights.find(sent.scheduler_name());
+  auto w = plugins->score_weights.find(scheduler_name);
   const std::vector<int>& weights =
       w == plugins->score_weights.end() ? kNoWeights : w->second;
-  const Best before = best_nodes(recorded, recorded_request.nodes(), weights);
-  const Best after = best_nodes(replayed, sent.nodes(), weights);
+  const Best before = best_nodes(recorded, recorded_nodes, weights);
+  const Best after = best_nodes(replayed, replayed_nodes, weights);
   if (before.slots == after.slots) return;
   auto names = [&](const Best& b) {
     if (b.slots.empty()) return std::string("no node");
@@ -684,7 +731,7 @@ void Replay::compare_scores(const SessionState& s,
       out += (out.empty() ? "" : ", ") + node_name(s, slot);
     return fmt::format("{} (weighted score {})", out, b.score);
   };
-  differ("best_node", sent.pod(),
+  differ("best_node", pod,
          fmt::format("best native-scored node {} in the recording, {} in the "
                      "replay",
                      names(before), names(after)));
