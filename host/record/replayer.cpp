@@ -496,17 +496,26 @@ void Replay::call(const v1::RecordedCall& c) {
     return &it->second;
   };
   const bool recorded_ok = c.status_code() == 0;
+  // A PreFilter's or PreScore's session, or nullptr when the call is not
+  // replayed (unknown session; failed without moving the table).
+  auto replayed_session = [&](const auto& request,
+                              bool& moves) -> SessionState* {
+    SessionState* s = session_of(request.session_id());
+    if (s == nullptr) return nullptr;
+    moves = request.has_delta() && moved(request.delta());
+    if (!recorded_ok && !moves) {
+      ++report_.skipped_failed;
+      return nullptr;
+    }
+    return s;
+  };
   switch (c.method()) {
     case v1::RECORDED_METHOD_PRE_FILTER: {
       v1::PreFilterRequest request;
       if (!request.ParseFromString(c.request())) break;
-      SessionState* s = session_of(request.session_id());
+      bool moves = false;
+      SessionState* s = replayed_session(request, moves);
       if (s == nullptr) return;
-      const bool moves = request.has_delta() && moved(request.delta());
-      if (!recorded_ok && !moves) {
-        ++report_.skipped_failed;
-        return;
-      }
       pods_.insert(request.pod().uid());
       ++report_.cycles;
       request.set_session_id(s->replay_id);
@@ -561,13 +570,9 @@ void Replay::call(const v1::RecordedCall& c) {
     case v1::RECORDED_METHOD_PRE_SCORE: {
       v1::PreScoreRequest request;
       if (!request.ParseFromString(c.request())) break;
-      SessionState* s = session_of(request.session_id());
+      bool moves = false;
+      SessionState* s = replayed_session(request, moves);
       if (s == nullptr) return;
-      const bool moves = request.has_delta() && moved(request.delta());
-      if (!recorded_ok && !moves) {
-        ++report_.skipped_failed;
-        return;
-      }
       const v1::PreScoreRequest recorded_request = request;
       request.set_session_id(s->replay_id);
       if (request.has_delta()) {
