@@ -252,10 +252,10 @@ func TestFilterWindowSwitchFromEnv(t *testing.T) {
 }
 
 // Cycles that never continue where the last one stopped (as when
-// kube-scheduler tries batching hints first): after 8 misses (the window
+// kube-scheduler tries batching hints first): after 16 misses (the window
 // log's limit) the shim stops sending windows.
 func TestFilterWindowPausesWhenThePredictionKeepsMissing(t *testing.T) {
-	const windowMaxMisses = 8
+	const windowMaxMisses = 16
 	w := newWindowEnv(t, 1000, nil, 0)
 	w.cycle(t, 0, 120, 4)
 	for i := 0; i < windowMaxMisses; i++ {

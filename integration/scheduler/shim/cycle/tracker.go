@@ -26,6 +26,7 @@ type Tracker struct {
 	last    *Cycle
 	visits  visitSet
 	windows windowLog
+	runs    runLog
 	kept    map[string]*keptVerdicts
 	lastSig map[string]string
 	// reusable counts the cycles that could answer from kept verdicts,
@@ -182,10 +183,18 @@ func (t *Tracker) noteLast() {
 func (t *Tracker) windowGuide(nominated string) func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.opts.EvaluateAllNodes || !t.windows.allowed() {
+	if t.opts.EvaluateAllNodes {
 		return nil
 	}
-	return windowFor(t.visits, nominated)
+	window := windowFor(t.visits, nominated, &t.runs)
+	if window != nil && !t.windows.allowed() {
+		// Paused: every node, but the run is noted for the windows after.
+		return func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet) {
+			window(plan, table)
+			return nil, nil
+		}
+	}
+	return window
 }
 
 // scoreGuide is what predicts the nodes a score-only cycle asks scores

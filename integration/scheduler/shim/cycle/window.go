@@ -3,6 +3,8 @@ package cycle
 import (
 	"context"
 	"math"
+	"slices"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -50,17 +52,17 @@ func windowMargin(nodes int) int {
 }
 
 // The window pays only while the prediction holds: a cycle that goes beyond
-// its window costs a second call, which at 5000 nodes takes about three
-// times what the window saves (docs/performance.md). Workloads where the
+// its window costs a second call for every node outside it, which at 5000
+// nodes takes about as long as the first (docs/performance.md), so windows
+// pay while fewer than about half of them miss. Workloads where the
 // framework's walk is not the previous cycle's continuation (kube-scheduler
 // trying a batching hint or a nominated node first, profiles without
-// native plugins taking turns, pods whose runs differ widely) would miss
-// often, so after windowMaxMisses misses among the last windowLogSize
-// windowed cycles the shim evaluates every node for windowPause cycles,
-// then tries again.
+// native plugins taking turns) would miss most of the time, so after
+// windowMaxMisses misses among the last windowLogSize windowed cycles the
+// shim evaluates every node for windowPause cycles, then tries again.
 const (
 	windowLogSize   = 32
-	windowMaxMisses = 8
+	windowMaxMisses = 16
 	windowPause     = 256
 )
 
@@ -106,17 +108,42 @@ func (l *windowLog) allowed() bool {
 	return true
 }
 
+// runLogSize is how many recent runs the window's length covers: pods of
+// a few kinds take turns (in the suite's mixed workload a third of the
+// pods need a label half the nodes have, so their runs are twice as
+// long), and a window sized by the last run alone misses for the first
+// pod of a longer kind.
+const runLogSize = 16
+
+// runLog is the length of the recent cycles' runs (list positions from the
+// first node their Filter visited to the last). Safe for concurrent use.
+type runLog struct {
+	mu   sync.Mutex
+	runs [runLogSize]int
+	next int
+}
+
+// add notes a cycle's run and returns the longest of the recent runs.
+func (l *runLog) add(run int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runs[l.next] = run
+	l.next = (l.next + 1) % runLogSize
+	return slices.Max(l.runs[:])
+}
+
 // predictWindow returns the run of list positions [start, start+length)
 // (wrapping around the list) that this cycle's Filter is expected to visit,
 // given the slot of each position (`order`) and the slots the previous
 // cycle's Filter visited. ok is false when there is nothing to go by or
 // the window would cover more than maxShare of the nodes: evaluate them
-// all.
+// all. recent, when set, notes the previous cycle's run and lets the
+// longest recent run set the length too.
 //
 // The previous cycle's visits form one run of positions, wrapping, with
 // holes where earlier plugins rejected a node before this one was asked:
 // the run is what the largest gap of unvisited positions leaves.
-func predictWindow(order []uint32, visited visitSet, maxShare float64) (start, length int, ok bool) {
+func predictWindow(order []uint32, visited visitSet, maxShare float64, recent *runLog) (start, length int, ok bool) {
 	n := len(order)
 	if n == 0 || visited == nil {
 		return 0, 0, false
@@ -147,9 +174,15 @@ func predictWindow(order []uint32, visited visitSet, maxShare float64) (start, l
 	}
 	run := n - bestGap // positions from the run's first visit to its last
 	margin := windowMargin(n)
-	// Half as long again as the last run: this pod may find fewer of the
-	// nodes feasible (pods of different kinds alternate).
-	length = margin + run + run/2 + margin
+	// Half as long again as the last run, and a quarter longer than the
+	// longest recent one: this pod may find fewer of the nodes feasible
+	// (pods of different kinds take turns).
+	core := run + run/2
+	if recent != nil {
+		longest := recent.add(run)
+		core = max(core, longest+longest/4)
+	}
+	length = margin + core + margin
 	if float64(length) > maxShare*float64(n) || length >= n {
 		return 0, 0, false
 	}
@@ -183,12 +216,12 @@ func windowRanges(order []uint32, start, length, slots int) ([]uint32, slotSet) 
 // positions predicted from the last cycle's visits, plus the pod's
 // nominated node, which kube-scheduler filters first. nil visits: every
 // node.
-func windowFor(visits visitSet, nominated string) func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet) {
+func windowFor(visits visitSet, nominated string, recent *runLog) func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet) {
 	if visits == nil {
 		return nil
 	}
 	return func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet) {
-		start, length, ok := predictWindow(plan.Order, visits, windowMaxShare)
+		start, length, ok := predictWindow(plan.Order, visits, windowMaxShare, recent)
 		if !ok {
 			return nil, nil
 		}

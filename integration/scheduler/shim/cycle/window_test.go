@@ -31,6 +31,33 @@ func span(from, to, step int) []int {
 	return out
 }
 
+// Pods of two kinds take turns, one kind visiting twice the positions of
+// the other: the window after a short run is still long enough for a pod
+// of the long kind, since it covers the longest of the recent runs.
+func TestPredictWindowCoversTheLongestRecentRun(t *testing.T) {
+	const n = 5000
+	order := identityOrder(n)
+	margin := windowMargin(n)
+	var recent runLog
+	_, length, ok := predictWindow(order, visitsAt(n, span(0, 1000, 1)...), windowMaxShare, &recent)
+	if !ok || length != margin+1500+margin {
+		t.Fatalf("after a 1000-position run: length %d (ok %v), want %d", length, ok, margin+1500+margin)
+	}
+	start, length, ok := predictWindow(order, visitsAt(n, span(1000, 1500, 1)...), windowMaxShare, &recent)
+	if want := margin + 1000 + 1000/4 + margin; !ok || start != 1500-margin || length != want {
+		t.Fatalf("a 500-position run after a 1000-position one: window (%d, %d, %v), want (%d, %d, true)", start, length, ok, 1500-margin, want)
+	}
+	// Once the long run is older than the log, short runs size the window
+	// alone.
+	for i := range runLogSize {
+		from := 1500 + 500*i
+		_, length, _ = predictWindow(order, visitsAt(n, span(from%n, from%n+500, 1)...), windowMaxShare, &recent)
+	}
+	if want := margin + 500 + 500/2 + margin; length != want {
+		t.Fatalf("after %d runs of 500 positions: length %d, want %d", runLogSize, length, want)
+	}
+}
+
 func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	order := identityOrder(1000)
 	// Positions 100..329 visited, with holes where earlier plugins
@@ -41,7 +68,7 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 			visited = append(visited, p)
 		}
 	}
-	start, length, ok := predictWindow(order, visitsAt(1000, visited...), windowMaxShare)
+	start, length, ok := predictWindow(order, visitsAt(1000, visited...), windowMaxShare, nil)
 	margin := windowMargin(1000) // 31 + 16
 	wantLen := margin + 230 + 230/2 + margin
 	if !ok || start != 330-margin || length != wantLen {
@@ -49,12 +76,12 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	}
 
 	// A run wrapping around the end of the list: 900..999 and 0..129.
-	start, length, ok = predictWindow(order, visitsAt(1000, append(span(900, 1000, 1), span(0, 130, 1)...)...), windowMaxShare)
+	start, length, ok = predictWindow(order, visitsAt(1000, append(span(900, 1000, 1), span(0, 130, 1)...)...), windowMaxShare, nil)
 	if !ok || start != 130-margin || length != wantLen {
 		t.Fatalf("wrapping run: predictWindow = (%d, %d, %v), want (%d, %d, true)", start, length, ok, 130-margin, wantLen)
 	}
 	// The window itself may wrap: a run ending at the list's end.
-	start, _, ok = predictWindow(order, visitsAt(1000, span(780, 1000, 1)...), windowMaxShare)
+	start, _, ok = predictWindow(order, visitsAt(1000, span(780, 1000, 1)...), windowMaxShare, nil)
 	if !ok || start != 1000-margin {
 		t.Fatalf("run up to the end: start %d (ok %v), want %d", start, ok, 1000-margin)
 	}
@@ -65,7 +92,7 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	for i := range rev {
 		rev[i] = uint32(999 - i)
 	}
-	start, _, ok = predictWindow(rev, visitsAt(1000, span(100, 330, 1)...), windowMaxShare)
+	start, _, ok = predictWindow(rev, visitsAt(1000, span(100, 330, 1)...), windowMaxShare, nil)
 	if !ok || start != 900-margin {
 		t.Fatalf("reversed order: start %d (ok %v), want %d", start, ok, 900-margin)
 	}
@@ -85,7 +112,7 @@ func TestPredictWindowEvaluatesEverythingWithoutAGuide(t *testing.T) {
 		"a cluster of a few nodes": {identityOrder(20), visitsAt(20, 3, 4, 5)},
 	}
 	for name, c := range cases {
-		if start, length, ok := predictWindow(c.order, c.visited, windowMaxShare); ok {
+		if start, length, ok := predictWindow(c.order, c.visited, windowMaxShare, nil); ok {
 			t.Errorf("%s: predictWindow = (%d, %d, true), want every node", name, start, length)
 		}
 	}
@@ -127,7 +154,7 @@ func BenchmarkWindow5000(b *testing.B) {
 	order := identityOrder(5000)
 	visited := visitsAt(5000, span(1000, 1541, 1)...)
 	for b.Loop() {
-		start, length, ok := predictWindow(order, visited, windowMaxShare)
+		start, length, ok := predictWindow(order, visited, windowMaxShare, nil)
 		if !ok {
 			b.Fatal("no window")
 		}
