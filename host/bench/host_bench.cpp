@@ -17,6 +17,9 @@
 //                              PreFilter on N nodes: its share of the cycle
 //                              (every rejected node) built and stored, in a
 //                              full store that drops its oldest
+//   BM_RecordExplainCycleAhead/N the same for a PreFilter with scores
+//                              ahead: rejections, then the raw scores of
+//                              every node they let through
 //   BM_PreScoreHostSide/500    three Score plugins + normalization on 500
 //                              feasible nodes
 //   BM_PreScoreRoundTrip/500/E the same through gRPC, record on or off
@@ -239,6 +242,56 @@ void BM_RecordExplainCycle(benchmark::State& state) {
       static_cast<double>(held.bytes) / static_cast<double>(held.cycles);
 }
 BENCHMARK(BM_RecordExplainCycle)
+    ->Arg(500)
+    ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond);
+
+// A PreFilter with scores ahead, as a Filter+Score profile makes it: the
+// rejections part begins the cycle and the raw scores of every node it let
+// through join it, in a full store that drops its oldest.
+void BM_RecordExplainCycleAhead(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  NodeTable table;
+  table.apply(delta_from_proto(full_delta(n)));
+  const v1::Pod pod = bench_pod();
+  const PodRecord record(pod_from_proto(pod));
+  const FilterOutcome filtered =
+      run_filters(plugins().filters, record.view(), table.views(), pool(),
+                  Deadline::never());
+  std::vector<const schedplug_node*> feasible;
+  auto rejected = filtered.rejections.begin();
+  for (size_t slot = 0; slot < n; ++slot) {
+    if (rejected != filtered.rejections.end() && rejected->node == slot) {
+      ++rejected;
+      continue;
+    }
+    feasible.push_back(table.views()[slot]);
+  }
+  const ScoreOutcome scored = run_scores(plugins().scorers, record.view(),
+                                         feasible, pool(), Deadline::never(),
+                                         {.plugin_deadlines = {},
+                                          .applies = {},
+                                          .keep_raw_scores = true,
+                                          .raw_scores = true});
+  ProfilePlugins profile;
+  profile.scheduler_name = "default-scheduler";
+  profile.filters = plugins().filters;
+  profile.scorers = plugins().scorers;
+  const std::vector<int> weights;
+  RecentCycles recent;
+  for (auto _ : state) {
+    recent.record("bench", true, filter_part(profile, pod, table, filtered, n));
+    CycleRecord ahead =
+        score_part(profile, weights, pod, table, feasible, scored);
+    mark_ahead(profile, scored, ahead);
+    benchmark::DoNotOptimize(recent.record("bench", false, std::move(ahead)));
+  }
+  const RecentCycles::Stats held = recent.stats();
+  state.counters["rejected"] = static_cast<double>(filtered.rejections.size());
+  state.counters["scored"] = static_cast<double>(feasible.size());
+  state.counters["held_cycles"] = static_cast<double>(held.cycles);
+}
+BENCHMARK(BM_RecordExplainCycleAhead)
     ->Arg(500)
     ->Arg(5000)
     ->Unit(benchmark::kMicrosecond);

@@ -188,35 +188,58 @@ void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
     }
   }
   const size_t take_rejections = std::min(part.rejections.size(), room());
-  c.rejections.reserve(c.rejections.size() + take_rejections);
-  for (size_t i = 0; i < take_rejections; ++i) {
-    CycleRecord::Rejection r = part.rejections[i];
-    r.node.at += offset;
-    if (r.reason < reason_of.size()) r.reason = reason_of[r.reason];
-    c.rejections.push_back(r);
+  const size_t part_rejections = part.rejections.size();
+  if (c.rejections.empty()) {
+    // The usual case, a cycle's first part: its lists become the record's
+    // (no copy), adjusted in place.
+    c.rejections = std::move(part.rejections);
+    c.rejections.resize(take_rejections);
+    for (CycleRecord::Rejection& r : c.rejections) {
+      r.node.at += offset;
+      if (r.reason < reason_of.size()) r.reason = reason_of[r.reason];
+    }
+  } else {
+    c.rejections.reserve(c.rejections.size() + take_rejections);
+    for (size_t i = 0; i < take_rejections; ++i) {
+      CycleRecord::Rejection r = part.rejections[i];
+      r.node.at += offset;
+      if (r.reason < reason_of.size()) r.reason = reason_of[r.reason];
+      c.rejections.push_back(r);
+    }
   }
-  c.nodes_left_out +=
-      static_cast<uint32_t>(part.rejections.size() - take_rejections);
+  c.nodes_left_out += static_cast<uint32_t>(part_rejections - take_rejections);
   const size_t per_node = c.scorers.size();
   const size_t take_scored = std::min(part.scored.size(), room());
-  for (size_t k = 0; k < take_scored; ++k) {
-    CycleRecord::Name n = part.scored[k];
-    n.at += offset;
-    c.scored.push_back(n);
+  const size_t part_scored = part.scored.size();
+  const size_t take_scores = take_scored * per_node;
+  auto append_scores = [take_scores](std::vector<int64_t>& into,
+                                     std::vector<int64_t>& from) {
+    const size_t n = std::min(take_scores, from.size());
+    if (into.empty()) {
+      into = std::move(from);
+      into.resize(n);
+    } else {
+      into.insert(into.end(), from.begin(),
+                  from.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+  };
+  if (c.scored.empty()) {
+    c.scored = std::move(part.scored);
+    c.scored.resize(take_scored);
+    for (CycleRecord::Name& n : c.scored) n.at += offset;
+  } else {
+    c.scored.reserve(c.scored.size() + take_scored);
+    for (size_t k = 0; k < take_scored; ++k) {
+      CycleRecord::Name n = part.scored[k];
+      n.at += offset;
+      c.scored.push_back(n);
+    }
   }
   if (take_scored > 0) {
-    const auto end = static_cast<std::ptrdiff_t>(take_scored * per_node);
-    c.raw.insert(c.raw.end(), part.raw.begin(),
-                 part.raw.begin() +
-                     std::min<std::ptrdiff_t>(
-                         end, static_cast<std::ptrdiff_t>(part.raw.size())));
-    c.normalized.insert(
-        c.normalized.end(), part.normalized.begin(),
-        part.normalized.begin() +
-            std::min<std::ptrdiff_t>(
-                end, static_cast<std::ptrdiff_t>(part.normalized.size())));
+    append_scores(c.raw, part.raw);
+    append_scores(c.normalized, part.normalized);
   }
-  c.nodes_left_out += static_cast<uint32_t>(part.scored.size() - take_scored);
+  c.nodes_left_out += static_cast<uint32_t>(part_scored - take_scored);
   for (CycleRecord::Timing& t : part.timings) {
     auto it = std::find_if(c.timings.begin(), c.timings.end(),
                            [&](const CycleRecord::Timing& have) {

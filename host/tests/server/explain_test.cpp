@@ -4,6 +4,7 @@
 // the caps drop the oldest cycles and say so.
 #include <gtest/gtest.h>
 
+#include "host/explain/recent_cycles.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {
@@ -329,6 +330,62 @@ TEST_F(ExplainTest, TheMemoryCapKeepsOnlyTheNewest) {
   EXPECT_EQ(r.cycles_size(), 0);
   EXPECT_NE(r.not_held().find("--explain-memory"), std::string::npos)
       << r.not_held();
+}
+
+// A cycle's parts (PreFilter's rejections, then the scores ahead of the
+// nodes it let through) share the per-cycle node cap: the nodes over it
+// are counted, and the names, reasons and scores kept stay together.
+TEST(RecentCyclesTest, PartsShareTheNodeCapAndKeepTheirNames) {
+  RecentCycles recent({.max_cycles = 10,
+                       .max_bytes = size_t{1} << 20,
+                       .max_nodes_per_cycle = 3});
+  auto part = [] {
+    CycleRecord p;
+    p.scheduler_name = kProfile;
+    p.pod_namespace = "ns";
+    p.pod_name = "pod";
+    p.pod_uid = "uid-1";
+    return p;
+  };
+  CycleRecord filters = part();
+  filters.filters = {"F"};
+  filters.filter_skipped = {false};
+  filters.reasons = {"no"};
+  for (const char* node : {"a", "b"}) {
+    filters.rejections.push_back({.node = filters.add_name(node),
+                                  .reason = 0,
+                                  .plugin = 0,
+                                  .code = SCHEDPLUG_UNSCHEDULABLE});
+  }
+  recent.record("s", true, std::move(filters));
+  CycleRecord scores = part();
+  scores.scorers = {"S1", "S2"};
+  scores.scorer_skipped = {false, false};
+  scores.weights = {1, 1};
+  scores.scorer_errors = {"", ""};
+  for (const char* node : {"c", "d"}) {
+    scores.scored.push_back(scores.add_name(node));
+  }
+  scores.raw = {1, 2, 3, 4};
+  scores.normalized = {10, 20, 30, 40};
+  recent.record("s", false, std::move(scores));
+
+  const RecentCycles::Found found = recent.find("ns/pod");
+  ASSERT_EQ(found.cycles.size(), 1u);
+  const v1::ExplainedCycle& c = found.cycles[0];
+  EXPECT_EQ(c.nodes_left_out(), 1u);
+  ASSERT_EQ(c.nodes_size(), 3);
+  EXPECT_EQ(c.nodes(0).node(), "a");
+  EXPECT_EQ(c.nodes(0).reason(), "no");
+  EXPECT_EQ(c.nodes(1).node(), "b");
+  EXPECT_EQ(c.nodes(2).node(), "c");
+  EXPECT_TRUE(c.nodes(2).scored());
+  EXPECT_EQ(
+      std::vector<int64_t>(c.nodes(2).raw().begin(), c.nodes(2).raw().end()),
+      (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(std::vector<int64_t>(c.nodes(2).normalized().begin(),
+                                 c.nodes(2).normalized().end()),
+            (std::vector<int64_t>{10, 20}));
 }
 
 TEST_F(ExplainTest, TurnedOffItSaysHowToTurnItOn) {
