@@ -184,3 +184,34 @@ func TestSlotStatesFollowTheTableAndStayPut(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPlanDelta5000Cold is BenchmarkPlanDelta5000 with the caches
+// emptied between cycles, as a busy scheduler leaves them: the walk reads
+// one generation per node, each a cache miss.
+func BenchmarkPlanDelta5000Cold(b *testing.B) {
+	nodes := make([]fwk.NodeInfo, 5000)
+	spacers := make([][]byte, len(nodes))
+	for i := range nodes {
+		nodes[i] = shimtest.Node(fmt.Sprintf("node-%04d", i), map[string]string{"zone": "z1"}, 0)
+		spacers[i] = make([]byte, 4096) // NodeInfos apart, as on a real heap
+	}
+	tbl := New()
+	tbl.Commit(tbl.PlanDelta(nodes, true, false, basicNode), 0)
+	evict := make([]byte, 64<<20)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for j := 0; j < len(evict); j += 64 {
+			evict[j]++
+		}
+		nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(shimtest.Pod(fmt.Sprintf("p%d", i), nil))
+		b.StartTimer()
+		p := tbl.PlanDelta(nodes, false, false, basicNode)
+		if len(p.Msg.Upserts) != 1 {
+			b.Fatalf("upserts %d", len(p.Msg.Upserts))
+		}
+		tbl.Commit(p, 0)
+	}
+	_ = spacers
+}
