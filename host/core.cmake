@@ -13,6 +13,7 @@ find_package(fmt REQUIRED)
 add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/model/records.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loader/elf_image.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_file_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin/plugin_instance.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin/args_services.cpp
@@ -20,6 +21,7 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/plugin/created_plugins.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shadow/candidates.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config/yaml_bounds.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check/suggest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check/in_tree_plugins.cpp
@@ -41,6 +43,7 @@ schedplug_warnings(schedplug_host_core)
 # std::regex: GCC's false maybe-uninitialized under sanitizers (cmake/).
 schedplug_sanitizer_regex_workaround(
   ${CMAKE_CURRENT_LIST_DIR}/config/scheduler_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config/yaml_bounds.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/resolve.cpp)
 
 if(SCHEDPLUG_BUILD_TESTS)

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/check/suggest.hpp"
+#include "host/config/yaml_bounds.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -448,6 +449,11 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml,
     throw ConfigError((file.empty() ? "<config>" : file.string()) + ":" +
                       std::to_string(e.mark.line + 1) +
                       ": not valid YAML: " + e.msg);
+  }
+  // Before anything walks it: a recursive anchor or an alias bomb.
+  if (auto bad = yaml_bounds_problem(root, yaml_bounds_for(yaml.size()))) {
+    throw ConfigError((file.empty() ? "<config>" : file.string()) + ":" +
+                      std::to_string(bad->line) + ": " + bad->message);
   }
   if (!root.IsMap()) {
     throw ConfigError(

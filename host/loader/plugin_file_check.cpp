@@ -310,20 +310,54 @@ std::string check_plugin_file(const std::filesystem::path& file, int fd,
   return {};
 }
 
-std::string check_plugin_name_pin(const std::filesystem::path& file,
-                                  const std::string& name,
-                                  const std::string& actual) {
-  const PluginFilePolicy& policy = plugin_file_policy();
-  const auto it = policy.name_pins.find(name);
-  if (it == policy.name_pins.end()) return {};
-  (void)file;
-  if (actual == it->second) return {};
+namespace {
+
+std::string name_pin_problem(const std::string& name, const std::string& actual,
+                             const std::map<std::string, std::string>& pins,
+                             const std::filesystem::path& source) {
+  const auto it = pins.find(name);
+  if (it == pins.end() || actual == it->second) return {};
   return "refused: it holds plugin \"" + name + "\" and its SHA-256 is " +
          actual + ", but args.schedplug.sha256 of \"" + name + "\" in " +
-         policy.name_pins_source.string() + " pins " + it->second +
+         source.string() + " pins " + it->second +
          " (the file was opened because --plugin-sha256 or another "
          "plugin's pin allows its digest); restore the trusted build of \"" +
          name + "\" or correct the pin";
+}
+
+}  // namespace
+
+std::string check_plugin_name_pin(const std::filesystem::path& file,
+                                  const std::string& name,
+                                  const std::string& actual) {
+  (void)file;
+  const PluginFilePolicy& policy = plugin_file_policy();
+  return name_pin_problem(name, actual, policy.name_pins,
+                          policy.name_pins_source);
+}
+
+std::string check_served_pins(const std::filesystem::path& file,
+                              const std::string& name,
+                              const std::string& sha256,
+                              const std::map<std::string, std::string>& pins,
+                              const std::filesystem::path& source) {
+  if (pins.empty()) return {};
+  const auto& list = plugin_file_policy().pins;
+  const bool listed = list && list->sha256.contains(file.filename().string());
+  const auto own = pins.find(name);
+  const bool matches = own != pins.end() ? own->second == sha256
+                       : listed          ? true
+                                         : std::any_of(pins.begin(), pins.end(),
+                                                       [&sha256](const auto& p) {
+                                                return p.second == sha256;
+                                              });
+  if (matches) return {};
+  return "plugin \"" + name + "\" (SHA-256 " + sha256 +
+         ") may not serve under " + source.string() + ", which " +
+         (own != pins.end() ? "pins " + own->second + " for it"
+                            : "pins other plugins and none to this digest") +
+         " in args.schedplug.sha256; ship the build the pin names together "
+         "with the configuration, or correct the pin";
 }
 
 }  // namespace schedplug::host

@@ -82,4 +82,18 @@ std::string check_plugin_name_pin(const std::filesystem::path& file,
                                   const std::string& name,
                                   const std::string& sha256);
 
+// Whether a loaded plugin (`file` holding plugin `name`, of digest
+// `sha256`) may serve under a configuration's pins (`pins`, plugin name ->
+// digest, read from `source`): a pin of its name must be its digest;
+// without one, its digest must be one of the pins or its file listed in
+// --plugin-sha256. A reload loads files under the pins of the changed
+// configuration; when that configuration is then refused, the one that
+// stays must allow what serves, and a changed configuration must allow
+// the files that keep serving. "" when it may, else the reason.
+std::string check_served_pins(const std::filesystem::path& file,
+                              const std::string& name,
+                              const std::string& sha256,
+                              const std::map<std::string, std::string>& pins,
+                              const std::filesystem::path& source);
+
 }  // namespace schedplug::host

@@ -19,6 +19,7 @@
 
 #include <boost/dll/shared_library.hpp>
 
+#include "host/loader/elf_image.hpp"
 #include "host/loader/plugin_file_check.hpp"
 #include "schedplug/runtime.hpp"
 
@@ -239,6 +240,18 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
     handle->file = std::move(loaded);
   }
   const OpenFile& loaded = *handle->file;
+  // dlopen maps segments past the end of a short file, and the process
+  // dies of SIGBUS when it touches them.
+  struct stat loaded_stat {};
+  if (::fstat(loaded.fd, &loaded_stat) != 0) {
+    fail(file, std::string("cannot read its size (") + std::strerror(errno) +
+                   "); check the file");
+  }
+  if (std::string problem = elf_image_problem(
+          loaded.fd, static_cast<unsigned long long>(loaded_stat.st_size));
+      !problem.empty()) {
+    fail(file, problem);
+  }
   if (plugin_file_policy().before_dlopen) {
     plugin_file_policy().before_dlopen(file);
   }

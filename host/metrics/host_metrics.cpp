@@ -253,7 +253,7 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
               .Register(*registry_)
               .Add({})) {
   for (const PluginInstance* plugin : plugins) {
-    created_.try_emplace(plugin, make_series(*plugin));
+    created_.try_emplace(plugin->serial(), make_series(*plugin));
   }
 }
 
@@ -292,7 +292,7 @@ HostMetrics::PluginSeries HostMetrics::make_series(
 
 HostMetrics::PluginSeries& HostMetrics::plugin_series(
     const PluginInstance& plugin) {
-  if (auto it = created_.find(&plugin); it != created_.end()) {
+  if (auto it = created_.find(plugin.serial()); it != created_.end()) {
     return it->second;
   }
   // By name and build: another version of a plugin may have other hooks.

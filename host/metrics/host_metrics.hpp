@@ -151,8 +151,10 @@ class HostMetrics {
   // Series looked up once: a Family's Add builds and hashes a label map,
   // which every call paid (a few percent of the host's CPU per PreFilter).
   // created_ is fixed by the constructor (read without the lock); an
-  // instance it lacks gets its series in late_ (tests, benchmarks).
-  std::unordered_map<const PluginInstance*, PluginSeries> created_;
+  // instance it lacks gets its series in late_ (reloads, tests,
+  // benchmarks). Keyed by serial, not address: a reload frees instances,
+  // and a new one at a freed address must not be credited to the old.
+  std::unordered_map<uint64_t, PluginSeries> created_;
   std::mutex mutex_;  // guards late_ and rpc_series_
   std::unordered_map<std::string, PluginSeries> late_;
   std::unordered_map<std::string, RpcSeries> rpc_series_;

@@ -1,5 +1,7 @@
 #include "host/plugin/plugin_instance.hpp"
 
+#include <atomic>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -45,8 +47,13 @@ void host_log(void* context, schedplug_log_level level, schedplug_str msg) {
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> next_serial{1};
+}  // namespace
+
 PluginInstance::PluginInstance(std::shared_ptr<const PluginLibrary> library)
-    : library_(std::move(library)) {
+    : library_(std::move(library)),
+      serial_(next_serial.fetch_add(1, std::memory_order_relaxed)) {
   host_api_.struct_size = sizeof(schedplug_host);
   host_api_.context = this;
   host_api_.log = &host_log;
@@ -212,13 +219,16 @@ schedplug_code PluginInstance::filter_into(const schedplug_pod& pod,
     const HookScope watched(this, Hook::kFilter);
     code = d.filter(instance_, &pod, &node, reason);
   } catch (...) {
-    call.error_ = threw_message(name(), "filter", std::current_exception());
+    call.replaced_ = threw_message(name(), "filter", std::current_exception());
     return SCHEDPLUG_ERROR;
   }
   if (!runtime::is_known_code(code)) {
     // The same message as filter() (the SDK's filter_verdict).
-    call.error_ = runtime::filter_verdict(name(), code, {}).reason;
+    call.replaced_ = runtime::filter_verdict(name(), code, {}).reason;
     return SCHEDPLUG_ERROR;
+  }
+  if (code != SCHEDPLUG_SUCCESS && !runtime::is_valid_utf8(call.text())) {
+    call.replaced_ = runtime::valid_utf8(call.text());
   }
   return code;
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -33,24 +34,30 @@ using ScoreResult = runtime::ScoreResult;
 // A filter call's reason, reused across the calls of one PreFilter chunk.
 class FilterCall {
  public:
-  // The reason of the last filter_into(): the plugin's text, or the host's
-  // message for a plugin that threw or returned an unknown code.
+  // The reason of the last filter_into(): the plugin's text (as valid
+  // UTF-8), or the host's message for a plugin that threw or returned an
+  // unknown code.
   std::string_view reason() const {
-    if (!error_.empty()) return error_;
-    return {text_, strnlen(text_, sizeof(text_))};
+    if (replaced_) return *replaced_;
+    return text();
   }
 
  private:
   friend class PluginInstance;
   schedplug_reason* reset() {
     text_[0] = '\0';
-    error_.clear();
+    replaced_.reset();
     reason_ = {text_, sizeof(text_)};
     return &reason_;
   }
+  std::string_view text() const {
+    return {text_, strnlen(text_, sizeof(text_))};
+  }
   char text_[SCHEDPLUG_REASON_MAX];
   schedplug_reason reason_{};
-  std::string error_;
+  // What reason() shows instead of text_: the host's message, or the
+  // plugin's text made valid UTF-8.
+  std::optional<std::string> replaced_;
 };
 
 // create() failed. what() names the plugin, its file and the plugin's own
@@ -105,6 +112,9 @@ class PluginInstance {
 
   const PluginLibrary& library() const { return *library_; }
   const std::string& name() const { return library_->name(); }
+  // Unique among the instances this process ever created: unlike the
+  // instance's address, never reused after a reload frees it.
+  uint64_t serial() const { return serial_; }
   // This instance's settings: the descriptor's, as create() changed them
   // (plugin.h v1.1), validated.
   const schedplug_settings& settings() const { return settings_; }
@@ -152,6 +162,7 @@ class PluginInstance {
   void end_pod(void* state) const;
 
   std::shared_ptr<const PluginLibrary> library_;
+  const uint64_t serial_;
   void* instance_ = nullptr;
   schedplug_host host_api_{};
   schedplug_settings settings_{};

@@ -9,7 +9,10 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -19,12 +22,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Every change that can replace a file's content or what a name points to.
+// IN_MODIFY marks a file as being written until its IN_CLOSE_WRITE.
 constexpr uint32_t kEvents = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
-                             IN_CREATE | IN_DELETE | IN_ATTRIB |
+                             IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MODIFY |
                              IN_DELETE_SELF | IN_MOVE_SELF;
+// Events after which a file is no longer being written under its name.
+constexpr uint32_t kWriteEnds = IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM;
 
 // How often a directory that could not be watched (gone) is tried again.
 constexpr std::chrono::seconds kRetry{1};
+
+// The longest a change waits for a file that is being written to be
+// closed: a writer that keeps a file open without writing must not stop
+// reloads for good (the loader still refuses an incomplete plugin file).
+constexpr std::chrono::seconds kWriteWait{30};
 
 }  // namespace
 
@@ -82,14 +93,20 @@ void ChangeWatch::run() {
   bool pending = false;
   bool missing = false;
   Clock::time_point first{}, last{};
+  // Files written to and not closed yet (dir index, name): a plugin copied
+  // in pieces is loaded once whole, not at the first pause.
+  std::set<std::pair<size_t, std::string>> writing;
+  const auto due = [&] {
+    if (!writing.empty()) return first + kWriteWait;
+    return std::min(last + settle_, first + 10 * settle_);
+  };
   alignas(inotify_event) std::array<char, 16 * 1024> buffer;
   for (;;) {
     int timeout_ms = -1;
     const auto now = Clock::now();
     if (pending) {
-      const auto due = std::min(last + settle_, first + 10 * settle_);
       timeout_ms = static_cast<int>(std::max<int64_t>(
-          0, std::chrono::duration_cast<std::chrono::milliseconds>(due - now)
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(due() - now)
                  .count()));
     }
     if (missing) {
@@ -121,7 +138,10 @@ void ChangeWatch::run() {
           const auto* event =
               reinterpret_cast<const inotify_event*>(buffer.data() + at);
           at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
-          if (event->mask & IN_Q_OVERFLOW) relevant = true;
+          if (event->mask & IN_Q_OVERFLOW) {
+            relevant = true;
+            writing.clear();  // events were lost: no close is certain
+          }
           for (size_t i = 0; i < watches_.size(); ++i) {
             if (watches_[i] != event->wd) continue;
             if (event->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
@@ -129,13 +149,22 @@ void ChangeWatch::run() {
               watches_[i] = -1;
               missing = true;
               relevant = true;
+              std::erase_if(writing,
+                            [i](const auto& w) { return w.first == i; });
               continue;
             }
             const std::string name = event->len > 0 ? event->name : "";
             const auto& names = dirs_[i].names;
-            relevant =
-                relevant || names.empty() ||
-                std::find(names.begin(), names.end(), name) != names.end();
+            if (!names.empty() &&
+                std::find(names.begin(), names.end(), name) == names.end()) {
+              continue;
+            }
+            relevant = true;
+            if (event->mask & kWriteEnds) {
+              writing.erase({i, name});
+            } else if (event->mask & IN_MODIFY) {
+              writing.insert({i, name});
+            }
           }
         }
       }
@@ -146,8 +175,17 @@ void ChangeWatch::run() {
       }
       continue;
     }
-    if (pending &&
-        Clock::now() >= std::min(last + settle_, first + 10 * settle_)) {
+    if (pending && Clock::now() >= due()) {
+      if (!writing.empty()) {
+        spdlog::warn(
+            "{} has been open for writing for {} s; reloading anyway (a "
+            "plugin file that is still incomplete is refused and the loaded "
+            "version keeps serving)",
+            (dirs_[writing.begin()->first].dir / writing.begin()->second)
+                .string(),
+            kWriteWait.count());
+        writing.clear();
+      }
       pending = false;
       try {
         changed_();

@@ -22,8 +22,10 @@ struct WatchedDir {
 class ChangeWatch {
  public:
   // Calls `changed` on its own thread once no event arrived for `settle`
-  // after one did (at most 10 × settle after the first). Throws
-  // std::runtime_error naming the directory it cannot watch.
+  // after one did (at most 10 × settle after the first), and no file that
+  // was written to is still open for writing (waiting at most 30 s for
+  // its close). Throws std::runtime_error naming the directory it cannot
+  // watch.
   ChangeWatch(std::vector<WatchedDir> dirs, std::chrono::milliseconds settle,
               std::function<void()> changed);
   // Stops watching; waits for a `changed` call in progress.

@@ -232,6 +232,23 @@ PluginReloader::Attempt PluginReloader::attempt(
     const Candidate& candidate, const PluginGeneration& current,
     const PluginGeneration& previous) const {
   Attempt out;
+  // Files were opened under the pins of the configuration read this time;
+  // the candidate's configuration (maybe the one serving) must allow them.
+  std::vector<std::string> pin_problems;
+  const auto pins = config_plugin_pins(*candidate.config, pin_problems);
+  for (const auto& lib : candidate.libraries) {
+    if (std::string problem =
+            check_served_pins(lib->file(), lib->name(), lib->sha256(), pins,
+                              candidate.config->file);
+        !problem.empty()) {
+      out.message += (out.message.empty() ? "" : "; ") + lib->file().string() +
+                     ": refused: " + problem;
+    }
+  }
+  if (!out.message.empty()) {
+    out.reason = "load";
+    return out;
+  }
   const std::vector<Diagnostic> findings =
       check_names(*candidate.config, candidate.libraries);
   std::vector<std::string> problems;
@@ -464,7 +481,12 @@ ReloadOutcome PluginReloader::reload_locked() {
               lib->file().filename().string(), describe(*lib));
     }
     if (last == nullptr) {
-      if (outcome.refused.empty()) {  // e.g. only a shadow candidate changed
+      // Why the changes failed together, unless one of them said it (or
+      // nothing was tried alone: only a shadow candidate changed).
+      const bool said = std::any_of(
+          outcome.refused.begin(), outcome.refused.end(),
+          [&](const ReloadRefusal& r) { return r.reason == together.reason; });
+      if (!said) {
         refuse(outcome, together.reason + ":" + together.message, config_name,
                together.reason,
                "the change is not used, the host keeps what it has: " +

@@ -470,6 +470,36 @@ TEST(StatusCodes, ReachTheHostWithTheirReasons) {
   d.destroy(inst);
 }
 
+// A reason longer than the buffer is cut before the character the limit
+// falls in, never inside it: kube-scheduler shows reasons to users, and
+// the host would have to replace a half character.
+TEST(StatusCodes, LongReasonsAreCutOnACharacterBoundary) {
+  std::string two = "x";  // "x" then 2-byte characters: the limit splits one
+  for (int i = 0; i < 200; ++i) two += "\u00e9";
+  std::string four = "xyz";  // then 4-byte characters
+  for (int i = 0; i < 100; ++i) four += "\U0001F600";
+  for (const std::string& text : {two, four}) {
+    Reason c;
+    schedplug_reason_set(&c.r, text.c_str());
+    Reason cpp;
+    schedplug::detail::set_reason(&cpp.r, text);
+    for (const std::string& got : {c.text(), cpp.text()}) {
+      EXPECT_LE(got.size(), SCHEDPLUG_REASON_MAX - 1);
+      EXPECT_GT(got.size(), SCHEDPLUG_REASON_MAX - 5);
+      EXPECT_TRUE(schedplug::runtime::is_valid_utf8(got)) << got;
+      EXPECT_EQ(text.substr(0, got.size()), got);
+    }
+  }
+  // Short text is copied whole; a 1-byte buffer holds only the NUL.
+  Reason whole;
+  schedplug_reason_set(&whole.r, "caf\u00e9");
+  EXPECT_EQ(whole.text(), "caf\u00e9");
+  char one = 'z';
+  schedplug_reason tiny{&one, 1};
+  schedplug_reason_set(&tiny, "\u00e9");
+  EXPECT_EQ(one, '\0');
+}
+
 TEST(StatusCodes, BorrowedReasonSurvivesMovingTheStatus) {
   const schedplug::Reason kept(
       "node(s) had a reason longer than the small buffer");

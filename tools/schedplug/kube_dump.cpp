@@ -11,6 +11,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "host/config/yaml_bounds.hpp"
+
 namespace schedplug::tools {
 namespace {
 
@@ -398,6 +400,13 @@ void walk(const std::string& yaml, const std::filesystem::path& file,
     const YAML::Node& doc = docs[d];
     Where where{file.string(), d + 1, std::nullopt, kind, ""};
     if (doc.IsNull()) continue;
+    // Before the reader walks it: a recursive anchor or an alias bomb.
+    if (auto bad = host::yaml_bounds_problem(
+            doc, host::yaml_bounds_for(yaml.size()))) {
+      problems.push_back(file.string() + ":" + std::to_string(bad->line) +
+                         ": " + bad->message);
+      continue;
+    }
     Reader r(problems, where);
     if (!doc.IsMap()) {
       r.problem(doc, "(document)",

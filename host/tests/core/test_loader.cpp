@@ -5,7 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "corpus_path.hpp"
 
@@ -53,6 +58,40 @@ TEST(LoadPluginFile, NotASharedObjectSaysSoWithDlerror) {
       load_error_of("not_elf"),
       AllOf(HasSubstr("not_elf.so: not a shared object"),
             HasSubstr("dlopen says:"), HasSubstr("invalid ELF header")));
+}
+
+// A plugin file cut short (still being copied, or written to a full disk):
+// dlopen would map its segments past the end of the file, and the first
+// touch of those pages kills the process with SIGBUS. The loader refuses
+// it, at any cut, and loads the whole file.
+TEST(LoadPluginFile, AnIncompleteFileIsRefusedAtAnyCut) {
+  std::ifstream in(corpus_file("good_filter"), std::ios::binary);
+  const std::string whole{std::istreambuf_iterator<char>(in),
+                          std::istreambuf_iterator<char>()};
+  ASSERT_GT(whole.size(), 4096u);
+  char tmpl[] = "/tmp/schedplug-loader-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  const auto file = dir / "good_filter.so";
+  for (size_t cut : {size_t{20}, size_t{100}, whole.size() / 4,
+                     whole.size() / 2, whole.size() - 100, whole.size() - 1}) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc)
+        << whole.substr(0, cut);
+    try {
+      load_plugin_file(file);
+      ADD_FAILURE() << "a file cut at byte " << cut << " of " << whole.size()
+                    << " loaded";
+    } catch (const LoadError& e) {
+      EXPECT_THAT(e.what(), AllOf(HasSubstr("good_filter.so: the file is "
+                                            "incomplete: it holds " +
+                                            std::to_string(cut) + " bytes"),
+                                  HasSubstr("still being copied")))
+          << "cut at " << cut;
+    }
+  }
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << whole;
+  EXPECT_EQ(load_plugin_file(file)->name(), "GoodFilter");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LoadPluginFile, MissingFile) {
@@ -147,7 +186,7 @@ TEST_F(CorpusDirectory, GoodPluginsLoadBesideTheBrokenOnes) {
   // create_throws, strict_args and hook_throws have valid descriptors:
   // their faults show only when created or called.
   EXPECT_THAT(loaded_names(), ::testing::ElementsAre(
-                                  "BiggerDescriptor", "CreateThrows",
+                                  "BadUtf8", "BiggerDescriptor", "CreateThrows",
                                   "GoodFilter", "GoodScorer", "HookThrows",
                                   "HwEncrypt", "OwnNormalize", "StrictArgs"));
 }

@@ -126,6 +126,67 @@ TEST(PluginInstance, HookThrowingThroughTheAbiIsAnError) {
                                   "is not a std::exception"));
 }
 
+// Reasons end up in proto3 strings, which must be valid UTF-8: whatever
+// bytes a plugin writes, the host's copy is valid, losing only a
+// character cut at the end and replacing stray bytes with U+FFFD.
+TEST(PluginInstance, ReasonsAreValidUtf8WhateverThePluginWrites) {
+  auto bad = make("bad_utf8");
+  auto p = pod();
+  auto plain = node("n1", {});
+  auto junk = node("junk", {});
+  std::string cut = "xy";
+  for (int i = 0; i < 126; ++i) cut += "\u00e9";
+
+  Verdict v = bad->filter(p->view(), plain->view());
+  EXPECT_EQ(v.code, SCHEDPLUG_UNSCHEDULABLE);
+  EXPECT_EQ(v.reason, cut);
+  v = bad->filter(p->view(), junk->view());
+  EXPECT_EQ(v.reason, "bad \ufffd byte, then a cut ");
+
+  // The batched path (PreFilter's chunks) reads the plugin's buffer in
+  // place; it must give the same text.
+  FilterCall call;
+  EXPECT_EQ(bad->filter_into(p->view(), plain->view(), call),
+            SCHEDPLUG_UNSCHEDULABLE);
+  EXPECT_EQ(call.reason(), cut);
+  EXPECT_EQ(bad->filter_into(p->view(), junk->view(), call),
+            SCHEDPLUG_UNSCHEDULABLE);
+  EXPECT_EQ(call.reason(), "bad \ufffd byte, then a cut ");
+
+  ScoreResult s = bad->score(p->view(), junk->view());
+  EXPECT_EQ(s.code, SCHEDPLUG_ERROR);
+  EXPECT_THAT(s.reason, HasSubstr("bad \ufffd byte, then a cut "));
+  EXPECT_TRUE(runtime::is_valid_utf8(s.reason)) << s.reason;
+}
+
+TEST(Utf8, ValidTextIsKeptAndInvalidBytesAreReplacedOrCut) {
+  using runtime::is_valid_utf8;
+  using runtime::valid_utf8;
+  for (const char* ok : {"", "plain", "\u00e9\u4e2d\U0001F600", "\U0010FFFF"}) {
+    EXPECT_TRUE(is_valid_utf8(ok)) << ok;
+    EXPECT_EQ(valid_utf8(ok), ok);
+  }
+  // Overlong forms, surrogates, beyond U+10FFFF, stray continuations.
+  for (const char* bad : {"\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80",
+                          "\xF4\x90\x80\x80", "\x80", "\xFF"}) {
+    EXPECT_FALSE(is_valid_utf8(bad)) << bad;
+    EXPECT_TRUE(is_valid_utf8(valid_utf8(std::string(bad) + "!")));
+  }
+  EXPECT_EQ(valid_utf8("a\xFF"
+                       "b"),
+            "a\ufffd"
+            "b");
+  // A character cut at the end is dropped, whatever its length.
+  EXPECT_EQ(valid_utf8("ab\xC3"), "ab");
+  EXPECT_EQ(valid_utf8("ab\xE4\xB8"), "ab");
+  EXPECT_EQ(valid_utf8("ab\xF0\x9F\x98"), "ab");
+  // ...but not a lead byte followed by something that does not continue it.
+  EXPECT_EQ(valid_utf8("\xC3"
+                       "a"),
+            "\ufffd"
+            "a");
+}
+
 TEST(PluginInstance, HooksAreSafeToCallConcurrently) {
   // plugin.h: filter and score run concurrently on one instance; each call
   // gets its own reason buffer. Run under TSan to check the host side.

@@ -125,6 +125,43 @@ TEST(SchedulerConfig, NotYamlHasALine) {
               HasSubstr("not a KubeSchedulerConfiguration"));
 }
 
+// yaml-cpp builds an anchor that holds an alias to itself as a cycle, and
+// expands aliases of aliases without limit: both are refused with a line
+// before anything walks the document (the args reader used to recurse
+// until the stack ran out).
+TEST(SchedulerConfig, RecursiveAnchorsAndAliasBombsAreRefused) {
+  const std::string profile = std::string(kHeader) +
+                              "profiles:\n"
+                              "  - schedulerName: default-scheduler\n"
+                              "    plugins:\n"
+                              "      filter:\n"
+                              "        enabled: [{name: HwEncrypt}]\n"
+                              "    pluginConfig:\n"
+                              "      - name: HwEncrypt\n";
+  EXPECT_THAT(error_of(profile + "        args: &a {loop: *a}\n"),
+              AllOf(HasSubstr("sched.yaml:10: "),
+                    HasSubstr("contains an alias (*name) to itself")));
+  EXPECT_THAT(error_of(profile + "        args: &a [1, [2, *a]]\n"),
+              HasSubstr("to itself"));
+  std::string bomb =
+      profile + "        args:\n          a0: &a0 [x, x, x, x]\n";
+  for (int i = 1; i < 12; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    bomb += "          a" + std::to_string(i) + ": &a" + std::to_string(i) +
+            " [" + prev + ", " + prev + ", " + prev + ", " + prev + "]\n";
+  }
+  EXPECT_THAT(error_of(bomb), AllOf(HasSubstr("sched.yaml:"),
+                                    HasSubstr("through its aliases")));
+  std::string deep = profile + "        args: ";
+  for (int i = 0; i < 300; ++i) deep += "[";
+  for (int i = 0; i < 300; ++i) deep += "]";
+  EXPECT_THAT(error_of(deep + "\n"), HasSubstr("nested more than 256"));
+  // Aliases that repeat a value a few times are fine.
+  EXPECT_EQ(
+      error_of(profile + "        args: {a: &x {k: v}, b: *x, c: [*x, *x]}\n"),
+      "(parsed without error)");
+}
+
 TEST(SchedulerConfig, UnknownExtensionPointSuggestsOne) {
   EXPECT_THAT(error_of(std::string(kHeader) + R"(profiles:
   - schedulerName: s

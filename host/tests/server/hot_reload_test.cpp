@@ -4,6 +4,7 @@
 // configuration that fails any check is refused, counted and logged, and
 // the loaded version keeps serving; the answers' identity changes with
 // every swap, and the session watch says so at once.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "host/loader/plugin_file_check.hpp"
 #include "host/reload/plugin_reload.hpp"
 #include "test_support.hpp"
 
@@ -50,8 +52,10 @@ std::string read_all(const std::filesystem::path& file) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void write_config(const std::filesystem::path& file,
-                  const std::string& reject_node) {
+// The configuration with Reloadable's args written as `args` (YAML, on the
+// line after "args:").
+void write_config_args(const std::filesystem::path& file,
+                       const std::string& args) {
   std::ofstream(file) << R"(apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -62,9 +66,13 @@ profiles:
           - name: Reloadable
     pluginConfig:
       - name: Reloadable
-        args:
-          reject_node: ")"
-                      << reject_node << "\"\n";
+        args: )" << args
+                      << "\n";
+}
+
+void write_config(const std::filesystem::path& file,
+                  const std::string& reject_node) {
+  write_config_args(file, "{reject_node: \"" + reject_node + "\"}");
 }
 
 class HotReload : public ::testing::Test {
@@ -318,6 +326,124 @@ TEST_F(HotReload, ChangedArgsTakeEffectAndUnchangedOnesKeepTheInstance) {
   EXPECT_EQ(last_handshake_.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(last_handshake_.error_message().find("config"), std::string::npos)
       << last_handshake_.error_message();
+}
+
+// A plugin copied into the directory in two parts with a pause between
+// them (a slow `cp`, a network copy): the watch waits for the writer to
+// close the file, and the loader would refuse the incomplete file anyway,
+// so the host never dlopens it (which mapped past the end of the file and
+// died of SIGBUS) and the loaded version serves meanwhile.
+TEST_F(HotReload, AFileCopiedInPartsIsLoadedOnceWhole) {
+  start(/*watch=*/true);
+  EXPECT_EQ(pre_filter(pod("a")), kV1);
+  // The old file goes first, so the copy creates a new one.
+  std::filesystem::remove(plugins_ / "reloadable.so");
+  const std::string v2 = read_all(version_file(2));
+  const int fd = ::open((plugins_ / "reloadable.so").c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+  ASSERT_GE(fd, 0);
+  const size_t half = v2.size() / 2;
+  ASSERT_EQ(::write(fd, v2.data(), half), static_cast<ssize_t>(half));
+  // Well past the settle time: the host must not load the first half.
+  std::this_thread::sleep_for(20 * 50ms);
+  EXPECT_EQ(pre_filter(pod("b")), kV1);
+  EXPECT_EQ(generation(), 1u);
+  ASSERT_EQ(::write(fd, v2.data() + half, v2.size() - half),
+            static_cast<ssize_t>(v2.size() - half));
+  ::close(fd);
+  ASSERT_TRUE(wait_for_generation(2)) << metrics();
+  EXPECT_EQ(pre_filter(pod("c")), kV2);
+  // The watch waited for the writer: the half file was never tried.
+  EXPECT_EQ(metrics().find("schedplug_reloads_refused_total{file="
+                           "\"reloadable.so\",reason=\"load\"}"),
+            std::string::npos)
+      << metrics();
+}
+
+// The watch's wait for a writer is bounded; a reload that finds the file
+// still incomplete refuses it with a sentence and keeps the loaded
+// version (start-up and reload use the same loader).
+TEST_F(HotReload, AnIncompleteFileIsRefusedAndTheLoadedVersionServes) {
+  start(/*watch=*/false);
+  EXPECT_EQ(pre_filter(pod("a")), kV1);
+  const std::string v2 = read_all(version_file(2));
+  replace_file(plugins_ / "reloadable.so", v2.substr(0, v2.size() / 2));
+  const ReloadOutcome outcome = host_->app().reload();
+  EXPECT_FALSE(outcome.swapped);
+  ASSERT_EQ(outcome.refused.size(), 1u);
+  EXPECT_NE(outcome.refused[0].message.find("the file is incomplete"),
+            std::string::npos)
+      << outcome.refused[0].message;
+  EXPECT_EQ(pre_filter(pod("b")), kV1);
+}
+
+// A configuration whose args hold an anchor with an alias to itself used
+// to send the reader into endless recursion: at reload it is refused with
+// the line, and the loaded configuration keeps serving.
+TEST_F(HotReload, ARecursiveAnchorInTheConfigurationIsRefused) {
+  start(/*watch=*/false);
+  EXPECT_EQ(pre_filter(pod("a")), kV1);
+  write_config_args(config_, "&a {reject_node: node-9, loop: *a}");
+  const ReloadOutcome outcome = host_->app().reload();
+  EXPECT_FALSE(outcome.swapped);
+  ASSERT_EQ(outcome.refused.size(), 1u);
+  EXPECT_NE(outcome.refused[0].message.find(
+                "config.yaml:11: this value (an anchor, &name) contains an "
+                "alias (*name) to itself"),
+            std::string::npos)
+      << outcome.refused[0].message;
+  EXPECT_EQ(pre_filter(pod("b")), kV1);
+}
+
+// Files are opened under the pins of the configuration read with them.
+// When that configuration is refused (here: a new profile needs a
+// scheduler restart), the file-by-file path must hold the files to the
+// pins of the configuration that stays, or changing a pin in a refused
+// configuration would smuggle in a build the serving one forbids.
+TEST_F(HotReload, APinOfARefusedConfigurationAdmitsNoFile) {
+  const auto pinned = [&](const std::string& digest, bool second_profile) {
+    std::string profile = R"(
+  - schedulerName: NAME
+    plugins:
+      multiPoint:
+        enabled:
+          - name: Reloadable
+    pluginConfig:
+      - name: Reloadable
+        args:
+          reject_node: node-9
+          schedplug:
+            sha256: ")" + digest +
+                          "\"\n";
+    const auto named = [&](const std::string& name) {
+      std::string p = profile;
+      p.replace(p.find("NAME"), 4, name);
+      return p;
+    };
+    std::ofstream(config_) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                           << "kind: KubeSchedulerConfiguration\n"
+                           << "profiles:" << named(kProfile)
+                           << (second_profile ? named("second") : "");
+  };
+  start(/*watch=*/false);
+  pinned(file_sha256(version_file(1)), false);
+  ReloadOutcome outcome = host_->app().reload();
+  ASSERT_TRUE(outcome.swapped) << refusals(outcome);
+  EXPECT_EQ(pre_filter(pod("a")), kV1);
+
+  pinned(file_sha256(version_file(2)), true);
+  install(2);
+  outcome = host_->app().reload();
+  EXPECT_FALSE(outcome.swapped) << "the host serves a build its pins forbid";
+  const std::string why = refusals(outcome);
+  EXPECT_NE(why.find("restart"), std::string::npos) << why;
+  EXPECT_NE(why.find("reloadable.so: refused: plugin \"Reloadable\" (SHA-256 " +
+                     file_sha256(version_file(2)) + ") may not serve under " +
+                     config_.string() + ", which pins " +
+                     file_sha256(version_file(1))),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(pre_filter(pod("b")), kV1);
 }
 
 TEST_F(HotReload, RefusedChangesKeepTheLoadedVersionAndAreCounted) {

@@ -99,6 +99,15 @@ func RejectsAllPluginDir() (string, error) {
 		"rejects_all.so", "test plugin", "")
 }
 
+// EchoReasonPluginDir is a plugin directory holding EchoReason
+// (plugins/testing/echo_reason.c), which echoes a pod's schedplug.io/echo
+// annotation into its reason, cut at a byte: $SCHEDPLUG_ECHO_REASON_PLUGIN_DIR
+// or build/plugins/testing/echo-reason.d.
+func EchoReasonPluginDir() (string, error) {
+	return pluginDirWith("SCHEDPLUG_ECHO_REASON_PLUGIN_DIR", filepath.Join("build", "plugins", "testing", "echo-reason.d"),
+		"echo_reason.so", "test plugin", "")
+}
+
 // SpotNodesPluginDir is the directory of the Rust sample plugin
 // (plugins/spot-nodes, built by cargo through CMake): spot_nodes.so from
 // $SCHEDPLUG_SPOT_NODES_PLUGIN_DIR or build/plugins/spot-nodes.d.

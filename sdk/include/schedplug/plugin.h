@@ -527,8 +527,12 @@ typedef int32_t schedplug_code;
 /* A host-owned buffer for the reason that goes with a status, or for
  * create()'s error message. The plugin writes a NUL-terminated string of at
  * most `capacity` bytes into `text` (schedplug_reason_set() does that
- * safely); the host copies it after the hook returns. Leave it untouched
- * for "no reason".
+ * safely, cutting on a character boundary); the host copies it after the
+ * hook returns. Leave it untouched for "no reason".
+ *
+ * Write UTF-8. The host's copy always is: it drops a character cut off at
+ * the end and replaces any other invalid byte with U+FFFD, so a reason
+ * that quotes a pod's annotation never breaks the host's answer.
  *
  * A Filter reason is shown by kube-scheduler as
  *   "0/5 nodes are available: 3 <reason>."
@@ -538,12 +542,31 @@ typedef struct schedplug_reason {
   uint64_t capacity;
 } schedplug_reason;
 
-/* Copies `msg` (NUL-terminated) into `out`, cutting it to fit. */
+/* The length of the longest prefix of `text` (`len` bytes) that is at most
+ * `max` bytes long and does not end inside a UTF-8 character, so a text cut
+ * to fit a buffer stays valid UTF-8 (the host replaces what is not, and
+ * kube-scheduler shows reasons to users). */
+static inline size_t schedplug_utf8_prefix(const char* text, size_t len,
+                                           size_t max) {
+  size_t n = max;
+  int back = 0;
+  if (len <= max) return len;
+  /* text[n] is the first byte left out: while it continues a character
+   * (10xxxxxx), that character started before the cut; leave it out too. */
+  while (n > 0 && back < 3 && ((unsigned char)text[n] & 0xC0u) == 0x80u) {
+    --n;
+    ++back;
+  }
+  return n;
+}
+
+/* Copies `msg` (NUL-terminated) into `out`, cutting it to fit on a
+ * character boundary. */
 static inline void schedplug_reason_set(schedplug_reason* out,
                                         const char* msg) {
+  size_t n;
   if (out == NULL || out->text == NULL || out->capacity == 0) return;
-  size_t n = strlen(msg);
-  if (n >= out->capacity) n = (size_t)(out->capacity - 1);
+  n = schedplug_utf8_prefix(msg, strlen(msg), (size_t)(out->capacity - 1));
   memcpy(out->text, msg, n);
   out->text[n] = '\0';
 }

@@ -41,6 +41,89 @@ struct ScoreResult {
   std::string reason;  // set when code is ERROR
 };
 
+// ---------------------------------------------------------------------------
+// Text from plugins.
+//
+// Whatever a plugin writes (reasons, error messages, exception texts) ends
+// up in proto3 `string` fields, which must be valid UTF-8: one bad byte
+// makes the whole answer unserializable, so every node's verdict of the
+// call would be lost, and Go refuses to decode it. So the host makes every
+// such text valid where it copies it: a character cut off at the end (a
+// reason cut at its byte limit) is dropped, any other invalid byte becomes
+// U+FFFD.
+
+// The length of the well-formed UTF-8 character (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF) at the start of `s`, or 0
+// when `s` does not start with one.
+inline size_t utf8_char_length(std::string_view s) {
+  if (s.empty()) return 0;
+  const auto b = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if ((b(i) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+inline bool is_valid_utf8(std::string_view s) {
+  for (size_t at = 0; at < s.size();) {
+    if (static_cast<unsigned char>(s[at]) < 0x80) {
+      ++at;
+      continue;
+    }
+    const size_t n = utf8_char_length(s.substr(at));
+    if (n == 0) return false;
+    at += n;
+  }
+  return true;
+}
+
+// `s` as valid UTF-8: an incomplete character at the very end (text cut at
+// a byte limit) is dropped; every other byte that starts no well-formed
+// character becomes U+FFFD.
+inline std::string valid_utf8(std::string_view s) {
+  if (is_valid_utf8(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t at = 0; at < s.size();) {
+    const size_t n = utf8_char_length(s.substr(at));
+    if (n > 0) {
+      out.append(s.substr(at, n));
+      at += n;
+      continue;
+    }
+    // The tail is the start of one character that was cut off: drop it.
+    const size_t rest = s.size() - at;
+    const unsigned char c = static_cast<unsigned char>(s[at]);
+    const size_t wanted = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    bool cut = wanted > rest && rest > 0;
+    for (size_t i = 1; cut && i < rest; ++i) {
+      cut = (static_cast<unsigned char>(s[at + i]) & 0xC0) == 0x80;
+    }
+    if (cut) break;
+    out += "\xEF\xBF\xBD";  // U+FFFD
+    ++at;
+  }
+  return out;
+}
+
 // A host-owned reason buffer for one hook call (plugin.h: the host copies
 // the text after the hook returns).
 class ReasonBuffer {
@@ -50,9 +133,10 @@ class ReasonBuffer {
     reason_ = {text_, sizeof(text_)};
     return &reason_;
   }
-  // Copies the text out, tolerating a plugin that forgot the NUL.
+  // Copies the text out, tolerating a plugin that forgot the NUL, as
+  // valid UTF-8.
   std::string str() const {
-    return std::string(text_, strnlen(text_, sizeof(text_)));
+    return valid_utf8(std::string_view(text_, strnlen(text_, sizeof(text_))));
   }
 
  private:
@@ -178,6 +262,11 @@ inline std::string accept_descriptor(const schedplug_plugin* entry,
     return "plugin \"" + name +
            "\" reports no version string; set the descriptor's `version`, "
            "e.g. \"1.0.0\"";
+  }
+  if (!is_valid_utf8(d.version)) {
+    return "plugin \"" + name + "\" reports a version string that is not " +
+           "valid UTF-8 (\"" + valid_utf8(d.version) +
+           "\"); set the descriptor's `version` to text such as \"1.0.0\"";
   }
   if (d.create == nullptr) {
     return "plugin \"" + name +
@@ -322,6 +411,11 @@ inline std::string settings_problem(const schedplug_plugin& d,
         return at + " has NULL data and length " + std::to_string(keys[i].len) +
                "; point it at the key's bytes";
       }
+      if (!is_valid_utf8({keys[i].data, keys[i].len})) {
+        return at + " (\"" + valid_utf8({keys[i].data, keys[i].len}) +
+               "\") is not valid UTF-8, so no pod's key can equal it; list " +
+               "the keys as Kubernetes writes them";
+      }
     }
     if ((s.hints & SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS) == 0) {
       return std::string(field) + " lists " + n +
@@ -392,7 +486,7 @@ inline std::string threw_message(const std::string& plugin, const char* hook,
   try {
     std::rethrow_exception(error);
   } catch (const std::exception& e) {
-    what = e.what();
+    what = valid_utf8(e.what());
   } catch (...) {
   }
   return "plugin " + plugin + " threw through the C ABI: " + what + " (from " +
@@ -607,7 +701,8 @@ inline void set_error(schedplug_reason* error, const std::string& text) {
   if (error == nullptr || error->text == nullptr || error->capacity == 0) {
     return;
   }
-  const size_t n = std::min<size_t>(text.size(), error->capacity - 1);
+  const size_t n =
+      schedplug_utf8_prefix(text.data(), text.size(), error->capacity - 1);
   std::memcpy(error->text, text.data(), n);
   error->text[n] = '\0';
 }

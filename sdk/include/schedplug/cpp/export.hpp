@@ -188,7 +188,8 @@ inline void declare_pod_keys(schedplug_settings& s, DeclaredPodKeys& keys) {
 
 inline void set_reason(schedplug_reason* out, std::string_view msg) {
   if (out == nullptr || out->text == nullptr || out->capacity == 0) return;
-  const size_t n = std::min(msg.size(), out->capacity - 1);
+  const size_t n =
+      schedplug_utf8_prefix(msg.data(), msg.size(), out->capacity - 1);
   if (n > 0) std::memcpy(out->text, msg.data(), n);
   out->text[n] = '\0';
 }
