@@ -184,6 +184,7 @@ func TestChartSchemaRefusesBadValues(t *testing.T) {
 		{"images:\n  host:\n    digest: latest\n", "digest"},
 		{"profile:\n  plugins:\n    - name: HwEncrypt\n      weight: 1000\n", "weight"},
 		{"hostt: {}\n", "hostt"},
+		{"host:\n  metricsAddress: localhost\n", "metricsAddress"},
 	} {
 		vals, err := common.ReadValues([]byte(c.values))
 		if err != nil {

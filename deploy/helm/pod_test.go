@@ -53,6 +53,9 @@ const podIP = "10.244.0.2"
 // parses it:
 //   - the host sidecar starts with the rendered args and passes its
 //     startup, liveness and readiness probes as the kubelet runs them;
+//   - its metrics answer where host.metricsAddress promises: on the pod's
+//     loopback only by default, on the pod IP when opted in, and every
+//     port the container declares answers on the pod IP;
 //   - kube-scheduler runs its rendered command (with --write-config-to, so
 //     it stops once it is set up): its flags and configuration are
 //     accepted, client-go's in-cluster configuration finds the API token,
@@ -204,6 +207,7 @@ func runPod(t *testing.T, img images, vals map[string]any, rendered string) {
 			t.Errorf("the host's %s probe fails once it started: %v", pr.kind, err)
 		}
 	}
+	p.checkMetrics(host, vals)
 
 	// kube-scheduler with its rendered command, stopped once set up.
 	out, err := p.runToEnd(sched, 2*time.Minute, "--write-config-to=/dev/null")
@@ -652,6 +656,46 @@ func (p *pod) get(ctx context.Context, url string) (int, string, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body), err
+}
+
+// checkMetrics: the host's metrics answer on the pod's loopback, and on
+// the pod IP exactly when host.metricsAddress opens them; a port the
+// container declares answers on the pod IP.
+func (p *pod) checkMetrics(host corev1.Container, vals map[string]any) {
+	t := p.t
+	address, port := "127.0.0.1", 9464
+	if h, ok := vals["host"].(map[string]any); ok {
+		if a, ok := h["metricsAddress"].(string); ok {
+			address = a
+		}
+		if n, ok := h["metricsPort"].(float64); ok {
+			port = int(n)
+		}
+	}
+	open := !strings.HasPrefix(address, "127.")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, ip := range []string{"127.0.0.1", podIP} {
+		url := "http://" + net.JoinHostPort(ip, strconv.Itoa(port)) + "/metrics"
+		code, body, err := p.get(ctx, url)
+		served := err == nil && code == http.StatusOK && strings.Contains(body, "schedplug_")
+		switch {
+		case ip == "127.0.0.1" && !served:
+			t.Errorf("the host's metrics do not answer on the pod's loopback at %s: HTTP %d, %v", url, code, err)
+		case ip == podIP && served && !open:
+			t.Errorf("the host's metrics answer on the pod IP at %s although host.metricsAddress is %s: anyone who reaches the pod reads them", url, address)
+		case ip == podIP && !served && open:
+			t.Errorf("host.metricsAddress is %s, but the metrics do not answer on the pod IP at %s: HTTP %d, %v", address, url, code, err)
+		}
+	}
+	for _, cp := range host.Ports {
+		conn, err := p.dial(ctx, net.JoinHostPort(podIP, strconv.Itoa(int(cp.ContainerPort))))
+		if err != nil {
+			t.Errorf("container %s declares port %s (%d), which nothing serves on the pod IP: %v", host.Name, cp.Name, cp.ContainerPort, err)
+			continue
+		}
+		conn.Close()
+	}
 }
 
 func readLog(pr *process) string {
