@@ -321,6 +321,28 @@ func apiTokenVolume(spec corev1.PodSpec) *corev1.Volume {
 	}}}
 }
 
+// apiTokenContainers names the containers that get an API token: those
+// mounting a volume with a service account token projection, with what
+// the admission plugin adds.
+func apiTokenContainers(spec corev1.PodSpec) []string {
+	tokenVolumes := map[string]bool{}
+	for _, v := range spec.Volumes {
+		if v.Projected != nil {
+			for _, s := range v.Projected.Sources {
+				tokenVolumes[v.Name] = tokenVolumes[v.Name] || s.ServiceAccountToken != nil
+			}
+		}
+	}
+	admitted := apiTokenVolume(spec) != nil
+	var out []string
+	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		if admitted || slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return tokenVolumes[m.Name] }) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
 // start makes the pod's namespaces: a mount namespace for the containers'
 // roots and volumes, and a network namespace with the loopback up and the
 // pod IP. The pause process holds them; they go with it.
