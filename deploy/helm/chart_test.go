@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,6 +20,8 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -140,6 +143,7 @@ func checkRendered(t *testing.T, name string, vals map[string]any, text string) 
 	if deploy == nil {
 		t.Fatalf("%s values: no Deployment rendered", name)
 	}
+	checkAPIToken(t, name, deploy)
 	spec := deploy["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 	sidecar := spec["initContainers"].([]any)[0].(map[string]any)
 	if sidecar["restartPolicy"] != "Always" || sidecar["livenessProbe"] == nil || sidecar["readinessProbe"] == nil {
@@ -167,6 +171,30 @@ func checkRendered(t *testing.T, name string, vals map[string]any, text string) 
 	}
 }
 
+// checkAPIToken: kube-scheduler alone gets the service account's API token,
+// where client-go's in-cluster configuration reads it. The host runs
+// plugin code, which must not hold the scheduler's rights.
+func checkAPIToken(t *testing.T, name string, deploy map[string]any) {
+	t.Helper()
+	text, err := yaml.Marshal(deploy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(text, &d); err != nil {
+		t.Fatalf("%s values: the Deployment: %v", name, err)
+	}
+	spec := d.Spec.Template.Spec
+	if got := apiTokenContainers(spec); !slices.Equal(got, []string{"kube-scheduler"}) {
+		t.Errorf("%s values: containers %v get an API token (the pod does not set automountServiceAccountToken: false, or they mount one); only kube-scheduler may, so that plugin code in the host cannot act as the scheduler", name, got)
+	}
+	for _, c := range spec.Containers {
+		if c.Name == "kube-scheduler" && apiTokenVolume(spec) == nil && !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == serviceAccountDir }) {
+			t.Errorf("%s values: kube-scheduler mounts no API token at %s, where client-go's in-cluster configuration reads it", name, serviceAccountDir)
+		}
+	}
+}
+
 // values.schema.json refuses bad values before anything renders, saying
 // which value is wrong.
 func TestChartSchemaRefusesBadValues(t *testing.T) {
@@ -184,6 +212,7 @@ func TestChartSchemaRefusesBadValues(t *testing.T) {
 		{"images:\n  host:\n    digest: latest\n", "digest"},
 		{"profile:\n  plugins:\n    - name: HwEncrypt\n      weight: 1000\n", "weight"},
 		{"hostt: {}\n", "hostt"},
+		{"host:\n  metricsAddress: localhost\n", "metricsAddress"},
 	} {
 		vals, err := common.ReadValues([]byte(c.values))
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -247,13 +248,7 @@ func (g *guide) clusterCommand(c guideCommand) {
 	case len(w) >= 3 && w[0] == "kubectl" && w[1] == "create" && w[2] == "configmap":
 		g.createConfigMap(c)
 	case len(w) >= 2 && w[0] == "kubectl" && w[1] == "apply":
-		opts, _ := flags(w[2:], "-f")
-		file := first(opts["-f"])
-		if _, err := os.Stat(filepath.Join(g.dir, file)); err != nil {
-			g.fail(c, "%s does not exist: no command before it wrote it", file)
-			return
-		}
-		g.dryRun = append(g.dryRun, filepath.Join(g.dir, file))
+		g.kubectlApply(c)
 	case len(w) >= 2 && w[0] == "helm" && (w[1] == "install" || w[1] == "upgrade"):
 		g.helmInstall(c)
 	case len(w) >= 2 && w[0] == "helm" && (w[1] == "rollback" || w[1] == "uninstall"):
@@ -294,6 +289,78 @@ func (g *guide) clusterCommand(c guideCommand) {
 	default:
 		g.fail(c, "the guide test does not know this command; teach clusterCommand in deploy/helm/guide_test.go what it does")
 	}
+}
+
+// lastApplied is the annotation in which a client-side `kubectl apply`
+// keeps the object it applied.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// kubectlApply sends the file's objects to the dry run as kubectl sends
+// them: as they are with --server-side; otherwise (client-side apply) each
+// with the last-applied annotation kubectl adds, the object itself as JSON,
+// which the API server counts against its 256 KiB limit on annotations.
+func (g *guide) kubectlApply(c guideCommand) {
+	opts, rest := flags(c.words[2:], "-f")
+	for k := range opts {
+		if k != "-f" && k != "--server-side" {
+			g.fail(c, "the guide test does not know the option %s of kubectl apply", k)
+		}
+	}
+	file := first(opts["-f"])
+	if len(rest) > 0 || file == "" {
+		g.fail(c, "the test knows `kubectl apply [--server-side] -f FILE`")
+		return
+	}
+	data, err := os.ReadFile(filepath.Join(g.dir, file))
+	if err != nil {
+		g.fail(c, "%s does not exist: no command before it wrote it", file)
+		return
+	}
+	if _, ok := opts["--server-side"]; ok {
+		g.dryRun = append(g.dryRun, filepath.Join(g.dir, file))
+		return
+	}
+	var docs []string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			g.fail(c, "%s does not parse: %v", file, err)
+			return
+		}
+		if obj == nil {
+			continue
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+			obj["metadata"] = meta
+		}
+		annotations, _ := meta["annotations"].(map[string]any)
+		if annotations == nil {
+			annotations = map[string]any{}
+		}
+		delete(annotations, lastApplied)
+		meta["annotations"] = annotations
+		if len(annotations) == 0 {
+			delete(meta, "annotations")
+		}
+		original, err := json.Marshal(obj)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		annotations[lastApplied] = string(original) + "\n"
+		meta["annotations"] = annotations
+		out, err := yaml.Marshal(obj)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		docs = append(docs, string(out))
+	}
+	applied := filepath.Join(g.t.TempDir(), fmt.Sprintf("client-side-apply-line%d.yaml", c.line))
+	if err := os.WriteFile(applied, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+		g.t.Fatal(err)
+	}
+	g.dryRun = append(g.dryRun, applied)
 }
 
 func first(s []string) string {

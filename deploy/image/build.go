@@ -57,38 +57,24 @@ type Result struct {
 
 // BuildAll builds the host, scheduler and plugin-bundle images into outDir.
 func BuildAll(in Inputs, outDir string) ([]Result, error) {
-	if in.Repository == "" {
-		in.Repository = defaultRepos
-	}
 	if in.Created.IsZero() {
 		return nil, fmt.Errorf("no creation time: pass the commit time (SOURCE_DATE_EPOCH) so rebuilds are identical")
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, err
 	}
-	bundle, err := ReadBundle(in.CLIBin, in.PluginDir, filepath.Join(in.WorkDir, "plugins"))
+	specs, err := Specs(in)
 	if err != nil {
 		return nil, err
 	}
-	specs := []struct {
-		file string
-		make func(Inputs, *Bundle) (Spec, error)
-	}{
-		{HostImage, hostSpec},
-		{SchedImage, schedulerSpec},
-		{BundleImage, bundleSpec},
-	}
 	var out []Result
-	for _, s := range specs {
-		spec, err := s.make(in, bundle)
-		if err != nil {
-			return nil, err
-		}
+	for i, name := range []string{HostImage, SchedImage, BundleImage} {
+		spec := specs[i]
 		img, err := Build(spec)
 		if err != nil {
 			return nil, err
 		}
-		file := filepath.Join(outDir, s.file+".oci.tar")
+		file := filepath.Join(outDir, name+".oci.tar")
 		if err := WriteArchive(img, spec.Name, in.Created, file); err != nil {
 			return nil, err
 		}
@@ -107,6 +93,27 @@ func BuildAll(in Inputs, outDir string) ([]Result, error) {
 		out = append(out, Result{Name: spec.Name, File: file, Digest: dig, Size: st.Size(), Content: content})
 	}
 	return out, nil
+}
+
+// Specs are the host, scheduler and plugin-bundle images, in that order, as
+// BuildAll builds them (the chart's test runs its pod from their roots).
+func Specs(in Inputs) ([]Spec, error) {
+	if in.Repository == "" {
+		in.Repository = defaultRepos
+	}
+	bundle, err := ReadBundle(in.CLIBin, in.PluginDir, filepath.Join(in.WorkDir, "plugins"))
+	if err != nil {
+		return nil, err
+	}
+	var specs []Spec
+	for _, specOf := range []func(Inputs, *Bundle) (Spec, error){hostSpec, schedulerSpec, bundleSpec} {
+		spec, err := specOf(in, bundle)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
 }
 
 func labels(in Inputs, title, version string) map[string]string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -146,4 +147,51 @@ func (t *Tree) Tar(mtime time.Time) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// Extract writes the tree into dir as a container runtime unpacks a layer:
+// files, directories and symlinks at their paths below dir, with their
+// permission bits, owned by the caller. A later tree extracted into the same
+// dir adds to it and replaces its files.
+func (t *Tree) Extract(dir string) error {
+	names := make([]string, 0, len(t.entries))
+	for name := range t.entries {
+		names = append(names, name)
+	}
+	sort.Strings(names) // parents first
+	for _, name := range names {
+		h := t.entries[name]
+		p := filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(name, "/")))
+		err := os.MkdirAll(filepath.Dir(p), 0o755)
+		switch {
+		case err != nil:
+		case h.Typeflag == tar.TypeDir:
+			if err = os.MkdirAll(p, 0o755); err == nil {
+				err = os.Chmod(p, os.FileMode(h.Mode))
+			}
+		case h.Typeflag == tar.TypeSymlink:
+			os.Remove(p)
+			err = os.Symlink(h.Linkname, p)
+		default:
+			os.Remove(p)
+			if err = os.WriteFile(p, t.data[name], 0o600); err == nil {
+				err = os.Chmod(p, os.FileMode(h.Mode))
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("extracting image path /%s into %s: %w", name, dir, err)
+		}
+	}
+	return nil
+}
+
+// Extract writes every layer of the image into dir, lowest first: the
+// image's root filesystem.
+func (s Spec) Extract(dir string) error {
+	for _, l := range s.Layers {
+		if err := l.Tree.Extract(dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }

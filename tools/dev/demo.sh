@@ -32,10 +32,14 @@ bin="$root/build/go"
 mkdir -p "$bin"
 step --fatal go-mod-download bash -c 'cd integration && go mod download'
 say "go-build: kube-scheduler (upstream + shim), kube-scheduler-simulate and schedplug-demo; the first build takes several minutes"
+# Without cgo, as tools/dev/test.sh builds: the same static kube-scheduler
+# (its image needs one: deploy/build-images.sh), and one setting for every
+# build keeps Go's build cache shared between the two scripts.
+export CGO_ENABLED=0
+step --fatal go-build-scheduler go_build_scheduler "$bin/kube-scheduler"
 # kube-scheduler-simulate goes beside the schedplug CLI, where `schedplug
 # simulate` looks for it (docs/simulate.md).
-step --fatal go-build bash -c "cd integration && go build -o '$bin/kube-scheduler' ./scheduler/cmd/kube-scheduler &&
-  go build -o '$root/build/tools/schedplug/kube-scheduler-simulate' ./scheduler/cmd/kube-scheduler-simulate &&
+step --fatal go-build bash -c "cd integration && go build -o '$root/build/tools/schedplug/kube-scheduler-simulate' ./scheduler/cmd/kube-scheduler-simulate &&
   go build -o '$bin/schedplug-demo' ./testbed/cmd/schedplug-demo"
 
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"

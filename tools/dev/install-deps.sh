@@ -19,6 +19,9 @@ packages=(
   ccache clang libclang-rt-14-dev
   libssl-dev openssl
   umoci
+  # ip, for the network namespace in which deploy/helm/pod_test.go runs the
+  # chart's pod (minimal Debian images lack it).
+  iproute2
   # Debian 12's own Rust (1.63), the Rust SDK's minimum (sdk/rust): the test
   # command builds the crate with it as well as with a newer cargo on PATH.
   rustc cargo

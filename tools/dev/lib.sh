@@ -156,3 +156,18 @@ need_go() {
     exit 1
   fi
 }
+
+# go_build_scheduler OUT builds kube-scheduler with the shim
+# (integration/scheduler/cmd/kube-scheduler) into OUT the one way every
+# script builds it: static (CGO_ENABLED=0, which its image needs:
+# deploy/build-images.sh refuses a dynamic one) and reporting upstream's
+# version. The demo and the test command thus make the same binary, and
+# Go's build cache serves both.
+go_build_scheduler() {
+  local out=$1
+  (
+    cd "$schedplug_root/integration" &&
+      CGO_ENABLED=0 go build -ldflags "-X k8s.io/component-base/version.gitVersion=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)" \
+        -o "$out" ./scheduler/cmd/kube-scheduler
+  )
+}

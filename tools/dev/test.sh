@@ -60,7 +60,7 @@ step go-mod-download bash -c 'cd integration && go mod download'
 export CGO_ENABLED=0
 # Built here rather than inside the first e2e test, so a cold build (many
 # minutes on 2 cores) does not count against go test's timeout.
-step go-build-scheduler bash -c 'cd integration && go build -ldflags "-X k8s.io/component-base/version.gitVersion=$(go list -m -f {{.Version}} k8s.io/kubernetes)" -o "$SCHEDPLUG_SCHEDULER_BIN" ./scheduler/cmd/kube-scheduler'
+step go-build-scheduler go_build_scheduler "$SCHEDPLUG_SCHEDULER_BIN"
 # kube-scheduler-simulate, which `schedplug simulate` runs from beside itself
 # (docs/simulate.md): the same kube-scheduler, on dumps instead of a cluster.
 step go-build-simulator bash -c 'cd integration && go build -o "$1" ./scheduler/cmd/kube-scheduler-simulate' _ "$root/build/tools/schedplug/kube-scheduler-simulate"

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -25,12 +26,24 @@ type Etcd struct {
 // StartEtcd starts etcd with its data under a new directory inside parentDir
 // and waits until it serves clients.
 func StartEtcd(parentDir string) (*Etcd, error) {
+	for attempt := 1; ; attempt++ {
+		e, err := startEtcd(parentDir)
+		// The ports were free when picked; another process may have bound
+		// one since.
+		if err == nil || attempt == portAttempts || !strings.Contains(err.Error(), "address already in use") {
+			return e, err
+		}
+	}
+}
+
+func startEtcd(parentDir string) (*Etcd, error) {
 	dir, err := os.MkdirTemp(parentDir, "etcd-")
 	if err != nil {
 		return nil, fmt.Errorf("creating the etcd data directory in %s: %w", parentDir, err)
 	}
 	ports, err := freePorts(2)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
@@ -69,8 +82,15 @@ func (e *Etcd) Stop() {
 	os.RemoveAll(e.dir)
 }
 
-// freePorts asks the kernel for n unused TCP ports on 127.0.0.1. Another
-// process could take one before we bind it; on a test machine that is rare.
+// portAttempts bounds the starts of a process whose port another process
+// took between the pick and the bind.
+const portAttempts = 5
+
+// freePorts asks the kernel for n unused TCP ports on 127.0.0.1. They are
+// free now, not when the process they are for binds them (kube-scheduler
+// does seconds after its start): on a busy machine another process can
+// take one first. The callers detect exactly that failure in what the
+// process reports (portTaken) and start again on new ports.
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	for i := 0; i < n; i++ {
@@ -82,4 +102,24 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// freePort is freePorts(1) as a string.
+func freePort() (string, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return "", err
+	}
+	return strconv.Itoa(ports[0]), nil
+}
+
+// portTaken reports whether a process's log has a line that says the
+// address was in use, naming addr.
+func portTaken(log, addr string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, addr) && strings.Contains(line, "address already in use") {
+			return true
+		}
+	}
+	return false
 }

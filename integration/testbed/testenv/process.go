@@ -25,6 +25,8 @@ type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+	// runStart is where the current run's part of the log file begins.
+	runStart int64
 }
 
 // NewProcess describes a process; Start runs it.
@@ -50,6 +52,9 @@ func (p *Process) Start() error {
 	log, err := os.OpenFile(p.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening the log file of %s: %w", p.Name, err)
+	}
+	if st, err := log.Stat(); err == nil {
+		p.runStart = st.Size()
 	}
 	fmt.Fprintf(log, "===== %s: starting %s %s\n", time.Now().Format(time.RFC3339Nano), p.bin, strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
@@ -168,6 +173,18 @@ func (p *Process) signalAndWait(sig syscall.Signal, wait time.Duration) bool {
 	case <-time.After(wait):
 		return false
 	}
+}
+
+// RunLog is the part of the log file the current (or last) run wrote.
+func (p *Process) RunLog() string {
+	p.mu.Lock()
+	start := p.runStart
+	p.mu.Unlock()
+	data, err := os.ReadFile(p.LogFile)
+	if err != nil || int64(len(data)) < start {
+		return ""
+	}
+	return string(data[start:])
 }
 
 // LogTail returns the last n lines of the log file.

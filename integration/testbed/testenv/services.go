@@ -56,16 +56,36 @@ func (h *Host) AddArgs(args ...string) {
 // ServeMetrics makes the next Start serve the host's Prometheus metrics on
 // a free loopback port, which Metrics then reads.
 func (h *Host) ServeMetrics() error {
-	ports, err := freePorts(1)
+	port, err := freePort()
 	if err != nil {
 		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	addr := "127.0.0.1:" + port
+	for i := range h.args {
+		if h.args[i] == "--metrics-listen" && i+1 < len(h.args) {
+			h.args[i+1] = addr
+			h.metricsURL = "http://" + addr + "/metrics"
+			return nil
+		}
+	}
 	h.args = append(h.args, "--metrics-listen", addr)
 	h.metricsURL = "http://" + addr + "/metrics"
 	return nil
+}
+
+// metricsPortTaken reports whether the host's last run could not serve
+// its metrics on the port ServeMetrics picked (another process bound it).
+func (h *Host) metricsPortTaken() bool {
+	h.mu.Lock()
+	url := h.metricsURL
+	h.mu.Unlock()
+	if url == "" {
+		return false
+	}
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
+	return strings.Contains(h.RunLog(), "cannot serve metrics on --metrics-listen "+addr)
 }
 
 // Metrics returns the host's Prometheus text exposition (after
@@ -81,8 +101,22 @@ func (h *Host) Metrics() (string, error) {
 }
 
 // StartAndWait starts the host and waits until its socket accepts
-// connections.
+// connections. A start that fails because another process holds the
+// metrics port ServeMetrics picked (free when picked, and again after each
+// stop of the host) is made again on another port.
 func (h *Host) StartAndWait(timeout time.Duration) error {
+	for attempt := 1; ; attempt++ {
+		err := h.startAndWait(timeout)
+		if err == nil || attempt == portAttempts || !h.metricsPortTaken() {
+			return err
+		}
+		if err := h.ServeMetrics(); err != nil {
+			return err
+		}
+	}
+}
+
+func (h *Host) startAndWait(timeout time.Duration) error {
 	if err := h.Start(); err != nil {
 		return err
 	}
@@ -104,18 +138,18 @@ func (h *Host) StartAndWait(timeout time.Duration) error {
 type Scheduler struct {
 	*Process
 	// URL of its secure port, e.g. https://127.0.0.1:12345.
-	URL string
+	URL  string
+	port string
 }
 
 // NewScheduler prepares kube-scheduler with the given configuration, its
 // shim pointed at hostAddress. The secure port serves /metrics without
 // authentication, so tests can read the shim's counters.
 func NewScheduler(bin, configFile, kubeconfig, hostAddress, certDir, logFile string) (*Scheduler, error) {
-	ports, err := freePorts(1)
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	port := strconv.Itoa(ports[0])
 	args := []string{
 		"--config=" + configFile,
 		"--bind-address=127.0.0.1",
@@ -136,7 +170,25 @@ func NewScheduler(bin, configFile, kubeconfig, hostAddress, certDir, logFile str
 	return &Scheduler{
 		Process: NewProcess("kube-scheduler", logFile, bin, args, env),
 		URL:     "https://127.0.0.1:" + port,
+		port:    port,
 	}, nil
+}
+
+// movePort makes the next start serve on another free port.
+func (s *Scheduler) movePort() error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, a := range s.args {
+		if a == "--secure-port="+s.port {
+			s.args[i] = "--secure-port=" + port
+		}
+	}
+	s.port, s.URL = port, "https://127.0.0.1:"+port
+	return nil
 }
 
 var insecureClient = &http.Client{
@@ -145,7 +197,22 @@ var insecureClient = &http.Client{
 }
 
 // StartAndWait starts the scheduler and waits until /readyz answers ok.
+// Its secure port was free when picked, but kube-scheduler binds it only
+// seconds after it starts: a start that fails because another process
+// took the port meanwhile is made again on another port (URL changes).
 func (s *Scheduler) StartAndWait(timeout time.Duration) error {
+	for attempt := 1; ; attempt++ {
+		err := s.startAndWait(timeout)
+		if err == nil || attempt == portAttempts || !portTaken(s.RunLog(), "127.0.0.1:"+s.port) {
+			return err
+		}
+		if err := s.movePort(); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Scheduler) startAndWait(timeout time.Duration) error {
 	if err := s.Start(); err != nil {
 		return err
 	}

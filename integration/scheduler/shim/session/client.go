@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,6 +126,11 @@ func usable(s *Session) bool { return s != nil && !s.Ended() }
 // policies.
 func (c *Client) Start(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
+	if c.cfg.TLS == nil && !unixTarget(c.cfg.Target) {
+		logger.Info("Warning: the connection to schedplug-host is plaintext TCP: the scheduling calls, nodes and pods cross the network unencrypted, and whoever can reach that address can answer as the host. "+
+			"Serve the host with --tls-cert/--tls-key (and --tls-client-ca) and set "+EnvTLSCA+" (and "+EnvTLSCert+"/"+EnvTLSKey+") here, see docs/security.md; or run the host beside the scheduler on a unix socket",
+			"target", c.cfg.Target)
+	}
 	deadline := time.Now().Add(c.cfg.ConnectTimeout)
 	wait := reconnectMinBackoff
 	var lastErr error
@@ -152,6 +158,12 @@ func (c *Client) Start(ctx context.Context) error {
 		"target", c.cfg.Target, "waited", c.cfg.ConnectTimeout)
 	c.startReconnect(ctx)
 	return nil
+}
+
+// unixTarget reports whether a gRPC target is a unix socket (else it is a
+// network address).
+func unixTarget(target string) bool {
+	return strings.HasPrefix(target, "unix:") || strings.HasPrefix(target, "unix-abstract:")
 }
 
 // fatalHandshake: the host is up and says this scheduler's configuration

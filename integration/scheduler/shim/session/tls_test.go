@@ -13,8 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"k8s.io/klog/v2"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/testbed/testenv"
@@ -173,5 +177,57 @@ func TestTLSFromEnvExplainsMistakes(t *testing.T) {
 	c, err := TLSFromEnv()
 	if err != nil || c == nil || c.CAFile != "/ca.crt" {
 		t.Errorf("full settings: %+v %v", c, err)
+	}
+}
+
+// A shim that dials a host on TCP without TLS says so once, at start, with
+// what turns TLS on; over a unix socket or TLS it says nothing of it.
+func TestPlaintextTCPIsWarnedOnceAtStart(t *testing.T) {
+	dir := t.TempDir()
+	testPKI(t, dir)
+	request := func(context.Context) *pb.HandshakeRequest {
+		return &pb.HandshakeRequest{ProtocolVersion: pb.ProtocolVersion_PROTOCOL_VERSION_1, ClientId: t.Name()}
+	}
+	for _, c := range []struct {
+		target string
+		tls    *TLSConfig
+		warn   bool
+	}{
+		{"127.0.0.1:1", nil, true},
+		{"dns:///localhost:1", nil, true},
+		{"unix://" + filepath.Join(dir, "host.sock"), nil, false},
+		{"127.0.0.1:1", &TLSConfig{CAFile: filepath.Join(dir, "ca.crt")}, false},
+	} {
+		var mu sync.Mutex
+		var lines []string
+		logger := funcr.New(func(prefix, args string) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, args)
+		}, funcr.Options{})
+		client, err := NewClient(Config{Target: c.target, TLS: c.tls, ConnectTimeout: 100 * time.Millisecond}, Hooks{Request: request})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Start(klog.NewContext(context.Background(), logger)); err != nil {
+			t.Fatal(err)
+		}
+		client.Close()
+		mu.Lock()
+		var warnings []string
+		for _, l := range lines {
+			if strings.Contains(l, "plaintext") {
+				warnings = append(warnings, l)
+			}
+		}
+		mu.Unlock()
+		switch {
+		case c.warn && len(warnings) != 1:
+			t.Errorf("target %s without TLS: %d plaintext warnings, want 1; the log:\n%s", c.target, len(warnings), strings.Join(lines, "\n"))
+		case c.warn && !strings.Contains(warnings[0], EnvTLSCA) || c.warn && !strings.Contains(warnings[0], "docs/security.md"):
+			t.Errorf("the warning does not say how to turn TLS on (%s, docs/security.md): %s", EnvTLSCA, warnings[0])
+		case !c.warn && len(warnings) != 0:
+			t.Errorf("target %s (TLS %v) warned of plaintext: %v", c.target, c.tls != nil, warnings)
+		}
 	}
 }
