@@ -282,7 +282,9 @@ int bundle(const BundleOptions& options, std::ostream& out, std::ostream& err) {
     out << "As a ConfigMap (" << human_size(configmap_bytes)
         << " of the 1 MiB a ConfigMap holds):\n"
         << "  " << cm << "\n"
-        << "  kubectl apply -f plugins-configmap.yaml\n"
+        // Server-side: a client-side apply keeps the whole ConfigMap in an
+        // annotation, which may hold only 256 KiB.
+        << "  kubectl apply --server-side -f plugins-configmap.yaml\n"
         << "  chart values: plugins.source=configMap, plugins.configMap.name="
         << options.configmap_name << "\n\n";
   } else {
