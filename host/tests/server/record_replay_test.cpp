@@ -5,7 +5,11 @@
 // every node for pods labelled reload/picky=yes and scores the other way
 // round for them, so exactly those pods change, in feasible set and best
 // node. Any one file replays alone, a file cut short replays up to its
-// last whole entry, and the size cap removes the oldest files.
+// last whole entry, and the size cap removes the oldest files. A recording
+// is input like any other: replay never loads code from outside --plugins
+// (a hostile recording, below).
+#include <stdlib.h>
+
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -155,13 +159,39 @@ class RecordReplay : public ::testing::Test {
   }
 
   ReplayReport replay(const std::filesystem::path& record,
-                      const std::filesystem::path& plugins) {
-    std::ostringstream diagnostics;
+                      const std::filesystem::path& plugins,
+                      std::ostream* diagnostics = nullptr) {
+    std::ostringstream ignored;
     ReplayOptions options;
     options.record = record;
     options.plugins = plugins;
     options.workers = 1;
-    return replay_recording(options, diagnostics);
+    return replay_recording(options,
+                            diagnostics != nullptr ? *diagnostics : ignored);
+  }
+
+  // The only file of record_, entry by entry.
+  std::vector<v1::RecordEntry> recorded_entries() {
+    const auto files = record_files(record_);
+    EXPECT_EQ(files.size(), 1u);
+    std::vector<v1::RecordEntry> out;
+    if (files.empty()) return out;
+    RecordFileReader reader(files[0]);
+    for (v1::RecordEntry e; reader.next(e);) out.push_back(e);
+    EXPECT_FALSE(reader.truncated());
+    return out;
+  }
+
+  // A recording of `entries` alone, in a directory of its own.
+  std::filesystem::path write_recording(
+      const std::string& name, const std::vector<v1::RecordEntry>& entries,
+      uint64_t sequence = 1) {
+    const auto dir = dir_.path() / name;
+    std::filesystem::create_directories(dir);
+    RecordFileWriter writer(dir / record_file_name(sequence));
+    for (const v1::RecordEntry& e : entries) writer.write(e);
+    writer.close();
+    return dir;
   }
 
   TempDir dir_;
@@ -265,6 +295,57 @@ TEST_F(RecordReplay, ADirectoryWithoutARecordingIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("is not a schedplug recording"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// A hostile recording: its configuration names a shadow candidate outside
+// the replay's --plugins, by absolute path or with "..". Replay uses the
+// recording's configuration by default, so it must refuse it before
+// opening the file (the candidate's constructor would leave a marker).
+TEST_F(RecordReplay, AShadowOutsidePluginsInTheRecordingIsNeverLoaded) {
+  record(3);
+  const std::vector<v1::RecordEntry> entries = recorded_entries();
+  std::ifstream in(config_);
+  const std::string config((std::istreambuf_iterator<char>(in)), {});
+  const auto outside = dir_.path() / "outside";
+  std::filesystem::create_directories(outside);
+  std::filesystem::copy_file(SCHEDPLUG_CTOR_MARKER_PLUGIN,
+                             outside / "reloadable.so");
+  const auto marker = dir_.path() / "constructor-ran";
+  ::setenv("SCHEDPLUG_TEST_MARKER", marker.c_str(), 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("SCHEDPLUG_TEST_MARKER"); }
+  } unset;
+  int n = 0;
+  for (const std::string& shadow : {(outside / "reloadable.so").string(),
+                                    std::string("../outside/reloadable.so")}) {
+    std::vector<v1::RecordEntry> hostile = entries;
+    ASSERT_TRUE(hostile[0].has_header());
+    hostile[0].mutable_header()->mutable_plugin_set()->set_config(
+        config +
+        "    pluginConfig:\n"
+        "      - name: Reloadable\n"
+        "        args:\n"
+        "          schedplug:\n"
+        "            shadow: \"" +
+        shadow + "\"\n");
+    const auto dir = write_recording("hostile-" + std::to_string(++n), hostile);
+    std::ostringstream diagnostics;
+    try {
+      replay(dir, same_, &diagnostics);
+      ADD_FAILURE() << shadow << ": the replay ran";
+    } catch (const ReplayError& e) {
+      EXPECT_NE(std::string(e.what()).find("replay cannot start a host"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_NE(
+        diagnostics.str().find("args.schedplug.shadow is \"" + shadow + "\", "),
+        std::string::npos)
+        << diagnostics.str();
+    EXPECT_FALSE(std::filesystem::exists(marker))
+        << shadow << ": replay opened a file outside --plugins";
+    std::filesystem::remove(marker);
   }
 }
 
