@@ -6,8 +6,8 @@
 // round for them, so exactly those pods change, in feasible set and best
 // node. Any one file replays alone, a file cut short replays up to its
 // last whole entry, and the size cap removes the oldest files. A recording
-// is input like any other: replay never loads code from outside --plugins
-// (a hostile recording, below).
+// is input like any other: replay checks every index it holds and never
+// loads code from outside --plugins (a hostile recording, below).
 #include <stdlib.h>
 
 #include <cstdio>
@@ -19,6 +19,8 @@
 
 #include "host/record/record_file.hpp"
 #include "host/record/replayer.hpp"
+#include "host/record/table_mirror.hpp"
+#include "host/table/node_table.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {
@@ -194,6 +196,42 @@ class RecordReplay : public ::testing::Test {
     return dir;
   }
 
+  // `entries` with a PreFilter of pod default/hostile inserted after the
+  // first pod's cycle (PreFilter and PreScore), carrying `delta` and
+  // recorded as having moved the table to its version.
+  static std::vector<v1::RecordEntry> with_hostile_call(
+      std::vector<v1::RecordEntry> entries, const v1::NodeTableDelta& delta) {
+    std::string session;
+    int calls = 0;
+    for (auto it = entries.begin(); it != entries.end(); ++it) {
+      if (!it->has_call()) continue;
+      if (session.empty()) {
+        v1::PreFilterRequest first;
+        EXPECT_TRUE(first.ParseFromString(it->call().request()));
+        session = first.session_id();
+      }
+      if (++calls < 2) continue;
+      v1::PreFilterRequest request;
+      request.set_session_id(session);
+      request.set_scheduler_name(kProfile);
+      request.mutable_pod()->set_namespace_("default");
+      request.mutable_pod()->set_name("hostile");
+      request.mutable_pod()->set_uid("uid-hostile");
+      *request.mutable_delta() = delta;
+      v1::RecordEntry hostile;
+      v1::RecordedCall* c = hostile.mutable_call();
+      c->set_method(v1::RECORDED_METHOD_PRE_FILTER);
+      c->set_table_version(delta.new_version());
+      c->set_table_nodes(kNodes);
+      request.SerializeToString(c->mutable_request());
+      v1::PreFilterResponse().SerializeToString(c->mutable_response());
+      entries.insert(it + 1, hostile);
+      return entries;
+    }
+    ADD_FAILURE() << "the recording has fewer than two calls";
+    return entries;
+  }
+
   TempDir dir_;
   std::filesystem::path config_, record_, same_, changed_;
   RecorderStats stats_;
@@ -296,6 +334,139 @@ TEST_F(RecordReplay, ADirectoryWithoutARecordingIsAClearError) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The replay's copy of each session's table (TableMirror) checks every
+// index a recording gives it, as the host's NodeTable does: slot
+// 0xFFFFFFFF once made `slot + 1` wrap to 0 and the write land out of
+// bounds.
+TEST(TableMirrorTest, RefusesIndicesTheHostRefusesAndStaysAsItWas) {
+  auto node = [](uint32_t slot, const std::string& name) {
+    v1::Node n;
+    n.set_index(slot);
+    n.set_name(name);
+    return n;
+  };
+  TableMirror mirror;
+  v1::NodeTableDelta full;
+  full.set_full(true);
+  full.set_new_version(1);
+  for (uint32_t slot = 0; slot < 3; ++slot)
+    *full.add_upserts() = node(slot, "node-" + std::to_string(slot));
+  ASSERT_TRUE(mirror.apply(full));
+  auto unchanged = [&](const std::string& what) {
+    EXPECT_EQ(mirror.size(), 3u) << what;
+    EXPECT_EQ(mirror.slot_count(), 3u) << what;
+    EXPECT_EQ(mirror.version(), 1u) << what;
+    EXPECT_EQ(mirror.name(0), "node-0") << what;
+  };
+  // Past the table's size (3) + the delta's upserts (1) + the headroom.
+  for (uint32_t slot :
+       {0xFFFFFFFFu, NodeTable::kMaxSlots, 3 + 1 + NodeTable::kSlotHeadroom}) {
+    v1::NodeTableDelta far;
+    far.set_base_version(1);
+    far.set_new_version(2);
+    *far.add_upserts() = node(slot, "far");
+    std::string error;
+    EXPECT_FALSE(mirror.apply(far, &error)) << slot;
+    EXPECT_NE(
+        error.find("at index " + std::to_string(slot) + " is beyond the table"),
+        std::string::npos)
+        << error;
+    EXPECT_EQ(far.upserts_size(), 1) << "a refused delta is left as it was";
+    unchanged(std::to_string(slot));
+  }
+  struct Case {
+    const char* what;
+    std::vector<uint32_t> removed;
+    std::vector<v1::Node> upserts;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"an empty slot removed", {7}, {}, "removed lists node index 7"},
+      {"a slot removed twice", {1, 1}, {}, "node index 1 twice"},
+      {"a node without a name", {}, {node(0, "")}, "index 0 has no name"},
+      {"an index twice", {}, {node(4, "a"), node(4, "b")}, "index 4 appears"},
+  };
+  for (const Case& c : cases) {
+    v1::NodeTableDelta d;
+    d.set_base_version(1);
+    d.set_new_version(2);
+    for (uint32_t slot : c.removed) d.add_removed(slot);
+    for (const v1::Node& n : c.upserts) *d.add_upserts() = n;
+    std::string error;
+    EXPECT_FALSE(mirror.apply(d, &error)) << c.what;
+    EXPECT_NE(error.find(c.error), std::string::npos)
+        << c.what << ": " << error;
+    unchanged(c.what);
+  }
+  // The last index the host accepts in such a delta.
+  v1::NodeTableDelta edge;
+  edge.set_base_version(1);
+  edge.set_new_version(2);
+  edge.add_removed(2);
+  *edge.add_upserts() = node(3 + 1 + NodeTable::kSlotHeadroom - 1, "edge");
+  ASSERT_TRUE(mirror.apply(edge));
+  EXPECT_EQ(mirror.size(), 3u);
+  EXPECT_EQ(mirror.name(2), "");
+  EXPECT_EQ(mirror.name(1027), "edge");
+  EXPECT_EQ(mirror.version(), 2u);
+}
+
+// A hostile recording: a PreFilter whose delta puts a node at index
+// 0xFFFFFFFF, recorded as if it had moved the table. The replay's host
+// refuses the delta (an error for that pod), and the replay goes on; the
+// mirror never sees it.
+TEST_F(RecordReplay, AHugeRecordedSlotIsAnErrorNotAWrite) {
+  record(20);
+  v1::NodeTableDelta far;
+  far.set_base_version(1);
+  far.set_new_version(2);
+  v1::Node* n = far.add_upserts();
+  n->set_index(0xFFFFFFFFu);
+  n->set_name("far");
+  const auto hostile =
+      write_recording("hostile", with_hostile_call(recorded_entries(), far));
+  const ReplayReport report = replay(hostile, same_);
+  EXPECT_EQ(report.cycles, 21u);
+  EXPECT_EQ(report.new_errors, 1u);
+  EXPECT_EQ(report.feasible_changed + report.best_node_changed, 0u);
+  ASSERT_EQ(report.examples.size(), 1u);
+  EXPECT_EQ(report.examples[0].pod, "default/hostile");
+  EXPECT_NE(report.examples[0].detail.find("at index 4294967295"),
+            std::string::npos)
+      << report.examples[0].detail;
+}
+
+// A hostile recording: a PreFilter whose delta the replay's host refuses
+// (index 0 holds node-0 and the delta puts "ghost" there without removing
+// it). The replay's copy of the table must not follow it: the differences
+// after it still name node-0.
+TEST_F(RecordReplay, ADeltaTheReplayRefusedDoesNotMoveItsTable) {
+  record(20);
+  v1::NodeTableDelta ghost;
+  ghost.set_base_version(1);
+  ghost.set_new_version(2);
+  v1::Node* n = ghost.add_upserts();
+  n->set_index(0);
+  n->set_name("ghost");
+  const auto hostile =
+      write_recording("hostile", with_hostile_call(recorded_entries(), ghost));
+  const ReplayReport report = replay(hostile, changed_);
+  EXPECT_EQ(report.new_errors, 1u) << "the refused delta's PreFilter";
+  EXPECT_EQ(report.feasible_changed, 3u) << "pod-3, pod-10 and pod-17";
+  bool named = false;
+  for (const ReplayDifference& d : report.examples) {
+    if (d.pod == "default/hostile") continue;  // the host's refusal names it
+    EXPECT_EQ(d.detail.find("ghost"), std::string::npos) << d.detail;
+    if (d.pod == "default/pod-3" && d.kind == "feasible") {
+      named = true;
+      EXPECT_NE(d.detail.find("node-0 passed in the recording"),
+                std::string::npos)
+          << d.detail;
+    }
+  }
+  EXPECT_TRUE(named) << "no feasible-set difference for default/pod-3";
 }
 
 // A hostile recording: its configuration names a shadow candidate outside
