@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "host/record/cycle_recorder.hpp"
 #include "host/record/record_file.hpp"
 #include "host/record/replayer.hpp"
 #include "host/record/table_mirror.hpp"
@@ -305,7 +306,7 @@ TEST_F(RecordReplay, AFileCutShortReplaysUpToItsLastWholeEntry) {
 }
 
 TEST_F(RecordReplay, TheSizeCapRemovesTheOldestFilesAndTheRestReplay) {
-  record(300, /*file_bytes=*/4 << 10, /*max_bytes=*/12 << 10);
+  record(1500, /*file_bytes=*/8 << 10, /*max_bytes=*/kMinRecordMaxBytes);
   EXPECT_GT(stats_.removed, 0u);
   const auto files = record_files(record_);
   ASSERT_FALSE(files.empty());
@@ -411,6 +412,39 @@ TEST(TableMirrorTest, RefusesIndicesTheHostRefusesAndStaysAsItWas) {
   EXPECT_EQ(mirror.name(2), "");
   EXPECT_EQ(mirror.name(1027), "edge");
   EXPECT_EQ(mirror.version(), 2u);
+}
+
+// Replay reads the files by their number: record-0001000000 after
+// record-999999 (a name of the hosts before the wider numbers), although
+// it sorts first as text. The second file says its host ran another
+// configuration, and the note names it.
+TEST_F(RecordReplay, FilesAreReplayedInTheOrderOfTheirNumbers) {
+  record(5);
+  const std::vector<v1::RecordEntry> entries = recorded_entries();
+  const auto dir = dir_.path() / "ordered";
+  std::filesystem::create_directories(dir);
+  std::vector<v1::RecordEntry> reloaded = entries;
+  ASSERT_TRUE(reloaded[0].has_header());
+  reloaded[0].mutable_header()->mutable_plugin_set()->mutable_config()->append(
+      "# reloaded\n");
+  using Named = std::pair<std::string, const std::vector<v1::RecordEntry>*>;
+  for (const auto& [name, file] :
+       {Named{"record-999999.sprec.gz", &entries},
+        Named{record_file_name(1000000), &reloaded}}) {
+    RecordFileWriter writer(dir / name);
+    for (const v1::RecordEntry& e : *file) writer.write(e);
+    writer.close();
+  }
+  const ReplayReport report = replay(dir, same_);
+  EXPECT_EQ(report.files, 2u);
+  EXPECT_FALSE(report.differs());
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_EQ(report.notes[0].rfind(record_file_name(1000000) +
+                                      ": the recorded host ran another "
+                                      "configuration",
+                                  0),
+            0u)
+      << report.notes[0];
 }
 
 // A hostile recording: a PreFilter whose delta puts a node at index
