@@ -69,11 +69,11 @@ tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|InProce
 
 # Inputs per target in the bounded, reproducible fuzz run (fuzz-ci): about 20 s
 # each on a 2-core machine (docs/fuzzing.md has the measured rates).
-declare -A fuzz_ci_runs=([config]=5000 [args]=20000 [table]=20000 [request]=80000)
+declare -A fuzz_ci_runs=([config]=5000 [args]=20000 [table]=20000 [request]=80000 [record]=80000)
 
 need_fuzzers() {
   local t
-  for t in config args table request; do
+  for t in config args table request record; do
     if [[ ! -x build-asan/fuzz/fuzz_$t ]]; then
       echo "build-asan/fuzz/fuzz_$t is missing: build the fuzzers first with" \
         "\`bash tools/dev/sanitize.sh build asan\`" >&2
@@ -109,7 +109,7 @@ fuzz)
   seconds=${2:?usage: $0 fuzz SECONDS [TARGET...]}
   shift 2
   targets=("$@")
-  if ((${#targets[@]} == 0)); then targets=(config args table request); fi
+  if ((${#targets[@]} == 0)); then targets=(config args table request record); fi
   status=0
   for t in "${targets[@]}"; do
     # New inputs go to a scratch corpus under build-asan/, never into the
@@ -139,7 +139,7 @@ fuzz-ci)
   trap 'rm -rf "$scratch"' EXIT
   mkdir -p build-asan/crashes
   status=0
-  for t in config args table request; do
+  for t in config args table request record; do
     mkdir -p "$scratch/$t"
     seeds=("fuzz/$t/corpus")
     if [[ -d fuzz/$t/regressions ]]; then seeds+=("fuzz/$t/regressions"); fi
