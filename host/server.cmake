@@ -35,6 +35,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/record/record_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record/table_mirror.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record/cycle_recorder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/record/replay_compare.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record/replayer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/explain/recent_cycles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/explain/cycle_parts.cpp

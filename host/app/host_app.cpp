@@ -243,7 +243,8 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     context.recorder = app->recorder_.get();
     spdlog::info(
         "recording every pod cycle into {} (files of {} KiB, at most {} MiB)",
-        options.record.dir.string(), options.record.file_bytes >> 10,
+        options.record.dir.string(),
+        std::min(options.record.file_bytes, options.record.max_bytes / 4) >> 10,
         options.record.max_bytes >> 20);
   }
   context.pool = app->pool_.get();

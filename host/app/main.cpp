@@ -195,12 +195,15 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
   cli.add_option("--record-file-size", record_file_size,
                  "Compressed size at which a recording file is closed and "
-                 "the next begun. Units as --max-session-memory")
+                 "the next begun (at most a quarter of --record-max-size). "
+                 "Units as --max-session-memory")
       ->transform(CLI::AsSizeValue(true))
       ->default_str("64Mi");
   cli.add_option("--record-max-size", record_max_size,
-                 "Size all recording files together may take; the oldest "
-                 "are removed beyond it. Units as --max-session-memory")
+                 "What the recording files and their directory may take on "
+                 "disk, the file being written included (as du counts it); "
+                 "the oldest are removed to stay within it. At least 64Ki. "
+                 "Units as --max-session-memory")
       ->transform(CLI::AsSizeValue(true))
       ->default_str("4Gi");
   cli.add_option(

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <regex>
 
@@ -198,6 +199,12 @@ ParsedArgs parse_args(const SchedulerConfig& config, const Profile& profile,
                 "\"candidates/hw_encrypt.so\"");
             continue;
           }
+          if (std::string problem =
+                  shadow_path_problem(value.get<std::string>());
+              !problem.empty()) {
+            problems.push_back(where + problem);
+            continue;
+          }
           out.settings.shadow = value.get<std::string>();
         } else if (key == "simulatorAnnotations") {
           // Only the shim acts on it (docs/simulator-annotations.md); the
@@ -251,6 +258,33 @@ void check_simulator_annotations(const SchedulerConfig& config,
 }
 
 }  // namespace
+
+std::string shadow_path_problem(const std::string& shadow) {
+  // Lexical: a shadow is loaded only from inside --plugins, so a
+  // configuration (or a recording replayed with it) cannot make the host
+  // run code from elsewhere on the disk.
+  const std::filesystem::path path(shadow);
+  const char* what = nullptr;
+  if (path.is_absolute()) {
+    what = "an absolute path";
+  } else {
+    for (const auto& part : path) {
+      if (part == "..") {
+        what = "a path that climbs out with \"..\"";
+        break;
+      }
+    }
+  }
+  if (what == nullptr) return {};
+  nlohmann::json quoted = shadow;
+  return "args.schedplug.shadow is " +
+         quoted.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         ", " + what +
+         "; a shadow candidate is loaded only from the plugin directory: "
+         "copy the file into it (a subdirectory such as candidates/ keeps "
+         "it apart from the plugins) and write its path relative to that "
+         "directory, without \"..\", like \"candidates/hw_encrypt.so\"";
+}
 
 std::map<std::string, std::string> config_plugin_pins(
     const SchedulerConfig& config, std::vector<std::string>& problems) {

@@ -19,8 +19,9 @@ namespace schedplug::host {
 struct HostSettings {
   std::string failure_policy = "Fail";  // "Fail" or "Ignore"
   int timeout_ms = 0;                   // 0: the shim's default
-  // A candidate build of the plugin to run in shadow beside it (a file,
-  // relative to the plugin directory); "" for none. host/shadow/.
+  // A candidate build of the plugin to run in shadow beside it (a file
+  // inside the plugin directory, relative to it: shadow_path_problem);
+  // "" for none. host/shadow/.
   std::string shadow;
   // simulatorAnnotations: the profile writes kube-scheduler-simulator's
   // result annotations (the shim does; the host only checks the value).
@@ -76,6 +77,12 @@ std::vector<ResolvedProfile> resolve_profiles(
 // appended to `problems` and left out.
 std::map<std::string, std::string> config_plugin_pins(
     const SchedulerConfig& config, std::vector<std::string>& problems);
+
+// Why `shadow` (args.schedplug.shadow) cannot name a candidate file: it is
+// absolute or has a ".." component, so it could name a file outside the
+// plugin directory. A sentence beginning "args.schedplug.shadow is", or ""
+// when the path is fine.
+std::string shadow_path_problem(const std::string& shadow);
 
 // The native plugins (loaded, not in-tree, implementing the point) that
 // kube-scheduler runs at `point` of `profile`, in its order, with

@@ -241,8 +241,9 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
       record_dropped_(prometheus::BuildCounter()
                           .Name("schedplug_record_dropped_calls_total")
                           .Help("Calls left out of the --record files because "
-                                "the writer fell behind (their node-table "
-                                "changes are kept).")
+                                "the writer fell behind, did not fit under "
+                                "--record-max-size, or was paused by a write "
+                                "error (their node-table changes are kept).")
                           .Register(*registry_)
                           .Add({})),
       record_files_removed_(
@@ -250,6 +251,13 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
               .Name("schedplug_record_files_removed_total")
               .Help("Oldest --record files removed to stay under "
                     "--record-max-size.")
+              .Register(*registry_)
+              .Add({})),
+      record_write_errors_(
+          prometheus::BuildCounter()
+              .Name("schedplug_record_write_errors_total")
+              .Help("--record files that could not be created or written (a "
+                    "full disk); each pauses the recording for a while.")
               .Register(*registry_)
               .Add({})) {
   for (const PluginInstance* plugin : plugins) {
@@ -423,6 +431,8 @@ void HostMetrics::record_dropped(size_t calls) {
 }
 
 void HostMetrics::record_file_removed() { record_files_removed_.Increment(); }
+
+void HostMetrics::record_write_error() { record_write_errors_.Increment(); }
 
 void HostMetrics::request_refused(std::string_view reason) {
   refused_requests_.Add({{"reason", std::string(reason)}}).Increment();

@@ -87,11 +87,13 @@ class HostMetrics {
   void shadow_dropped();
 
   // Recording (--record, host/record/): calls written, compressed bytes
-  // written, calls the writer could not keep up with (their node-table
-  // changes are kept), and files removed to stay under the size cap.
+  // written, calls left out (the writer fell behind, no room, or paused;
+  // their node-table changes are kept), files removed to stay under the
+  // size cap, and files that could not be created or written.
   void record_written(size_t calls, size_t bytes);
   void record_dropped(size_t calls);
   void record_file_removed();
+  void record_write_error();
 
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
@@ -147,6 +149,7 @@ class HostMetrics {
   prometheus::Counter& record_bytes_;
   prometheus::Counter& record_dropped_;
   prometheus::Counter& record_files_removed_;
+  prometheus::Counter& record_write_errors_;
 
   // Series looked up once: a Family's Add builds and hashes a label map,
   // which every call paid (a few percent of the host's CPU per PreFilter).

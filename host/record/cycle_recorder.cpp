@@ -1,5 +1,7 @@
 #include "host/record/cycle_recorder.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <system_error>
 
@@ -17,16 +19,9 @@ int64_t unix_nanos_now() {
       .count();
 }
 
-// The sequence number in a recording file's name (0: not one).
-uint64_t sequence_of(const std::filesystem::path& file) {
-  const std::string name = file.filename().string();
-  const size_t prefix = std::char_traits<char>::length(kRecordFilePrefix);
-  try {
-    return std::stoull(name.substr(prefix));
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
+// Between two log lines about one lasting problem (a paused recording,
+// entries that do not fit).
+constexpr std::chrono::minutes kLogEvery{10};
 
 }  // namespace
 
@@ -52,7 +47,9 @@ struct CycleRecorder::Item {
 };
 
 CycleRecorder::CycleRecorder(RecorderOptions options, HostMetrics* metrics)
-    : options_(std::move(options)), metrics_(metrics) {
+    : options_(std::move(options)),
+      metrics_(metrics),
+      file_limit_(std::min(options_.file_bytes, options_.max_bytes / 4)) {
   std::error_code ec;
   if (!std::filesystem::is_directory(options_.dir, ec)) {
     throw RecordError(fmt::format(
@@ -60,9 +57,27 @@ CycleRecorder::CycleRecorder(RecorderOptions options, HostMetrics* metrics)
         "give another",
         options_.dir.string()));
   }
-  for (const auto& file : record_files(options_.dir))
-    sequence_ = std::max(sequence_, sequence_of(file));
-  last_flush_ = std::chrono::steady_clock::now();
+  if (options_.max_bytes < kMinRecordMaxBytes) {
+    throw RecordError(fmt::format(
+        "--record-max-size {} is too small: the recording files and their "
+        "directory need at least {} bytes (64Ki) for a file's start and some "
+        "calls; give a larger size",
+        options_.max_bytes, kMinRecordMaxBytes));
+  }
+  struct stat st {};
+  if (::stat(options_.dir.c_str(), &st) == 0 && st.st_blksize > 0)
+    block_ = static_cast<uint64_t>(st.st_blksize);
+  try {
+    for (const auto& file : record_files(options_.dir)) {
+      sequence_ =
+          std::max(sequence_,
+                   record_file_sequence(file.filename().string()).value_or(0));
+    }
+  } catch (const RecordError& e) {
+    throw RecordError(std::string(e.what()) +
+                      "; give --record a directory the host can read");
+  }
+  last_flush_ = Clock::now();
   writer_ = std::thread([this] { run(); });
 }
 
@@ -191,15 +206,10 @@ void CycleRecorder::run() {
       }
       write_item(item);
     }
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = Clock::now();
     if (file_ && (flush_now || stopping ||
                   now - last_flush_ >= options_.flush_interval)) {
-      try {
-        file_->flush();
-      } catch (const RecordError& e) {
-        spdlog::error("{}", e.what());
-        close_file();
-      }
+      flush_file();
       last_flush_ = now;
       count_bytes();
     }
@@ -214,68 +224,210 @@ void CycleRecorder::write_item(Item& item) {
   switch (item.kind) {
     case Item::Kind::kPluginSet:
       plugin_set_ = item.entry.plugin_set();
-      if (file_) write(item.entry);
+      // Not written: the next file's header carries it.
+      if (file_ && !write_entry(item.entry)) close_file();
       return;
     case Item::Kind::kSessionOpened: {
       SessionState& s = sessions_[item.session_id];
       s = SessionState{};
       s.handshake = item.entry.session().handshake();
-      if (file_) write(item.entry);
+      // Not written: the next file's start carries it.
+      if (file_ && !write_entry(item.entry)) close_file();
       return;
     }
     case Item::Kind::kSessionClosed:
       sessions_.erase(item.session_id);
       return;
-    case Item::Kind::kGap: {
-      v1::RecordEntry entry;
-      v1::RecordedGap* gap = entry.mutable_gap();
-      gap->set_session_id(item.session_id);
-      gap->set_calls(1);
-      *gap->add_deltas() = item.delta;
-      if (file_ == nullptr) open_file();
-      write(entry);
-      follow_delta(item.session_id, item.delta);
-      std::lock_guard lock(mutex_);
-      ++stats_.dropped;
-      if (metrics_) metrics_->record_dropped(1);
+    case Item::Kind::kGap:
+    case Item::Kind::kCall:
+      record_call(item);
       return;
-    }
-    case Item::Kind::kCall: {
-      if (file_ == nullptr || file_->bytes() >= options_.file_bytes) {
-        close_file();
-        open_file();
-      }
-      write(item.entry);
-      if (item.has_delta) follow_delta(item.session_id, item.delta);
-      std::lock_guard lock(mutex_);
-      ++stats_.calls;
-      return;
-    }
     case Item::Kind::kFlush:
       return;
   }
+}
+
+void CycleRecorder::record_call(Item& item) {
+  auto gap_of = [&] {
+    v1::RecordEntry entry;
+    v1::RecordedGap* gap = entry.mutable_gap();
+    gap->set_session_id(item.session_id);
+    gap->set_calls(1);
+    *gap->add_deltas() = item.delta;
+    return entry;
+  };
+  if (item.kind == Item::Kind::kGap) item.entry = gap_of();
+  bool ready = ready_for_calls();
+  if (ready && file_->bytes() >= file_limit_) {
+    ready = close_file();
+    if (ready) open_file();
+    ready = ready && file_ != nullptr;
+  }
+  if (!ready) {
+    leave_out(item);
+    return;
+  }
+  bool written = write_entry(item.entry);
+  bool whole = item.kind == Item::Kind::kCall;
+  if (!written && whole && item.has_delta && file_ != nullptr) {
+    // The call does not fit; its table change must: what follows in this
+    // file replays on the table it made.
+    item.entry = gap_of();
+    written = write_entry(item.entry);
+    whole = false;
+  }
+  if (!written) {
+    // What follows must not replay on a table that missed this delta: the
+    // next file begins with the table as it is. A file with nothing else
+    // is given up like a failed one, so that a change too large for any
+    // file does not begin a file per call.
+    if (item.has_delta && file_ != nullptr) {
+      if (file_calls_ > 0) {
+        close_file();
+      } else {
+        fail(fmt::format("a node-table change of {} bytes does not fit "
+                         "under --record-max-size ({} bytes) even in a file "
+                         "of its own; raise --record-max-size",
+                         item.delta.ByteSizeLong(), options_.max_bytes),
+             /*write_error=*/false);
+      }
+    }
+    leave_out(item);
+    return;
+  }
+  if (item.has_delta) follow_delta(item.session_id, item.delta);
+  if (!whole) {  // put() counted a whole call
+    std::lock_guard lock(mutex_);
+    ++stats_.dropped;
+    if (metrics_) metrics_->record_dropped(1);
+  }
+}
+
+void CycleRecorder::leave_out(Item& item) {
+  if (item.has_delta) follow_delta(item.session_id, item.delta);
+  if (paused_) ++left_out_while_paused_;
+  std::lock_guard lock(mutex_);
+  ++stats_.dropped;
+  if (metrics_) metrics_->record_dropped(1);
+}
+
+bool CycleRecorder::ready_for_calls() {
+  if (file_ != nullptr) return true;
+  if (paused_ && Clock::now() < retry_at_) return false;
+  open_file();
+  return file_ != nullptr;
 }
 
 void CycleRecorder::follow_delta(const std::string& session_id,
                                  v1::NodeTableDelta& delta) {
   auto it = sessions_.find(session_id);
   if (it == sessions_.end()) return;  // opened before the recorder saw it
-  it->second.table.apply(delta);
+  std::string error;
+  if (!it->second.table.apply(delta, &error)) {
+    // The live host applied it, so its rules passed it: not expected.
+    spdlog::warn(
+        "recording: session {}: the recorder's copy of the node table "
+        "refuses a delta the host applied ({}); the next file's checkpoint "
+        "may differ from the host's table",
+        session_id, error);
+  }
 }
 
-void CycleRecorder::write(const v1::RecordEntry& entry) {
-  if (file_ == nullptr) return;
+uint64_t CycleRecorder::growth_bound(uint64_t bytes) const {
+  // Deflate's worst case (zlib's deflateBound: stored blocks), the gzip
+  // trailer and flush markers within 64 bytes, a block for rounding up
+  // and one the filesystem may take for its own bookkeeping (an extent or
+  // indirect block).
+  return bytes + (bytes >> 12) + (bytes >> 14) + (bytes >> 25) + 64 +
+         2 * block_;
+}
+
+bool CycleRecorder::fits(uint64_t bytes) const {
+  return dir_usage_ + closed_usage_ + file_->disk_usage() +
+             growth_bound(file_->unflushed() + bytes) <=
+         options_.max_bytes;
+}
+
+bool CycleRecorder::fits_new_file(uint64_t bytes) const {
+  // A block more for the directory's new entry.
+  return dir_usage_ + block_ + closed_usage_ + growth_bound(bytes) <=
+         options_.max_bytes;
+}
+
+bool CycleRecorder::make_room(uint64_t bytes) {
+  if (fits(bytes)) return true;
+  // The bound counts what the compressor holds at its worst; a flush puts
+  // it on disk at its real size.
+  if (!flush_file()) return false;
+  while (!fits(bytes)) {
+    if (!remove_oldest()) return false;
+  }
+  return true;
+}
+
+bool CycleRecorder::write_entry(const v1::RecordEntry& entry) {
+  if (file_ == nullptr) return false;
+  // The entry and its length prefix.
+  const uint64_t bytes = entry.ByteSizeLong() + 10;
+  if (make_room(bytes)) return put(entry);
+  if (file_ == nullptr) return false;
+  if (file_calls_ > 0) {
+    // A new file may hold it once this one, closed, can be removed.
+    if (!close_file()) return false;
+    open_file();
+    if (file_ == nullptr) return false;
+    if (make_room(bytes)) return put(entry);
+    if (file_ == nullptr) return false;
+  }
+  const auto now = Clock::now();
+  if (!no_room_logged_ || now - last_no_room_log_ >= kLogEvery) {
+    no_room_logged_ = true;
+    last_no_room_log_ = now;
+    spdlog::warn(
+        "recording: an entry of {} bytes does not fit under "
+        "--record-max-size ({} bytes) beside the directory ({} bytes) and "
+        "a file's start ({} bytes); it is left out "
+        "(schedplug_record_dropped_calls_total counts the calls); raise "
+        "--record-max-size (at most one such line every {} minutes)",
+        bytes, options_.max_bytes, dir_usage_, file_->disk_usage(),
+        std::chrono::duration_cast<std::chrono::minutes>(kLogEvery).count());
+  }
+  return false;
+}
+
+bool CycleRecorder::put(const v1::RecordEntry& entry) {
   try {
     file_->write(entry);
-    // Bounds what the file's size does not show yet, so that files
-    // rotate near file_bytes (a flush costs the compressor a little).
-    if (file_->unflushed() >=
-        std::min<uint64_t>(uint64_t{1} << 20, options_.file_bytes / 4))
-      file_->flush();
   } catch (const RecordError& e) {
-    spdlog::error("{}", e.what());
-    close_file();  // the next call begins a new file
+    fail(e.what(), /*write_error=*/true);
+    return false;
   }
+  if (entry.has_call() || entry.has_gap()) ++file_calls_;
+  if (entry.has_call()) {
+    ++unflushed_calls_;
+    std::lock_guard lock(mutex_);
+    ++stats_.calls;
+  }
+  // Bounds what the file's size does not show yet, so that files rotate
+  // near their size (a flush costs the compressor a little). Should it
+  // fail, fail() counts this call as left out.
+  if (file_->unflushed() >=
+      std::min<uint64_t>(uint64_t{1} << 20, file_limit_ / 4))
+    flush_file();
+  return true;
+}
+
+bool CycleRecorder::flush_file() {
+  if (file_ == nullptr) return false;
+  try {
+    file_->flush();
+  } catch (const RecordError& e) {
+    fail(e.what(), /*write_error=*/true);
+    return false;
+  }
+  unflushed_calls_ = 0;
+  file_flushed_calls_ = file_calls_;
+  return true;
 }
 
 void CycleRecorder::count_bytes() {
@@ -293,78 +445,206 @@ void CycleRecorder::count_bytes() {
   reported_bytes_ = total;
 }
 
+void CycleRecorder::scan_dir() {
+  closed_.clear();
+  closed_usage_ = 0;
+  dir_usage_ = record_disk_usage(options_.dir);
+  std::vector<std::filesystem::path> files;
+  try {
+    files = record_files(options_.dir);
+  } catch (const RecordError& e) {
+    spdlog::warn("recording: {}", e.what());
+  }
+  for (auto& file : files) {
+    const uint64_t usage = record_disk_usage(file);
+    closed_.push_back({std::move(file), usage});
+    closed_usage_ += usage;
+  }
+}
+
+bool CycleRecorder::remove_oldest() {
+  if (closed_.empty()) return false;
+  const OnDisk& oldest = closed_.front();
+  std::error_code ec;
+  std::filesystem::remove(oldest.path, ec);  // gone already: fine
+  if (ec) {
+    const auto now = Clock::now();
+    if (!no_room_logged_ || now - last_no_room_log_ >= kLogEvery) {
+      no_room_logged_ = true;
+      last_no_room_log_ = now;
+      spdlog::warn(
+          "recording: cannot remove {} to stay under --record-max-size: {}; "
+          "calls that do not fit are left out until it can be removed "
+          "(make --record's directory writable by the host)",
+          oldest.path.string(), ec.message());
+    }
+    return false;
+  }
+  spdlog::info("recording: removed {} to stay under --record-max-size",
+               oldest.path.string());
+  closed_usage_ -= oldest.usage;
+  closed_.pop_front();
+  if (metrics_) metrics_->record_file_removed();
+  std::lock_guard lock(mutex_);
+  ++stats_.removed;
+  return true;
+}
+
 void CycleRecorder::open_file() {
+  scan_dir();
+  // The start, so that the file replays alone: the plugin set, and every
+  // session's Handshake and node table.
+  std::vector<v1::RecordEntry> start;
+  v1::RecordHeader* h = start.emplace_back().mutable_header();
+  h->set_epoch(plugin_set_.identity().epoch());
+  h->set_unix_nanos(unix_nanos_now());
+  h->set_sequence(sequence_ + 1);
+  *h->mutable_plugin_set() = plugin_set_;
+  for (const auto& [id, state] : sessions_) {
+    v1::RecordedSession* session = start.emplace_back().mutable_session();
+    session->set_session_id(id);
+    *session->mutable_handshake() = state.handshake;
+    v1::RecordedCheckpoint* checkpoint =
+        start.emplace_back().mutable_checkpoint();
+    checkpoint->set_session_id(id);
+    *checkpoint->mutable_table() = state.table.checkpoint();
+  }
+  uint64_t bytes = 8;  // the magic
+  for (const v1::RecordEntry& entry : start) bytes += entry.ByteSizeLong() + 10;
+  while (!fits_new_file(bytes) && remove_oldest()) {
+  }
+  if (!fits_new_file(bytes)) {
+    fail(fmt::format(
+             "--record-max-size ({} bytes) cannot hold a new file's start "
+             "({} bytes: the plugin set and every session's node table) "
+             "beside what the directory {} itself takes ({} bytes); raise "
+             "--record-max-size",
+             options_.max_bytes, bytes, options_.dir.string(), dir_usage_),
+         /*write_error=*/false);
+    return;
+  }
   const std::filesystem::path path =
       options_.dir / record_file_name(++sequence_);
   try {
     file_ = std::make_unique<RecordFileWriter>(path);
   } catch (const RecordError& e) {
-    spdlog::error("{}", e.what());
+    fail(e.what(), /*write_error=*/true);
     return;
   }
+  file_calls_ = file_flushed_calls_ = unflushed_calls_ = 0;
   {
     std::lock_guard lock(mutex_);
     ++stats_.files;
   }
-  v1::RecordEntry header;
-  v1::RecordHeader* h = header.mutable_header();
-  h->set_epoch(plugin_set_.identity().epoch());
-  h->set_unix_nanos(unix_nanos_now());
-  h->set_sequence(sequence_);
-  *h->mutable_plugin_set() = plugin_set_;
-  write(header);
-  for (const auto& [id, state] : sessions_) {
-    v1::RecordEntry session;
-    session.mutable_session()->set_session_id(id);
-    *session.mutable_session()->mutable_handshake() = state.handshake;
-    write(session);
-    v1::RecordEntry checkpoint;
-    checkpoint.mutable_checkpoint()->set_session_id(id);
-    *checkpoint.mutable_checkpoint()->mutable_table() =
-        state.table.checkpoint();
-    write(checkpoint);
+  for (const v1::RecordEntry& entry : start) {
+    if (!put(entry)) return;
   }
-  remove_old_files();
+  // On disk now: a reader sees the start, and a full disk shows here.
+  if (!flush_file()) return;
+  if (paused_) {
+    spdlog::info(
+        "recording: writing again, into {}, after a pause of {} s; {} calls "
+        "were left out meanwhile",
+        path.string(),
+        std::chrono::duration_cast<std::chrono::seconds>(Clock::now() -
+                                                         paused_since_)
+            .count(),
+        left_out_while_paused_);
+    paused_ = false;
+  }
 }
 
-void CycleRecorder::close_file() {
-  if (file_ == nullptr) return;
+bool CycleRecorder::close_file() {
+  if (file_ == nullptr) return true;
   try {
     file_->close();
   } catch (const RecordError& e) {
-    spdlog::error("{}", e.what());
+    fail(e.what(), /*write_error=*/true);
+    return false;
   }
-  closed_bytes_ += file_->bytes();
-  file_.reset();
-  count_bytes();
+  unflushed_calls_ = 0;
+  file_flushed_calls_ = file_calls_;
+  drop_file();
+  return true;
 }
 
-void CycleRecorder::remove_old_files() {
-  std::vector<std::filesystem::path> files;
-  try {
-    files = record_files(options_.dir);
-  } catch (const RecordError& e) {
-    spdlog::warn("{}", e.what());
+void CycleRecorder::drop_file() {
+  closed_bytes_ += file_->bytes();
+  const std::filesystem::path path = file_->path();
+  file_.reset();
+  count_bytes();
+  const bool replays = file_flushed_calls_ > 0;
+  file_calls_ = file_flushed_calls_ = 0;
+  if (!replays) {
+    // Only its start reached the disk: nothing to replay.
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
     return;
   }
-  std::vector<uint64_t> sizes;
-  uint64_t total = 0;
-  for (const auto& f : files) {
-    std::error_code ec;
-    const uint64_t size = std::filesystem::file_size(f, ec);
-    sizes.push_back(ec ? 0 : size);
-    total += sizes.back();
-  }
-  for (size_t i = 0; i + 1 < files.size() && total > options_.max_bytes; ++i) {
-    if (file_ && files[i] == file_->path()) continue;
-    std::error_code ec;
-    if (!std::filesystem::remove(files[i], ec)) continue;
-    total -= sizes[i];
-    spdlog::info("recording: removed {} to stay under --record-max-size",
-                 files[i].string());
-    if (metrics_) metrics_->record_file_removed();
+  // A file cut short by an error replays up to its last whole entry.
+  const OnDisk kept{path, record_disk_usage(path)};
+  closed_.push_back(kept);
+  closed_usage_ += kept.usage;
+}
+
+void CycleRecorder::fail(const std::string& error, bool write_error) {
+  // Calls the compressor held did not reach the disk: left out, not
+  // written (schedplug_record_calls_total counts them when they are).
+  const uint64_t lost = unflushed_calls_;
+  unflushed_calls_ = 0;
+  if (lost > 0) {
+    if (metrics_) metrics_->record_dropped(lost);
     std::lock_guard lock(mutex_);
-    ++stats_.removed;
+    stats_.calls -= lost;
+    stats_.dropped += lost;
+  }
+  if (file_ != nullptr) {
+    try {
+      file_->close();
+    } catch (const RecordError&) {
+      // The error that brought us here is the one to report.
+    }
+    drop_file();
+  }
+  if (write_error) {
+    if (metrics_) metrics_->record_write_error();
+    std::lock_guard lock(mutex_);
+    ++stats_.write_errors;
+  }
+  const auto now = Clock::now();
+  backoff_ = paused_ ? std::min(backoff_ * 2, options_.retry_max)
+                     : options_.retry_initial;
+  retry_at_ = now + backoff_;
+  auto seconds = [](auto d) {
+    return std::chrono::duration<double>(d).count();
+  };
+  if (!paused_) {
+    paused_ = true;
+    paused_since_ = now;
+    last_log_ = now;
+    left_out_while_paused_ = lost;
+    spdlog::error(
+        "recording: {}; the recording pauses: calls are left out (counted "
+        "in schedplug_record_dropped_calls_total) until a new file {}, "
+        "tried in {:g} s and then less often, at least every {:g} s{}",
+        error, write_error ? "can be written" : "fits", seconds(backoff_),
+        seconds(options_.retry_max),
+        write_error ? fmt::format("; free space where --record writes ({}), "
+                                  "or lower --record-max-size to what that "
+                                  "disk holds",
+                                  options_.dir.string())
+                    : std::string());
+  } else {
+    left_out_while_paused_ += lost;
+  }
+  if (paused_ && now - last_log_ >= kLogEvery) {
+    last_log_ = now;
+    spdlog::error(
+        "recording: still paused after {:.0f} s: {}; {} calls left out so "
+        "far; next try in {:g} s (at most one such line every {} minutes)",
+        seconds(now - paused_since_), error, left_out_while_paused_,
+        seconds(backoff_),
+        std::chrono::duration_cast<std::chrono::minutes>(kLogEvery).count());
   }
 }
 

@@ -27,11 +27,38 @@ constexpr std::array<char, 8> kMagic{'S', 'P',  'R',  'E',
 // is well under this): a corrupt length, not a real entry.
 constexpr int kMaxEntryBytes = 1 << 30;
 
+uint64_t usage_of(const struct stat& st) {
+  return std::max<uint64_t>(static_cast<uint64_t>(st.st_size),
+                            static_cast<uint64_t>(st.st_blocks) * 512);
+}
+
 }  // namespace
 
 std::string record_file_name(uint64_t sequence) {
-  return fmt::format("{}{:06}{}", kRecordFilePrefix, sequence,
-                     kRecordFileSuffix);
+  return fmt::format("{}{:0{}}{}", kRecordFilePrefix, sequence,
+                     kRecordSequenceDigits, kRecordFileSuffix);
+}
+
+std::optional<uint64_t> record_file_sequence(std::string_view name) {
+  if (!name.starts_with(kRecordFilePrefix) ||
+      !name.ends_with(kRecordFileSuffix)) {
+    return std::nullopt;
+  }
+  name.remove_prefix(std::char_traits<char>::length(kRecordFilePrefix));
+  name.remove_suffix(std::char_traits<char>::length(kRecordFileSuffix));
+  // 19 digits always fit in 64 bits.
+  if (name.empty() || name.size() > 19) return std::nullopt;
+  uint64_t sequence = 0;
+  for (char c : name) {
+    if (c < '0' || c > '9') return std::nullopt;
+    sequence = sequence * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return sequence;
+}
+
+uint64_t record_disk_usage(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? usage_of(st) : 0;
 }
 
 RecordFileWriter::RecordFileWriter(const std::filesystem::path& path)
@@ -48,8 +75,12 @@ RecordFileWriter::RecordFileWriter(const std::filesystem::path& path)
     const int error = errno;
     ::close(fd_);
     fd_ = -1;
-    throw RecordError(fmt::format("cannot write the recording file {}: {}",
-                                  path.string(), std::strerror(error)));
+    // An empty file left behind replays nothing and only fills the
+    // directory (a full disk would leave one per attempt).
+    ::unlink(path.c_str());
+    throw RecordError(
+        fmt::format("cannot write the recording file {}: {}", path.string(),
+                    error != 0 ? std::strerror(error) : "short write"));
   }
   file_ = std::make_unique<io::FileOutputStream>(fd_);
   io::GzipOutputStream::Options options;
@@ -68,11 +99,9 @@ RecordFileWriter::~RecordFileWriter() {
 void RecordFileWriter::check(bool ok, const char* what) {
   if (ok) return;
   const int error = file_ ? file_->GetErrno() : 0;
-  throw RecordError(fmt::format(
-      "cannot {} the recording file {}: {}; the recording goes on in a new "
-      "file",
-      what, path_.string(),
-      error != 0 ? std::strerror(error) : "compression failed"));
+  throw RecordError(
+      fmt::format("cannot {} the recording file {}: {}", what, path_.string(),
+                  error != 0 ? std::strerror(error) : "compression failed"));
 }
 
 void RecordFileWriter::write(const v1::RecordEntry& entry) {
@@ -119,6 +148,12 @@ uint64_t RecordFileWriter::bytes() const {
   if (fd_ < 0) return closed_bytes_;
   struct stat st {};
   return ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+uint64_t RecordFileWriter::disk_usage() const {
+  if (fd_ < 0) return record_disk_usage(path_);
+  struct stat st {};
+  return ::fstat(fd_, &st) == 0 ? usage_of(st) : 0;
 }
 
 RecordFileReader::RecordFileReader(const std::filesystem::path& path)
@@ -184,21 +219,25 @@ bool RecordFileReader::next(v1::RecordEntry& entry) {
 
 std::vector<std::filesystem::path> record_files(
     const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
+  std::vector<std::pair<uint64_t, std::filesystem::path>> found;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.starts_with(kRecordFilePrefix) &&
-        name.ends_with(kRecordFileSuffix) && it->is_regular_file()) {
-      files.push_back(it->path());
-    }
+    const std::optional<uint64_t> sequence = record_file_sequence(name);
+    std::error_code type_ec;
+    if (sequence && it->is_regular_file(type_ec))
+      found.emplace_back(*sequence, it->path());
   }
   if (ec) {
     throw RecordError(fmt::format("cannot read the recording directory {}: {}",
                                   dir.string(), ec.message()));
   }
-  std::sort(files.begin(), files.end());  // zero-padded sequence numbers
+  // By number: record-1000000 follows record-999999, whatever the widths.
+  std::sort(found.begin(), found.end());
+  std::vector<std::filesystem::path> files;
+  files.reserve(found.size());
+  for (auto& [sequence, path] : found) files.push_back(std::move(path));
   return files;
 }
 

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedplug/v1/record.pb.h"
@@ -23,10 +25,18 @@ class GzipOutputStream;
 namespace schedplug::host {
 
 inline constexpr uint8_t kRecordFormatVersion = 1;
-// Recording files are named record-<sequence, 6 digits>.sprec.gz.
+// Recording files are named record-<sequence>.sprec.gz, the sequence
+// zero-padded to kRecordSequenceDigits (hosts before it wrote 6 digits).
+// Files are ordered by the number the name holds, never by the name: a
+// name of another width sorts wrongly as text.
 inline constexpr char kRecordFilePrefix[] = "record-";
 inline constexpr char kRecordFileSuffix[] = ".sprec.gz";
+inline constexpr int kRecordSequenceDigits = 10;
 std::string record_file_name(uint64_t sequence);
+// The sequence number in the name of a recording file (a file name, not a
+// path); nullopt when it is not kRecordFilePrefix, 1 to 19 digits and
+// kRecordFileSuffix.
+std::optional<uint64_t> record_file_sequence(std::string_view name);
 
 // A file that cannot be opened, written or read, or is not a recording of
 // this format; what() names the file and what to do.
@@ -58,6 +68,8 @@ class RecordFileWriter {
   // The file's size: what reached it so far (the compressor and a write
   // buffer hold some more until flush()).
   uint64_t bytes() const;
+  // What the file takes on disk (record_disk_usage).
+  uint64_t disk_usage() const;
   const std::filesystem::path& path() const { return path_; }
   // Uncompressed bytes written since the last flush() (what bytes() does
   // not show yet).
@@ -98,9 +110,15 @@ class RecordFileReader {
   bool truncated_ = false;
 };
 
-// The recording files of `dir`, oldest (lowest sequence) first. Throws
-// RecordError when `dir` cannot be read.
+// The recording files of `dir` (names record_file_sequence reads), oldest
+// (lowest sequence number) first. Throws RecordError when `dir` cannot be
+// read.
 std::vector<std::filesystem::path> record_files(
     const std::filesystem::path& dir);
+
+// What a file or directory takes on disk as `du` and the kubelet count it
+// for an emptyDir's sizeLimit: its allocated blocks, or its size where a
+// filesystem reports fewer blocks than bytes. 0 when it cannot be read.
+uint64_t record_disk_usage(const std::filesystem::path& path);
 
 }  // namespace schedplug::host

@@ -3,10 +3,12 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -15,8 +17,8 @@
 
 #include "host/app/host_app.hpp"
 #include "host/record/record_file.hpp"
+#include "host/record/replay_compare.hpp"
 #include "host/record/table_mirror.hpp"
-#include "schedplug/runtime.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -50,98 +52,32 @@ std::string pod_name(const v1::Pod& pod) {
   return pod.namespace_() + "/" + pod.name();
 }
 
-// A filter answer by node slot: (plugin, code, reason).
-struct Verdict {
-  std::string plugin;
-  int code = 0;
-  std::string reason;
+using replay::Best;
+using replay::best_nodes;
+using replay::describe;
+using replay::filter_failure;
+using replay::rejections;
+using replay::score_failure;
+
+// In-process calls whose "schedplug-table-version" trailer is kept: the
+// session's table version after the call, or after a delta it refused
+// (none when the call was refused before the table was reached).
+class ReplayCallContext final : public CallContext {
+ public:
+  std::chrono::system_clock::time_point deadline() const override {
+    return std::chrono::system_clock::time_point::max();
+  }
+  bool cancelled() const override { return false; }
+  void add_trailer(const std::string& key, const std::string& value) override {
+    if (key != "schedplug-table-version") return;
+    uint64_t version = 0;
+    const auto [end, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), version);
+    if (ec == std::errc() && end == value.data() + value.size())
+      table_version = version;
+  }
+  std::optional<uint64_t> table_version;
 };
-std::map<uint32_t, Verdict> rejections(const v1::PreFilterResponse& r) {
-  std::map<uint32_t, Verdict> out;
-  for (int i = 0; i < r.rejected_nodes_size(); ++i) {
-    Verdict v;
-    const uint32_t by = i < r.rejected_by_size() ? r.rejected_by(i) : 0;
-    if (by < static_cast<uint32_t>(r.plugins_size())) v.plugin = r.plugins(by);
-    v.code = i < r.codes_size() ? r.codes(i) : 0;
-    const uint32_t reason = i < r.reason_size() ? r.reason(i) : 0;
-    if (reason < static_cast<uint32_t>(r.reasons_size()))
-      v.reason = r.reasons(reason);
-    out[r.rejected_nodes(i)] = std::move(v);
-  }
-  return out;
-}
-
-std::string describe(const Verdict& v) {
-  return fmt::format("rejected by {} ({})", v.plugin, v.reason);
-}
-
-// A plugin's normalized scores in an answer: its `scores`, or, when the
-// host left them raw for the shim (scores ahead, PreScore's `raw`), its raw
-// scores normalized by their declared policy over the answer's nodes.
-std::vector<int64_t> normalized(const v1::PluginScores& p) {
-  if (p.scores_size() > 0 || p.normalization() == v1::NORMALIZATION_BY_PLUGIN)
-    return {p.scores().begin(), p.scores().end()};
-  std::vector<schedplug_node_score> scores;
-  scores.reserve(static_cast<size_t>(p.raw_size()));
-  for (int64_t raw : p.raw()) scores.push_back({schedplug_str_of(""), raw});
-  runtime::apply_policy(p.normalization() == v1::NORMALIZATION_LINEAR
-                            ? SCHEDPLUG_NORMALIZE_LINEAR
-                        : p.normalization() == v1::NORMALIZATION_REVERSE
-                            ? SCHEDPLUG_NORMALIZE_REVERSE
-                            : SCHEDPLUG_NORMALIZE_NONE,
-                        scores);
-  std::vector<int64_t> out;
-  out.reserve(scores.size());
-  for (const auto& s : scores) out.push_back(s.score);
-  return out;
-}
-
-// The slots with the highest weighted native score (several on a tie).
-struct Best {
-  std::set<uint32_t> slots;
-  int64_t score = 0;
-};
-Best best_nodes(
-    const google::protobuf::RepeatedPtrField<v1::PluginScores>& plugins,
-    const google::protobuf::RepeatedField<uint32_t>& nodes,
-    const std::vector<int>& weights) {
-  std::vector<int64_t> totals(static_cast<size_t>(nodes.size()), 0);
-  for (int p = 0; p < plugins.size(); ++p) {
-    const v1::PluginScores& scores = plugins[p];
-    if (scores.skipped() || !scores.error().empty() ||
-        !scores.unfinished().empty())
-      continue;
-    const int64_t weight =
-        static_cast<size_t>(p) < weights.size() ? weights[p] : 1;
-    const std::vector<int64_t> values = normalized(scores);
-    for (size_t i = 0; i < values.size() && i < totals.size(); ++i)
-      totals[i] += weight * values[i];
-  }
-  Best best;
-  for (size_t i = 0; i < totals.size(); ++i) {
-    if (best.slots.empty() || totals[i] > best.score) {
-      best.slots = {nodes[static_cast<int>(i)]};
-      best.score = totals[i];
-    } else if (totals[i] == best.score) {
-      best.slots.insert(nodes[static_cast<int>(i)]);
-    }
-  }
-  return best;
-}
-
-// The first failure in a score answer ("" if none).
-std::string score_failure(
-    const google::protobuf::RepeatedPtrField<v1::PluginScores>& plugins) {
-  for (const v1::PluginScores& p : plugins) {
-    if (!p.error().empty()) return p.error();
-    if (!p.unfinished().empty()) return p.unfinished();
-  }
-  return {};
-}
-
-std::string filter_failure(const v1::PreFilterResponse& r) {
-  return r.unfinished().empty() ? std::string() : r.unfinished(0).reason();
-}
 
 class Replay {
  public:
@@ -155,6 +91,9 @@ class Replay {
   struct SessionState {
     std::string replay_id;
     TableMirror table;  // the recording's view, to name nodes
+    // The replay's host's table version for the session: a delta moved
+    // the table when a call's trailer shows it left this version.
+    uint64_t host_version = 0;
     bool restored = false;
     // The current pod cycle: its pod, the gates the replay's PreFilter
     // reported, and the nodes the replay rejected that the recording
@@ -171,6 +110,13 @@ class Replay {
   void restore(const v1::RecordedCheckpoint& c);
   void gap(const v1::RecordedGap& g);
   void call(const v1::RecordedCall& c);
+  // A recorded delta the replay's host applied: into the session's mirror.
+  void follow(SessionState& s, const v1::NodeTableDelta& delta);
+  // After a call that carried `delta`: the mirror follows it if the
+  // replay's host applied it (never a delta the host refused).
+  void after_delta(SessionState& s, const v1::NodeTableDelta& delta,
+                   const ReplayCallContext& context,
+                   const grpc::Status& status);
   template <class Request>
   void gates_of_cycle(const SessionState& s, Request& request) const;
   // FilterNodes and Filter: calls within the cycle a PreFilter began, which
@@ -214,6 +160,7 @@ class Replay {
   std::unordered_map<std::string, SessionState> sessions_;
   std::unordered_set<std::string> pods_;
   std::map<std::string, std::unordered_set<std::string>> differing_;
+  bool mirror_noted_ = false;  // the note of follow()
   // Per bucket: recorded and replayed durations, in microseconds.
   std::map<uint32_t, std::pair<std::vector<double>, std::vector<double>>>
       times_;
@@ -393,8 +340,7 @@ void Replay::restore(const v1::RecordedCheckpoint& c) {
         fmt::format("the replay's host refuses a recorded node table: {}",
                     status.error_message()));
   }
-  v1::NodeTableDelta copy = c.table();
-  s.table.apply(copy);
+  follow(s, c.table());
   s.restored = true;
 }
 
@@ -404,8 +350,44 @@ void Replay::gap(const v1::RecordedGap& g) {
   if (it == sessions_.end()) return;
   for (const v1::NodeTableDelta& d : g.deltas()) {
     if (!host_->service().restore_table(it->second.replay_id, d).ok()) return;
-    v1::NodeTableDelta copy = d;
-    it->second.table.apply(copy);
+    follow(it->second, d);
+  }
+}
+
+void Replay::follow(SessionState& s, const v1::NodeTableDelta& delta) {
+  // The host's NodeTable::apply: an empty delta without a version keeps it.
+  const bool empty =
+      !delta.full() && delta.upserts_size() == 0 && delta.removed_size() == 0;
+  if (!empty || delta.new_version() != 0) s.host_version = delta.new_version();
+  v1::NodeTableDelta copy = delta;
+  std::string error;
+  if (!s.table.apply(copy, &error) && !mirror_noted_) {
+    // The mirror's rules are the host's; this would be a bug, and it
+    // only costs node names in the report.
+    mirror_noted_ = true;
+    report_.notes.push_back(
+        "a node-table delta the replay's host accepted does not fit the "
+        "replay's copy of the table (" +
+        error + "); node names in this report may be wrong from there on");
+  }
+}
+
+void Replay::after_delta(SessionState& s, const v1::NodeTableDelta& delta,
+                         const ReplayCallContext& context,
+                         const grpc::Status& status) {
+  // Without the trailer the call was refused before the table; with it,
+  // the table moved when it left the version it had. A valid non-full
+  // delta always changes the version (new_version > base_version, the
+  // table's); a full one may keep it, and then only a call that succeeded
+  // is known to have applied it.
+  if (!context.table_version) return;
+  const uint64_t now = *context.table_version;
+  const bool moved = now == delta.new_version() &&
+                     (now != s.host_version || (delta.full() && status.ok()));
+  if (moved) {
+    follow(s, delta);
+  } else {
+    s.host_version = now;
   }
 }
 
@@ -486,7 +468,6 @@ void Replay::call(const v1::RecordedCall& c) {
     return (d.full() || d.upserts_size() > 0 || d.removed_size() > 0) &&
            d.new_version() == c.table_version();
   };
-  InProcessCallContext context;
   auto session_of = [&](const std::string& id) -> SessionState* {
     auto it = sessions_.find(id);
     if (it == sessions_.end()) {
@@ -498,12 +479,10 @@ void Replay::call(const v1::RecordedCall& c) {
   const bool recorded_ok = c.status_code() == 0;
   // A PreFilter's or PreScore's session, or nullptr when the call is not
   // replayed (unknown session; failed without moving the table).
-  auto replayed_session = [&](const auto& request,
-                              bool& moves) -> SessionState* {
+  auto replayed_session = [&](const auto& request) -> SessionState* {
     SessionState* s = session_of(request.session_id());
     if (s == nullptr) return nullptr;
-    moves = request.has_delta() && moved(request.delta());
-    if (!recorded_ok && !moves) {
+    if (!recorded_ok && !(request.has_delta() && moved(request.delta()))) {
       ++report_.skipped_failed;
       return nullptr;
     }
@@ -513,19 +492,20 @@ void Replay::call(const v1::RecordedCall& c) {
     case v1::RECORDED_METHOD_PRE_FILTER: {
       v1::PreFilterRequest request;
       if (!request.ParseFromString(c.request())) break;
-      bool moves = false;
-      SessionState* s = replayed_session(request, moves);
+      SessionState* s = replayed_session(request);
       if (s == nullptr) return;
       pods_.insert(request.pod().uid());
       ++report_.cycles;
       request.set_session_id(s->replay_id);
       v1::PreFilterResponse replayed;
+      ReplayCallContext context;
       const auto start = Clock::now();
       const grpc::Status status =
           host_->service().pre_filter(context, request, replayed);
       const auto took = Clock::now() - start;
       ++report_.calls;
-      if (moves) s->table.apply(*request.mutable_delta());
+      if (request.has_delta())
+        after_delta(*s, request.delta(), context, status);
       s->uid = request.pod().uid();
       s->applies_reported = replayed.applies_reported();
       s->not_applying.assign(replayed.not_applying().begin(),
@@ -570,8 +550,7 @@ void Replay::call(const v1::RecordedCall& c) {
     case v1::RECORDED_METHOD_PRE_SCORE: {
       v1::PreScoreRequest request;
       if (!request.ParseFromString(c.request())) break;
-      bool moves = false;
-      SessionState* s = replayed_session(request, moves);
+      SessionState* s = replayed_session(request);
       if (s == nullptr) return;
       const v1::PreScoreRequest recorded_request = request;
       request.set_session_id(s->replay_id);
@@ -594,12 +573,14 @@ void Replay::call(const v1::RecordedCall& c) {
         }
       }
       v1::PreScoreResponse replayed;
+      ReplayCallContext context;
       const auto start = Clock::now();
       const grpc::Status status =
           host_->service().pre_score(context, request, replayed);
       const auto took = Clock::now() - start;
       ++report_.calls;
-      if (moves) s->table.apply(*request.mutable_delta());
+      if (request.has_delta())
+        after_delta(*s, request.delta(), context, status);
       if (!recorded_ok) return;
       time_call(c, took);
       if (!status.ok()) {

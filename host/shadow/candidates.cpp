@@ -16,12 +16,19 @@ void load_shadow_candidates(
     for (auto* list : {&profile.plugins, &profile.filters, &profile.scorers}) {
       for (ResolvedPlugin& plugin : *list) {
         if (plugin.settings.shadow.empty()) continue;
-        const std::filesystem::path file =
-            plugin_dir / std::filesystem::path(plugin.settings.shadow);
         const std::string where = "profile \"" + profile.scheduler_name +
                                   "\", plugin " + plugin.library->name() +
                                   ": args.schedplug.shadow " +
                                   plugin.settings.shadow + ": ";
+        // resolve_profiles refuses such a path; whoever else fills the
+        // settings, nothing outside plugin_dir is opened.
+        if (std::string problem = shadow_path_problem(plugin.settings.shadow);
+            !problem.empty()) {
+          if (list == &profile.plugins) problems.push_back(where + problem);
+          continue;
+        }
+        const std::filesystem::path file =
+            plugin_dir / std::filesystem::path(plugin.settings.shadow);
         if (auto f = failed.find(file); f != failed.end()) {
           if (list == &profile.plugins) problems.push_back(where + f->second);
           continue;

@@ -15,11 +15,12 @@
 
 namespace schedplug::host {
 
-// Loads the shadow file of every resolved plugin that names one (relative
-// to `plugin_dir`, or absolute) into ResolvedPlugin::shadow, once per
-// file. A file of `loaded_before` with the same path and digest is taken
-// as it is. A file that does not load, or reports another name, is a
-// sentence in `problems` and leaves the plugin without a shadow.
+// Loads the shadow file of every resolved plugin that names one (inside
+// `plugin_dir`, relative to it; any other path is a problem and is never
+// opened: shadow_path_problem) into ResolvedPlugin::shadow, once per file. A
+// file of `loaded_before` with the same path and digest is taken as it is. A
+// file that does not load, or reports another name, is a sentence in `problems`
+// and leaves the plugin without a shadow.
 void load_shadow_candidates(
     std::vector<ResolvedProfile>& profiles,
     const std::filesystem::path& plugin_dir,

@@ -203,6 +203,51 @@ std::vector<std::string> problems_of(
   return problems;
 }
 
+// args.schedplug.shadow names a file inside the plugin directory: an
+// absolute path or one with a ".." component could name any file on the
+// disk (and a replayed recording's configuration is anyone's input), so
+// both are refused with what to write instead, and the setting stays
+// empty (nothing is loaded).
+TEST(Resolve, AShadowPathMustStayInsideThePluginDirectory) {
+  const std::string instead =
+      "; a shadow candidate is loaded only from the plugin directory: copy "
+      "the file into it (a subdirectory such as candidates/ keeps it apart "
+      "from the plugins) and write its path relative to that directory, "
+      "without \"..\", like \"candidates/hw_encrypt.so\"";
+  EXPECT_THAT(resolve_error("            shadow: /opt/evil/hw_encrypt.so\n"),
+              HasSubstr("sched.yaml:9: profile \"s\", pluginConfig "
+                        "\"HwEncrypt\": args.schedplug.shadow is "
+                        "\"/opt/evil/hw_encrypt.so\", an absolute path" +
+                        instead));
+  for (const char* climbing :
+       {"../hw_encrypt.so", "candidates/../../hw_encrypt.so", "..",
+        "candidates/.."}) {
+    EXPECT_THAT(
+        resolve_error(std::string("            shadow: \"") + climbing +
+                      "\"\n"),
+        HasSubstr(std::string("args.schedplug.shadow is \"") + climbing +
+                  "\", a path that climbs out with \"..\"" + instead))
+        << climbing;
+  }
+  for (const char* inside :
+       {"candidates/hw_encrypt.so", "./hw_encrypt.so", "a..b/c..so"}) {
+    EXPECT_THAT(
+        resolve_error(std::string("            shadow: \"") + inside + "\"\n"),
+        HasSubstr("resolved without error"))
+        << inside;
+    EXPECT_EQ(shadow_path_problem(inside), "") << inside;
+  }
+  std::vector<ResolvedProfile> resolved;
+  const auto problems = problems_of(R"(
+      - name: HwEncrypt
+        args: {schedplug: {shadow: /tmp/hw_encrypt.so}})",
+                                    &resolved);
+  ASSERT_EQ(problems.size(), 1u);
+  ASSERT_EQ(resolved.size(), 1u);
+  for (const ResolvedPlugin& p : resolved[0].plugins)
+    EXPECT_EQ(p.settings.shadow, "") << p.library->name();
+}
+
 // simulatorAnnotations (docs/simulator-annotations.md): a boolean, read and
 // stripped like the other keys; one setting per profile, so two plugins of
 // one profile saying true and false are refused.

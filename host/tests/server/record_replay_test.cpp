@@ -5,7 +5,11 @@
 // every node for pods labelled reload/picky=yes and scores the other way
 // round for them, so exactly those pods change, in feasible set and best
 // node. Any one file replays alone, a file cut short replays up to its
-// last whole entry, and the size cap removes the oldest files.
+// last whole entry, and the size cap removes the oldest files. A recording
+// is input like any other: replay checks every index it holds and never
+// loads code from outside --plugins (a hostile recording, below).
+#include <stdlib.h>
+
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -13,8 +17,11 @@
 
 #include <gtest/gtest.h>
 
+#include "host/record/cycle_recorder.hpp"
 #include "host/record/record_file.hpp"
 #include "host/record/replayer.hpp"
+#include "host/record/table_mirror.hpp"
+#include "host/table/node_table.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {
@@ -155,13 +162,75 @@ class RecordReplay : public ::testing::Test {
   }
 
   ReplayReport replay(const std::filesystem::path& record,
-                      const std::filesystem::path& plugins) {
-    std::ostringstream diagnostics;
+                      const std::filesystem::path& plugins,
+                      std::ostream* diagnostics = nullptr) {
+    std::ostringstream ignored;
     ReplayOptions options;
     options.record = record;
     options.plugins = plugins;
     options.workers = 1;
-    return replay_recording(options, diagnostics);
+    return replay_recording(options,
+                            diagnostics != nullptr ? *diagnostics : ignored);
+  }
+
+  // The only file of record_, entry by entry.
+  std::vector<v1::RecordEntry> recorded_entries() {
+    const auto files = record_files(record_);
+    EXPECT_EQ(files.size(), 1u);
+    std::vector<v1::RecordEntry> out;
+    if (files.empty()) return out;
+    RecordFileReader reader(files[0]);
+    for (v1::RecordEntry e; reader.next(e);) out.push_back(e);
+    EXPECT_FALSE(reader.truncated());
+    return out;
+  }
+
+  // A recording of `entries` alone, in a directory of its own.
+  std::filesystem::path write_recording(
+      const std::string& name, const std::vector<v1::RecordEntry>& entries,
+      uint64_t sequence = 1) {
+    const auto dir = dir_.path() / name;
+    std::filesystem::create_directories(dir);
+    RecordFileWriter writer(dir / record_file_name(sequence));
+    for (const v1::RecordEntry& e : entries) writer.write(e);
+    writer.close();
+    return dir;
+  }
+
+  // `entries` with a PreFilter of pod default/hostile inserted after the
+  // first pod's cycle (PreFilter and PreScore), carrying `delta` and
+  // recorded as having moved the table to its version.
+  static std::vector<v1::RecordEntry> with_hostile_call(
+      std::vector<v1::RecordEntry> entries, const v1::NodeTableDelta& delta) {
+    std::string session;
+    int calls = 0;
+    for (auto it = entries.begin(); it != entries.end(); ++it) {
+      if (!it->has_call()) continue;
+      if (session.empty()) {
+        v1::PreFilterRequest first;
+        EXPECT_TRUE(first.ParseFromString(it->call().request()));
+        session = first.session_id();
+      }
+      if (++calls < 2) continue;
+      v1::PreFilterRequest request;
+      request.set_session_id(session);
+      request.set_scheduler_name(kProfile);
+      request.mutable_pod()->set_namespace_("default");
+      request.mutable_pod()->set_name("hostile");
+      request.mutable_pod()->set_uid("uid-hostile");
+      *request.mutable_delta() = delta;
+      v1::RecordEntry hostile;
+      v1::RecordedCall* c = hostile.mutable_call();
+      c->set_method(v1::RECORDED_METHOD_PRE_FILTER);
+      c->set_table_version(delta.new_version());
+      c->set_table_nodes(kNodes);
+      request.SerializeToString(c->mutable_request());
+      v1::PreFilterResponse().SerializeToString(c->mutable_response());
+      entries.insert(it + 1, hostile);
+      return entries;
+    }
+    ADD_FAILURE() << "the recording has fewer than two calls";
+    return entries;
   }
 
   TempDir dir_;
@@ -237,7 +306,7 @@ TEST_F(RecordReplay, AFileCutShortReplaysUpToItsLastWholeEntry) {
 }
 
 TEST_F(RecordReplay, TheSizeCapRemovesTheOldestFilesAndTheRestReplay) {
-  record(300, /*file_bytes=*/4 << 10, /*max_bytes=*/12 << 10);
+  record(1500, /*file_bytes=*/8 << 10, /*max_bytes=*/kMinRecordMaxBytes);
   EXPECT_GT(stats_.removed, 0u);
   const auto files = record_files(record_);
   ASSERT_FALSE(files.empty());
@@ -265,6 +334,223 @@ TEST_F(RecordReplay, ADirectoryWithoutARecordingIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("is not a schedplug recording"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// The replay's copy of each session's table (TableMirror) checks every
+// index a recording gives it, as the host's NodeTable does: slot
+// 0xFFFFFFFF once made `slot + 1` wrap to 0 and the write land out of
+// bounds.
+TEST(TableMirrorTest, RefusesIndicesTheHostRefusesAndStaysAsItWas) {
+  auto node = [](uint32_t slot, const std::string& name) {
+    v1::Node n;
+    n.set_index(slot);
+    n.set_name(name);
+    return n;
+  };
+  TableMirror mirror;
+  v1::NodeTableDelta full;
+  full.set_full(true);
+  full.set_new_version(1);
+  for (uint32_t slot = 0; slot < 3; ++slot)
+    *full.add_upserts() = node(slot, "node-" + std::to_string(slot));
+  ASSERT_TRUE(mirror.apply(full));
+  auto unchanged = [&](const std::string& what) {
+    EXPECT_EQ(mirror.size(), 3u) << what;
+    EXPECT_EQ(mirror.slot_count(), 3u) << what;
+    EXPECT_EQ(mirror.version(), 1u) << what;
+    EXPECT_EQ(mirror.name(0), "node-0") << what;
+  };
+  // Past the table's size (3) + the delta's upserts (1) + the headroom.
+  for (uint32_t slot :
+       {0xFFFFFFFFu, NodeTable::kMaxSlots, 3 + 1 + NodeTable::kSlotHeadroom}) {
+    v1::NodeTableDelta far;
+    far.set_base_version(1);
+    far.set_new_version(2);
+    *far.add_upserts() = node(slot, "far");
+    std::string error;
+    EXPECT_FALSE(mirror.apply(far, &error)) << slot;
+    EXPECT_NE(
+        error.find("at index " + std::to_string(slot) + " is beyond the table"),
+        std::string::npos)
+        << error;
+    EXPECT_EQ(far.upserts_size(), 1) << "a refused delta is left as it was";
+    unchanged(std::to_string(slot));
+  }
+  struct Case {
+    const char* what;
+    std::vector<uint32_t> removed;
+    std::vector<v1::Node> upserts;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"an empty slot removed", {7}, {}, "removed lists node index 7"},
+      {"a slot removed twice", {1, 1}, {}, "node index 1 twice"},
+      {"a node without a name", {}, {node(0, "")}, "index 0 has no name"},
+      {"an index twice", {}, {node(4, "a"), node(4, "b")}, "index 4 appears"},
+  };
+  for (const Case& c : cases) {
+    v1::NodeTableDelta d;
+    d.set_base_version(1);
+    d.set_new_version(2);
+    for (uint32_t slot : c.removed) d.add_removed(slot);
+    for (const v1::Node& n : c.upserts) *d.add_upserts() = n;
+    std::string error;
+    EXPECT_FALSE(mirror.apply(d, &error)) << c.what;
+    EXPECT_NE(error.find(c.error), std::string::npos)
+        << c.what << ": " << error;
+    unchanged(c.what);
+  }
+  // The last index the host accepts in such a delta.
+  v1::NodeTableDelta edge;
+  edge.set_base_version(1);
+  edge.set_new_version(2);
+  edge.add_removed(2);
+  *edge.add_upserts() = node(3 + 1 + NodeTable::kSlotHeadroom - 1, "edge");
+  ASSERT_TRUE(mirror.apply(edge));
+  EXPECT_EQ(mirror.size(), 3u);
+  EXPECT_EQ(mirror.name(2), "");
+  EXPECT_EQ(mirror.name(1027), "edge");
+  EXPECT_EQ(mirror.version(), 2u);
+}
+
+// Replay reads the files by their number: record-0001000000 after
+// record-999999 (a name of the hosts before the wider numbers), although
+// it sorts first as text. The second file says its host ran another
+// configuration, and the note names it.
+TEST_F(RecordReplay, FilesAreReplayedInTheOrderOfTheirNumbers) {
+  record(5);
+  const std::vector<v1::RecordEntry> entries = recorded_entries();
+  const auto dir = dir_.path() / "ordered";
+  std::filesystem::create_directories(dir);
+  std::vector<v1::RecordEntry> reloaded = entries;
+  ASSERT_TRUE(reloaded[0].has_header());
+  reloaded[0].mutable_header()->mutable_plugin_set()->mutable_config()->append(
+      "# reloaded\n");
+  using Named = std::pair<std::string, const std::vector<v1::RecordEntry>*>;
+  for (const auto& [name, file] :
+       {Named{"record-999999.sprec.gz", &entries},
+        Named{record_file_name(1000000), &reloaded}}) {
+    RecordFileWriter writer(dir / name);
+    for (const v1::RecordEntry& e : *file) writer.write(e);
+    writer.close();
+  }
+  const ReplayReport report = replay(dir, same_);
+  EXPECT_EQ(report.files, 2u);
+  EXPECT_FALSE(report.differs());
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_EQ(report.notes[0].rfind(record_file_name(1000000) +
+                                      ": the recorded host ran another "
+                                      "configuration",
+                                  0),
+            0u)
+      << report.notes[0];
+}
+
+// A hostile recording: a PreFilter whose delta puts a node at index
+// 0xFFFFFFFF, recorded as if it had moved the table. The replay's host
+// refuses the delta (an error for that pod), and the replay goes on; the
+// mirror never sees it.
+TEST_F(RecordReplay, AHugeRecordedSlotIsAnErrorNotAWrite) {
+  record(20);
+  v1::NodeTableDelta far;
+  far.set_base_version(1);
+  far.set_new_version(2);
+  v1::Node* n = far.add_upserts();
+  n->set_index(0xFFFFFFFFu);
+  n->set_name("far");
+  const auto hostile =
+      write_recording("hostile", with_hostile_call(recorded_entries(), far));
+  const ReplayReport report = replay(hostile, same_);
+  EXPECT_EQ(report.cycles, 21u);
+  EXPECT_EQ(report.new_errors, 1u);
+  EXPECT_EQ(report.feasible_changed + report.best_node_changed, 0u);
+  ASSERT_EQ(report.examples.size(), 1u);
+  EXPECT_EQ(report.examples[0].pod, "default/hostile");
+  EXPECT_NE(report.examples[0].detail.find("at index 4294967295"),
+            std::string::npos)
+      << report.examples[0].detail;
+}
+
+// A hostile recording: a PreFilter whose delta the replay's host refuses
+// (index 0 holds node-0 and the delta puts "ghost" there without removing
+// it). The replay's copy of the table must not follow it: the differences
+// after it still name node-0.
+TEST_F(RecordReplay, ADeltaTheReplayRefusedDoesNotMoveItsTable) {
+  record(20);
+  v1::NodeTableDelta ghost;
+  ghost.set_base_version(1);
+  ghost.set_new_version(2);
+  v1::Node* n = ghost.add_upserts();
+  n->set_index(0);
+  n->set_name("ghost");
+  const auto hostile =
+      write_recording("hostile", with_hostile_call(recorded_entries(), ghost));
+  const ReplayReport report = replay(hostile, changed_);
+  EXPECT_EQ(report.new_errors, 1u) << "the refused delta's PreFilter";
+  EXPECT_EQ(report.feasible_changed, 3u) << "pod-3, pod-10 and pod-17";
+  bool named = false;
+  for (const ReplayDifference& d : report.examples) {
+    if (d.pod == "default/hostile") continue;  // the host's refusal names it
+    EXPECT_EQ(d.detail.find("ghost"), std::string::npos) << d.detail;
+    if (d.pod == "default/pod-3" && d.kind == "feasible") {
+      named = true;
+      EXPECT_NE(d.detail.find("node-0 passed in the recording"),
+                std::string::npos)
+          << d.detail;
+    }
+  }
+  EXPECT_TRUE(named) << "no feasible-set difference for default/pod-3";
+}
+
+// A hostile recording: its configuration names a shadow candidate outside
+// the replay's --plugins, by absolute path or with "..". Replay uses the
+// recording's configuration by default, so it must refuse it before
+// opening the file (the candidate's constructor would leave a marker).
+TEST_F(RecordReplay, AShadowOutsidePluginsInTheRecordingIsNeverLoaded) {
+  record(3);
+  const std::vector<v1::RecordEntry> entries = recorded_entries();
+  std::ifstream in(config_);
+  const std::string config((std::istreambuf_iterator<char>(in)), {});
+  const auto outside = dir_.path() / "outside";
+  std::filesystem::create_directories(outside);
+  std::filesystem::copy_file(SCHEDPLUG_CTOR_MARKER_PLUGIN,
+                             outside / "reloadable.so");
+  const auto marker = dir_.path() / "constructor-ran";
+  ::setenv("SCHEDPLUG_TEST_MARKER", marker.c_str(), 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("SCHEDPLUG_TEST_MARKER"); }
+  } unset;
+  int n = 0;
+  for (const std::string& shadow : {(outside / "reloadable.so").string(),
+                                    std::string("../outside/reloadable.so")}) {
+    std::vector<v1::RecordEntry> hostile = entries;
+    ASSERT_TRUE(hostile[0].has_header());
+    hostile[0].mutable_header()->mutable_plugin_set()->set_config(
+        config +
+        "    pluginConfig:\n"
+        "      - name: Reloadable\n"
+        "        args:\n"
+        "          schedplug:\n"
+        "            shadow: \"" +
+        shadow + "\"\n");
+    const auto dir = write_recording("hostile-" + std::to_string(++n), hostile);
+    std::ostringstream diagnostics;
+    try {
+      replay(dir, same_, &diagnostics);
+      ADD_FAILURE() << shadow << ": the replay ran";
+    } catch (const ReplayError& e) {
+      EXPECT_NE(std::string(e.what()).find("replay cannot start a host"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_NE(
+        diagnostics.str().find("args.schedplug.shadow is \"" + shadow + "\", "),
+        std::string::npos)
+        << diagnostics.str();
+    EXPECT_FALSE(std::filesystem::exists(marker))
+        << shadow << ": replay opened a file outside --plugins";
+    std::filesystem::remove(marker);
   }
 }
 

@@ -4,6 +4,8 @@
 // the metrics count exactly the pods it disagrees on: Reloadable v2 (the
 // candidate) rejects every node for pods labelled reload/picky=yes and
 // scores the nodes the other way round for them; v1 (live) does neither.
+#include <stdlib.h>
+
 #include <atomic>
 #include <fstream>
 #include <functional>
@@ -275,6 +277,38 @@ TEST_F(Shadow, ACandidateReportingAnotherNameIsRefused) {
   EXPECT_NE(error.find("reports the plugin name \"LabelFilter\""),
             std::string::npos)
       << error;
+}
+
+// args.schedplug.shadow names a file inside the plugin directory. A path
+// out of it, absolute or with "..", is refused before anything is opened:
+// the candidate here is a plugin whose constructor leaves a marker file.
+TEST_F(Shadow, APathOutOfThePluginDirectoryIsRefusedBeforeLoading) {
+  const auto outside = dir_.path() / "outside";
+  std::filesystem::create_directories(outside);
+  std::filesystem::copy_file(SCHEDPLUG_CTOR_MARKER_PLUGIN,
+                             outside / "reloadable.so");
+  const auto marker = dir_.path() / "constructor-ran";
+  ::setenv("SCHEDPLUG_TEST_MARKER", marker.c_str(), 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("SCHEDPLUG_TEST_MARKER"); }
+  } unset;
+  const std::string absolute = (outside / "reloadable.so").string();
+  for (const std::string& path :
+       {absolute, std::string("../outside/reloadable.so")}) {
+    std::filesystem::remove_all(dir_.path() / "plugins");
+    std::string error;
+    EXPECT_FALSE(start(path, &error)) << path;
+    EXPECT_NE(error.find("args.schedplug.shadow is \"" + path + "\", "),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("a shadow candidate is loaded only from the plugin "
+                         "directory: copy the file into it"),
+              std::string::npos)
+        << error;
+    EXPECT_FALSE(std::filesystem::exists(marker))
+        << path << ": the file outside the plugin directory was opened";
+    std::filesystem::remove(marker);
+  }
 }
 
 }  // namespace

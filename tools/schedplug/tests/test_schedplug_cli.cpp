@@ -463,6 +463,22 @@ TEST(Check, ShadowCandidatesAreLoadedAndCreatedAsTheHostDoes) {
   EXPECT_EQ(empty.exit_code, 1) << empty.out << empty.err;
   EXPECT_THAT(empty.out, HasSubstr("args.schedplug.shadow is \"\"; write the "
                                    "candidate plugin file"));
+  // The same file, named from outside the plugin directory: refused before
+  // it is opened, as the host refuses it.
+  const std::string absolute = plugin_dir("hw.d") + "/hw_encrypt.so";
+  const Outcome outside = with_shadow(absolute);
+  EXPECT_EQ(outside.exit_code, 1) << outside.out << outside.err;
+  EXPECT_THAT(outside.out,
+              HasSubstr("args.schedplug.shadow is \"" + absolute +
+                        "\", an absolute path; a shadow candidate is loaded "
+                        "only from the plugin directory: copy the file into "
+                        "it"));
+  const Outcome climbing = with_shadow("../hw.d/hw_encrypt.so");
+  EXPECT_EQ(climbing.exit_code, 1) << climbing.out << climbing.err;
+  EXPECT_THAT(climbing.out,
+              HasSubstr("args.schedplug.shadow is \"../hw.d/hw_encrypt.so\", "
+                        "a path that climbs out with \"..\"; a shadow "
+                        "candidate is loaded only from the plugin directory"));
 }
 
 #ifdef SCHEDPLUG_SHADOW_DOC
