@@ -412,6 +412,18 @@ Outcome check_with_schedplug_args(const std::string& schedplug_args) {
                    plugin_dir("hw.d"));
 }
 
+// A recursive anchor in the args used to crash the configuration reader,
+// and `check`, which loads plugins in a child, blamed the plugin for the
+// crash. It is a configuration error with its line, like the host's.
+TEST(Check, ARecursiveAnchorIsAConfigErrorNotACrash) {
+  Outcome r = check_with_schedplug_args("&a {loop: *a}");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out + r.err,
+              AllOf(HasSubstr(".yaml:12: this value (an anchor, &name) "
+                              "contains an alias (*name) to itself"),
+                    Not(HasSubstr("signal")), Not(HasSubstr("crash"))));
+}
+
 // args.schedplug.sha256 pins a plugin; `check` applies it before opening
 // any file, as schedplug-host does, and reports the same mismatch.
 TEST(Check, ConfigSha256PinIsCheckedBeforeLoading) {
