@@ -3,6 +3,7 @@ package perf
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,14 +122,14 @@ func TestSchedulerPerfShort(t *testing.T) {
 			// pod: PreScore, with the node-table delta, sent from
 			// PreFilter for scores ahead (at 20 nodes every node is scored
 			// ahead, so none is asked again).
-			if pf, ps := r.RPCsPerPodByMethod["PreFilter"], r.RPCsPerPodByMethod["PreScore"]; pf != 0 || ps < 0.999 || ps > 1.001 || r.HostPeakRSSMB <= 0 {
+			if pf, ps := r.RPCsPerPodByMethod["PreFilter"], r.RPCsPerPodByMethod["PreScore"]; pf != 0 || !aboutOnePerPod(ps, r.MeasuredPods) || r.HostPeakRSSMB <= 0 {
 				t.Errorf("%s: score-only native run with %.3f PreFilter and %.3f PreScore calls per pod, want 0 and 1 (or no host memory figure): %+v", r.ID, pf, ps, r)
 			}
 		} else if isNative(r.Variant) {
 			// Every measured pod goes through at least one PreFilter: a call,
 			// or a cycle answered from verdicts kept for identical replicas.
 			calls := r.RPCsPerPodByMethod["PreFilter"]
-			if calls+r.VerdictReuse["cycles"]-r.VerdictReuse["misses"] < 0.999 || r.HostPeakRSSMB <= 0 {
+			if perPod := calls + r.VerdictReuse["cycles"] - r.VerdictReuse["misses"]; (perPod < 1 && !aboutOnePerPod(perPod, r.MeasuredPods)) || r.HostPeakRSSMB <= 0 {
 				t.Errorf("%s: native run with fewer PreFilter calls and reusing cycles than pods, or no host memory figure: %+v", r.ID, r)
 			}
 			if calls > 0 && (r.RPCWallMs["PreFilter"] <= 0 || r.BytesSentPerPod <= 0 || r.BytesRecvPerPod <= 0) {
@@ -163,4 +164,12 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// aboutOnePerPod says whether perPod calls per measured pod are one per
+// pod, give or take the call of one pod: the window opens when the suite's
+// watch sees the measured namespace, which on a loaded machine can arrive
+// after the first measured pod's cycle made its call.
+func aboutOnePerPod(perPod float64, pods int) bool {
+	return math.Abs(perPod*float64(pods)-float64(pods)) <= 1.001
 }
