@@ -20,6 +20,7 @@
 #include <prometheus/exposer.h>
 #include <spdlog/spdlog.h>
 
+#include "host/check/startup_check.hpp"
 #include "host/config/resolve.hpp"
 #include "host/config/scheduler_config.hpp"
 #include "host/loader/plugin_file_check.hpp"
@@ -125,20 +126,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     fail(diagnostics, e.what());
   }
 
-  // Every problem at once, as `schedplug check` prints them.
-  SchedulerConfig config;
-  std::vector<std::string> config_problems;
-  try {
-    config = load_scheduler_config(options.config, config_problems);
-  } catch (const ConfigError& e) {
-    for (const std::string& p : e.problems())
-      diagnostics << "error: " << p << "\n";
-    throw StartupError("schedplug-host refuses to start: cannot read " +
-                       options.config.string() + " (see above)");
-  }
   // Checked before each dlopen (host/loader/plugin_file_check.hpp).
-  plugin_file_policy().name_pins = config_plugin_pins(config, config_problems);
-  plugin_file_policy().name_pins_source = options.config;
   plugin_file_policy().pins.reset();
   if (!options.security.plugin_sha256.empty()) {
     try {
@@ -148,46 +136,30 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       fail(diagnostics, e.what());
     }
   }
-  LoadResult loaded;
+  // Every problem at once, exactly as `schedplug check` prints them: the
+  // same code path, the instances created with their args included.
+  StartupCheck check;
   try {
-    loaded = load_plugin_directory(options.plugins);
+    check = run_startup_check(
+        {.config = options.config, .plugins = options.plugins, .create = true});
   } catch (const LoadError& e) {
     fail(diagnostics, e.what());
   }
-  std::vector<Diagnostic> findings;
-  for (std::string& p : config_problems) {
-    findings.push_back({Severity::kError, std::move(p)});
-  }
-  const std::vector<Diagnostic> names =
-      check_names(config, loaded.plugins, loaded.problems);
-  findings.insert(findings.end(), names.begin(), names.end());
-  std::vector<std::string> resolve_problems;
-  std::vector<ResolvedProfile> profiles =
-      resolve_profiles(config, loaded.plugins, resolve_problems);
-  load_shadow_candidates(profiles, options.plugins, {}, resolve_problems);
-  for (std::string& p : resolve_problems) {
-    findings.push_back({Severity::kError, std::move(p)});
-  }
-  std::stable_partition(
-      findings.begin(), findings.end(),
-      [](const Diagnostic& d) { return d.severity == Severity::kError; });
-  print_diagnostics(findings, diagnostics);
-  if (has_errors(findings)) {
-    size_t errors = 0;
-    for (const Diagnostic& d : findings)
-      errors += d.severity == Severity::kError;
+  print_diagnostics(check.diagnostics, diagnostics);
+  if (check.has_errors()) {
     throw StartupError(
-        "schedplug-host refuses to start: " + std::to_string(errors) +
-        " problem(s) with the configuration or plugin names (see above; "
-        "`schedplug check` reports the same)");
+        "schedplug-host refuses to start: " + std::to_string(check.errors()) +
+        " problem(s) with the configuration or the plugins "
+        "(see above; `schedplug check` reports the same)");
   }
   std::vector<std::string> warnings;
-  for (const Diagnostic& d : findings) warnings.push_back(d.message);
+  for (const Diagnostic& d : check.diagnostics) warnings.push_back(d.message);
 
   GenerationParts parts{.config_bytes = config_file_bytes(options.config),
-                        .libraries = loaded.plugins,
-                        .resolved = profiles,
-                        .warnings = std::move(warnings)};
+                        .libraries = check.loaded.plugins,
+                        .resolved = check.profiles,
+                        .warnings = std::move(warnings),
+                        .checked = std::move(check.created)};
   std::shared_ptr<PluginGeneration> plugins;
   try {
     plugins = make_generation(std::move(parts), nullptr);
@@ -259,7 +231,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       std::make_unique<HostService>(std::move(context), options.service);
   app->reloader_ = std::make_unique<PluginReloader>(
       *app->service_, app->metrics_.get(), options.config, options.plugins,
-      config, options.security.plugin_sha256);
+      *check.config, options.security.plugin_sha256);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;

@@ -275,7 +275,8 @@ PluginReloader::Attempt PluginReloader::attempt(
     set = make_generation({.config_bytes = candidate.config_bytes,
                            .libraries = candidate.libraries,
                            .resolved = std::move(resolved),
-                           .warnings = std::move(warnings)},
+                           .warnings = std::move(warnings),
+                           .checked = nullptr},
                           &previous);
   } catch (const CreateError& e) {
     out.reason = "create";

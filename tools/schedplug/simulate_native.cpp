@@ -10,7 +10,7 @@
 #include "host/chain/filter_chain.hpp"
 #include "host/chain/score_chain.hpp"
 #include "host/chain/thread_pool.hpp"
-#include "host/check/name_check.hpp"
+#include "host/check/startup_check.hpp"
 #include "host/config/resolve.hpp"
 #include "host/model/records.hpp"
 #include "host/plugin/created_plugins.hpp"
@@ -382,35 +382,17 @@ int simulate_native(const SimulateOptions& options,
                     const std::vector<const KubePod*>& pending,
                     const std::set<const KubePod*>& explain,
                     SimulationReport& report, std::ostream& err) {
-  // The configuration and plugins exactly as schedplug-host takes them.
-  std::vector<std::string> config_problems;
-  std::optional<host::SchedulerConfig> config;
+  // The configuration and plugins exactly as schedplug-host takes them
+  // (the same start-up check, the instances created with their args).
+  host::StartupCheck check;
   try {
-    config = host::load_scheduler_config(options.config, config_problems);
-  } catch (const host::ConfigError& e) {
-    return bad_input(err, e.problems());
-  }
-  host::LoadResult loaded;
-  try {
-    loaded = host::load_plugin_directory(options.plugins);
+    check = host::run_startup_check(
+        {.config = options.config, .plugins = options.plugins, .create = true});
   } catch (const host::LoadError& e) {
     return bad_input(err, {e.what()});
   }
-  std::vector<host::Diagnostic> findings;
-  for (auto& p : config_problems) {
-    findings.push_back({host::Severity::kError, std::move(p)});
-  }
-  const auto names =
-      host::check_names(*config, loaded.plugins, loaded.problems);
-  findings.insert(findings.end(), names.begin(), names.end());
-  std::vector<std::string> resolve_problems;
-  const std::vector<host::ResolvedProfile> profiles =
-      host::resolve_profiles(*config, loaded.plugins, resolve_problems);
-  for (auto& p : resolve_problems) {
-    findings.push_back({host::Severity::kError, std::move(p)});
-  }
-  if (host::has_errors(findings)) {
-    for (const auto& d : findings) {
+  if (check.has_errors()) {
+    for (const auto& d : check.diagnostics) {
       if (d.severity == host::Severity::kError)
         err << "error: " << d.message << "\n";
     }
@@ -420,9 +402,10 @@ int simulate_native(const SimulateOptions& options,
         << "; fix the problems above (`schedplug check` reports the same)\n";
     return kSimulateBadInput;
   }
+  const std::vector<host::ResolvedProfile>& profiles = check.profiles;
   std::unique_ptr<host::CreatedPlugins> created;
   try {
-    created = host::CreatedPlugins::create(profiles);
+    created = host::CreatedPlugins::create(profiles, check.created.get());
   } catch (const host::CreateError& e) {
     return bad_input(err, {e.what()});
   }
