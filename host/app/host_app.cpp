@@ -17,7 +17,6 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/credentials.h>
-#include <prometheus/exposer.h>
 #include <spdlog/spdlog.h>
 
 #include "host/check/startup_check.hpp"
@@ -25,6 +24,7 @@
 #include "host/config/scheduler_config.hpp"
 #include "host/loader/plugin_file_check.hpp"
 #include "host/loader/plugin_library.hpp"
+#include "host/metrics/metrics_endpoint.hpp"
 #include "host/reload/change_watch.hpp"
 #include "host/security/tcp_credentials.hpp"
 #include "host/security/unix_listener.hpp"
@@ -183,12 +183,12 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   }
   app->metrics_ = std::make_unique<HostMetrics>(instances);
   app->metrics_->plugins_loaded(*plugins);
+  app->metrics_->config_file(options.config.filename().string());
   if (!options.metrics_listen.empty()) {
     const std::string metrics_listen = metrics_address(options.metrics_listen);
     try {
-      app->exposer_ = std::make_unique<prometheus::Exposer>(metrics_listen);
-      app->exposer_->RegisterCollectable(app->metrics_->registry());
-      app->exposer_->RegisterCollectable(app->metrics_->memory());
+      app->metrics_endpoint_ =
+          std::make_unique<MetricsEndpoint>(metrics_listen, *app->metrics_);
     } catch (const std::exception& e) {
       fail(diagnostics, "cannot serve metrics on --metrics-listen " +
                             options.metrics_listen + ": " + e.what());
@@ -404,6 +404,10 @@ ReloadOutcome HostApp::reload() {
 
 void HostApp::wait() {
   if (server_) server_->Wait();
+}
+
+int HostApp::metrics_port() const {
+  return metrics_endpoint_ ? metrics_endpoint_->port() : 0;
 }
 
 HostApp::~HostApp() {
