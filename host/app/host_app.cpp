@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <fmt/chrono.h>
+#include <fmt/ranges.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/credentials.h>
@@ -171,6 +172,11 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
         "loaded plugin {} {} from {} (filter: {}, score: {}, refresh: {})",
         lib->name(), lib->version(), lib->file().string(), lib->has_filter(),
         lib->has_score(), lib->has_refresh());
+  }
+  for (const ShadowBuild& b : shadow_builds(plugins->resolved)) {
+    spdlog::info("shadow candidate of {}: {} {} from {} (sha256 {}), in {}",
+                 b.plugin, b.plugin, b.version, b.file, b.sha256,
+                 fmt::join(b.profiles, ", "));
   }
   for (const ProfilePlugins& p : plugins->created->profiles()) {
     spdlog::info("profile \"{}\": {} native filters, {} native scorers",
@@ -584,6 +590,20 @@ bool print_host_status(const std::string& listen,
   for (const v1::PluginBuild& b : status.plugins()) {
     out << fmt::format("  {} {}  {}  sha256 {}\n", b.plugin(), b.version(),
                        b.file(), b.sha256());
+  }
+  if (status.shadows().empty()) {
+    out << "no shadow candidate runs\n";
+  } else {
+    out << fmt::format(
+        "{} shadow candidate{} run{} beside the live plugin{} (decisions stay "
+        "the live plugins'):\n",
+        status.shadows_size(), status.shadows_size() == 1 ? "" : "s",
+        status.shadows_size() == 1 ? "s" : "",
+        status.shadows_size() == 1 ? "" : "s");
+    for (const v1::PluginBuild& b : status.shadows()) {
+      out << fmt::format("  {} candidate {}  {}  sha256 {}\n", b.plugin(),
+                         b.version(), b.file(), b.sha256());
+    }
   }
   if (status.refused().empty()) {
     out << "no refused change stands\n";
