@@ -97,7 +97,7 @@ class HostApp::MemoryTrimmer {
       if (kept - after_trim < kGrowth) continue;
       malloc_trim(0);
       after_trim = kept_bytes();
-      spdlog::debug("gave {:.1f} MiB of freed heap back to the system",
+      spdlog::trace("gave {:.1f} MiB of freed heap back to the system",
                     static_cast<double>(kept - after_trim) / (1 << 20));
     }
   }
