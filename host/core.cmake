@@ -27,6 +27,7 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/check/in_tree_plugins.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check/name_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/check/create_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/check/startup_check.cpp
 )
 target_include_directories(schedplug_host_core PUBLIC
   ${CMAKE_CURRENT_LIST_DIR}/..

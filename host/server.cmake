@@ -9,13 +9,15 @@ endif()
 
 find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)
-find_package(prometheus-cpp REQUIRED COMPONENTS core pull)
+find_package(prometheus-cpp REQUIRED COMPONENTS core)
+find_package(civetweb CONFIG REQUIRED)  # /metrics (metrics/metrics_endpoint)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
 
 # Everything but main(), so tests and benchmarks run the real server.
 add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/metrics/host_metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/metrics/metrics_endpoint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refresh/refresh_scheduler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/convert.cpp
   ${CMAKE_CURRENT_LIST_DIR}/service/sessions.cpp
@@ -52,7 +54,8 @@ add_library(schedplug_host_server STATIC
 )
 target_link_libraries(schedplug_host_server
   PUBLIC schedplug_host_engine schedplug_proto prometheus-cpp::core
-         prometheus-cpp::pull spdlog::spdlog fmt::fmt Threads::Threads
+         spdlog::spdlog fmt::fmt Threads::Threads
+  PRIVATE civetweb::civetweb-cpp
 )
 schedplug_warnings(schedplug_host_server)
 

@@ -14,16 +14,18 @@
 #include <thread>
 
 #include <fmt/chrono.h>
+#include <fmt/ranges.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/credentials.h>
-#include <prometheus/exposer.h>
 #include <spdlog/spdlog.h>
 
+#include "host/check/startup_check.hpp"
 #include "host/config/resolve.hpp"
 #include "host/config/scheduler_config.hpp"
 #include "host/loader/plugin_file_check.hpp"
 #include "host/loader/plugin_library.hpp"
+#include "host/metrics/metrics_endpoint.hpp"
 #include "host/reload/change_watch.hpp"
 #include "host/security/tcp_credentials.hpp"
 #include "host/security/unix_listener.hpp"
@@ -95,7 +97,7 @@ class HostApp::MemoryTrimmer {
       if (kept - after_trim < kGrowth) continue;
       malloc_trim(0);
       after_trim = kept_bytes();
-      spdlog::debug("gave {:.1f} MiB of freed heap back to the system",
+      spdlog::trace("gave {:.1f} MiB of freed heap back to the system",
                     static_cast<double>(kept - after_trim) / (1 << 20));
     }
   }
@@ -125,20 +127,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     fail(diagnostics, e.what());
   }
 
-  // Every problem at once, as `schedplug check` prints them.
-  SchedulerConfig config;
-  std::vector<std::string> config_problems;
-  try {
-    config = load_scheduler_config(options.config, config_problems);
-  } catch (const ConfigError& e) {
-    for (const std::string& p : e.problems())
-      diagnostics << "error: " << p << "\n";
-    throw StartupError("schedplug-host refuses to start: cannot read " +
-                       options.config.string() + " (see above)");
-  }
   // Checked before each dlopen (host/loader/plugin_file_check.hpp).
-  plugin_file_policy().name_pins = config_plugin_pins(config, config_problems);
-  plugin_file_policy().name_pins_source = options.config;
   plugin_file_policy().pins.reset();
   if (!options.security.plugin_sha256.empty()) {
     try {
@@ -148,46 +137,30 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       fail(diagnostics, e.what());
     }
   }
-  LoadResult loaded;
+  // Every problem at once, exactly as `schedplug check` prints them: the
+  // same code path, the instances created with their args included.
+  StartupCheck check;
   try {
-    loaded = load_plugin_directory(options.plugins);
+    check = run_startup_check(
+        {.config = options.config, .plugins = options.plugins, .create = true});
   } catch (const LoadError& e) {
     fail(diagnostics, e.what());
   }
-  std::vector<Diagnostic> findings;
-  for (std::string& p : config_problems) {
-    findings.push_back({Severity::kError, std::move(p)});
-  }
-  const std::vector<Diagnostic> names =
-      check_names(config, loaded.plugins, loaded.problems);
-  findings.insert(findings.end(), names.begin(), names.end());
-  std::vector<std::string> resolve_problems;
-  std::vector<ResolvedProfile> profiles =
-      resolve_profiles(config, loaded.plugins, resolve_problems);
-  load_shadow_candidates(profiles, options.plugins, {}, resolve_problems);
-  for (std::string& p : resolve_problems) {
-    findings.push_back({Severity::kError, std::move(p)});
-  }
-  std::stable_partition(
-      findings.begin(), findings.end(),
-      [](const Diagnostic& d) { return d.severity == Severity::kError; });
-  print_diagnostics(findings, diagnostics);
-  if (has_errors(findings)) {
-    size_t errors = 0;
-    for (const Diagnostic& d : findings)
-      errors += d.severity == Severity::kError;
+  print_diagnostics(check.diagnostics, diagnostics);
+  if (check.has_errors()) {
     throw StartupError(
-        "schedplug-host refuses to start: " + std::to_string(errors) +
-        " problem(s) with the configuration or plugin names (see above; "
-        "`schedplug check` reports the same)");
+        "schedplug-host refuses to start: " + std::to_string(check.errors()) +
+        " problem(s) with the configuration or the plugins "
+        "(see above; `schedplug check` reports the same)");
   }
   std::vector<std::string> warnings;
-  for (const Diagnostic& d : findings) warnings.push_back(d.message);
+  for (const Diagnostic& d : check.diagnostics) warnings.push_back(d.message);
 
   GenerationParts parts{.config_bytes = config_file_bytes(options.config),
-                        .libraries = loaded.plugins,
-                        .resolved = profiles,
-                        .warnings = std::move(warnings)};
+                        .libraries = check.loaded.plugins,
+                        .resolved = check.profiles,
+                        .warnings = std::move(warnings),
+                        .checked = std::move(check.created)};
   std::shared_ptr<PluginGeneration> plugins;
   try {
     plugins = make_generation(std::move(parts), nullptr);
@@ -200,6 +173,11 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
         lib->name(), lib->version(), lib->file().string(), lib->has_filter(),
         lib->has_score(), lib->has_refresh());
   }
+  for (const ShadowBuild& b : shadow_builds(plugins->resolved)) {
+    spdlog::info("shadow candidate of {}: {} {} from {} (sha256 {}), in {}",
+                 b.plugin, b.plugin, b.version, b.file, b.sha256,
+                 fmt::join(b.profiles, ", "));
+  }
   for (const ProfilePlugins& p : plugins->created->profiles()) {
     spdlog::info("profile \"{}\": {} native filters, {} native scorers",
                  p.scheduler_name, p.filters.size(), p.scorers.size());
@@ -211,12 +189,12 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
   }
   app->metrics_ = std::make_unique<HostMetrics>(instances);
   app->metrics_->plugins_loaded(*plugins);
+  app->metrics_->config_file(options.config.filename().string());
   if (!options.metrics_listen.empty()) {
     const std::string metrics_listen = metrics_address(options.metrics_listen);
     try {
-      app->exposer_ = std::make_unique<prometheus::Exposer>(metrics_listen);
-      app->exposer_->RegisterCollectable(app->metrics_->registry());
-      app->exposer_->RegisterCollectable(app->metrics_->memory());
+      app->metrics_endpoint_ =
+          std::make_unique<MetricsEndpoint>(metrics_listen, *app->metrics_);
     } catch (const std::exception& e) {
       fail(diagnostics, "cannot serve metrics on --metrics-listen " +
                             options.metrics_listen + ": " + e.what());
@@ -259,7 +237,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       std::make_unique<HostService>(std::move(context), options.service);
   app->reloader_ = std::make_unique<PluginReloader>(
       *app->service_, app->metrics_.get(), options.config, options.plugins,
-      config, options.security.plugin_sha256);
+      *check.config, options.security.plugin_sha256);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -432,6 +410,10 @@ ReloadOutcome HostApp::reload() {
 
 void HostApp::wait() {
   if (server_) server_->Wait();
+}
+
+int HostApp::metrics_port() const {
+  return metrics_endpoint_ ? metrics_endpoint_->port() : 0;
 }
 
 HostApp::~HostApp() {
@@ -608,6 +590,20 @@ bool print_host_status(const std::string& listen,
   for (const v1::PluginBuild& b : status.plugins()) {
     out << fmt::format("  {} {}  {}  sha256 {}\n", b.plugin(), b.version(),
                        b.file(), b.sha256());
+  }
+  if (status.shadows().empty()) {
+    out << "no shadow candidate runs\n";
+  } else {
+    out << fmt::format(
+        "{} shadow candidate{} run{} beside the live plugin{} (decisions stay "
+        "the live plugins'):\n",
+        status.shadows_size(), status.shadows_size() == 1 ? "" : "s",
+        status.shadows_size() == 1 ? "s" : "",
+        status.shadows_size() == 1 ? "" : "s");
+    for (const v1::PluginBuild& b : status.shadows()) {
+      out << fmt::format("  {} candidate {}  {}  sha256 {}\n", b.plugin(),
+                         b.version(), b.file(), b.sha256());
+    }
   }
   if (status.refused().empty()) {
     out << "no refused change stands\n";

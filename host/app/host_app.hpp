@@ -19,9 +19,6 @@
 #include "host/security/security_options.hpp"
 #include "host/service/host_service.hpp"
 
-namespace prometheus {
-class Exposer;
-}
 namespace grpc {
 class Server;
 }
@@ -30,6 +27,7 @@ namespace schedplug::host {
 
 class ChangeWatch;
 class FastPathServer;
+class MetricsEndpoint;
 class UnixListener;
 
 // The fast-path socket of a host listening on `socket`: the same path with
@@ -104,6 +102,8 @@ class HostApp {
   // The address gRPC clients dial ("unix:/path" or "host:port").
   const std::string& target() const { return target_; }
   HostMetrics& metrics() { return *metrics_; }
+  // The port /metrics is served on (--metrics-listen); 0 without it.
+  int metrics_port() const;
   // The shadow candidates were abandoned (one hung past the hard limit).
   bool shadow_abandoned() const { return shadow_ && shadow_->abandoned(); }
   // The --record recorder (nullptr without --record).
@@ -120,7 +120,7 @@ class HostApp {
   std::string target_;
   std::filesystem::path socket_path_;
   std::unique_ptr<HostMetrics> metrics_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ShadowRunner> shadow_;     // shadow candidates (host/shadow/)
   std::unique_ptr<CycleRecorder> recorder_;  // --record only

@@ -19,7 +19,9 @@
 namespace {
 
 // klog-style verbosity: 0 and 1 info and warnings, 2-3 add a summary line
-// per call, 4 and up add everything (per refresh, ...).
+// per call (spdlog's debug level holds those lines only), 4 and up add
+// everything (spdlog's trace: per refresh, per connection, plugins' DEBUG
+// logs, ...).
 void set_verbosity(int v) {
   auto logger = spdlog::stderr_color_mt("schedplug-host");
   spdlog::set_default_logger(logger);

@@ -30,7 +30,8 @@ enum class TimedHook : uint8_t {
   kRefresh
 };
 inline constexpr size_t kTimedHooks = 5;
-// The metric's `hook` label: "filter", "score", "normalize", "begin_pod",
+// The hook histogram's `extension_point` label (the counters' label for
+// filter and score): "filter", "score", "normalize", "begin_pod",
 // "refresh".
 const char* timed_hook_name(TimedHook hook);
 

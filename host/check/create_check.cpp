@@ -62,8 +62,8 @@ std::string hint_warning(const HintRule& rule, const PluginInstance& plugin) {
 }  // namespace
 
 std::vector<Diagnostic> check_create(
-    const SchedulerConfig& config,
-    const std::vector<ResolvedProfile>& profiles) {
+    const SchedulerConfig& config, const std::vector<ResolvedProfile>& profiles,
+    std::vector<CreatedPlugins::Created>* keep) {
   std::vector<Diagnostic> out;
   const std::string file =
       config.file.empty() ? "<config>" : config.file.string();
@@ -83,19 +83,29 @@ std::vector<Diagnostic> check_create(
       const std::string where =
           file + (line > 0 ? ":" + std::to_string(line) : "") + ": profile \"" +
           profile.scheduler_name + "\": ";
+      const auto kept = [&](std::shared_ptr<PluginInstance> instance,
+                            bool shadow) {
+        if (keep != nullptr) {
+          keep->push_back({.profile = profile.scheduler_name,
+                           .args_json = plugin.args_json,
+                           .instance = std::move(instance),
+                           .shadow = shadow});
+        }
+      };
       try {
-        const auto instance =
+        auto instance =
             PluginInstance::create(plugin.library, plugin.args_json);
         for (const HintRule& rule : kHintRules) {
           if (std::string w = hint_warning(rule, *instance); !w.empty())
             out.push_back({Severity::kWarning, where + w});
         }
+        kept(std::move(instance), false);
       } catch (const CreateError& e) {
         out.push_back({Severity::kError, where + e.what()});
       }
       if (plugin.shadow != nullptr) {
         try {
-          (void)PluginInstance::create(plugin.shadow, plugin.args_json);
+          kept(PluginInstance::create(plugin.shadow, plugin.args_json), true);
         } catch (const CreateError& e) {
           out.push_back(
               {Severity::kError, where + "shadow candidate: " + e.what()});

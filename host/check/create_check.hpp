@@ -7,6 +7,7 @@
 
 #include "host/check/name_check.hpp"
 #include "host/config/resolve.hpp"
+#include "host/plugin/created_plugins.hpp"
 
 namespace schedplug::host {
 
@@ -16,8 +17,10 @@ namespace schedplug::host {
 // created instance's SCHEDPLUG_HINT_* bits that buy nothing (a hint about
 // a hook the plugin lacks, or one the scheduler uses only with another)
 // are warnings (docs/check.md).
+// With `keep`, the instances created are appended to it (one per profile
+// and plugin, and per shadow candidate) instead of destroyed.
 std::vector<Diagnostic> check_create(
-    const SchedulerConfig& config,
-    const std::vector<ResolvedProfile>& profiles);
+    const SchedulerConfig& config, const std::vector<ResolvedProfile>& profiles,
+    std::vector<CreatedPlugins::Created>* keep = nullptr);
 
 }  // namespace schedplug::host

@@ -10,12 +10,14 @@
 #include <prometheus/text_serializer.h>
 
 #include "host/reload/plugin_generation.hpp"
+#include "host/shadow/candidates.hpp"
 
 namespace schedplug::host {
 namespace {
 
 // 10 us .. 10 s: RPCs over thousands of nodes take well under a
-// millisecond; stuck ones take seconds.
+// millisecond; stuck ones take seconds. Written out, not computed: a bound
+// computed as 1e-6 * 10 prints as le="9.999999999999999e-06".
 const prometheus::Histogram::BucketBoundaries& duration_buckets() {
   static const prometheus::Histogram::BucketBoundaries buckets{
       1e-5,   2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
@@ -27,14 +29,10 @@ const prometheus::Histogram::BucketBoundaries& duration_buckets() {
 // takes microseconds, a pass over thousands of nodes well under a
 // millisecond, a refresh or a hung hook seconds.
 const prometheus::Histogram::BucketBoundaries& hook_buckets() {
-  static const prometheus::Histogram::BucketBoundaries buckets = [] {
-    prometheus::Histogram::BucketBoundaries b;
-    for (double decade = 1e-6; decade < 10; decade *= 10) {
-      for (double step : {1.0, 2.5, 5.0}) b.push_back(decade * step);
-    }
-    b.push_back(10);
-    return b;
-  }();
+  static const prometheus::Histogram::BucketBoundaries buckets{
+      1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5,   1e-4, 2.5e-4,
+      5e-4, 1e-3,   2.5e-3, 5e-3, 1e-2,   2.5e-2, 5e-2, 0.1,
+      0.25, 0.5,    1,      2.5,  5,      10};
   return buckets;
 }
 
@@ -93,8 +91,8 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
                          .Help("Wall time of one plugin's hook in one RPC "
                                "(filter and score: the pass over all its "
                                "nodes), or of one refresh call, by plugin "
-                               "and hook (filter, score, normalize, "
-                               "begin_pod, refresh).")
+                               "and extension_point (filter, score, "
+                               "normalize, begin_pod, refresh).")
                          .Register(*registry_)),
       rpc_duration_(prometheus::BuildHistogram()
                         .Name("schedplug_rpc_duration_seconds")
@@ -132,9 +130,11 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
                             .Register(*registry_)),
       refused_requests_(prometheus::BuildCounter()
                             .Name("schedplug_refused_requests_total")
-                            .Help("Requests refused by a limit, by reason "
+                            .Help("Requests refused by a limit, or because "
+                                  "the peer may only read, by reason "
                                   "(field_length, list_length, "
-                                  "session_memory, total_session_memory).")
+                                  "session_memory, total_session_memory, "
+                                  "read_only).")
                             .Register(*registry_)),
       session_memory_(prometheus::BuildGauge()
                           .Name("schedplug_session_memory_bytes")
@@ -200,6 +200,14 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
                     "use (it kept what it had), by file and reason: load, "
                     "config, create, restart_needed.")
               .Register(*registry_)),
+      shadow_build_info_(
+          prometheus::BuildGauge()
+              .Name("schedplug_shadow_build_info")
+              .Help("1 for each shadow candidate (args.schedplug.shadow) the "
+                    "host runs beside a live plugin, labelled with the live "
+                    "plugin's name and the candidate's version, file "
+                    "(relative to the plugin directory) and SHA-256.")
+              .Register(*registry_)),
       shadow_pods_(prometheus::BuildCounter()
                        .Name("schedplug_shadow_pods_total")
                        .Help("Pods a shadow candidate (args.schedplug.shadow) "
@@ -259,10 +267,34 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
               .Help("--record files that could not be created or written (a "
                     "full disk); each pauses the recording for a while.")
               .Register(*registry_)
-              .Add({})) {
+              .Add({})),
+      scrape_duration_(prometheus::BuildHistogram()
+                           .Name("schedplug_metrics_scrape_duration_seconds")
+                           .Help("Time to answer one scrape of /metrics.")
+                           .Register(*registry_)),
+      scrape_seconds_(scrape_duration_.Add({}, duration_buckets())) {
   for (const PluginInstance* plugin : plugins) {
     created_.try_emplace(plugin->serial(), make_series(*plugin));
   }
+  for (std::string_view method : kRpcMethods) {
+    for (std::string_view code : kRpcCodes) rpc_series(method, code);
+  }
+  for (std::string_view reason : kRefusedRequestReasons) {
+    refused_requests_.Add({{"reason", std::string(reason)}});
+  }
+  for (std::string_view reason : kHandshakeRefusalReasons) {
+    handshake_refusals_.Add({{"reason", std::string(reason)}});
+  }
+}
+
+void HostMetrics::reload_file_series(const std::string& file) {
+  for (std::string_view reason : kReloadRefusalReasons) {
+    reloads_refused_.Add({{"file", file}, {"reason", std::string(reason)}});
+  }
+}
+
+void HostMetrics::config_file(const std::string& file) {
+  reload_file_series(file);
 }
 
 HostMetrics::PluginSeries HostMetrics::make_series(
@@ -276,10 +308,13 @@ HostMetrics::PluginSeries HostMetrics::make_series(
     series.calls[e] = &plugin_calls_.Add(labels);
     series.errors[e] = &plugin_errors_.Add(labels);
   };
+  // The label the counters name the extension point by, so the two join.
   const auto hook = [&](TimedHook h) {
     series.hooks[static_cast<size_t>(h)] = &hook_duration_.Add(
-        {{"plugin", name}, {"hook", timed_hook_name(h)}}, hook_buckets());
+        {{"plugin", name}, {"extension_point", timed_hook_name(h)}},
+        hook_buckets());
   };
+  series.deadline_exceeded = &deadline_exceeded_.Add({{"plugin", name}});
   if (library.has_filter()) {
     extension_point(0, "filter");
     hook(TimedHook::kFilter);
@@ -364,6 +399,7 @@ void HostMetrics::node_table_changed(int64_t added_nodes) {
 void HostMetrics::resync() { resyncs_.Increment(); }
 
 void HostMetrics::deadline_exceeded(const std::string& plugin) {
+  // Rare: the label map built by Add() costs nothing that matters here.
   deadline_exceeded_.Add({{"plugin", plugin}}).Increment();
 }
 
@@ -378,17 +414,48 @@ void HostMetrics::refreshed(const PluginInstance& plugin, bool ok,
 }
 
 void HostMetrics::plugins_loaded(const PluginGeneration& set) {
+  // The series of instances a reload created (their plugin or version may
+  // be new); the lookup creates them at once.
+  for (const CreatedPlugins::Created& c : set.created->instances()) {
+    if (!c.shadow) plugin_series(*c.instance);
+  }
   std::lock_guard lock(mutex_);
   for (prometheus::Gauge* g : build_info_) plugin_build_info_.Remove(g);
   build_info_.clear();
+  for (prometheus::Gauge* g : shadow_info_) shadow_build_info_.Remove(g);
+  shadow_info_.clear();
   for (const auto& lib : set.libraries) {
-    prometheus::Gauge& g =
-        plugin_build_info_.Add({{"plugin", lib->name()},
-                                {"version", lib->version()},
-                                {"file", lib->file().filename().string()},
-                                {"sha256", lib->sha256()}});
+    const std::string file = lib->file().filename().string();
+    prometheus::Gauge& g = plugin_build_info_.Add({{"plugin", lib->name()},
+                                                   {"version", lib->version()},
+                                                   {"file", file},
+                                                   {"sha256", lib->sha256()}});
     g.Set(1);
     build_info_.push_back(&g);
+    reload_file_series(file);
+  }
+  for (const ShadowBuild& b : shadow_builds(set.resolved)) {
+    prometheus::Gauge& g = shadow_build_info_.Add({{"plugin", b.plugin},
+                                                   {"version", b.version},
+                                                   {"file", b.file},
+                                                   {"sha256", b.sha256}});
+    g.Set(1);
+    shadow_info_.push_back(&g);
+    // What the candidate is compared on, at zero until it is.
+    for (const auto& lib : set.libraries) {
+      if (lib->name() != b.plugin) continue;
+      if (lib->has_filter()) {
+        shadow_pods_.Add({{"plugin", b.plugin}, {"extension_point", "filter"}});
+        shadow_verdicts_.Add({{"plugin", b.plugin}});
+      }
+      if (lib->has_score()) {
+        shadow_pods_.Add({{"plugin", b.plugin}, {"extension_point", "score"}});
+      }
+    }
+    for (std::string_view kind : kShadowDisagreementKinds) {
+      shadow_pods_disagreeing_.Add(
+          {{"plugin", b.plugin}, {"kind", std::string(kind)}});
+    }
   }
   plugin_set_generation_.Set(static_cast<double>(set.generation));
   if (set.generation > 1) reloads_.Increment();
@@ -465,6 +532,15 @@ std::string HostMetrics::text() const {
   auto families = registry_->Collect();
   for (auto& f : memory_->Collect()) families.push_back(std::move(f));
   return prometheus::TextSerializer().Serialize(families);
+}
+
+std::string HostMetrics::scrape() {
+  const auto start = std::chrono::steady_clock::now();
+  std::string out = text();
+  scrape_seconds_.Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
+  return out;
 }
 
 }  // namespace schedplug::host

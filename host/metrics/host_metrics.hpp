@@ -27,6 +27,32 @@ struct PluginGeneration;
 
 class HostMetrics {
  public:
+  // The label values whose series exist, at zero, from start-up (an alert
+  // on a counter that does not exist yet sees no data, not a zero). The
+  // per-plugin series exist for every plugin created, the per-file ones of
+  // schedplug_reloads_refused_total for every file served.
+  static constexpr std::array<std::string_view, 8> kRpcMethods{
+      "Handshake", "PreFilter",    "FilterNodes", "Filter",
+      "PreScore",  "RestoreTable", "Explain",     "Status"};
+  // call_support::code_name's values.
+  static constexpr std::array<std::string_view, 7> kRpcCodes{
+      "OK",
+      "INVALID_ARGUMENT",
+      "FAILED_PRECONDITION",
+      "DEADLINE_EXCEEDED",
+      "RESOURCE_EXHAUSTED",
+      "INTERNAL",
+      "OTHER"};
+  static constexpr std::array<std::string_view, 5> kRefusedRequestReasons{
+      "field_length", "list_length", "session_memory", "total_session_memory",
+      "read_only"};
+  static constexpr std::array<std::string_view, 3> kHandshakeRefusalReasons{
+      "protocol_version", "plugin_names", "config_skew"};
+  static constexpr std::array<std::string_view, 4> kReloadRefusalReasons{
+      "load", "config", "create", "restart_needed"};
+  static constexpr std::array<std::string_view, 5> kShadowDisagreementKinds{
+      "verdicts", "rank", "best_node", "error", "hung"};
+
   // `plugins`: the instances the host created; their series exist from
   // the start, and the request path finds them without a lock.
   explicit HostMetrics(std::span<const PluginInstance* const> plugins = {});
@@ -68,9 +94,15 @@ class HostMetrics {
                      uint64_t dropped_memory);
 
   // The plugin set now serving (start-up or a reload that swapped it in):
-  // one schedplug_plugin_build_info series per plugin file, the set's
-  // generation, and a swap counted (not at start-up, generation 1).
+  // one schedplug_plugin_build_info series per plugin file and one
+  // schedplug_shadow_build_info series per shadow candidate, the set's
+  // generation, and a swap counted (not at start-up, generation 1). The
+  // per-plugin, per-file and per-candidate counters of the set exist from
+  // then on.
   void plugins_loaded(const PluginGeneration& set);
+  // The configuration file's name, as reload_refused() gets it: its
+  // schedplug_reloads_refused_total series exist from now on.
+  void config_file(const std::string& file);
   // A change the reload did not use: `file` is the plugin file (or the
   // configuration file) and `reason` one of "load", "config", "create",
   // "restart_needed" (docs/hot-reload.md).
@@ -97,6 +129,9 @@ class HostMetrics {
 
   // Everything in Prometheus text format (what a scrape returns).
   std::string text() const;
+  // text() for an HTTP scrape, whose own time it observes in
+  // schedplug_metrics_scrape_duration_seconds.
+  std::string scrape();
 
  private:
   // One plugin's series, for the hooks its library has (nullptr for the
@@ -107,7 +142,10 @@ class HostMetrics {
     std::array<prometheus::Histogram*, kTimedHooks> hooks{};
     prometheus::Counter* refreshes = nullptr;
     prometheus::Counter* refresh_failures = nullptr;
+    prometheus::Counter* deadline_exceeded = nullptr;
   };
+  // A file's schedplug_reloads_refused_total series, one per reason.
+  void reload_file_series(const std::string& file);
   PluginSeries make_series(const PluginInstance& plugin);
   PluginSeries& plugin_series(const PluginInstance& plugin);
   struct RpcSeries {
@@ -141,6 +179,8 @@ class HostMetrics {
   prometheus::Counter& reloads_;
   prometheus::Family<prometheus::Counter>& reloads_refused_;
   std::vector<prometheus::Gauge*> build_info_;  // the serving set's; mutex_
+  prometheus::Family<prometheus::Gauge>& shadow_build_info_;
+  std::vector<prometheus::Gauge*> shadow_info_;  // the serving set's; mutex_
   prometheus::Family<prometheus::Counter>& shadow_pods_;
   prometheus::Family<prometheus::Counter>& shadow_pods_disagreeing_;
   prometheus::Family<prometheus::Counter>& shadow_verdicts_;
@@ -150,6 +190,8 @@ class HostMetrics {
   prometheus::Counter& record_dropped_;
   prometheus::Counter& record_files_removed_;
   prometheus::Counter& record_write_errors_;
+  prometheus::Family<prometheus::Histogram>& scrape_duration_;
+  prometheus::Histogram& scrape_seconds_;
 
   // Series looked up once: a Family's Add builds and hashes a label map,
   // which every call paid (a few percent of the host's CPU per PreFilter).

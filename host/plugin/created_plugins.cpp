@@ -98,6 +98,13 @@ std::unique_ptr<CreatedPlugins> CreatedPlugins::create(
   return set;
 }
 
+std::unique_ptr<CreatedPlugins> CreatedPlugins::adopt(
+    std::vector<Created> instances) {
+  std::unique_ptr<CreatedPlugins> set(new CreatedPlugins());
+  set->instances_ = std::move(instances);
+  return set;
+}
+
 const ProfilePlugins* CreatedPlugins::profile(
     std::string_view scheduler_name) const {
   for (const ProfilePlugins& p : profiles_) {

@@ -41,17 +41,6 @@ struct ProfilePlugins {
 
 class CreatedPlugins {
  public:
-  // Creates one instance per (profile, plugin); with `previous`, takes
-  // over its instance of a (profile, plugin) whose library object and args
-  // are the same instead of creating one. Throws CreateError with the
-  // profile named.
-  static std::unique_ptr<CreatedPlugins> create(
-      const std::vector<ResolvedProfile>& profiles,
-      const CreatedPlugins* previous = nullptr);
-
-  const std::vector<ProfilePlugins>& profiles() const { return profiles_; }
-  const ProfilePlugins* profile(std::string_view scheduler_name) const;
-
   // One created instance, and what it was created from.
   struct Created {
     std::string profile;
@@ -60,6 +49,23 @@ class CreatedPlugins {
     bool taken_over = false;  // from `previous`, not created by create()
     bool shadow = false;      // a shadow candidate's instance
   };
+  // Creates one instance per (profile, plugin); with `previous`, takes
+  // over its instance of a (profile, plugin) whose library object and args
+  // are the same instead of creating one. Throws CreateError with the
+  // profile named.
+  static std::unique_ptr<CreatedPlugins> create(
+      const std::vector<ResolvedProfile>& profiles,
+      const CreatedPlugins* previous = nullptr);
+
+  // A set of `instances` alone, without profiles: the `previous` of
+  // create() for instances made elsewhere (the start-up check's,
+  // host/check/startup_check.hpp), so they are taken over instead of
+  // created a second time.
+  static std::unique_ptr<CreatedPlugins> adopt(std::vector<Created> instances);
+
+  const std::vector<ProfilePlugins>& profiles() const { return profiles_; }
+  const ProfilePlugins* profile(std::string_view scheduler_name) const;
+
   const std::vector<Created>& instances() const { return instances_; }
 
  private:

@@ -39,7 +39,9 @@ void host_log(void* context, schedplug_log_level level, schedplug_str msg) {
       spd = spdlog::level::info;
       break;
     case SCHEDPLUG_LOG_DEBUG:
-      spd = spdlog::level::debug;
+      // From -v 4 (trace), as the host's own debug lines: -v 2 adds only
+      // one line per call (host/README.md).
+      spd = spdlog::level::trace;
       break;
   }
   spdlog::log(spd, "[{}] {}", instance->name(), text);

@@ -144,6 +144,16 @@ class Replay {
       const google::protobuf::RepeatedPtrField<v1::PluginScores>& replayed,
       const google::protobuf::RepeatedField<uint32_t>& replayed_nodes);
   void differ(const std::string& kind, const v1::Pod& pod, std::string detail);
+  // Notes what changed in the recorded host from `set` on: its
+  // configuration, its plugin builds (hot reloads).
+  void note_plugin_set(const std::filesystem::path& file,
+                       const v1::RecordedPluginSet& set);
+  template <class Request>
+  void note_placements(const Request& request) {
+    for (const v1::Placement& p : request.placed()) {
+      if (!p.node().empty()) placed_[p.pod_uid()] = p.node();
+    }
+  }
   std::string node_name(const SessionState& s, uint32_t slot) const {
     const std::string& name = s.table.name(slot);
     return name.empty() ? fmt::format("slot {}", slot) : name;
@@ -156,7 +166,16 @@ class Replay {
   ScratchDir scratch_;
   std::unique_ptr<HostApp> host_;
   std::string config_bytes_;  // what the host runs with
-  uint64_t epoch_ = 0;        // of the host that wrote the current file
+  // The recorded host's plugin builds so far: name -> "1.1.0 (sha256 ...)".
+  std::map<std::string, std::string> recorded_builds_;
+  bool builds_known_ = false;
+  uint64_t epoch_ = 0;  // of the host that wrote the current file
+  // The node kube-scheduler reserved for each pod, as later calls told the
+  // recorded host (Placement); a pod without one stayed Pending, or the
+  // recording ends first.
+  std::unordered_map<std::string, std::string> placed_;
+  // Pods with examples (options_.max_examples of them at most).
+  std::unordered_set<std::string> example_pods_;
   std::unordered_map<std::string, SessionState> sessions_;
   std::unordered_set<std::string> pods_;
   std::map<std::string, std::unordered_set<std::string>> differing_;
@@ -226,6 +245,22 @@ ReplayReport Replay::run() {
     if (kind == "reason") report_.reasons_changed = n;
   }
   report_.pods = pods_.size();
+  report_.example_pods = example_pods_.size();
+  std::unordered_set<std::string> differing;
+  for (const auto& [_, pods] : differing_)
+    differing.insert(pods.begin(), pods.end());
+  report_.differing_pods = differing.size();
+  for (ReplayDifference& d : report_.examples) {
+    if (d.kind != "best_node") continue;
+    auto at = placed_.find(d.uid);
+    d.detail +=
+        at != placed_.end()
+            ? fmt::format("; kube-scheduler placed the pod on {}", at->second)
+            : std::string(
+                  "; no placement of the pod was recorded "
+                  "(it stayed Pending, or the recording ends "
+                  "first)");
+  }
   auto median = [](std::vector<double>& v) {
     if (v.empty()) return 0.0;
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
@@ -262,15 +297,7 @@ void Replay::replay_file(const std::filesystem::path& file) {
     sessions_.clear();
     epoch_ = header.epoch();
   }
-  if (options_.config.empty() &&
-      header.plugin_set().config() != config_bytes_) {
-    report_.notes.push_back(fmt::format(
-        "{}: the recorded host ran another configuration from here on (a "
-        "reload); the replay keeps the first file's (give --config to "
-        "choose)",
-        file.filename().string()));
-    config_bytes_ = header.plugin_set().config();
-  }
+  note_plugin_set(file, header.plugin_set());
   while (reader->next(entry)) {
     switch (entry.entry_case()) {
       case v1::RecordEntry::kSession:
@@ -286,15 +313,7 @@ void Replay::replay_file(const std::filesystem::path& file) {
         gap(entry.gap());
         break;
       case v1::RecordEntry::kPluginSet:
-        if (options_.config.empty() &&
-            entry.plugin_set().config() != config_bytes_) {
-          report_.notes.push_back(fmt::format(
-              "{}: the recorded host reloaded another configuration; the "
-              "replay keeps the one it started with (give --config to "
-              "choose)",
-              file.filename().string()));
-          config_bytes_ = entry.plugin_set().config();
-        }
+        note_plugin_set(file, entry.plugin_set());
         break;
       default:
         break;
@@ -306,6 +325,53 @@ void Replay::replay_file(const std::filesystem::path& file) {
         "its last whole entry",
         file.filename().string()));
   }
+}
+
+void Replay::note_plugin_set(const std::filesystem::path& file,
+                             const v1::RecordedPluginSet& set) {
+  const std::string name = file.filename().string();
+  if (options_.config.empty() && set.config() != config_bytes_) {
+    report_.notes.push_back(fmt::format(
+        "{}: the recorded host ran another configuration from here on (a "
+        "reload); the replay keeps the one it started with (give --config to "
+        "choose)",
+        name));
+    config_bytes_ = set.config();
+  }
+  std::map<std::string, std::string> builds;
+  for (const v1::PluginInfo& p : set.plugins()) {
+    builds[p.name()] =
+        fmt::format("{} (sha256 {})", p.version(), p.sha256().substr(0, 12));
+  }
+  if (!builds_known_) {
+    recorded_builds_ = std::move(builds);
+    builds_known_ = true;
+    return;
+  }
+  if (builds == recorded_builds_) return;
+  std::vector<std::string> changes;
+  for (const auto& [plugin, build] : builds) {
+    auto before = recorded_builds_.find(plugin);
+    if (before == recorded_builds_.end()) {
+      changes.push_back(fmt::format("{} {} added", plugin, build));
+    } else if (before->second != build) {
+      changes.push_back(
+          fmt::format("{} {} became {}", plugin, before->second, build));
+    }
+  }
+  for (const auto& [plugin, build] : recorded_builds_) {
+    if (!builds.contains(plugin))
+      changes.push_back(fmt::format("{} {} removed", plugin, build));
+  }
+  std::string all;
+  for (const std::string& c : changes) all += (all.empty() ? "" : ", ") + c;
+  report_.notes.push_back(fmt::format(
+      "{}: the recorded host ran other plugin builds from here on (a hot "
+      "reload: {}); the replay runs the plugins in {} throughout, so the "
+      "recorded answers before and after this point came from different "
+      "builds",
+      name, all, options_.plugins.string()));
+  recorded_builds_ = std::move(builds);
 }
 
 void Replay::open_session(const v1::RecordedSession& s) {
@@ -451,14 +517,17 @@ void Replay::time_call(const v1::RecordedCall& c, Clock::duration took) {
 void Replay::differ(const std::string& kind, const v1::Pod& pod,
                     std::string detail) {
   auto& pods = differing_[kind];
-  if (!pods.insert(pod.uid().empty() ? pod_name(pod) : pod.uid()).second)
-    return;  // one example per pod and kind
-  if (report_.examples.size() < options_.max_examples) {
-    report_.examples.push_back({.kind = kind,
-                                .pod = pod_name(pod),
-                                .uid = pod.uid(),
-                                .detail = std::move(detail)});
+  const std::string key = pod.uid().empty() ? pod_name(pod) : pod.uid();
+  if (!pods.insert(key).second) return;  // one example per pod and kind
+  // max_examples counts pods: each keeps its first difference of each kind.
+  if (!example_pods_.contains(key)) {
+    if (example_pods_.size() >= options_.max_examples) return;
+    example_pods_.insert(key);
   }
+  report_.examples.push_back({.kind = kind,
+                              .pod = pod_name(pod),
+                              .uid = pod.uid(),
+                              .detail = std::move(detail)});
 }
 
 void Replay::call(const v1::RecordedCall& c) {
@@ -492,6 +561,7 @@ void Replay::call(const v1::RecordedCall& c) {
     case v1::RECORDED_METHOD_PRE_FILTER: {
       v1::PreFilterRequest request;
       if (!request.ParseFromString(c.request())) break;
+      note_placements(request);
       SessionState* s = replayed_session(request);
       if (s == nullptr) return;
       pods_.insert(request.pod().uid());
@@ -550,6 +620,7 @@ void Replay::call(const v1::RecordedCall& c) {
     case v1::RECORDED_METHOD_PRE_SCORE: {
       v1::PreScoreRequest request;
       if (!request.ParseFromString(c.request())) break;
+      note_placements(request);
       SessionState* s = replayed_session(request);
       if (s == nullptr) return;
       const v1::PreScoreRequest recorded_request = request;
@@ -717,9 +788,11 @@ void Replay::compare_scores(
       out += (out.empty() ? "" : ", ") + node_name(s, slot);
     return fmt::format("{} (weighted score {})", out, b.score);
   };
+  // A ranking, not a placement: kube-scheduler adds its in-tree scores,
+  // and the pod may have stayed Pending (run() says which).
   differ("best_node", pod,
-         fmt::format("best native-scored node {} in the recording, {} in the "
-                     "replay",
+         fmt::format("the native scores rank {} first in the recording, {} in "
+                     "the replay",
                      names(before), names(after)));
 }
 

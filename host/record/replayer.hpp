@@ -23,15 +23,17 @@ struct ReplayOptions {
   // As schedplug-host's --plugin-sha256 (empty: none).
   std::filesystem::path plugin_sha256;
   unsigned workers = 0;  // 0: ThreadPool::default_workers()
-  // Differences kept as examples (every one is counted).
+  // Pods whose differences are kept as examples, each with its first
+  // difference of each kind (every difference is counted).
   size_t max_examples = 20;
 };
 
 // One pod's difference between the recording and the replay.
 struct ReplayDifference {
-  // "feasible" (a node's Filter verdict), "best_node" (the highest
-  // weighted native score), "error" (the replay failed where the recording
-  // did not), "reason" (the same verdict with another reason).
+  // "feasible" (a node's Filter verdict), "best_node" (the node the
+  // weighted native scores rank first: a ranking, not where the pod went),
+  // "error" (the replay failed where the recording did not), "reason" (the
+  // same verdict with another reason).
   std::string kind;
   std::string pod;  // namespace/name
   std::string uid;
@@ -62,10 +64,14 @@ struct ReplayReport {
   uint64_t best_node_changed = 0;
   uint64_t new_errors = 0;
   uint64_t reasons_changed = 0;
+  // In the order found; the pods of `example_pods` have all theirs here.
   std::vector<ReplayDifference> examples;
+  uint64_t example_pods = 0;
+  // Distinct pods with any difference (reasons included).
+  uint64_t differing_pods = 0;
   std::vector<ReplayTiming> timing;
-  // What the reader should know: files cut short, a configuration that
-  // changed within the recording, ...
+  // What the reader should know: files cut short, a configuration or
+  // plugin builds the recorded host reloaded within the recording, ...
   std::vector<std::string> notes;
 
   // Verdicts, best nodes or errors changed (reasons alone do not count).

@@ -55,7 +55,8 @@ std::shared_ptr<PluginGeneration> make_generation(
     GenerationParts parts, const PluginGeneration* previous) {
   auto set = std::make_shared<PluginGeneration>();
   set->created = CreatedPlugins::create(
-      parts.resolved, previous != nullptr ? previous->created.get() : nullptr);
+      parts.resolved,
+      previous != nullptr ? previous->created.get() : parts.checked.get());
   set->generation = previous != nullptr ? previous->generation + 1 : 1;
   set->build = host_build(parts.config_bytes, parts.libraries);
   for (const ResolvedProfile& profile : parts.resolved) {

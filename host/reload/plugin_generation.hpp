@@ -64,6 +64,10 @@ struct GenerationParts {
   std::vector<std::shared_ptr<PluginLibrary>> libraries;
   std::vector<ResolvedProfile> resolved;
   std::vector<std::string> warnings;
+  // At start-up: the instances the start-up check created
+  // (host/check/startup_check.hpp), taken over when there is no previous
+  // generation.
+  std::unique_ptr<CreatedPlugins> checked;
 };
 
 // Creates the generation's instances, taking over `previous`'s (when set) whose

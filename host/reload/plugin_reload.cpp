@@ -275,7 +275,8 @@ PluginReloader::Attempt PluginReloader::attempt(
     set = make_generation({.config_bytes = candidate.config_bytes,
                            .libraries = candidate.libraries,
                            .resolved = std::move(resolved),
-                           .warnings = std::move(warnings)},
+                           .warnings = std::move(warnings),
+                           .checked = nullptr},
                           &previous);
   } catch (const CreateError& e) {
     out.reason = "create";
@@ -509,8 +510,16 @@ ReloadOutcome PluginReloader::reload_locked() {
   std::string taken;
   for (const std::string& t : outcome.taken)
     taken += (taken.empty() ? "" : ", ") + t;
-  spdlog::info("reload: plugin set {} serves from now on: {}", next->generation,
-               taken);
+  // The candidates run from now on, changed or not: a shadow is read
+  // off this line rather than only once it disagrees.
+  std::string shadows;
+  for (const ShadowBuild& b : shadow_builds(next->resolved))
+    shadows += (shadows.empty() ? "" : ", ") + describe(b);
+  spdlog::info(
+      "reload: plugin set {} serves from now on: {}; {}", next->generation,
+      taken.empty() ? std::string("the same plugins and configuration") : taken,
+      shadows.empty() ? std::string("no shadow candidates")
+                      : "shadow candidates: " + shadows);
   service_.swap_plugins(std::move(next));
   return outcome;
 }

@@ -267,12 +267,13 @@ void UnixListener::accept_loop() {
             "counted in schedplug_refused_connections_total)",
             path_.string(), peer.uid, peer.pid, allowed_list, peer.uid);
       } else {
-        spdlog::debug("refused a connection on {} from uid {} (pid {})",
+        spdlog::trace("refused a connection on {} from uid {} (pid {})",
                       path_.string(), peer.uid, peer.pid);
       }
       continue;
     }
-    spdlog::debug("connection on {} from uid {} (pid {}){}", path_.string(),
+    // Debug, from -v 4: -v 2 adds only one line per call.
+    spdlog::trace("connection on {} from uid {} (pid {}){}", path_.string(),
                   peer.uid, peer.pid,
                   granted == Access::kReadOnly ? ", read-only" : "");
     if (peers_ != nullptr)

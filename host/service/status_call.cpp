@@ -1,9 +1,11 @@
-// Status: the plugin builds the host serves and the hot-reload changes it
-// refused that still stand (`schedplug-host probe --details`).
+// Status: the plugin builds the host serves, the shadow candidates it runs
+// beside them, and the hot-reload changes it refused that still stand
+// (`schedplug-host probe --details`).
 #include <chrono>
 
 #include "host/service/call_support.hpp"
 #include "host/service/host_service.hpp"
+#include "host/shadow/candidates.hpp"
 
 namespace schedplug::host {
 
@@ -34,6 +36,13 @@ grpc::Status HostService::Status(grpc::ServerContext* context,
     build->set_version(lib->version());
     build->set_file(lib->file().filename().string());
     build->set_sha256(lib->sha256());
+  }
+  for (const ShadowBuild& b : shadow_builds(call.plugins->resolved)) {
+    v1::PluginBuild* build = response->add_shadows();
+    build->set_plugin(b.plugin);
+    build->set_version(b.version);
+    build->set_file(b.file);
+    build->set_sha256(b.sha256);
   }
   const ReloadStatus::Snapshot reloads = reload_status_.snapshot();
   response->set_watching(reloads.watching);

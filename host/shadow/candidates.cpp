@@ -78,4 +78,31 @@ std::vector<std::shared_ptr<PluginLibrary>> shadow_libraries(
   return out;
 }
 
+std::vector<ShadowBuild> shadow_builds(
+    const std::vector<ResolvedProfile>& profiles) {
+  std::map<std::pair<std::string, std::string>, ShadowBuild> builds;
+  for (const ResolvedProfile& profile : profiles) {
+    for (const ResolvedPlugin& plugin : profile.plugins) {
+      if (plugin.shadow == nullptr) continue;
+      ShadowBuild& b = builds[{plugin.library->name(), plugin.settings.shadow}];
+      b.plugin = plugin.library->name();
+      b.version = plugin.shadow->version();
+      b.file = plugin.settings.shadow;
+      b.sha256 = plugin.shadow->sha256();
+      if (std::find(b.profiles.begin(), b.profiles.end(),
+                    profile.scheduler_name) == b.profiles.end()) {
+        b.profiles.push_back(profile.scheduler_name);
+      }
+    }
+  }
+  std::vector<ShadowBuild> out;
+  for (auto& [_, b] : builds) out.push_back(std::move(b));
+  return out;
+}
+
+std::string describe(const ShadowBuild& build) {
+  return build.plugin + " " + build.version + " (" + build.file + ", sha256 " +
+         build.sha256.substr(0, 12) + ")";
+}
+
 }  // namespace schedplug::host

@@ -27,6 +27,22 @@ void load_shadow_candidates(
     std::span<const std::shared_ptr<PluginLibrary>> loaded_before,
     std::vector<std::string>& problems);
 
+// A shadow candidate's build, as an operator looks for it (the reload
+// log, `schedplug-host probe --details`, schedplug_shadow_build_info).
+struct ShadowBuild {
+  std::string plugin;   // the live plugin it shadows (and reports)
+  std::string version;  // the candidate's
+  std::string file;     // args.schedplug.shadow: relative to the plugin dir
+  std::string sha256;
+  std::vector<std::string> profiles;  // the profiles that name it
+};
+// Every loaded candidate of `profiles`, once per plugin and file, sorted by
+// plugin and file.
+std::vector<ShadowBuild> shadow_builds(
+    const std::vector<ResolvedProfile>& profiles);
+// "Name 1.2.0 (candidates/x.so, sha256 1f04261893f6)" for logs.
+std::string describe(const ShadowBuild& build);
+
 // Every shadow library `profiles` hold, once each.
 std::vector<std::shared_ptr<PluginLibrary>> shadow_libraries(
     const std::vector<ResolvedProfile>& profiles);

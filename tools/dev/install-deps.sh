@@ -14,7 +14,7 @@ packages=(
   libboost-dev libboost-filesystem-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev prometheus-cpp-dev nlohmann-json3-dev
+  libcli11-dev prometheus-cpp-dev libcivetweb-dev nlohmann-json3-dev
   clang-format
   ccache clang libclang-rt-14-dev
   libssl-dev openssl

@@ -5,11 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/check/create_check.hpp"
-#include "host/check/name_check.hpp"
-#include "host/config/resolve.hpp"
-#include "host/loader/plugin_file_check.hpp"
-#include "host/shadow/candidates.hpp"
+#include "host/check/startup_check.hpp"
 
 namespace schedplug::tools {
 namespace {
@@ -31,61 +27,19 @@ int run_check(const CheckOptions& options, std::ostream& out,
         << ": cannot read the scheduler configuration; check the path\n";
     return 2;
   }
-  // The config first: its args.schedplug.sha256 pins are checked before
-  // each plugin file is opened, as schedplug-host does.
-  std::vector<std::string> config_problems;
-  std::optional<host::SchedulerConfig> config;
-  std::vector<std::string> config_errors;
+  // Exactly what schedplug-host runs at start-up (one code path).
+  host::StartupCheck check;
   try {
-    config = host::load_scheduler_config(options.config, config_problems);
-    host::plugin_file_policy().name_pins =
-        host::config_plugin_pins(*config, config_problems);
-    host::plugin_file_policy().name_pins_source = options.config;
-  } catch (const host::ConfigError& e) {
-    config_errors = e.problems();
-  }
-  host::LoadResult loaded;
-  try {
-    loaded = host::load_plugin_directory(options.plugins);
+    check = host::run_startup_check({.config = options.config,
+                                     .plugins = options.plugins,
+                                     .create = options.create});
   } catch (const host::LoadError& e) {
     err << "error: " << e.what() << "\n";
     return 2;
   }
-
-  // Every problem at once: the parser and the resolver step over what
-  // they can and report it, so a bad weight does not hide a bad name.
-  std::vector<Diagnostic> diagnostics;
-  if (!config) {
-    // The config cannot be checked further, but the plugins still can.
-    for (const auto& p : loaded.problems) {
-      diagnostics.push_back({Severity::kError, p.message});
-    }
-    for (const auto& p : config_errors) {
-      diagnostics.push_back({Severity::kError, p});
-    }
-  }
-  for (const auto& p : config_problems) {
-    diagnostics.push_back({Severity::kError, p});
-  }
-  if (config) {
-    auto names = host::check_names(*config, loaded.plugins, loaded.problems);
-    diagnostics.insert(diagnostics.end(), names.begin(), names.end());
-    std::vector<std::string> resolve_problems;
-    auto profiles =
-        host::resolve_profiles(*config, loaded.plugins, resolve_problems);
-    host::load_shadow_candidates(profiles, options.plugins, {},
-                                 resolve_problems);
-    for (const auto& p : resolve_problems) {
-      diagnostics.push_back({Severity::kError, p});
-    }
-    if (options.create) {
-      auto created = host::check_create(*config, profiles);
-      diagnostics.insert(diagnostics.end(), created.begin(), created.end());
-    }
-  }
-  std::stable_partition(
-      diagnostics.begin(), diagnostics.end(),
-      [](const Diagnostic& d) { return d.severity == Severity::kError; });
+  const std::vector<Diagnostic>& diagnostics = check.diagnostics;
+  const host::LoadResult& loaded = check.loaded;
+  const std::optional<host::SchedulerConfig>& config = check.config;
 
   const auto errors = static_cast<std::size_t>(std::count_if(
       diagnostics.begin(), diagnostics.end(),

@@ -83,8 +83,13 @@ void print_explain_rows(const ExplainTable& table, std::ostream& out) {
         out << "skipped for this pod (applies() or PreScore said so)\n";
       } else {
         const int weight = p < table.weights.size() ? table.weights[p] : 1;
-        out << "raw " << c.raw << ", normalized " << c.normalized << ", weight "
-            << weight << " -> " << c.normalized * weight << "\n";
+        if (c.raw_known) {
+          out << "raw " << c.raw << ", ";
+        } else {
+          out << "raw not kept, ";
+        }
+        out << "normalized " << c.normalized << ", weight " << weight << " -> "
+            << c.normalized * weight << "\n";
       }
     }
   }
@@ -111,7 +116,7 @@ nlohmann::ordered_json explain_rows_json(const ExplainTable& table) {
         Json s{{"plugin", table.scorers[p]}, {"skipped", c.skipped}};
         if (!c.skipped) {
           const int weight = p < table.weights.size() ? table.weights[p] : 1;
-          s["raw"] = c.raw;
+          s["raw"] = c.raw_known ? Json(c.raw) : Json(nullptr);
           s["normalized"] = c.normalized;
           s["weight"] = weight;
           s["weighted"] = c.normalized * weight;

@@ -150,6 +150,25 @@ class Reader {
     return out;
   }
 
+  bool bool_at(const YAML::Node& n, const std::string& field) {
+    if (!n.IsDefined() || n.IsNull()) return false;
+    if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
+      return n.Scalar() == "true";
+    }
+    problem(n, field, "must be true or false (is " + describe(n) + ")");
+    return false;
+  }
+
+  std::vector<std::string> strings_at(const YAML::Node& n,
+                                      const std::string& field) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    for (const auto& item : sequence_at(n, field)) {
+      out.push_back(string_at(item, field + "[" + std::to_string(i++) + "]"));
+    }
+    return out;
+  }
+
   YAML::Node sequence_at(const YAML::Node& n, const std::string& field) {
     if (!n.IsDefined() || n.IsNull()) return YAML::Node();
     if (!n.IsSequence()) {
@@ -229,6 +248,119 @@ bool read_metadata(Reader& r, const YAML::Node& obj, std::string& name,
   return true;
 }
 
+// A ResourceList as the shim's resourceList sends it: by name, cpu in
+// millicores, everything else as an integer rounded up.
+host::Resources resource_list(const Exact& exact) {
+  host::Resources out;
+  for (const auto& [name, v] : exact) {
+    out.emplace_back(
+        name, name == "cpu" ? quantity_milli_value(v) : quantity_value(v));
+  }
+  return out;
+}
+
+int32_t int32_at(Reader& r, const YAML::Node& n, const std::string& field) {
+  const std::optional<int64_t> v = r.int_at(n, field);
+  if (!v) return 0;
+  if (*v < std::numeric_limits<int32_t>::min() ||
+      *v > std::numeric_limits<int32_t>::max()) {
+    r.problem(n, field, "is outside the int32 range Kubernetes allows");
+    return 0;
+  }
+  return static_cast<int32_t>(*v);
+}
+
+std::string item(const std::string& field, size_t i) {
+  return field + "[" + std::to_string(i) + "]";
+}
+
+std::vector<host::RequirementData> requirements_at(Reader& r,
+                                                   const YAML::Node& list,
+                                                   const std::string& field) {
+  std::vector<host::RequirementData> out;
+  size_t i = 0;
+  for (const auto& e : r.sequence_at(list, field)) {
+    const std::string f = item(field, i++);
+    host::RequirementData d;
+    d.key = r.string_at(r.child(e, f, "key"), f + ".key");
+    d.op = r.string_at(r.child(e, f, "operator"), f + ".operator");
+    d.values = r.strings_at(r.child(e, f, "values"), f + ".values");
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// A metav1.LabelSelector; absent stays unset (nil), `{}` is present.
+host::LabelSelectorData selector_at(Reader& r, const YAML::Node& n,
+                                    const std::string& field) {
+  host::LabelSelectorData s;
+  if (!n.IsDefined() || n.IsNull()) return s;
+  s.present = true;
+  s.match_labels =
+      r.map_at(r.child(n, field, "matchLabels"), field + ".matchLabels");
+  s.match_expressions = requirements_at(
+      r, r.child(n, field, "matchExpressions"), field + ".matchExpressions");
+  return s;
+}
+
+host::NodeSelectorTermData node_term_at(Reader& r, const YAML::Node& n,
+                                        const std::string& field,
+                                        int32_t weight) {
+  host::NodeSelectorTermData t;
+  t.weight = weight;
+  t.match_expressions = requirements_at(
+      r, r.child(n, field, "matchExpressions"), field + ".matchExpressions");
+  t.match_fields = requirements_at(r, r.child(n, field, "matchFields"),
+                                   field + ".matchFields");
+  return t;
+}
+
+host::PodAffinityTermData pod_term_at(Reader& r, const YAML::Node& n,
+                                      const std::string& field,
+                                      int32_t weight) {
+  host::PodAffinityTermData t;
+  t.weight = weight;
+  t.topology_key =
+      r.string_at(r.child(n, field, "topologyKey"), field + ".topologyKey");
+  t.label_selector = selector_at(r, r.child(n, field, "labelSelector"),
+                                 field + ".labelSelector");
+  t.namespaces =
+      r.strings_at(r.child(n, field, "namespaces"), field + ".namespaces");
+  t.namespace_selector = selector_at(r, r.child(n, field, "namespaceSelector"),
+                                     field + ".namespaceSelector");
+  t.match_label_keys = r.strings_at(r.child(n, field, "matchLabelKeys"),
+                                    field + ".matchLabelKeys");
+  t.mismatch_label_keys = r.strings_at(r.child(n, field, "mismatchLabelKeys"),
+                                       field + ".mismatchLabelKeys");
+  return t;
+}
+
+// Required terms, then preferred ones with their weights, of one
+// podAffinity or podAntiAffinity.
+void pod_terms_at(Reader& r, const YAML::Node& n, const std::string& field,
+                  std::vector<host::PodAffinityTermData>& required,
+                  std::vector<host::PodAffinityTermData>& preferred) {
+  const std::string req =
+      field + ".requiredDuringSchedulingIgnoredDuringExecution";
+  size_t i = 0;
+  for (const auto& t : r.sequence_at(
+           r.child(n, field, "requiredDuringSchedulingIgnoredDuringExecution"),
+           req)) {
+    required.push_back(pod_term_at(r, t, item(req, i++), 0));
+  }
+  const std::string pref =
+      field + ".preferredDuringSchedulingIgnoredDuringExecution";
+  i = 0;
+  for (const auto& t : r.sequence_at(
+           r.child(n, field, "preferredDuringSchedulingIgnoredDuringExecution"),
+           pref)) {
+    const std::string f = item(pref, i++);
+    const int32_t weight = int32_at(r, r.child(t, f, "weight"), f + ".weight");
+    preferred.push_back(pod_term_at(r, r.child(t, f, "podAffinityTerm"),
+                                    f + ".podAffinityTerm", weight));
+  }
+}
+
 KubeNode read_node(Reader& r, const YAML::Node& obj) {
   KubeNode node;
   if (!read_metadata(r, obj, node.data.name, nullptr, nullptr, node.data.labels,
@@ -268,6 +400,30 @@ KubeNode read_node(Reader& r, const YAML::Node& obj) {
     if (is_scalar_resource(name)) {
       node.data.allocatable.emplace_back(name, quantity_value(v));
     }
+  }
+  // The data beyond the v1.1 view (plugin.h's SCHEDPLUG_DATA_NODE_*), as
+  // the shim converts it; the node's pods are the simulation's to fill.
+  node.data.unschedulable =
+      r.bool_at(r.child(spec, "spec", "unschedulable"), "spec.unschedulable");
+  i = 0;
+  for (const auto& c : r.sequence_at(r.child(status, "status", "conditions"),
+                                     "status.conditions")) {
+    const std::string f = item("status.conditions", i++);
+    node.data.conditions.emplace_back(
+        r.string_at(r.child(c, f, "type"), f + ".type"),
+        r.string_at(r.child(c, f, "status"), f + ".status"));
+  }
+  node.data.capacity = resource_list(
+      r.resources_at(r.child(status, "status", "capacity"), "status.capacity"));
+  i = 0;
+  for (const auto& img :
+       r.sequence_at(r.child(status, "status", "images"), "status.images")) {
+    const std::string f = item("status.images", i++);
+    host::ImageData d;
+    d.names = r.strings_at(r.child(img, f, "names"), f + ".names");
+    d.size_bytes =
+        r.int_at(r.child(img, f, "sizeBytes"), f + ".sizeBytes").value_or(0);
+    node.data.images.push_back(std::move(d));
   }
   return node;
 }
@@ -320,6 +476,146 @@ Exact pod_requests(Reader& r, const YAML::Node& spec) {
   add_to(reqs,
          r.resources_at(r.child(spec, "spec", "overhead"), "spec.overhead"));
   return reqs;
+}
+
+// The data beyond the v1.1 view that plugins may declare (plugin.h's
+// SCHEDPLUG_DATA_*), read as the shim converts it (wire/convert.go):
+// simulate --native-only hands a plugin what the shim would send it.
+void read_pod_data(Reader& r, const YAML::Node& obj, const YAML::Node& spec,
+                   KubePod& pod) {
+  host::PodData& d = pod.data;
+  d.node_name = pod.node_name;
+  const YAML::Node meta = r.child(obj, "(object)", "metadata");
+  const YAML::Node status = r.child(obj, "(object)", "status");
+  d.nominated_node_name =
+      r.string_at(r.child(status, "status", "nominatedNodeName"),
+                  "status.nominatedNodeName");
+  d.priority_class_name = r.string_at(
+      r.child(spec, "spec", "priorityClassName"), "spec.priorityClassName");
+  size_t i = 0;
+  for (const auto& o :
+       r.sequence_at(r.child(meta, "metadata", "ownerReferences"),
+                     "metadata.ownerReferences")) {
+    const std::string f = item("metadata.ownerReferences", i++);
+    host::OwnerData owner;
+    owner.kind = r.string_at(r.child(o, f, "kind"), f + ".kind");
+    owner.name = r.string_at(r.child(o, f, "name"), f + ".name");
+    owner.controller =
+        r.bool_at(r.child(o, f, "controller"), f + ".controller");
+    if (owner.controller && pod.owner_kind.empty()) pod.owner_kind = owner.kind;
+    d.owners.push_back(std::move(owner));
+  }
+  // pod_requests read the containers' requests and reported their problems
+  // already: read them again without a second report.
+  std::vector<std::string> reported;
+  Reader quiet(reported, r.where());
+  i = 0;
+  for (const auto& c :
+       r.sequence_at(r.child(spec, "spec", "containers"), "spec.containers")) {
+    const std::string f = item("spec.containers", i++);
+    host::ContainerData cd;
+    cd.name = r.string_at(r.child(c, f, "name"), f + ".name");
+    cd.image = r.string_at(r.child(c, f, "image"), f + ".image");
+    const YAML::Node res = quiet.child(c, f, "resources");
+    cd.requests = resource_list(
+        quiet.resources_at(quiet.child(res, f + ".resources", "requests"), ""));
+    cd.limits = resource_list(r.resources_at(
+        r.child(res, f + ".resources", "limits"), f + ".resources.limits"));
+    size_t k = 0;
+    for (const auto& p : r.sequence_at(r.child(c, f, "ports"), f + ".ports")) {
+      const std::string g = item(f + ".ports", k++);
+      host::PortData port;
+      port.container_port =
+          int32_at(r, r.child(p, g, "containerPort"), g + ".containerPort");
+      port.host_port = int32_at(r, r.child(p, g, "hostPort"), g + ".hostPort");
+      port.protocol = r.string_at(r.child(p, g, "protocol"), g + ".protocol");
+      port.host_ip = r.string_at(r.child(p, g, "hostIP"), g + ".hostIP");
+      cd.ports.push_back(std::move(port));
+    }
+    d.containers.push_back(std::move(cd));
+  }
+  i = 0;
+  for (const auto& v :
+       r.sequence_at(r.child(spec, "spec", "volumes"), "spec.volumes")) {
+    const std::string f = item("spec.volumes", i++);
+    host::VolumeData vd;
+    vd.name = r.string_at(r.child(v, f, "name"), f + ".name");
+    if (v.IsMap()) {
+      // The volume's one source: its key in the spec.
+      for (const auto& kv : v) {
+        const std::string key = kv.first.Scalar();
+        if (key == "name") continue;
+        vd.source = key;
+        vd.read_only = r.bool_at(r.child(kv.second, f + "." + key, "readOnly"),
+                                 f + "." + key + ".readOnly");
+        if (key == "persistentVolumeClaim") {
+          vd.claim_name =
+              r.string_at(r.child(kv.second, f + "." + key, "claimName"),
+                          f + "." + key + ".claimName");
+        } else if (key == "ephemeral") {
+          // The claim Kubernetes creates for a generic ephemeral volume.
+          vd.claim_name = d.name + "-" + vd.name;
+        }
+        break;
+      }
+    }
+    d.volumes.push_back(std::move(vd));
+  }
+  const YAML::Node affinity = r.child(spec, "spec", "affinity");
+  const YAML::Node node_affinity =
+      r.child(affinity, "spec.affinity", "nodeAffinity");
+  const std::string na = "spec.affinity.nodeAffinity";
+  const YAML::Node required = r.child(
+      node_affinity, na, "requiredDuringSchedulingIgnoredDuringExecution");
+  const std::string req =
+      na + ".requiredDuringSchedulingIgnoredDuringExecution";
+  i = 0;
+  for (const auto& t :
+       r.sequence_at(r.child(required, req, "nodeSelectorTerms"),
+                     req + ".nodeSelectorTerms")) {
+    d.node_affinity_required.push_back(
+        node_term_at(r, t, item(req + ".nodeSelectorTerms", i++), 0));
+  }
+  const std::string pref =
+      na + ".preferredDuringSchedulingIgnoredDuringExecution";
+  i = 0;
+  for (const auto& t :
+       r.sequence_at(r.child(node_affinity, na,
+                             "preferredDuringSchedulingIgnoredDuringExecution"),
+                     pref)) {
+    const std::string f = item(pref, i++);
+    const int32_t weight = int32_at(r, r.child(t, f, "weight"), f + ".weight");
+    d.node_affinity_preferred.push_back(node_term_at(
+        r, r.child(t, f, "preference"), f + ".preference", weight));
+  }
+  i = 0;
+  for (const auto& c :
+       r.sequence_at(r.child(spec, "spec", "topologySpreadConstraints"),
+                     "spec.topologySpreadConstraints")) {
+    const std::string f = item("spec.topologySpreadConstraints", i++);
+    host::TopologySpreadData t;
+    t.max_skew = int32_at(r, r.child(c, f, "maxSkew"), f + ".maxSkew");
+    t.min_domains = int32_at(r, r.child(c, f, "minDomains"), f + ".minDomains");
+    t.topology_key =
+        r.string_at(r.child(c, f, "topologyKey"), f + ".topologyKey");
+    t.when_unsatisfiable = r.string_at(r.child(c, f, "whenUnsatisfiable"),
+                                       f + ".whenUnsatisfiable");
+    t.label_selector =
+        selector_at(r, r.child(c, f, "labelSelector"), f + ".labelSelector");
+    t.node_affinity_policy = r.string_at(r.child(c, f, "nodeAffinityPolicy"),
+                                         f + ".nodeAffinityPolicy");
+    t.node_taints_policy =
+        r.string_at(r.child(c, f, "nodeTaintsPolicy"), f + ".nodeTaintsPolicy");
+    t.match_label_keys =
+        r.strings_at(r.child(c, f, "matchLabelKeys"), f + ".matchLabelKeys");
+    d.topology_spread.push_back(std::move(t));
+  }
+  pod_terms_at(r, r.child(affinity, "spec.affinity", "podAffinity"),
+               "spec.affinity.podAffinity", d.pod_affinity[0],
+               d.pod_affinity[1]);
+  pod_terms_at(r, r.child(affinity, "spec.affinity", "podAntiAffinity"),
+               "spec.affinity.podAntiAffinity", d.pod_affinity[2],
+               d.pod_affinity[3]);
 }
 
 KubePod read_pod(Reader& r, const YAML::Node& obj) {
@@ -377,6 +673,7 @@ KubePod read_pod(Reader& r, const YAML::Node& obj) {
   if (reqs.find("pods") == reqs.end()) {
     pod.data.requests.emplace_back("pods", 1);  // one of the node's slots
   }
+  read_pod_data(r, obj, spec, pod);
   return pod;
 }
 

@@ -51,13 +51,19 @@ int64_t quantity_milli_value(nano_t nano);
 // cpu, memory, ephemeral-storage and pods.
 bool is_scalar_resource(std::string_view name);
 
+// `data` holds everything the shim could send about the object, the
+// fields beyond the v1.1 views (plugin.h's SCHEDPLUG_DATA_*) included; what
+// a plugin declared is the caller's to keep. A node's pods
+// (SCHEDPLUG_DATA_NODE_PODS) are the bound pods of the pod dump, so
+// NodeData::pods stays empty here.
 struct KubeNode {
-  host::NodeData data;  // name, labels, annotations, taints, allocatable
-  std::string where;    // "nodes.yaml: document 1, items[3]"
+  host::NodeData data;
+  std::string where;  // "nodes.yaml: document 1, items[3]"
 };
 
 struct KubePod {
   host::PodData data;          // requests include pods=1 as the shim sends
+  std::string owner_kind;      // the controller's kind ("" without one)
   std::string node_name;       // spec.nodeName ("" while pending)
   std::string scheduler_name;  // spec.schedulerName or default-scheduler
   std::string phase;           // status.phase

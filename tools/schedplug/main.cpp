@@ -227,10 +227,10 @@ int main(int argc, char** argv) {
       "replay",
       "Re-evaluate the pod cycles schedplug-host --record wrote with other "
       "plugin builds, through the host's own engine, and report the pods "
-      "whose feasible set or best native-scored node changed, new errors, "
+      "whose feasible set or top native-scored node changed, new errors, "
       "and time per call by node count. Exit status: 0 the same verdicts, "
-      "best nodes and errors, 1 some changed, 2 bad arguments, an unreadable "
-      "recording or plugins the host refuses.");
+      "top-ranked nodes and errors, 1 some changed, 2 bad arguments, an "
+      "unreadable recording or plugins the host refuses.");
   replay
       ->add_option("--record", replay_options.replay.record,
                    "the directory schedplug-host --record wrote, or one file "
@@ -250,7 +250,8 @@ int main(int argc, char** argv) {
                      "filter/score worker threads (0: cores - 1)");
   replay
       ->add_option("--examples", replay_options.replay.max_examples,
-                   "differences printed (all are counted)")
+                   "pods whose differences are printed, each with its first "
+                   "of each kind (all are counted)")
       ->capture_default_str();
   replay->add_flag("--json", replay_options.json, "print JSON instead of text");
   replay

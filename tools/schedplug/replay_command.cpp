@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace schedplug::tools {
 namespace {
 
@@ -20,6 +24,8 @@ nlohmann::ordered_json report_json(const host::ReplayReport& r) {
                   {"new_error_pods", r.new_errors},
                   {"reason_pods", r.reasons_changed}};
   j["differs"] = r.differs();
+  j["differing_pods"] = r.differing_pods;
+  j["example_pods"] = r.example_pods;
   auto& examples = j["examples"] = nlohmann::ordered_json::array();
   for (const host::ReplayDifference& d : r.examples) {
     examples.push_back({{"kind", d.kind},
@@ -38,31 +44,54 @@ nlohmann::ordered_json report_json(const host::ReplayReport& r) {
   return j;
 }
 
-void print_text(const host::ReplayReport& r, const ReplayCommandOptions& o,
-                std::ostream& out) {
+}  // namespace
+
+void print_replay_text(const host::ReplayReport& r,
+                       const ReplayCommandOptions& o, std::ostream& out) {
   out << fmt::format(
       "replayed {} cycles of {} pods ({} calls) from {} file{} of {} with "
       "the plugins in {}\n",
       r.cycles, r.pods, r.calls, r.files, r.files == 1 ? "" : "s",
       o.replay.record.string(), o.replay.plugins.string());
-  out << fmt::format("  pods whose feasible set changed:           {}\n",
-                     r.feasible_changed);
-  out << fmt::format("  pods whose best native-scored node changed: {}\n",
-                     r.best_node_changed);
-  out << fmt::format("  pods with new errors:                       {}\n",
-                     r.new_errors);
-  out << fmt::format("  pods whose rejection reasons changed:       {}\n",
-                     r.reasons_changed);
+  const std::pair<const char*, uint64_t> counts[] = {
+      {"pods whose feasible set changed:", r.feasible_changed},
+      {"pods whose top native-scored node changed:", r.best_node_changed},
+      {"pods with new errors:", r.new_errors},
+      {"pods whose rejection reasons changed:", r.reasons_changed}};
+  for (const auto& [label, n] : counts)
+    out << fmt::format("  {:<43}{}\n", label, n);
   if (r.skipped_failed + r.skipped_unknown_session + r.recording_gaps > 0) {
+    const auto calls = [](uint64_t n) {
+      return fmt::format("{} call{}", n, n == 1 ? "" : "s");
+    };
     out << fmt::format(
-        "  not compared: {} calls that failed when recorded, {} of sessions "
-        "no file opens, {} the recorder left out\n",
-        r.skipped_failed, r.skipped_unknown_session, r.recording_gaps);
+        "  not compared: {} that failed when recorded, {} of sessions whose "
+        "opening is in no file (removed for room), {} the recorder left out\n",
+        calls(r.skipped_failed), calls(r.skipped_unknown_session),
+        calls(r.recording_gaps));
   }
   if (!r.examples.empty()) {
-    out << "differences (the first of each pod and kind):\n";
-    for (const host::ReplayDifference& d : r.examples)
-      out << fmt::format("  {} [{}]: {}\n", d.pod, d.kind, d.detail);
+    const uint64_t differing = r.differing_pods;
+    out << fmt::format(
+        "differences of {} pod{}{} (each pod's first of each kind):\n",
+        r.example_pods, r.example_pods == 1 ? "" : "s",
+        differing > r.example_pods
+            ? fmt::format(" of the {} that differ; --examples shows more",
+                          differing)
+            : std::string());
+    // Grouped by pod, in the order the pods were found.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const host::ReplayDifference*>> by_pod;
+    for (const host::ReplayDifference& d : r.examples) {
+      const std::string key = d.uid.empty() ? d.pod : d.uid;
+      if (!by_pod.contains(key)) order.push_back(key);
+      by_pod[key].push_back(&d);
+    }
+    for (const std::string& key : order) {
+      out << "  " << by_pod[key].front()->pod << "\n";
+      for (const host::ReplayDifference* d : by_pod[key])
+        out << fmt::format("    [{}] {}\n", d->kind, d->detail);
+    }
   }
   if (!r.timing.empty()) {
     out << "time per call by node count (medians):\n";
@@ -77,11 +106,9 @@ void print_text(const host::ReplayReport& r, const ReplayCommandOptions& o,
   }
   for (const std::string& n : r.notes) out << "note: " << n << "\n";
   out << (r.differs() ? "the replay differs from the recording (exit 1)\n"
-                      : "the replay gives the recorded verdicts, best nodes "
-                        "and errors (exit 0)\n");
+                      : "the replay gives the recorded verdicts, top-ranked "
+                        "nodes and errors (exit 0)\n");
 }
-
-}  // namespace
 
 int run_replay(const ReplayCommandOptions& options, std::ostream& out,
                std::ostream& err) {
@@ -95,7 +122,7 @@ int run_replay(const ReplayCommandOptions& options, std::ostream& out,
   if (options.json) {
     out << report_json(report).dump(2) << "\n";
   } else {
-    print_text(report, options, out);
+    print_replay_text(report, options, out);
   }
   return report.differs() ? kReplayDiffers : kReplaySame;
 }

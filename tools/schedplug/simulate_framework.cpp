@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -76,8 +79,58 @@ void fill_filters(ExplainRow& row, const Json& node,
   row.filters.assign(filters.size(), {"NotRun", ""});
 }
 
+// The native plugins' own raw scores of the pods simulate explains. What
+// kube-scheduler calls a native plugin's raw score is what the shim's
+// Score returned: the score schedplug-host (or the shim, for scores
+// computed ahead) already normalized. The host's record of recent cycles
+// (`schedplug explain`) keeps the plugin's raw ones.
+class NativeRaw {
+ public:
+  // Reads them from `host`, which served the simulation, for `pods`.
+  void read(const host::HostApp& host,
+            const std::vector<const KubePod*>& pods) {
+    const auto plugins = host.service().plugins();
+    for (const auto& profile : plugins->created->profiles()) {
+      for (const host::PluginInstance* s : profile.scorers) {
+        native_[profile.scheduler_name].insert(s->name());
+      }
+    }
+    for (const KubePod* pod : pods) {
+      const auto found = host.service().recent_cycles().find(pod->key());
+      // The latest cycle that scored: the one kube-scheduler's record ends
+      // with (a later one would have replaced that too).
+      for (auto c = found.cycles.rbegin(); c != found.cycles.rend(); ++c) {
+        bool scored = false;
+        for (const auto& node : c->nodes()) {
+          if (!node.scored()) continue;
+          scored = true;
+          for (int k = 0; k < c->scorers_size() && k < node.raw_size(); ++k) {
+            raw_[{pod->key(), node.node(), c->scorers(k)}] = node.raw(k);
+          }
+        }
+        if (scored) break;
+      }
+    }
+  }
+  bool native(const std::string& profile, const std::string& plugin) const {
+    const auto it = native_.find(profile);
+    return it != native_.end() && it->second.count(plugin) > 0;
+  }
+  std::optional<int64_t> raw(const std::string& pod, const std::string& node,
+                             const std::string& plugin) const {
+    const auto it = raw_.find({pod, node, plugin});
+    if (it == raw_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::set<std::string>> native_;
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> raw_;
+};
+
 ExplainTable explain_table(const Json& explain, const SimulatedProfile& profile,
-                           const std::vector<std::string>& top) {
+                           const std::vector<std::string>& top,
+                           const std::string& pod, const NativeRaw& native) {
   ExplainTable table;
   table.filters = profile.filters;
   table.scorers = profile.scorers;
@@ -104,6 +157,11 @@ ExplainTable explain_table(const Json& explain, const SimulatedProfile& profile,
           cell.skipped = false;
           cell.raw = s.at("raw").get<int64_t>();
           cell.normalized = s.at("weighted").get<int64_t>() / weight;
+          if (native.native(profile.name, profile.scorers[p])) {
+            const auto raw = native.raw(pod, row.node, profile.scorers[p]);
+            cell.raw = raw.value_or(0);
+            cell.raw_known = raw.has_value();
+          }
         }
         row.scores.push_back(cell);
       }
@@ -121,7 +179,8 @@ ExplainTable explain_table(const Json& explain, const SimulatedProfile& profile,
 // kube-scheduler-simulate's JSON (integration/scheduler/simulate/result.go)
 // as the report, the pods in `pending`'s order.
 void read_result(const Json& j, const std::vector<const KubePod*>& pending,
-                 SimulationReport& report, std::ostream& err) {
+                 const NativeRaw& native, SimulationReport& report,
+                 std::ostream& err) {
   report.scheduler =
       "kube-scheduler " + j.at("kube_scheduler").get<std::string>();
   std::map<std::string, size_t> profile_at;
@@ -164,8 +223,9 @@ void read_result(const Json& j, const std::vector<const KubePod*>& pending,
     s.reason = r.value("reason", "");
     s.nominated_node = r.value("nominated_node", "");
     if (r.contains("explain") && profile_at.count(s.profile)) {
-      s.explain = explain_table(r.at("explain"),
-                                report.profiles[profile_at[s.profile]], s.top);
+      s.explain =
+          explain_table(r.at("explain"), report.profiles[profile_at[s.profile]],
+                        s.top, pod->key(), native);
     }
     report.pods.push_back(std::move(s));
   }
@@ -217,6 +277,10 @@ int simulate_with_kube_scheduler(const SimulateOptions& options,
   host_options.watch = false;
   host_options.hook_hard_limit = std::chrono::milliseconds(0);
   host_options.memory_trim_interval = std::chrono::milliseconds(0);
+  // Room for the last cycles of the pods explained, whose native raw
+  // scores come from the host's record (NativeRaw).
+  host_options.service.recent_cycles.max_cycles = std::max(
+      host_options.service.recent_cycles.max_cycles, 4 * explain.size());
   std::ostringstream diagnostics;
   std::unique_ptr<host::HostApp> host;
   try {
@@ -272,6 +336,9 @@ int simulate_with_kube_scheduler(const SimulateOptions& options,
   const ProgramRun run = run_program(
       argv, {"SCHEDPLUG_HOST=" + host_options.listen,
              "SCHEDPLUG_TLS_CA=", "SCHEDPLUG_TLS_CERT=", "SCHEDPLUG_TLS_KEY="});
+  NativeRaw native;
+  native.read(*host,
+              std::vector<const KubePod*>(explain.begin(), explain.end()));
   host->shutdown(std::chrono::milliseconds(500));
   err << run.err;
   if (run.status < 0) {
@@ -286,7 +353,7 @@ int simulate_with_kube_scheduler(const SimulateOptions& options,
     return kSimulateSomeNotPlaced;
   }
   try {
-    read_result(Json::parse(run.out), pending, report, err);
+    read_result(Json::parse(run.out), pending, native, report, err);
   } catch (const std::exception& e) {
     err << "error: cannot read what " << simulator.string()
         << " printed: " << e.what() << "\n";

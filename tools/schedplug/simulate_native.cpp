@@ -10,7 +10,7 @@
 #include "host/chain/filter_chain.hpp"
 #include "host/chain/score_chain.hpp"
 #include "host/chain/thread_pool.hpp"
-#include "host/check/name_check.hpp"
+#include "host/check/startup_check.hpp"
 #include "host/config/resolve.hpp"
 #include "host/model/records.hpp"
 #include "host/plugin/created_plugins.hpp"
@@ -24,21 +24,61 @@ using host::Deadline;
 using host::PluginInstance;
 using host::ProfilePlugins;
 
+// The pod data plugins did not declare, cleared: the shim sends only what
+// some plugin of the host declared (plugin.h's SCHEDPLUG_DATA_*), so a
+// plugin that reads data it did not declare sees it empty here too.
+host::PodData declared_pod_data(host::PodData d, uint64_t data) {
+  if ((data & SCHEDPLUG_DATA_POD_NODE_NAME) == 0) d.node_name.clear();
+  if ((data & SCHEDPLUG_DATA_POD_NOMINATED_NODE) == 0)
+    d.nominated_node_name.clear();
+  if ((data & SCHEDPLUG_DATA_POD_PRIORITY_CLASS) == 0)
+    d.priority_class_name.clear();
+  if ((data & SCHEDPLUG_DATA_POD_OWNERS) == 0) d.owners.clear();
+  if ((data & SCHEDPLUG_DATA_POD_CONTAINERS) == 0) d.containers.clear();
+  if ((data & SCHEDPLUG_DATA_POD_VOLUMES) == 0) d.volumes.clear();
+  if ((data & SCHEDPLUG_DATA_POD_NODE_AFFINITY) == 0) {
+    d.node_affinity_required.clear();
+    d.node_affinity_preferred.clear();
+  }
+  if ((data & SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD) == 0)
+    d.topology_spread.clear();
+  if ((data & SCHEDPLUG_DATA_POD_AFFINITY) == 0) {
+    for (auto& terms : d.pod_affinity) terms.clear();
+  }
+  return d;
+}
+
 // A node with the load of the pods bound to it so far.
 struct NodeState {
   const KubeNode* node = nullptr;
   std::map<std::string, int64_t> requested;  // cpu, memory, ... scalars
-  uint32_t pods = 0;
+  std::vector<const KubePod*> pods;
   std::unique_ptr<host::NodeRecord> record;
 
   void add(const KubePod& pod) {
     for (const auto& [name, v] : pod.node_requests) requested[name] += v;
-    ++pods;
+    pods.push_back(&pod);
   }
   // NodeInfo's requested as the shim sends it: cpu, memory,
-  // ephemeral-storage, pods, then the scalar resources.
-  void rebuild() {
+  // ephemeral-storage, pods, then the scalar resources; and the declared
+  // data (`data`, SCHEDPLUG_DATA_* bits) as the shim converts it.
+  void rebuild(uint64_t data) {
     host::NodeData d = node->data;
+    if ((data & SCHEDPLUG_DATA_NODE_UNSCHEDULABLE) == 0)
+      d.unschedulable = false;
+    if ((data & SCHEDPLUG_DATA_NODE_CONDITIONS) == 0) d.conditions.clear();
+    if ((data & SCHEDPLUG_DATA_NODE_CAPACITY) == 0) d.capacity.clear();
+    if ((data & SCHEDPLUG_DATA_NODE_IMAGES) == 0) d.images.clear();
+    if ((data & SCHEDPLUG_DATA_NODE_PODS) != 0) {
+      for (const KubePod* p : pods) {
+        d.pods.push_back({.namespace_name = p->data.namespace_name,
+                          .name = p->data.name,
+                          .labels = p->data.labels,
+                          .priority = p->data.priority,
+                          .requests = p->data.requests,
+                          .owner_kind = p->owner_kind});
+      }
+    }
     auto get = [&](const char* name) {
       auto it = requested.find(name);
       return it == requested.end() ? int64_t{0} : it->second;
@@ -46,11 +86,11 @@ struct NodeState {
     d.requested = {{"cpu", get("cpu")},
                    {"memory", get("memory")},
                    {"ephemeral-storage", get("ephemeral-storage")},
-                   {"pods", static_cast<int64_t>(pods)}};
+                   {"pods", static_cast<int64_t>(pods.size())}};
     for (const auto& [name, v] : requested) {
       if (is_scalar_resource(name)) d.requested.emplace_back(name, v);
     }
-    d.pod_count = pods;
+    d.pod_count = static_cast<uint32_t>(pods.size());
     record = std::make_unique<host::NodeRecord>(std::move(d));
   }
 };
@@ -102,6 +142,12 @@ class Simulation {
              std::vector<std::vector<int>> weights,
              const std::vector<KubeNode>& nodes, host::ThreadPool& pool)
       : plugins_(created), weights_(std::move(weights)), pool_(pool) {
+    // What the Handshake tells the shim to send: every instance's data.
+    for (const ProfilePlugins& p : created.profiles()) {
+      for (const PluginInstance* instance : p.plugins) {
+        data_ |= instance->settings().data;
+      }
+    }
     states_.resize(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) {
       states_[i].node = &nodes[i];
@@ -118,7 +164,7 @@ class Simulation {
     }
     views_.resize(states_.size());
     for (size_t i = 0; i < states_.size(); ++i) {
-      states_[i].rebuild();
+      states_[i].rebuild(data_);
       views_[i] = &states_[i].record->view();
     }
   }
@@ -142,7 +188,7 @@ class Simulation {
     }
     const ProfilePlugins& profile = *result.profile;
     const std::vector<int>& weights = weights_[result.profile_index];
-    const host::PodRecord record(pod.data);
+    const host::PodRecord record(declared_pod_data(pod.data, data_));
 
     // As the host's PreFilter: applies() once per plugin for the cycle,
     // the answers reused by Filter and Score.
@@ -272,7 +318,7 @@ class Simulation {
     // pods after it see its load.
     NodeState& chosen = states_[result.top.front()];
     chosen.add(pod);
-    chosen.rebuild();
+    chosen.rebuild(data_);
     views_[result.top.front()] = &chosen.record->view();
     if (explain) result.explain = std::move(details);
     return result;
@@ -289,6 +335,7 @@ class Simulation {
   const host::CreatedPlugins& plugins_;
   std::vector<std::vector<int>> weights_;
   host::ThreadPool& pool_;
+  uint64_t data_ = 0;  // SCHEDPLUG_DATA_* bits some plugin declared
   std::vector<NodeState> states_;
   std::vector<const schedplug_node*> views_;
   std::unordered_map<std::string, size_t> by_name_;
@@ -335,35 +382,17 @@ int simulate_native(const SimulateOptions& options,
                     const std::vector<const KubePod*>& pending,
                     const std::set<const KubePod*>& explain,
                     SimulationReport& report, std::ostream& err) {
-  // The configuration and plugins exactly as schedplug-host takes them.
-  std::vector<std::string> config_problems;
-  std::optional<host::SchedulerConfig> config;
+  // The configuration and plugins exactly as schedplug-host takes them
+  // (the same start-up check, the instances created with their args).
+  host::StartupCheck check;
   try {
-    config = host::load_scheduler_config(options.config, config_problems);
-  } catch (const host::ConfigError& e) {
-    return bad_input(err, e.problems());
-  }
-  host::LoadResult loaded;
-  try {
-    loaded = host::load_plugin_directory(options.plugins);
+    check = host::run_startup_check(
+        {.config = options.config, .plugins = options.plugins, .create = true});
   } catch (const host::LoadError& e) {
     return bad_input(err, {e.what()});
   }
-  std::vector<host::Diagnostic> findings;
-  for (auto& p : config_problems) {
-    findings.push_back({host::Severity::kError, std::move(p)});
-  }
-  const auto names =
-      host::check_names(*config, loaded.plugins, loaded.problems);
-  findings.insert(findings.end(), names.begin(), names.end());
-  std::vector<std::string> resolve_problems;
-  const std::vector<host::ResolvedProfile> profiles =
-      host::resolve_profiles(*config, loaded.plugins, resolve_problems);
-  for (auto& p : resolve_problems) {
-    findings.push_back({host::Severity::kError, std::move(p)});
-  }
-  if (host::has_errors(findings)) {
-    for (const auto& d : findings) {
+  if (check.has_errors()) {
+    for (const auto& d : check.diagnostics) {
       if (d.severity == host::Severity::kError)
         err << "error: " << d.message << "\n";
     }
@@ -373,9 +402,10 @@ int simulate_native(const SimulateOptions& options,
         << "; fix the problems above (`schedplug check` reports the same)\n";
     return kSimulateBadInput;
   }
+  const std::vector<host::ResolvedProfile>& profiles = check.profiles;
   std::unique_ptr<host::CreatedPlugins> created;
   try {
-    created = host::CreatedPlugins::create(profiles);
+    created = host::CreatedPlugins::create(profiles, check.created.get());
   } catch (const host::CreateError& e) {
     return bad_input(err, {e.what()});
   }

@@ -12,11 +12,14 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "host/loader/plugin_file_check.hpp"
 #include "host/record/cycle_recorder.hpp"
 #include "host/record/record_file.hpp"
 #include "host/record/replayer.hpp"
@@ -64,12 +67,22 @@ class RecordReplay : public ::testing::Test {
   // passed) on a host recording into record_; every 7th pod is picky.
   // Every 10th pod's delta changes a node, and one node leaves and comes
   // back, so the recorded table moves. Returns the picky pods' count.
+  // `plugins`: the live builds (default same_); `before_pod(host, i)` runs
+  // before pod i's cycle (a hot reload, say); when `placed(i)` says so,
+  // the next PreFilter tells the host, as the shim does, that pod i went
+  // to node-1 (else it stayed Pending).
+  struct RecordOptions {
+    std::filesystem::path plugins;
+    std::function<void(RunningHost&, int)> before_pod;
+    std::function<bool(int)> placed;
+  };
   int record(int pods, uint64_t file_bytes = uint64_t{64} << 20,
-             uint64_t max_bytes = uint64_t{4} << 30) {
+             uint64_t max_bytes = uint64_t{4} << 30,
+             const RecordOptions& more = {}) {
     int picky = 0;
     RunningHost host([&](HostOptions& o) {
       o.config = config_;
-      o.plugins = same_;
+      o.plugins = more.plugins.empty() ? same_ : more.plugins;
       o.watch = false;
       o.record.dir = record_;
       o.record.file_bytes = file_bytes;
@@ -89,6 +102,7 @@ class RecordReplay : public ::testing::Test {
     }
     uint64_t version = 0;
     for (int i = 0; i < pods; ++i) {
+      if (more.before_pod) more.before_pod(host, i);
       const bool is_picky = i % 7 == 3;
       picky += is_picky;
       v1::Pod pod;
@@ -104,6 +118,11 @@ class RecordReplay : public ::testing::Test {
       request.set_session_id(welcome.session_id());
       request.set_scheduler_name(kProfile);
       *request.mutable_pod() = pod;
+      if (more.placed && i > 0 && more.placed(i - 1)) {
+        v1::Placement* placed = request.add_placed();
+        placed->set_pod_uid("uid-" + std::to_string(i - 1));
+        placed->set_node("node-1");
+      }
       v1::NodeTableDelta* delta = request.mutable_delta();
       delta->set_base_version(version);
       if (version == 0) {
@@ -288,6 +307,72 @@ TEST_F(RecordReplay, SameBuildsGiveNoDifferenceAndAChangedOneExactlyItsPods) {
     cycles += alone.cycles;
   }
   EXPECT_EQ(cycles, static_cast<uint64_t>(kPods));
+}
+
+// What the report tells an operator: a hot reload of the recorded host's
+// plugins inside the recording is a note naming the builds (as a reload of
+// its configuration is); --examples counts pods, each with its first
+// difference of each kind; a pod's changed top-ranked node is worded as a
+// ranking, with where kube-scheduler placed the pod, or that no placement
+// was recorded for it (a pod that stayed Pending).
+TEST_F(RecordReplay, TheReportNamesHotReloadsCountsExamplesByPodAndRanks) {
+  // v1 live until pod 30, then v2 by a hot reload. kube-scheduler placed
+  // every pod but the picky pods 3 and 17 (Pending: say its own filters
+  // turned them down).
+  const auto live = plugin_dir("live", 5);
+  const std::string v1_sha = file_sha256(live / "reloadable.so");
+  const std::string v2_sha = file_sha256(version_file(6));
+  const int picky =
+      record(60, uint64_t{64} << 20, uint64_t{4} << 30,
+             {.plugins = live,
+              .before_pod =
+                  [&](RunningHost& host, int i) {
+                    if (i != 30) return;
+                    const auto next = live / "next.so.tmp";
+                    std::filesystem::copy_file(version_file(6), next);
+                    std::filesystem::rename(next, live / "reloadable.so");
+                    EXPECT_TRUE(host.app().reload().swapped);
+                  },
+              .placed = [](int i) { return i != 3 && i != 17; }});
+  ASSERT_EQ(picky, 9);
+
+  ReplayOptions options;
+  options.record = record_;
+  options.plugins = changed_;
+  options.workers = 1;
+  options.max_examples = 3;
+  std::ostringstream ignored;
+  const ReplayReport r = replay_recording(options, ignored);
+  const std::string reload =
+      "the recorded host ran other plugin builds from here on (a hot "
+      "reload: Reloadable 1.0.0 (sha256 " +
+      v1_sha.substr(0, 12) + ") became 2.0.0 (sha256 " + v2_sha.substr(0, 12) +
+      ")); the replay runs the plugins in " + changed_.string() + " throughout";
+  ASSERT_EQ(r.notes.size(), 1u) << ::testing::PrintToString(r.notes);
+  EXPECT_NE(r.notes[0].find(reload), std::string::npos) << r.notes[0];
+
+  // v2 differs from the recording on the picky pods before the reload
+  // (after it, the recording is v2's): 4 pods, 3 of them as examples, each
+  // with both of its kinds.
+  EXPECT_EQ(r.differing_pods, 4u);
+  EXPECT_EQ(r.example_pods, 3u);
+  std::map<std::string, std::vector<std::string>> kinds;
+  for (const ReplayDifference& d : r.examples) kinds[d.pod].push_back(d.kind);
+  const std::vector<std::string> both{"feasible", "best_node"};
+  EXPECT_EQ(kinds, (std::map<std::string, std::vector<std::string>>{
+                       {"default/pod-3", both},
+                       {"default/pod-10", both},
+                       {"default/pod-17", both}}));
+  for (const ReplayDifference& d : r.examples) {
+    if (d.kind != "best_node") continue;
+    EXPECT_EQ(d.detail.find("the native scores rank "), 0u) << d.detail;
+    const std::string where =
+        d.pod == "default/pod-10"
+            ? "; kube-scheduler placed the pod on node-1"
+            : "; no placement of the pod was recorded (it stayed Pending, or "
+              "the recording ends first)";
+    EXPECT_NE(d.detail.find(where), std::string::npos) << d.detail;
+  }
 }
 
 TEST_F(RecordReplay, AFileCutShortReplaysUpToItsLastWholeEntry) {

@@ -53,7 +53,7 @@ double hook_count(const std::string& text, const char* hook,
                   const char* plugin) {
   return scraped(text,
                  std::string("schedplug_plugin_hook_duration_seconds_count{"
-                             "hook=\"") +
+                             "extension_point=\"") +
                      hook + "\",plugin=\"" + plugin + "\"}");
 }
 
@@ -340,10 +340,9 @@ TEST(Metrics, PerPluginCallsAndTableSize) {
   EXPECT_NE(
       text.find("schedplug_rpc_duration_seconds_count{method=\"PreFilter\"} 1"),
       std::string::npos);
-  EXPECT_NE(
-      text.find("schedplug_plugin_hook_duration_seconds_count{hook=\"filter\","
-                "plugin=\"FreeCpu\"} 1"),
-      std::string::npos)
+  EXPECT_NE(text.find("schedplug_plugin_hook_duration_seconds_count{extension_"
+                      "point=\"filter\",plugin=\"FreeCpu\"} 1"),
+            std::string::npos)
       << text;
 }
 

@@ -13,7 +13,10 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
+#include "host/loader/plugin_file_check.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {
@@ -228,6 +231,77 @@ TEST_F(Shadow, CountsExactlyThePodsTheCandidateDisagreesOn) {
 // A candidate whose filter hangs past --hook-hard-limit is abandoned: the
 // host stays SERVING and keeps answering with the live plugin, where a
 // hung live hook makes it exit (HungPlugin tests).
+// The candidate, its version and its digest are visible from start-up,
+// before it disagrees with anything: in Status (`schedplug-host probe
+// --details`), in schedplug_shadow_build_info, and in the line of every
+// hot reload, which names the candidates running from then on.
+TEST_F(Shadow, TheCandidateAndItsBuildAreNamedBeforeItDisagrees) {
+  // The host's log, read once the host is gone (no thread writes then).
+  // The logger and its text outlive the test: a thread that took the
+  // default logger just before it was put back may still write.
+  static std::ostringstream& log = *new std::ostringstream;
+  static const auto capture = std::make_shared<spdlog::logger>(
+      "shadow-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  struct Restore {
+    std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+    ~Restore() { spdlog::set_default_logger(previous); }
+  } restore;
+  spdlog::set_default_logger(capture);
+  ASSERT_TRUE(start("candidates/reloadable.so"));
+  const std::string sha =
+      file_sha256(plugins_ / "candidates" / "reloadable.so");
+  grpc::ClientContext context;
+  v1::StatusResponse status;
+  ASSERT_TRUE(
+      host_->stub().Status(&context, v1::StatusRequest(), &status).ok());
+  ASSERT_EQ(status.shadows_size(), 1);
+  EXPECT_EQ(status.shadows(0).plugin(), "Reloadable");
+  EXPECT_EQ(status.shadows(0).version(), "2.0.0");
+  EXPECT_EQ(status.shadows(0).file(), "candidates/reloadable.so");
+  EXPECT_EQ(status.shadows(0).sha256(), sha);
+
+  std::ostringstream details;
+  ASSERT_TRUE(print_host_status(
+      "unix://" + (host_->dir() / "host.sock").string(), 5s, details));
+  EXPECT_NE(details.str().find("1 shadow candidate runs beside the live "
+                               "plugin (decisions stay the live plugins'):\n"
+                               "  Reloadable candidate 2.0.0  "
+                               "candidates/reloadable.so  sha256 " +
+                               sha + "\n"),
+            std::string::npos)
+      << details.str();
+
+  const std::string metrics = host_->app().metrics().text();
+  EXPECT_NE(metrics.find("schedplug_shadow_build_info{file=\"candidates/"
+                         "reloadable.so\",plugin=\"Reloadable\",sha256=\"" +
+                         sha + "\",version=\"2.0.0\"} 1\n"),
+            std::string::npos)
+      << metrics;
+
+  // A reload that swaps only the candidate (v1 with its Score now) says
+  // which candidate runs, with its build.
+  std::filesystem::path next = plugins_ / "candidates" / "next.so";
+  std::filesystem::copy_file(version_file(5), next);
+  std::filesystem::rename(next, plugins_ / "candidates" / "reloadable.so");
+  const ReloadOutcome outcome = host_->app().reload();
+  EXPECT_TRUE(outcome.swapped);
+  const std::string v1_sha =
+      file_sha256(plugins_ / "candidates" / "reloadable.so");
+  host_.reset();
+  EXPECT_NE(log.str().find("shadow candidate of Reloadable: Reloadable 2.0.0 "
+                           "from candidates/reloadable.so (sha256 " +
+                           sha + "), in shadow-scheduler"),
+            std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("reload: plugin set 2 serves from now on: the same "
+                           "plugins and configuration; shadow candidates: "
+                           "Reloadable 1.0.0 (candidates/reloadable.so, "
+                           "sha256 " +
+                           v1_sha.substr(0, 12) + ")"),
+            std::string::npos)
+      << log.str();
+}
+
 TEST_F(Shadow, ACandidateThatHangsIsAbandonedAndTheLivePathGoesOn) {
   std::atomic<int> exits{0};
   ASSERT_TRUE(start("candidates/reloadable.so", nullptr, /*candidate=*/7,

@@ -187,6 +187,62 @@ TEST(Binary, HungHookExitsNonZeroNamingPluginAndHook) {
       << read_file(probe_log);
 }
 
+// -v as host/README.md says: 0 info and warnings; 2 adds one line per call
+// and nothing else; 4 adds the debug lines (every refresh, every
+// connection, the plugins' DEBUG logs). RefreshProbe refreshes every 50 ms
+// and logs each refresh at DEBUG.
+TEST(Binary, VerbosityLevelsAreTheDocumentedOnes) {
+  TempDir dir;
+  const auto config = write_test_config(dir.path());
+  const auto run = [&](const char* v) {
+    const auto log = dir.path() / (std::string("v") + v + ".log");
+    const auto socket = dir.path() / (std::string("v") + v + ".sock");
+    const pid_t pid = spawn_host(
+        {"--config", config.string(), "--plugins", test_plugin_dir().string(),
+         "--listen", "unix://" + socket.string(), "--no-watch", "-v", v},
+        log);
+    // One call (a Handshake), and refreshes for half a second.
+    bool called = false;
+    for (auto until = std::chrono::steady_clock::now() + 20s;
+         !called && std::chrono::steady_clock::now() < until;
+         std::this_thread::sleep_for(20ms)) {
+      auto stub = v1::Host::NewStub(grpc::CreateChannel(
+          "unix://" + socket.string(), grpc::InsecureChannelCredentials()));
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + 2s);
+      v1::HandshakeResponse response;
+      called =
+          stub->Handshake(&context, test_handshake_request(), &response).ok();
+    }
+    EXPECT_TRUE(called) << read_file(log);
+    std::this_thread::sleep_for(500ms);
+    ::kill(pid, SIGTERM);
+    EXPECT_EQ(wait_exit(pid, 20s), 0);
+    return read_file(log);
+  };
+  const std::string per_call = " D Handshake ";
+  const std::string plugin_debug = "[RefreshProbe] refresh 3 done";
+  const std::string refresh =
+      "refresh of plugin RefreshProbe (profile refresh-hang) took";
+  const std::string connection = "connection on ";
+
+  const std::string v0 = run("0");
+  EXPECT_EQ(v0.find(per_call), std::string::npos) << v0;
+  EXPECT_EQ(v0.find(plugin_debug), std::string::npos) << v0;
+
+  const std::string v2 = run("2");
+  EXPECT_NE(v2.find(per_call), std::string::npos) << v2;
+  EXPECT_EQ(v2.find(plugin_debug), std::string::npos) << v2;
+  EXPECT_EQ(v2.find(refresh), std::string::npos) << v2;
+  EXPECT_EQ(v2.find(connection), std::string::npos) << v2;
+
+  const std::string v4 = run("4");
+  EXPECT_NE(v4.find(per_call), std::string::npos) << v4;
+  EXPECT_NE(v4.find(plugin_debug), std::string::npos) << v4;
+  EXPECT_NE(v4.find(refresh), std::string::npos) << v4;
+  EXPECT_NE(v4.find(connection), std::string::npos) << v4;
+}
+
 TEST(Binary, RefusesToStartWithNameProblemsAndPrintsCheckMessages) {
   TempDir dir;
   const auto config = dir.path() / "bad.yaml";

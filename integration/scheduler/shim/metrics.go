@@ -5,11 +5,15 @@ import (
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"schedplug.dev/integration/scheduler/shim/normalize"
 )
 
 // The adapter's counters on kube-scheduler's /metrics (the legacy registry
 // is the one the scheduler serves); the connection's are in package
-// session, the verdict sources' in package cycle.
+// session, the verdict sources' in package cycle, and the time of the
+// normalizations the shim makes itself in package normalize (registered
+// here).
 var (
 	lazyCalls = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
@@ -35,6 +39,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(lazyCalls, panicsRecovered, policyApplied)
+		legacyregistry.MustRegister(lazyCalls, panicsRecovered, policyApplied, normalize.Duration)
 	})
 }

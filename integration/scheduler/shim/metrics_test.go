@@ -46,3 +46,35 @@ func callErr(c *cycle.Cycle) error {
 	_, err := c.Called(context.Background())
 	return err
 }
+
+// histogramCount is the number of observations of the histogram `name`,
+// summed like metricValue.
+func histogramCount(t testing.TB, name string, labels ...string) uint64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, l := range m.GetLabel() {
+					if l.GetName() == labels[i] && l.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue series
+				}
+			}
+			sum += m.GetHistogram().GetSampleCount()
+		}
+	}
+	return sum
+}

@@ -73,6 +73,7 @@ func TestScoresAheadFilterAndScoreMakeOneCall(t *testing.T) {
 	c := testNode("c", map[string]string{"score-S": "55"}, 0)
 	d := testNode("d", map[string]string{"score-S": "70"}, 0)
 	used := aheadOutcome(t, "used")
+	normalized := histogramCount(t, "schedplug_shim_normalize_duration_seconds", "plugin", "S")
 	got := frameworkCycle(t, e, []string{"F", "S"}, []string{"F"}, "S", testPod("p1", nil), asList(a, b, c, d), map[string]bool{"c": true})
 	expectScores(t, got, map[string]int64{"a": 10, "d": 70})
 	if len(got) != 2 {
@@ -83,6 +84,11 @@ func TestScoresAheadFilterAndScoreMakeOneCall(t *testing.T) {
 	}
 	if got := aheadOutcome(t, "used") - used; got != 1 {
 		t.Fatalf("scores_ahead_total{outcome=used} grew by %v, want 1", got)
+	}
+	// The shim normalized them: its histogram times it (the host's
+	// normalize series cannot).
+	if got := histogramCount(t, "schedplug_shim_normalize_duration_seconds", "plugin", "S") - normalized; got != 1 {
+		t.Fatalf("schedplug_shim_normalize_duration_seconds{plugin=S} counted %d normalizations, want 1", got)
 	}
 	// The next call says which nodes of the scores ahead (a, c and d, in
 	// slot order) were scored: a and d.

@@ -24,8 +24,9 @@ import (
 // code and converted by the shim, every native Filter verdict (with its
 // reason) and every normalized score must be simulate's. Besides the
 // sample plugins the profile has FreeCpu and GoodScorer, test plugins
-// that read a node's requested cpu and pod count, so the load simulate
-// computes from the dumps is checked too.
+// that read a node's requested cpu and pod count, and PodsOnNode, which
+// reads the node's pods (their app labels) it declares, so the load and the
+// pod lists simulate computes from the dumps are checked too.
 func TestSimulateMatchesTheHost(t *testing.T) {
 	fixtures, err := testenv.SimFixtureDir()
 	if err != nil {
@@ -49,12 +50,13 @@ func TestSimulateMatchesTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, so := range []string{filepath.Join(samples, "hw_encrypt.so"), filepath.Join(samples, "dedicated_nodes.so"),
-		filepath.Join(samples, "network_latency.so"), filepath.Join(tests, "free_cpu.so"), filepath.Join(tests, "good_scorer.so")} {
+		filepath.Join(samples, "network_latency.so"), filepath.Join(tests, "free_cpu.so"), filepath.Join(tests, "good_scorer.so"),
+		filepath.Join(tests, "pods_on_node.so")} {
 		if err := os.Symlink(so, filepath.Join(pluginDir, filepath.Base(so))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency", "FreeCpu", "GoodScorer"}
+	names := []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency", "FreeCpu", "GoodScorer", "PodsOnNode"}
 	configFile := filepath.Join(dir, "scheduler-config.yaml")
 	config := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -70,6 +72,8 @@ profiles:
           - name: FreeCpu
             weight: 2
           - name: GoodScorer
+          - name: PodsOnNode
+            weight: 3
     pluginConfig:
       - name: NetworkLatency
         args:
@@ -247,4 +251,94 @@ func verdictName(st *fwk.Status) string {
 	default:
 		return st.Code().String()
 	}
+}
+
+// TestSimulateShowsTheNativePluginsRawScores: with kube-scheduler deciding
+// (no --native-only), what kube-scheduler records as a native plugin's raw
+// score is the shim's Score, which schedplug-host (or the shim, for scores
+// computed ahead) already normalized; `simulate --explain` must show the
+// plugin's own raw score under "raw" all the same. NetworkLatency's raw
+// score is the node's latency in microseconds, the same for every pod, so
+// each explained node's must be what --native-only (the host's chain in
+// simulate's own process) shows for that node.
+func TestSimulateShowsTheNativePluginsRawScores(t *testing.T) {
+	fixtures, err := testenv.SimFixtureDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugins, err := testenv.PluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	config := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: %s
+    percentageOfNodesToScore: 100
+    plugins:
+      multiPoint:
+        enabled:
+          - name: HwEncrypt
+          - name: DedicatedNodes
+          - name: NetworkLatency
+            weight: 5
+    pluginConfig:
+      - name: NetworkLatency
+        args:
+          latencyFile: %q
+          defaultLatencyMs: 100
+`, profileName, filepath.Join(fixtures, "latency.txt"))
+	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--config", configFile, "--plugins", plugins,
+		"--nodes", filepath.Join(fixtures, "nodes.yaml"), "--pods", filepath.Join(fixtures, "pods.yaml")}
+	native, _, err := testenv.RunSimulate(append([]string{"--native-only", "--explain", "*"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latency := map[string]int64{}
+	var explain []string
+	for _, p := range native.Pods {
+		for _, n := range p.Explain {
+			for _, s := range n.Scores {
+				if s.Plugin == "NetworkLatency" && !s.Skipped {
+					latency[n.Node] = s.Raw
+				}
+			}
+		}
+		if p.Scored && len(explain) < 5 {
+			explain = append(explain, "--explain", p.Pod)
+		}
+	}
+	sim, _, err := testenv.RunSimulate(append(explain, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared, differs := 0, 0
+	for _, p := range sim.Pods {
+		for _, n := range p.Explain {
+			for _, s := range n.Scores {
+				if s.Plugin != "NetworkLatency" || s.Skipped {
+					continue
+				}
+				want, ok := latency[n.Node]
+				if !ok {
+					t.Fatalf("pod %s node %s: --native-only never scored the node", p.Pod, n.Node)
+				}
+				compared++
+				if s.Raw != want {
+					t.Errorf("pod %s node %s: simulate shows NetworkLatency's raw score %d (normalized %d), its latency is %d", p.Pod, n.Node, s.Raw, s.Normalized, want)
+				}
+				if s.Raw != s.Normalized {
+					differs++
+				}
+			}
+		}
+	}
+	if compared == 0 || differs == 0 {
+		t.Fatalf("compared %d raw scores, %d of them unlike the normalized one; the explained pods %v should have been scored on latencies in microseconds", compared, differs, explain)
+	}
+	t.Logf("%d raw scores of NetworkLatency as the plugin gave them", compared)
 }

@@ -57,7 +57,8 @@ func CLIBinary() (string, error) {
 }
 
 // SimTestPluginDir holds the test plugins of `schedplug simulate`'s tests
-// (FreeCpu reads a node's free cpu, GoodScorer its pod count):
+// (FreeCpu reads a node's free cpu, GoodScorer its pod count, PodsOnNode
+// its pods):
 // $SCHEDPLUG_SIM_PLUGIN_DIR, or build/tools/schedplug/tests/sim.d.
 func SimTestPluginDir() (string, error) {
 	dir := os.Getenv("SCHEDPLUG_SIM_PLUGIN_DIR")

@@ -33,14 +33,14 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-Outcome schedplug(const std::string& args) {
+Outcome run(const std::string& binary, const std::string& args) {
   // ctest runs tests in parallel processes: one output file per process.
   const std::string base =
       ::testing::TempDir() + "/schedplug-cli-" + std::to_string(::getpid());
   const std::string out = base + ".out";
   const std::string err = base + ".err";
-  const std::string cmd = std::string("'") + SCHEDPLUG_BIN + "' " + args +
-                          " >'" + out + "' 2>'" + err + "'";
+  const std::string cmd =
+      "'" + binary + "' " + args + " >'" + out + "' 2>'" + err + "'";
   const int status = std::system(cmd.c_str());
   Outcome r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -48,6 +48,8 @@ Outcome schedplug(const std::string& args) {
   r.err = slurp(err);
   return r;
 }
+
+Outcome schedplug(const std::string& args) { return run(SCHEDPLUG_BIN, args); }
 
 std::string fixture(const std::string& name) {
   return std::string(SCHEDPLUG_FIXTURES) + "/" + name;
@@ -209,6 +211,79 @@ TEST(Check, BrokenCorpusEveryFileItsOwnError) {
   }
   EXPECT_THAT(r.out, HasSubstr("plugin CreateThrows threw through the C ABI"));
   EXPECT_THAT(r.out, Not(HasSubstr("GoodFilter\" is not")));
+}
+
+// The line of `config` an "error: FILE:LINE: ..." message points at; 0
+// when it names no line of it (a plugin file's message).
+long config_line(const std::string& message, const std::string& config) {
+  const size_t at = message.find(config + ":");
+  if (at == std::string::npos) return 0;
+  return std::atol(message.c_str() + at + config.size() + 1);
+}
+
+// schedplug-host refuses to start on the problems `schedplug check` finds,
+// and prints every one of them, exactly as check does (one code path:
+// host/check/startup_check.hpp): the same sentences, errors first, then
+// warnings, each in the order of the configuration file's lines. Issue 50:
+// with two wrong names and one wrong arg, the host reported only the names.
+TEST(CheckAndHost, ReportEveryProblemWithTheSameSentencesInFileLineOrder) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"names_and_args.yaml", "good.d"},
+      {"many_problems.yaml", "good.d"},
+      {"three_problems.yaml", "good.d"},
+      {"hw_case_mismatch.yaml", "hw.d"},
+      {"corpus.yaml", SCHEDPLUG_CORPUS_DIR}};
+  for (const auto& [config_name, dir_name] : cases) {
+    SCOPED_TRACE(config_name);
+    const std::string config = fixture(config_name);
+    const std::string dir =
+        dir_name[0] == '/' ? dir_name : plugin_dir(dir_name);
+    const Outcome check =
+        schedplug("check --config " + config + " --plugins " + dir);
+    EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+    const std::string socket = ::testing::TempDir() + "/parity-" +
+                               std::to_string(::getpid()) + ".sock";
+    const Outcome host = run(SCHEDPLUG_HOST_BIN,
+                             "--config " + config + " --plugins " + dir +
+                                 " --listen unix://" + socket + " --no-watch");
+    EXPECT_EQ(host.exit_code, 1) << host.out << host.err;
+    EXPECT_THAT(host.err, HasSubstr("schedplug-host refuses to start"));
+
+    std::vector<std::string> checked, hosted;
+    for (const char* prefix : {"error: ", "warning: "}) {
+      for (auto& l : lines_starting(check.out, prefix)) checked.push_back(l);
+      for (auto& l : lines_starting(host.err, prefix)) hosted.push_back(l);
+    }
+    ASSERT_FALSE(checked.empty()) << check.out;
+    EXPECT_EQ(hosted, checked) << "host:\n"
+                               << host.err << "\ncheck:\n"
+                               << check.out;
+    // Errors first, then warnings; each in file-line order.
+    EXPECT_EQ(lines_starting(check.out, "error: ").size() +
+                  lines_starting(check.out, "warning: ").size(),
+              checked.size());
+    for (const char* prefix : {"error: ", "warning: "}) {
+      long last = 0;
+      for (const std::string& l : lines_starting(check.out, prefix)) {
+        const long line = config_line(l, config);
+        EXPECT_GE(line, last) << l;
+        last = std::max(last, line);
+      }
+    }
+  }
+  // The issue's case: both names and the args, the args first (line 9).
+  const Outcome r =
+      schedplug("check --config " + fixture("names_and_args.yaml") +
+                " --plugins " + plugin_dir("good.d"));
+  const auto errors = lines_starting(r.out, "error: ");
+  ASSERT_EQ(errors.size(), 3u) << r.out;
+  EXPECT_THAT(errors[0], AllOf(HasSubstr("names_and_args.yaml:9: profile "
+                                         "\"default-scheduler\": StrictArgs"),
+                               HasSubstr("rejected its args")));
+  EXPECT_THAT(errors[1], HasSubstr("names_and_args.yaml:15:"));
+  EXPECT_THAT(errors[1], HasSubstr("\"GoodFiltr\""));
+  EXPECT_THAT(errors[2], HasSubstr("names_and_args.yaml:16:"));
+  EXPECT_THAT(errors[2], HasSubstr("\"goodScorer\""));
 }
 
 TEST(Check, BadExtensionPointIsAnErrorWithSuggestion) {

@@ -173,6 +173,125 @@ metadata: {name: b}
   EXPECT_EQ(nodes[1].where, "nodes.yaml: document 2 (Node \"b\")");
 }
 
+TEST(Dumps, ReadTheDataAPluginMayDeclareAsTheShimConvertsIt) {
+  // wire/convert.go's fields beyond the v1.1 views (plugin.h's
+  // SCHEDPLUG_DATA_*), for simulate --native-only.
+  const auto nodes = parse_node_dump(R"(
+kind: Node
+metadata: {name: a}
+spec: {unschedulable: true}
+status:
+  capacity: {memory: 1Gi, cpu: "4"}
+  conditions: [{type: Ready, status: "True"}, {type: DiskPressure, status: "False"}]
+  images: [{names: ["img:1", "img@sha256:0"], sizeBytes: 1000}]
+)",
+                                     "nodes.yaml");
+  ASSERT_EQ(nodes.size(), 1u);
+  const auto& n = nodes[0].data;
+  EXPECT_TRUE(n.unschedulable);
+  EXPECT_THAT(n.capacity,
+              ElementsAre(Pair("cpu", 4000), Pair("memory", 1073741824)));
+  EXPECT_THAT(n.conditions, ElementsAre(Pair("Ready", "True"),
+                                        Pair("DiskPressure", "False")));
+  ASSERT_EQ(n.images.size(), 1u);
+  EXPECT_THAT(n.images[0].names, ElementsAre("img:1", "img@sha256:0"));
+  EXPECT_EQ(n.images[0].size_bytes, 1000);
+  EXPECT_TRUE(n.pods.empty());
+
+  const auto pods = parse_pod_dump(R"(
+kind: Pod
+metadata:
+  name: p
+  ownerReferences:
+    - {kind: ReplicaSet, name: rs, controller: true}
+    - {kind: Thing, name: t}
+spec:
+  nodeName: n1
+  priorityClassName: high
+  containers:
+    - name: c
+      image: img:1
+      resources: {requests: {cpu: 250m}, limits: {cpu: 500m, memory: 1Mi}}
+      ports: [{containerPort: 8080, protocol: TCP, hostPort: 9090, hostIP: 1.2.3.4}]
+  volumes:
+    - {name: data, persistentVolumeClaim: {claimName: pvc-1, readOnly: true}}
+    - {name: scratch, ephemeral: {volumeClaimTemplate: {spec: {}}}}
+    - {name: cfg, configMap: {name: c}}
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchExpressions: [{key: zone, operator: In, values: [a, b]}]
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - {weight: 30, preference: {matchFields: [{key: metadata.name, operator: In, values: [n1]}]}}
+    podAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 10
+          podAffinityTerm: {topologyKey: zone, labelSelector: {}}
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        - topologyKey: kubernetes.io/hostname
+          labelSelector: {matchLabels: {app: web}}
+          namespaces: [a, b]
+          matchLabelKeys: [hash]
+  topologySpreadConstraints:
+    - {maxSkew: 1, minDomains: 2, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,
+       nodeAffinityPolicy: Honor, labelSelector: {matchExpressions: [{key: app, operator: Exists}]}}
+status: {nominatedNodeName: n2}
+)",
+                                   "pods.yaml");
+  ASSERT_EQ(pods.size(), 1u);
+  const auto& p = pods[0];
+  const auto& d = p.data;
+  EXPECT_EQ(d.node_name, "n1");
+  EXPECT_EQ(d.nominated_node_name, "n2");
+  EXPECT_EQ(d.priority_class_name, "high");
+  ASSERT_EQ(d.owners.size(), 2u);
+  EXPECT_TRUE(d.owners[0].controller);
+  EXPECT_FALSE(d.owners[1].controller);
+  EXPECT_EQ(p.owner_kind, "ReplicaSet");
+  ASSERT_EQ(d.containers.size(), 1u);
+  EXPECT_EQ(d.containers[0].image, "img:1");
+  EXPECT_THAT(d.containers[0].requests, ElementsAre(Pair("cpu", 250)));
+  EXPECT_THAT(d.containers[0].limits,
+              ElementsAre(Pair("cpu", 500), Pair("memory", 1048576)));
+  ASSERT_EQ(d.containers[0].ports.size(), 1u);
+  EXPECT_EQ(d.containers[0].ports[0].container_port, 8080);
+  EXPECT_EQ(d.containers[0].ports[0].host_port, 9090);
+  EXPECT_EQ(d.containers[0].ports[0].host_ip, "1.2.3.4");
+  ASSERT_EQ(d.volumes.size(), 3u);
+  EXPECT_EQ(d.volumes[0].source, "persistentVolumeClaim");
+  EXPECT_EQ(d.volumes[0].claim_name, "pvc-1");
+  EXPECT_TRUE(d.volumes[0].read_only);
+  EXPECT_EQ(d.volumes[1].claim_name, "p-scratch");
+  EXPECT_EQ(d.volumes[2].source, "configMap");
+  EXPECT_EQ(d.volumes[2].claim_name, "");
+  ASSERT_EQ(d.node_affinity_required.size(), 1u);
+  EXPECT_THAT(d.node_affinity_required[0].match_expressions[0].values,
+              ElementsAre("a", "b"));
+  ASSERT_EQ(d.node_affinity_preferred.size(), 1u);
+  EXPECT_EQ(d.node_affinity_preferred[0].weight, 30);
+  EXPECT_EQ(d.node_affinity_preferred[0].match_fields[0].key, "metadata.name");
+  ASSERT_EQ(d.topology_spread.size(), 1u);
+  EXPECT_EQ(d.topology_spread[0].min_domains, 2);
+  EXPECT_EQ(d.topology_spread[0].node_affinity_policy, "Honor");
+  EXPECT_EQ(d.topology_spread[0].node_taints_policy, "");
+  EXPECT_TRUE(d.topology_spread[0].label_selector.present);
+  EXPECT_EQ(d.topology_spread[0].label_selector.match_expressions[0].op,
+            "Exists");
+  EXPECT_TRUE(d.pod_affinity[0].empty());
+  ASSERT_EQ(d.pod_affinity[1].size(), 1u);
+  EXPECT_EQ(d.pod_affinity[1][0].weight, 10);
+  EXPECT_TRUE(d.pod_affinity[1][0].label_selector.present);
+  EXPECT_FALSE(d.pod_affinity[1][0].namespace_selector.present);
+  ASSERT_EQ(d.pod_affinity[2].size(), 1u);
+  EXPECT_THAT(d.pod_affinity[2][0].label_selector.match_labels,
+              ElementsAre(Pair("app", "web")));
+  EXPECT_THAT(d.pod_affinity[2][0].namespaces, ElementsAre("a", "b"));
+  EXPECT_THAT(d.pod_affinity[2][0].match_label_keys, ElementsAre("hash"));
+  EXPECT_TRUE(d.pod_affinity[3].empty());
+}
+
 std::string dump_error(const std::string& yaml, bool nodes) {
   try {
     if (nodes) {
@@ -390,6 +509,44 @@ spec:
   EXPECT_EQ(ex[2]["filters"][0]["verdict"], "Unschedulable");
   EXPECT_EQ(ex[2]["filters"][0]["reason"], "Insufficient free cpu");
   EXPECT_FALSE(ex[2].contains("scores"));
+}
+
+TEST(SimulateCli, NativeOnlyGivesAPluginTheNodesPodsItDeclares) {
+  // PodsOnNode declares SCHEDPLUG_DATA_NODE_PODS and scores a node by the
+  // pods on it of the pod's app: n2 runs one of app web's pods, so web-1
+  // goes there, and web-2 after it finds two.
+  const std::string bound =
+      pod("db-0", "1", "  nodeName: n1\n", "  labels: {app: db}\n") +
+      pod("web-0", "1", "  nodeName: n2\n", "  labels: {app: web}\n");
+  const std::string pending = pod("web-1", "1", "", "  labels: {app: web}\n") +
+                              pod("web-2", "1", "", "  labels: {app: web}\n");
+  const std::string nodes =
+      node_list(node("n1", "4") + node("n2", "4") + node("n3", "4"));
+  const Outcome text = simulate("pods_on_node.yaml", nodes, bound + pending,
+                                "--explain default/web-2");
+  EXPECT_EQ(text.exit_code, 0) << text.out << text.err;
+  EXPECT_THAT(
+      text.out,
+      AllOf(HasSubstr("default/web-1  n2  (score 200)\n"),
+            HasSubstr("default/web-2  n2  (score 200)\n"),
+            HasSubstr("    n1  total 0\n"
+                      "      PodsOnNode  score   raw 0, normalized 0, "
+                      "weight 2 -> 0\n"),
+            HasSubstr("    n2  total 200  <- chosen\n"
+                      "      PodsOnNode  score   raw 2, normalized 100, "
+                      "weight 2 -> 200\n")));
+
+  const Outcome json = simulate("pods_on_node.yaml", nodes, bound + pending,
+                                "--json --explain default/web-1");
+  ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  const auto& ex = j["pods"][0]["explain"];
+  ASSERT_EQ(ex.size(), 3u);
+  EXPECT_EQ(ex[1]["node"], "n2");
+  EXPECT_EQ(ex[1]["scores"][0]["raw"], 1);
+  EXPECT_EQ(ex[1]["scores"][0]["normalized"], 100);
+  EXPECT_EQ(ex[0]["scores"][0]["raw"], 0);
+  EXPECT_EQ(ex[0]["scores"][0]["normalized"], 0);
 }
 
 TEST(SimulateCli, ExplainTextShowsSkippedPlugins) {

@@ -1,13 +1,15 @@
 /* RefreshProbe: a refresh hook that fails ({"mode":"fail"}) or hangs once
- * for {"hang_ms": N} ({"mode":"hang"}). Its filter reports what refresh did
- * so far as an Unschedulable reason, which lets tests see that requests
- * are served while a refresh fails or hangs. */
+ * for {"hang_ms": N} ({"mode":"hang"}), and logs each refresh that works
+ * at DEBUG level (which the host shows from -v 4). Its filter reports what
+ * refresh did so far as an Unschedulable reason, which lets tests see that
+ * requests are served while a refresh fails or hangs. */
 #include <stdatomic.h>
 #include <time.h>
 
 #include "common.h"
 
 typedef struct {
+  const schedplug_host* host;
   int hang;
   long hang_ms;
   atomic_int calls;
@@ -26,6 +28,10 @@ static schedplug_code refresh(void* instance, schedplug_reason* error) {
       nanosleep(&ts, NULL);
       atomic_store(&self->in_progress, 0);
     }
+    char text[64];
+    const int n = snprintf(text, sizeof text, "refresh %d done", call + 1);
+    const schedplug_str msg = {text, (uint64_t)n};
+    self->host->log(self->host->context, SCHEDPLUG_LOG_DEBUG, msg);
     return SCHEDPLUG_SUCCESS;
   }
   atomic_fetch_add(&self->failures, 1);
@@ -49,9 +55,10 @@ static schedplug_code filter(void* instance, const schedplug_pod* pod,
 static schedplug_code create(const char* args, size_t len,
                              const schedplug_host* host, void** out,
                              schedplug_reason* error) {
-  (void)len, (void)host, (void)error;
+  (void)len, (void)error;
   probe* self = (probe*)calloc(1, sizeof *self);
   if (self == NULL) return SCHEDPLUG_ERROR;
+  self->host = host;
   self->hang = test_json_has(args, "mode", "hang");
   self->hang_ms = test_json_int(args, "hang_ms", 1000);
   *out = self;

@@ -4416,8 +4416,12 @@ type StatusResponse struct {
 	Reloads             uint64           `protobuf:"varint,5,opt,name=reloads,proto3" json:"reloads,omitempty"`
 	LastReloadUnixNanos int64            `protobuf:"varint,6,opt,name=last_reload_unix_nanos,json=lastReloadUnixNanos,proto3" json:"last_reload_unix_nanos,omitempty"`
 	Refused             []*RefusedChange `protobuf:"bytes,7,rep,name=refused,proto3" json:"refused,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The shadow candidates (docs/shadow.md) the host runs beside live
+	// plugins: `plugin` is the live plugin's name, `file` the candidate's
+	// path relative to the plugin directory (args.schedplug.shadow).
+	Shadows       []*PluginBuild `protobuf:"bytes,8,rep,name=shadows,proto3" json:"shadows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -4495,6 +4499,13 @@ func (x *StatusResponse) GetLastReloadUnixNanos() int64 {
 func (x *StatusResponse) GetRefused() []*RefusedChange {
 	if x != nil {
 		return x.Refused
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetShadows() []*PluginBuild {
+	if x != nil {
+		return x.Shadows
 	}
 	return nil
 }
@@ -4863,7 +4874,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12\x1d\n" +
 	"\n" +
-	"unix_nanos\x18\x04 \x01(\x03R\tunixNanos\"\xd3\x02\n" +
+	"unix_nanos\x18\x04 \x01(\x03R\tunixNanos\"\x88\x03\n" +
 	"\x0eStatusResponse\x126\n" +
 	"\bidentity\x18\x01 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x122\n" +
 	"\x15plugin_set_generation\x18\x02 \x01(\x04R\x13pluginSetGeneration\x123\n" +
@@ -4871,7 +4882,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\bwatching\x18\x04 \x01(\bR\bwatching\x12\x18\n" +
 	"\areloads\x18\x05 \x01(\x04R\areloads\x123\n" +
 	"\x16last_reload_unix_nanos\x18\x06 \x01(\x03R\x13lastReloadUnixNanos\x125\n" +
-	"\arefused\x18\a \x03(\v2\x1b.schedplug.v1.RefusedChangeR\arefused*K\n" +
+	"\arefused\x18\a \x03(\v2\x1b.schedplug.v1.RefusedChangeR\arefused\x123\n" +
+	"\ashadows\x18\b \x03(\v2\x19.schedplug.v1.PluginBuildR\ashadows*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
 	"\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12PROTOCOL_VERSION_1\x10\x01*x\n" +
@@ -5044,27 +5056,28 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	3,  // 75: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
 	49, // 76: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
 	50, // 77: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
-	4,  // 78: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	28, // 79: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	33, // 80: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
-	34, // 81: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	36, // 82: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	39, // 83: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
-	41, // 84: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
-	48, // 85: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
-	7,  // 86: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	30, // 87: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	30, // 88: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
-	35, // 89: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	38, // 90: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	40, // 91: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
-	45, // 92: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
-	51, // 93: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
-	86, // [86:94] is the sub-list for method output_type
-	78, // [78:86] is the sub-list for method input_type
-	78, // [78:78] is the sub-list for extension type_name
-	78, // [78:78] is the sub-list for extension extendee
-	0,  // [0:78] is the sub-list for field type_name
+	49, // 78: schedplug.v1.StatusResponse.shadows:type_name -> schedplug.v1.PluginBuild
+	4,  // 79: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	28, // 80: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	33, // 81: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	34, // 82: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	36, // 83: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	39, // 84: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
+	41, // 85: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
+	48, // 86: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
+	7,  // 87: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	30, // 88: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	30, // 89: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	35, // 90: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	38, // 91: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	40, // 92: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
+	45, // 93: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
+	51, // 94: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
+	87, // [87:95] is the sub-list for method output_type
+	79, // [79:87] is the sub-list for method input_type
+	79, // [79:79] is the sub-list for extension type_name
+	79, // [79:79] is the sub-list for extension extendee
+	0,  // [0:79] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }

@@ -11,6 +11,7 @@ package normalize
 import (
 	"fmt"
 	"math/bits"
+	"time"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 )
@@ -26,6 +27,7 @@ func Applicable(n pb.Normalization) bool {
 // [0, 100] under NONE is the host's error, naming the plugin and the first
 // such node; so is a normalization the shim cannot apply.
 func Into(plugin string, n pb.Normalization, raw, out []int64, name func(i int) string) error {
+	defer observe(plugin, time.Now())
 	switch n {
 	case pb.Normalization_NORMALIZATION_NONE:
 		for i, s := range raw {
