@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -124,6 +125,7 @@ void write_all(int fd, const std::string& bytes) {
     // MSG_NOSIGNAL: the host closes after an oversize frame.
     const ssize_t n =
         ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     at += static_cast<size_t>(n);
   }
@@ -143,6 +145,7 @@ std::vector<v1::FastResponse> read_answers(int fd) {
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;  // libFuzzer's timer signal
     if (n <= 0) break;
     stream.append(buffer, static_cast<size_t>(n));
   }

@@ -70,7 +70,7 @@ tsan_include='^(NodeTable|CompactNode|ThreadPool|ChainTest|ListenAddress|InProce
 # Inputs per target in the bounded, reproducible fuzz run (fuzz-ci): about 20 s
 # each on a 2-core machine (docs/fuzzing.md has the measured rates).
 fuzz_targets=(config args table request record reasons frames)
-declare -A fuzz_ci_runs=([config]=5000 [args]=20000 [table]=20000 [request]=80000 [record]=80000 [reasons]=400000 [frames]=20000)
+declare -A fuzz_ci_runs=([config]=5000 [args]=20000 [table]=20000 [request]=80000 [record]=80000 [reasons]=400000 [frames]=2000)
 
 need_fuzzers() {
   local t
