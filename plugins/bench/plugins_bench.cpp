@@ -13,9 +13,14 @@
 // of work per node (one label looked up and compared).
 //
 //   ninja -C build plugins_bench && build/plugins/bench/plugins_bench
+//
+// SCHEDPLUG_BENCH_BASELINE_SO=<plugin.so> adds BM_Baseline_Filter and
+// BM_Baseline_FilterDirect for that file (a pod without annotations), to
+// compare two builds of a plugin in one run.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -176,6 +181,18 @@ void BM_DedicatedNodes_FilterDirect(benchmark::State& state) {
 }
 BENCHMARK(BM_DedicatedNodes_FilterDirect)->Unit(benchmark::kMicrosecond);
 
+// SpotNodes' filter written with the C++ layer (spot_nodes_twin.cpp).
+void BM_SpotNodesTwin_Filter(benchmark::State& state) {
+  auto p = create(SPOT_NODES_TWIN_SO);
+  FilterAll(state, *p, *pod({}));
+}
+BENCHMARK(BM_SpotNodesTwin_Filter)->Unit(benchmark::kMicrosecond);
+
+void BM_SpotNodesTwin_FilterDirect(benchmark::State& state) {
+  FilterDirect(state, SPOT_NODES_TWIN_SO, *pod({}));
+}
+BENCHMARK(BM_SpotNodesTwin_FilterDirect)->Unit(benchmark::kMicrosecond);
+
 #ifdef SPOT_NODES_SO
 void BM_SpotNodes_Filter(benchmark::State& state) {
   auto p = create(SPOT_NODES_SO);
@@ -249,6 +266,34 @@ BENCHMARK(BM_NetworkLatency_ScoreAndNormalize)
     ->Arg(1)
     ->Unit(benchmark::kMicrosecond);
 
+// SCHEDPLUG_BENCH_BASELINE_SO=<file>: the same Filter benchmarks for
+// another build of a plugin (SpotNodes built against an older SDK, say),
+// in the same run as the others, so that before and after are measured
+// side by side on the same machine state.
+void register_baseline() {
+  const char* file = std::getenv("SCHEDPLUG_BENCH_BASELINE_SO");
+  if (file == nullptr || *file == '\0') return;
+  const std::string path = file;
+  benchmark::RegisterBenchmark("BM_Baseline_Filter",
+                               [path](benchmark::State& state) {
+                                 auto p = create(path.c_str());
+                                 FilterAll(state, *p, *pod({}));
+                               })
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("BM_Baseline_FilterDirect",
+                               [path](benchmark::State& state) {
+                                 FilterDirect(state, path.c_str(), *pod({}));
+                               })
+      ->Unit(benchmark::kMicrosecond);
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  register_baseline();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

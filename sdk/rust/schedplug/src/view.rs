@@ -43,6 +43,7 @@ macro_rules! read_field {
 pub(crate) use {field_layout, read_field};
 
 /// `struct_size >= offset + size_of::<T>()` (SCHEDPLUG_HAS_FIELD).
+#[inline]
 pub fn has_field<T>(struct_size: u32, offset: usize) -> bool {
     struct_size as usize >= offset + size_of::<T>()
 }
@@ -52,6 +53,7 @@ pub fn has_field<T>(struct_size: u32, offset: usize) -> bool {
 ///
 /// # Safety
 /// `base` is NULL or points to a view valid for its struct_size bytes.
+#[inline]
 pub(crate) unsafe fn read_at<T: Copy>(
     base: *const u8,
     offset: usize,
@@ -71,6 +73,7 @@ pub(crate) unsafe fn read_at<T: Copy>(
 /// The element size to index with: the host's, else the v1.0 size. A size
 /// smaller than v1.0's would be a host bug; it is not used, so that no read
 /// goes past an element.
+#[inline]
 fn element_size<T>(sent: Option<u32>) -> usize {
     match sent {
         Some(n) if n as usize >= size_of::<T>() => n as usize,
@@ -82,6 +85,7 @@ fn element_size<T>(sent: Option<u32>) -> usize {
 ///
 /// # Safety
 /// `s.data` is NULL or valid for `s.len` bytes during `'a`.
+#[inline]
 unsafe fn bytes<'a>(s: schedplug_str) -> &'a [u8] {
     if s.data.is_null() || s.len == 0 {
         &[]
@@ -92,7 +96,14 @@ unsafe fn bytes<'a>(s: schedplug_str) -> &'a [u8] {
 
 /// Kubernetes strings are UTF-8; anything else reads as "" (the bytes stay
 /// available through the `_bytes` accessors).
+#[inline]
 fn text(b: &[u8]) -> &str {
+    // Labels and names are nearly always ASCII: checked inline, without
+    // the call into the full validator.
+    if b.is_ascii() {
+        // SAFETY: ASCII is UTF-8.
+        return unsafe { std::str::from_utf8_unchecked(b) };
+    }
     std::str::from_utf8(b).unwrap_or("")
 }
 
@@ -106,6 +117,7 @@ struct Array<'a, T> {
 }
 
 impl<'a, T: Copy> Array<'a, T> {
+    #[inline]
     fn new(items: *const T, count: u64, stride: usize) -> Array<'a, T> {
         Array {
             items,
@@ -115,10 +127,12 @@ impl<'a, T: Copy> Array<'a, T> {
         }
     }
 
+    #[inline]
     fn empty() -> Array<'a, T> {
         Array::new(std::ptr::null(), 0, size_of::<T>())
     }
 
+    #[inline]
     fn get(&self, i: usize) -> Option<T> {
         if i >= self.count {
             return None;
@@ -129,6 +143,7 @@ impl<'a, T: Copy> Array<'a, T> {
     }
 
     /// Binary search of an array sorted by `key` in byte order.
+    #[inline]
     fn find(&self, key: &[u8], key_of: impl Fn(&T) -> schedplug_str) -> Option<T> {
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
@@ -152,6 +167,7 @@ pub struct KeyValues<'a> {
 }
 
 impl<'a> KeyValues<'a> {
+    #[inline]
     fn new(list: Option<schedplug_kv_list>, kv_size: usize) -> KeyValues<'a> {
         KeyValues {
             items: list.map_or_else(Array::empty, |l| Array::new(l.items, l.count, kv_size)),
@@ -159,21 +175,25 @@ impl<'a> KeyValues<'a> {
     }
 
     /// The number of entries.
+    #[inline]
     pub fn len(&self) -> usize {
         self.items.count
     }
 
     /// Whether there are none.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.items.count == 0
     }
 
     /// The value of `key` (exact, case-sensitive), by binary search.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&'a str> {
         self.get_bytes(key.as_bytes()).map(text)
     }
 
     /// The value of `key` as bytes.
+    #[inline]
     pub fn get_bytes(&self, key: &[u8]) -> Option<&'a [u8]> {
         self.items
             .find(key, |kv| kv.key)
@@ -182,11 +202,13 @@ impl<'a> KeyValues<'a> {
     }
 
     /// Whether `key` is present.
+    #[inline]
     pub fn contains_key(&self, key: &str) -> bool {
         self.get_bytes(key.as_bytes()).is_some()
     }
 
     /// The entries in key order, as (key, value).
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let items = self.items;
         (0..items.count).filter_map(move |i| {
@@ -204,6 +226,7 @@ pub struct Resources<'a> {
 }
 
 impl<'a> Resources<'a> {
+    #[inline]
     fn new(list: Option<schedplug_resource_list>, size: usize) -> Resources<'a> {
         Resources {
             items: list.map_or_else(Array::empty, |l| Array::new(l.items, l.count, size)),
@@ -212,6 +235,7 @@ impl<'a> Resources<'a> {
 
     /// The value of resource `name` ("cpu" in millicores, "memory" in
     /// bytes, ...), 0 when absent.
+    #[inline]
     pub fn get(&self, name: &str) -> i64 {
         self.items
             .find(name.as_bytes(), |r| r.name)
@@ -219,16 +243,19 @@ impl<'a> Resources<'a> {
     }
 
     /// The number of resources listed.
+    #[inline]
     pub fn len(&self) -> usize {
         self.items.count
     }
 
     /// Whether none is listed.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.items.count == 0
     }
 
     /// The resources in name order, as (name, value).
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, i64)> + 'a {
         let items = self.items;
         (0..items.count).filter_map(move |i| {
@@ -269,6 +296,7 @@ pub struct List<'a, R: Copy, V> {
 
 // By hand: derive would ask V to be Copy too.
 impl<R: Copy, V> Clone for List<'_, R, V> {
+    #[inline]
     fn clone(&self) -> Self {
         *self
     }
@@ -276,26 +304,31 @@ impl<R: Copy, V> Clone for List<'_, R, V> {
 impl<R: Copy, V> Copy for List<'_, R, V> {}
 
 impl<'a, R: Copy + 'a, V: 'a> List<'a, R, V> {
+    #[inline]
     fn new(items: Array<'a, R>, sizes: Sizes, make: fn(R, Sizes) -> V) -> List<'a, R, V> {
         List { items, sizes, make }
     }
 
     /// The number of elements.
+    #[inline]
     pub fn len(&self) -> usize {
         self.items.count
     }
 
     /// Whether there are none.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.items.count == 0
     }
 
     /// Element `i`, None past the end.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<V> {
         self.items.get(i).map(|r| (self.make)(r, self.sizes))
     }
 
     /// The elements in order.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = V> + 'a {
         let list = *self;
         (0..list.items.count).filter_map(move |i| list.get(i))
@@ -304,6 +337,7 @@ impl<'a, R: Copy + 'a, V: 'a> List<'a, R, V> {
 
 /// # Safety (of every `fn(raw, Sizes) -> View` below)
 /// The raw element is the host's, its strings and arrays valid for 'a.
+#[inline]
 fn string<'a>(s: schedplug_str) -> &'a str {
     // SAFETY: see above; borrowed from the host for 'a.
     text(unsafe { bytes(s) })
@@ -313,6 +347,7 @@ fn string<'a>(s: schedplug_str) -> &'a str {
 /// schedplug_str, which have no element size.
 pub type Strings<'a> = List<'a, schedplug_str, &'a str>;
 
+#[inline]
 fn strings<'a>(items: *const schedplug_str, count: u64) -> Strings<'a> {
     let sizes = Sizes {
         kv: size_of::<schedplug_kv>(),
@@ -329,6 +364,7 @@ fn strings<'a>(items: *const schedplug_str, count: u64) -> Strings<'a> {
 
 impl<'a> Strings<'a> {
     /// Whether `s` is one of them.
+    #[inline]
     pub fn contains(&self, s: &str) -> bool {
         self.iter().any(|x| x == s)
     }
@@ -346,6 +382,7 @@ pub struct Toleration<'a> {
     pub seconds: Option<i64>,
 }
 
+#[inline]
 fn toleration<'a>(t: schedplug_toleration, _: Sizes) -> Toleration<'a> {
     Toleration {
         key: string(t.key),
@@ -370,6 +407,7 @@ pub struct Owner<'a> {
     pub controller: bool,
 }
 
+#[inline]
 fn owner<'a>(o: schedplug_owner, _: Sizes) -> Owner<'a> {
     Owner {
         kind: string(o.kind),
@@ -390,6 +428,7 @@ pub struct ContainerPort<'a> {
     pub host_ip: &'a str,
 }
 
+#[inline]
 fn port<'a>(p: schedplug_container_port, _: Sizes) -> ContainerPort<'a> {
     ContainerPort {
         container_port: p.container_port,
@@ -408,6 +447,7 @@ pub struct Container<'a> {
     _life: PhantomData<&'a ()>,
 }
 
+#[inline]
 fn container<'a>(raw: schedplug_container, sizes: Sizes) -> Container<'a> {
     Container {
         raw,
@@ -417,21 +457,26 @@ fn container<'a>(raw: schedplug_container, sizes: Sizes) -> Container<'a> {
 }
 
 impl<'a> Container<'a> {
+    #[inline]
     pub fn name(&self) -> &'a str {
         string(self.raw.name)
     }
+    #[inline]
     pub fn image(&self) -> &'a str {
         string(self.raw.image)
     }
     /// Its requests, in canonical units.
+    #[inline]
     pub fn requests(&self) -> Resources<'a> {
         Resources::new(Some(self.raw.requests), self.sizes.resource)
     }
     /// Its limits, in canonical units.
+    #[inline]
     pub fn limits(&self) -> Resources<'a> {
         Resources::new(Some(self.raw.limits), self.sizes.resource)
     }
     /// Its ports.
+    #[inline]
     pub fn ports(&self) -> List<'a, schedplug_container_port, ContainerPort<'a>> {
         List::new(
             Array::new(self.raw.ports, self.raw.port_count, self.sizes.port),
@@ -450,6 +495,7 @@ pub struct NodeCondition<'a> {
     pub status: &'a str,
 }
 
+#[inline]
 fn condition<'a>(c: schedplug_node_condition, _: Sizes) -> NodeCondition<'a> {
     NodeCondition {
         kind: string(c.r#type),
@@ -465,6 +511,7 @@ pub struct NodePod<'a> {
     _life: PhantomData<&'a ()>,
 }
 
+#[inline]
 fn node_pod<'a>(raw: schedplug_node_pod, sizes: Sizes) -> NodePod<'a> {
     NodePod {
         raw,
@@ -474,23 +521,29 @@ fn node_pod<'a>(raw: schedplug_node_pod, sizes: Sizes) -> NodePod<'a> {
 }
 
 impl<'a> NodePod<'a> {
+    #[inline]
     pub fn namespace(&self) -> &'a str {
         string(self.raw.namespace_name)
     }
+    #[inline]
     pub fn name(&self) -> &'a str {
         string(self.raw.name)
     }
+    #[inline]
     pub fn labels(&self) -> KeyValues<'a> {
         KeyValues::new(Some(self.raw.labels), self.sizes.kv)
     }
+    #[inline]
     pub fn priority(&self) -> i32 {
         self.raw.priority
     }
     /// Its effective requests, as for the pod being scheduled.
+    #[inline]
     pub fn requests(&self) -> Resources<'a> {
         Resources::new(Some(self.raw.requests), self.sizes.resource)
     }
     /// Its controller's kind ("ReplicaSet", ...; "" for none).
+    #[inline]
     pub fn owner_kind(&self) -> &'a str {
         string(self.raw.owner_kind)
     }
@@ -509,6 +562,7 @@ pub struct Volume<'a> {
     pub read_only: bool,
 }
 
+#[inline]
 fn volume<'a>(v: schedplug_volume, _: Sizes) -> Volume<'a> {
     Volume {
         name: string(v.name),
@@ -525,6 +579,7 @@ pub struct NodeImage<'a> {
     _life: PhantomData<&'a ()>,
 }
 
+#[inline]
 fn image<'a>(raw: schedplug_node_image, _: Sizes) -> NodeImage<'a> {
     NodeImage {
         raw,
@@ -534,13 +589,16 @@ fn image<'a>(raw: schedplug_node_image, _: Sizes) -> NodeImage<'a> {
 
 impl<'a> NodeImage<'a> {
     /// Its names (a tag and a digest reference, typically).
+    #[inline]
     pub fn names(&self) -> Strings<'a> {
         strings(self.raw.names, self.raw.name_count)
     }
     /// Whether `name` is one of its names.
+    #[inline]
     pub fn has_name(&self, name: &str) -> bool {
         self.names().contains(name)
     }
+    #[inline]
     pub fn size_bytes(&self) -> i64 {
         self.raw.size_bytes
     }
@@ -556,6 +614,7 @@ pub struct Requirement<'a> {
     pub values: Strings<'a>,
 }
 
+#[inline]
 fn requirement<'a>(r: schedplug_selector_requirement, _: Sizes) -> Requirement<'a> {
     Requirement {
         key: string(r.key),
@@ -567,6 +626,7 @@ fn requirement<'a>(r: schedplug_selector_requirement, _: Sizes) -> Requirement<'
 /// Selector requirements, `requirement_size` apart.
 pub type Requirements<'a> = List<'a, schedplug_selector_requirement, Requirement<'a>>;
 
+#[inline]
 fn requirements<'a>(
     items: *const schedplug_selector_requirement,
     count: u64,
@@ -588,6 +648,7 @@ pub struct LabelSelector<'a> {
     _life: PhantomData<&'a ()>,
 }
 
+#[inline]
 fn selector<'a>(raw: schedplug_label_selector, sizes: Sizes) -> LabelSelector<'a> {
     LabelSelector {
         raw,
@@ -598,14 +659,17 @@ fn selector<'a>(raw: schedplug_label_selector, sizes: Sizes) -> LabelSelector<'a
 
 impl<'a> LabelSelector<'a> {
     /// Whether the field is set.
+    #[inline]
     pub fn present(&self) -> bool {
         self.raw.present != 0
     }
     /// matchLabels, sorted by key.
+    #[inline]
     pub fn match_labels(&self) -> KeyValues<'a> {
         KeyValues::new(Some(self.raw.match_labels), self.sizes.kv)
     }
     /// matchExpressions.
+    #[inline]
     pub fn match_expressions(&self) -> Requirements<'a> {
         requirements(
             self.raw.match_expressions,
@@ -624,6 +688,7 @@ pub struct NodeSelectorTerm<'a> {
     _life: PhantomData<&'a ()>,
 }
 
+#[inline]
 fn node_term<'a>(raw: schedplug_node_selector_term, sizes: Sizes) -> NodeSelectorTerm<'a> {
     NodeSelectorTerm {
         raw,
@@ -634,9 +699,11 @@ fn node_term<'a>(raw: schedplug_node_selector_term, sizes: Sizes) -> NodeSelecto
 
 impl<'a> NodeSelectorTerm<'a> {
     /// A preferred term's weight (1..100); 0 for a required term.
+    #[inline]
     pub fn weight(&self) -> i32 {
         self.raw.weight
     }
+    #[inline]
     pub fn match_expressions(&self) -> Requirements<'a> {
         requirements(
             self.raw.match_expressions,
@@ -644,6 +711,7 @@ impl<'a> NodeSelectorTerm<'a> {
             self.sizes,
         )
     }
+    #[inline]
     pub fn match_fields(&self) -> Requirements<'a> {
         requirements(
             self.raw.match_fields,
@@ -662,6 +730,7 @@ pub struct TopologySpreadConstraint<'a> {
     _life: PhantomData<&'a ()>,
 }
 
+#[inline]
 fn spread<'a>(
     raw: schedplug_topology_spread_constraint,
     sizes: Sizes,
@@ -674,31 +743,39 @@ fn spread<'a>(
 }
 
 impl<'a> TopologySpreadConstraint<'a> {
+    #[inline]
     pub fn max_skew(&self) -> i32 {
         self.raw.max_skew
     }
     /// 0: unset.
+    #[inline]
     pub fn min_domains(&self) -> i32 {
         self.raw.min_domains
     }
+    #[inline]
     pub fn topology_key(&self) -> &'a str {
         string(self.raw.topology_key)
     }
     /// "DoNotSchedule" or "ScheduleAnyway".
+    #[inline]
     pub fn when_unsatisfiable(&self) -> &'a str {
         string(self.raw.when_unsatisfiable)
     }
+    #[inline]
     pub fn label_selector(&self) -> LabelSelector<'a> {
         selector(self.raw.label_selector, self.sizes)
     }
     /// "Honor", "Ignore"; "": unset.
+    #[inline]
     pub fn node_affinity_policy(&self) -> &'a str {
         string(self.raw.node_affinity_policy)
     }
     /// "Honor", "Ignore"; "": unset.
+    #[inline]
     pub fn node_taints_policy(&self) -> &'a str {
         string(self.raw.node_taints_policy)
     }
+    #[inline]
     pub fn match_label_keys(&self) -> Strings<'a> {
         strings(self.raw.match_label_keys, self.raw.match_label_key_count)
     }
@@ -712,6 +789,7 @@ pub struct PodAffinityTerm<'a> {
     _life: PhantomData<&'a ()>,
 }
 
+#[inline]
 fn pod_term<'a>(raw: schedplug_pod_affinity_term, sizes: Sizes) -> PodAffinityTerm<'a> {
     PodAffinityTerm {
         raw,
@@ -722,24 +800,31 @@ fn pod_term<'a>(raw: schedplug_pod_affinity_term, sizes: Sizes) -> PodAffinityTe
 
 impl<'a> PodAffinityTerm<'a> {
     /// A preferred term's weight (1..100); 0 for a required term.
+    #[inline]
     pub fn weight(&self) -> i32 {
         self.raw.weight
     }
+    #[inline]
     pub fn topology_key(&self) -> &'a str {
         string(self.raw.topology_key)
     }
+    #[inline]
     pub fn label_selector(&self) -> LabelSelector<'a> {
         selector(self.raw.label_selector, self.sizes)
     }
+    #[inline]
     pub fn namespaces(&self) -> Strings<'a> {
         strings(self.raw.namespaces, self.raw.namespace_count)
     }
+    #[inline]
     pub fn namespace_selector(&self) -> LabelSelector<'a> {
         selector(self.raw.namespace_selector, self.sizes)
     }
+    #[inline]
     pub fn match_label_keys(&self) -> Strings<'a> {
         strings(self.raw.match_label_keys, self.raw.match_label_key_count)
     }
+    #[inline]
     pub fn mismatch_label_keys(&self) -> Strings<'a> {
         strings(
             self.raw.mismatch_label_keys,
@@ -762,6 +847,7 @@ impl<'a> Pod<'a> {
     /// `raw` points to a `schedplug_pod` valid for its `struct_size` bytes,
     /// and everything it points to stays valid and unchanged during `'a`
     /// (the hook call). The export layer does this for plugin code.
+    #[inline]
     pub unsafe fn from_raw(raw: *const schedplug_pod) -> Pod<'a> {
         Pod {
             raw,
@@ -770,55 +856,66 @@ impl<'a> Pod<'a> {
     }
 
     /// The C view.
+    #[inline]
     pub fn as_raw(&self) -> *const schedplug_pod {
         self.raw
     }
 
     /// struct_size as the host sent it.
+    #[inline]
     pub fn struct_size(&self) -> u32 {
         read_field!(self.raw, schedplug_pod, struct_size).unwrap_or(0)
     }
 
+    #[inline]
     fn string(&self, s: Option<schedplug_str>) -> &'a [u8] {
         // SAFETY: borrowed from the host for 'a.
         s.map_or(&[], |s| unsafe { bytes(s) })
     }
 
+    #[inline]
     fn kv_size(&self) -> usize {
         element_size::<schedplug_kv>(read_field!(self.raw, schedplug_pod, kv_size))
     }
 
     /// metadata.namespace.
+    #[inline]
     pub fn namespace(&self) -> &'a str {
         text(self.namespace_bytes())
     }
 
     /// metadata.namespace as bytes.
+    #[inline]
     pub fn namespace_bytes(&self) -> &'a [u8] {
         self.string(read_field!(self.raw, schedplug_pod, namespace_name))
     }
 
     /// metadata.name.
+    #[inline]
     pub fn name(&self) -> &'a str {
         text(self.name_bytes())
     }
 
     /// metadata.name as bytes.
+    #[inline]
     pub fn name_bytes(&self) -> &'a [u8] {
         self.string(read_field!(self.raw, schedplug_pod, name))
     }
 
     /// metadata.uid.
+    #[inline]
     pub fn uid(&self) -> &'a str {
         text(self.string(read_field!(self.raw, schedplug_pod, uid)))
     }
 
     /// metadata.labels.
+    #[inline]
     pub fn labels(&self) -> KeyValues<'a> {
         KeyValues::new(read_field!(self.raw, schedplug_pod, labels), self.kv_size())
     }
 
     /// metadata.annotations.
+    #[inline]
     pub fn annotations(&self) -> KeyValues<'a> {
         KeyValues::new(
             read_field!(self.raw, schedplug_pod, annotations),
@@ -827,6 +924,7 @@ impl<'a> Pod<'a> {
     }
 
     /// spec.nodeSelector.
+    #[inline]
     pub fn node_selector(&self) -> KeyValues<'a> {
         KeyValues::new(
             read_field!(self.raw, schedplug_pod, node_selector),
@@ -835,11 +933,13 @@ impl<'a> Pod<'a> {
     }
 
     /// The pod's priority.
+    #[inline]
     pub fn priority(&self) -> i32 {
         read_field!(self.raw, schedplug_pod, priority).unwrap_or(0)
     }
 
     /// The pod's effective requests.
+    #[inline]
     pub fn requests(&self) -> Resources<'a> {
         Resources::new(
             read_field!(self.raw, schedplug_pod, requests),
@@ -848,15 +948,18 @@ impl<'a> Pod<'a> {
     }
 
     /// v1.2, SCHEDPLUG_DATA_POD_NODE_NAME: spec.nodeName ("" when not sent).
+    #[inline]
     pub fn node_name(&self) -> &'a str {
         text(self.string(read_field!(self.raw, schedplug_pod, node_name)))
     }
 
     /// v1.2, SCHEDPLUG_DATA_POD_PRIORITY_CLASS: spec.priorityClassName.
+    #[inline]
     pub fn priority_class_name(&self) -> &'a str {
         text(self.string(read_field!(self.raw, schedplug_pod, priority_class_name)))
     }
 
+    #[inline]
     fn sizes(&self) -> Sizes {
         Sizes {
             kv: self.kv_size(),
@@ -880,6 +983,7 @@ impl<'a> Pod<'a> {
 
     /// An array of the pod's when `sent` (its block of fields is within
     /// struct_size), indexed with the element size `size`.
+    #[inline]
     fn list<R: Copy + 'a, V: 'a>(
         &self,
         sent: bool,
@@ -896,6 +1000,7 @@ impl<'a> Pod<'a> {
     }
 
     /// spec.tolerations.
+    #[inline]
     pub fn tolerations(&self) -> List<'a, schedplug_toleration, Toleration<'a>> {
         self.list(
             true,
@@ -907,17 +1012,20 @@ impl<'a> Pod<'a> {
     }
 
     /// v1.2, SCHEDPLUG_DATA_POD_NOMINATED_NODE: status.nominatedNodeName.
+    #[inline]
     pub fn nominated_node_name(&self) -> &'a str {
         text(self.string(read_field!(self.raw, schedplug_pod, nominated_node_name)))
     }
 
     /// Whether the host sent the whole v1.2 block (plugin.h's helpers test
     /// its last field, port_size, before reading owners and containers).
+    #[inline]
     fn has_v1_2(&self) -> bool {
         read_field!(self.raw, schedplug_pod, port_size).is_some()
     }
 
     /// v1.2, SCHEDPLUG_DATA_POD_OWNERS: metadata.ownerReferences.
+    #[inline]
     pub fn owners(&self) -> List<'a, schedplug_owner, Owner<'a>> {
         self.list(
             self.has_v1_2(),
@@ -929,12 +1037,14 @@ impl<'a> Pod<'a> {
     }
 
     /// The pod's controller (the owner with controller set), if any.
+    #[inline]
     pub fn controller(&self) -> Option<Owner<'a>> {
         self.owners().iter().find(|o| o.controller)
     }
 
     /// v1.2, SCHEDPLUG_DATA_POD_CONTAINERS: the app containers, in spec
     /// order (init containers are not listed).
+    #[inline]
     pub fn containers(&self) -> List<'a, schedplug_container, Container<'a>> {
         self.list(
             self.has_v1_2(),
@@ -946,6 +1056,7 @@ impl<'a> Pod<'a> {
     }
 
     /// v1.3, SCHEDPLUG_DATA_POD_VOLUMES: spec.volumes, in spec order.
+    #[inline]
     pub fn volumes(&self) -> List<'a, schedplug_volume, Volume<'a>> {
         let sent = read_field!(self.raw, schedplug_pod, volume_count).is_some();
         self.list(
@@ -959,10 +1070,12 @@ impl<'a> Pod<'a> {
 
     /// Whether the host sent the whole v1.3 block (plugin.h's helpers test
     /// its last field before reading the terms).
+    #[inline]
     fn has_v1_3(&self) -> bool {
         read_field!(self.raw, schedplug_pod, pod_anti_affinity_preferred_count).is_some()
     }
 
+    #[inline]
     fn node_terms(
         &self,
         items: Option<*const schedplug_node_selector_term>,
@@ -978,6 +1091,7 @@ impl<'a> Pod<'a> {
     }
 
     /// v1.3, SCHEDPLUG_DATA_POD_NODE_AFFINITY: the required terms (ORed).
+    #[inline]
     pub fn node_affinity_required(
         &self,
     ) -> List<'a, schedplug_node_selector_term, NodeSelectorTerm<'a>> {
@@ -989,6 +1103,7 @@ impl<'a> Pod<'a> {
 
     /// v1.3, SCHEDPLUG_DATA_POD_NODE_AFFINITY: the preferred terms, with
     /// their weights.
+    #[inline]
     pub fn node_affinity_preferred(
         &self,
     ) -> List<'a, schedplug_node_selector_term, NodeSelectorTerm<'a>> {
@@ -1000,6 +1115,7 @@ impl<'a> Pod<'a> {
 
     /// v1.3, SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD:
     /// spec.topologySpreadConstraints.
+    #[inline]
     pub fn topology_spread(
         &self,
     ) -> List<'a, schedplug_topology_spread_constraint, TopologySpreadConstraint<'a>> {
@@ -1012,6 +1128,7 @@ impl<'a> Pod<'a> {
         )
     }
 
+    #[inline]
     fn pod_terms(
         &self,
         items: Option<*const schedplug_pod_affinity_term>,
@@ -1027,6 +1144,7 @@ impl<'a> Pod<'a> {
     }
 
     /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: required pod affinity terms.
+    #[inline]
     pub fn pod_affinity_required(
         &self,
     ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
@@ -1037,6 +1155,7 @@ impl<'a> Pod<'a> {
     }
 
     /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: preferred pod affinity terms.
+    #[inline]
     pub fn pod_affinity_preferred(
         &self,
     ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
@@ -1047,6 +1166,7 @@ impl<'a> Pod<'a> {
     }
 
     /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: required pod anti-affinity terms.
+    #[inline]
     pub fn pod_anti_affinity_required(
         &self,
     ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
@@ -1058,6 +1178,7 @@ impl<'a> Pod<'a> {
 
     /// v1.3, SCHEDPLUG_DATA_POD_AFFINITY: preferred pod anti-affinity
     /// terms.
+    #[inline]
     pub fn pod_anti_affinity_preferred(
         &self,
     ) -> List<'a, schedplug_pod_affinity_term, PodAffinityTerm<'a>> {
@@ -1068,11 +1189,13 @@ impl<'a> Pod<'a> {
     }
 
     /// The per-pod state pointer (v1.1; NULL when not sent).
+    #[inline]
     pub(crate) fn state_ptr(&self) -> *mut std::ffi::c_void {
         read_field!(self.raw, schedplug_pod, state).unwrap_or(std::ptr::null_mut())
     }
 
     /// The stride of normalize_score's entries.
+    #[inline]
     pub(crate) fn node_score_size(&self) -> usize {
         element_size::<schedplug_node_score>(read_field!(self.raw, schedplug_pod, node_score_size))
     }
@@ -1090,6 +1213,7 @@ impl<'a> Node<'a> {
     ///
     /// # Safety
     /// As [`Pod::from_raw`].
+    #[inline]
     pub unsafe fn from_raw(raw: *const schedplug_node) -> Node<'a> {
         Node {
             raw,
@@ -1098,39 +1222,47 @@ impl<'a> Node<'a> {
     }
 
     /// The C view.
+    #[inline]
     pub fn as_raw(&self) -> *const schedplug_node {
         self.raw
     }
 
     /// struct_size as the host sent it.
+    #[inline]
     pub fn struct_size(&self) -> u32 {
         read_field!(self.raw, schedplug_node, struct_size).unwrap_or(0)
     }
 
+    #[inline]
     fn string(&self, s: Option<schedplug_str>) -> &'a [u8] {
         // SAFETY: borrowed from the host for 'a.
         s.map_or(&[], |s| unsafe { bytes(s) })
     }
 
+    #[inline]
     fn kv_size(&self) -> usize {
         element_size::<schedplug_kv>(read_field!(self.raw, schedplug_node, kv_size))
     }
 
+    #[inline]
     fn resource_size(&self) -> usize {
         element_size::<schedplug_resource>(read_field!(self.raw, schedplug_node, resource_size))
     }
 
     /// metadata.name.
+    #[inline]
     pub fn name(&self) -> &'a str {
         text(self.name_bytes())
     }
 
     /// metadata.name as bytes.
+    #[inline]
     pub fn name_bytes(&self) -> &'a [u8] {
         self.string(read_field!(self.raw, schedplug_node, name))
     }
 
     /// metadata.labels.
+    #[inline]
     pub fn labels(&self) -> KeyValues<'a> {
         KeyValues::new(
             read_field!(self.raw, schedplug_node, labels),
@@ -1139,6 +1271,7 @@ impl<'a> Node<'a> {
     }
 
     /// metadata.annotations.
+    #[inline]
     pub fn annotations(&self) -> KeyValues<'a> {
         KeyValues::new(
             read_field!(self.raw, schedplug_node, annotations),
@@ -1147,6 +1280,7 @@ impl<'a> Node<'a> {
     }
 
     /// spec.taints.
+    #[inline]
     pub fn taints(&self) -> impl Iterator<Item = Taint<'a>> + 'a {
         let items = read_field!(self.raw, schedplug_node, taints).unwrap_or(std::ptr::null());
         let count = read_field!(self.raw, schedplug_node, taint_count).unwrap_or(0);
@@ -1167,6 +1301,7 @@ impl<'a> Node<'a> {
     }
 
     /// status.allocatable.
+    #[inline]
     pub fn allocatable(&self) -> Resources<'a> {
         Resources::new(
             read_field!(self.raw, schedplug_node, allocatable),
@@ -1175,6 +1310,7 @@ impl<'a> Node<'a> {
     }
 
     /// The sum of the requests of the pods already on the node.
+    #[inline]
     pub fn requested(&self) -> Resources<'a> {
         Resources::new(
             read_field!(self.raw, schedplug_node, requested),
@@ -1183,16 +1319,19 @@ impl<'a> Node<'a> {
     }
 
     /// The number of pods on the node.
+    #[inline]
     pub fn pod_count(&self) -> u32 {
         read_field!(self.raw, schedplug_node, pod_count).unwrap_or(0)
     }
 
     /// v1.2, SCHEDPLUG_DATA_NODE_UNSCHEDULABLE: cordoned (false when not
     /// sent).
+    #[inline]
     pub fn unschedulable(&self) -> bool {
         read_field!(self.raw, schedplug_node, unschedulable).unwrap_or(0) != 0
     }
 
+    #[inline]
     fn sizes(&self) -> Sizes {
         Sizes {
             kv: self.kv_size(),
@@ -1204,10 +1343,12 @@ impl<'a> Node<'a> {
 
     /// Whether the host sent the whole v1.2 block (plugin.h's helpers test
     /// its last field, node_pod_size).
+    #[inline]
     fn has_v1_2(&self) -> bool {
         read_field!(self.raw, schedplug_node, node_pod_size).is_some()
     }
 
+    #[inline]
     fn list<R: Copy + 'a, V: 'a>(
         &self,
         sent: bool,
@@ -1224,6 +1365,7 @@ impl<'a> Node<'a> {
     }
 
     /// v1.2, SCHEDPLUG_DATA_NODE_CONDITIONS: status.conditions.
+    #[inline]
     pub fn conditions(&self) -> List<'a, schedplug_node_condition, NodeCondition<'a>> {
         self.list(
             self.has_v1_2(),
@@ -1235,6 +1377,7 @@ impl<'a> Node<'a> {
     }
 
     /// The status of condition `kind` ("Ready", ...), None when not listed.
+    #[inline]
     pub fn condition(&self, kind: &str) -> Option<&'a str> {
         self.conditions()
             .iter()
@@ -1244,6 +1387,7 @@ impl<'a> Node<'a> {
 
     /// v1.2, SCHEDPLUG_DATA_NODE_PODS: the pods on the node, sorted by
     /// namespace then name.
+    #[inline]
     pub fn pods(&self) -> List<'a, schedplug_node_pod, NodePod<'a>> {
         self.list(
             self.has_v1_2(),
@@ -1255,6 +1399,7 @@ impl<'a> Node<'a> {
     }
 
     /// v1.3, SCHEDPLUG_DATA_NODE_IMAGES: status.images.
+    #[inline]
     pub fn images(&self) -> List<'a, schedplug_node_image, NodeImage<'a>> {
         let sent = read_field!(self.raw, schedplug_node, image_count).is_some();
         self.list(
@@ -1267,11 +1412,13 @@ impl<'a> Node<'a> {
     }
 
     /// Whether the node holds an image with the name `name`.
+    #[inline]
     pub fn has_image(&self, name: &str) -> bool {
         self.images().iter().any(|i| i.has_name(name))
     }
 
     /// v1.2, SCHEDPLUG_DATA_NODE_CAPACITY: status.capacity.
+    #[inline]
     pub fn capacity(&self) -> Resources<'a> {
         // Like plugin.h's helper: only a host that sent the whole v1.2
         // block sent capacity.
