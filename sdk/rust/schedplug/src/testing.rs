@@ -164,7 +164,16 @@ impl Container {
 }
 
 /// One pod already on a node (SCHEDPLUG_DATA_NODE_PODS, ABI v1.2):
-/// `NodePod::new("default", "web-1").label("app", "web").request("cpu", 250)`.
+/// `NodePod::new("web-1").namespace("shop").label("app", "web")`. The name
+/// comes first and alone, as in [`Pod::new`] and the C++ and C kits; the
+/// namespace ("default" unless set) is named, so the two cannot be
+/// swapped. The form of older SDKs, `NodePod::new(namespace, name)`, does
+/// not compile:
+///
+/// ```compile_fail
+/// use schedplug::testing::NodePod;
+/// let p = NodePod::new("default", "web-1");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodePod {
     namespace: String,
@@ -176,15 +185,20 @@ pub struct NodePod {
 }
 
 impl NodePod {
-    pub fn new(namespace: &str, name: &str) -> NodePod {
+    pub fn new(name: &str) -> NodePod {
         NodePod {
-            namespace: namespace.to_string(),
+            namespace: "default".to_string(),
             name: name.to_string(),
             labels: BTreeMap::new(),
             priority: 0,
             requests: BTreeMap::new(),
             owner_kind: String::new(),
         }
+    }
+    /// Its namespace ("default" unless set).
+    pub fn namespace(mut self, namespace: &str) -> NodePod {
+        self.namespace = namespace.to_string();
+        self
     }
     pub fn label(mut self, key: &str, value: &str) -> NodePod {
         self.labels.insert(key.to_string(), value.to_string());

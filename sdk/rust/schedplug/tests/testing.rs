@@ -618,12 +618,13 @@ fn declared_arrays_reach_the_views() {
         .condition("Ready", "False")
         .condition("Ready", "True")
         .pod(
-            NodePod::new("kube", "b")
+            NodePod::new("b")
+                .namespace("kube")
                 .request("cpu", 100)
                 .owner_kind("DaemonSet"),
         )
         .pod(
-            NodePod::new("default", "a")
+            NodePod::new("a")
                 .label("app", "web")
                 .request("cpu", 200)
                 .priority(5),

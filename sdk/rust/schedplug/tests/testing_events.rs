@@ -75,7 +75,7 @@ fn pod() -> Pod {
 fn full() -> Node {
     Node::new("n1")
         .allocatable("cpu", 1000)
-        .pod(NodePod::new("default", "batch-1").request("cpu", 800))
+        .pod(NodePod::new("batch-1").request("cpu", 800))
 }
 
 const REJECTED: &str = "Unschedulable (\"node(s) lack free CPU\")";
@@ -132,9 +132,9 @@ fn changes_are_the_events_kube_scheduler_sees() {
         0
     );
     // Pods: from the lists when a state lists them, else from the counts.
-    let listed = || Node::new("n").pod(NodePod::new("default", "a").label("app", "x"));
+    let listed = || Node::new("n").pod(NodePod::new("a").label("app", "x"));
     assert_eq!(
-        change_events(&listed(), &listed().pod(NodePod::new("default", "b"))),
+        change_events(&listed(), &listed().pod(NodePod::new("b"))),
         SCHEDPLUG_EVENT_POD_ADD
     );
     assert_eq!(
@@ -142,14 +142,10 @@ fn changes_are_the_events_kube_scheduler_sees() {
         SCHEDPLUG_EVENT_POD_DELETE
     );
     assert_eq!(
-        change_events(&listed(), &Node::new("n").pod(NodePod::new("default", "a"))),
+        change_events(&listed(), &Node::new("n").pod(NodePod::new("a"))),
         SCHEDPLUG_EVENT_POD_UPDATE_LABEL
     );
-    let resized = listed().pod(
-        NodePod::new("default", "a")
-            .label("app", "x")
-            .request("cpu", 9),
-    );
+    let resized = listed().pod(NodePod::new("a").label("app", "x").request("cpu", 9));
     assert_eq!(change_events(&resized, &listed()), 0);
     let counted = || Node::new("n").pod_count(3).requested("cpu", 900);
     assert_eq!(
@@ -313,7 +309,7 @@ fn a_change_no_event_reports_is_named() {
     // The pod on the node shrinks in place: no event a plugin registers.
     let after = Node::new("n1")
         .allocatable("cpu", 1000)
-        .pod(NodePod::new("default", "batch-1").request("cpu", 100));
+        .pod(NodePod::new("batch-1").request("cpu", 100));
     assert_eq!(
         plugin.requeue_problem(&pod(), Some(&full()), &after),
         Some(format!(
