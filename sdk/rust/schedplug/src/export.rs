@@ -3,7 +3,7 @@
 //! catching every panic. Not called directly by plugin code.
 
 use crate::abi::*;
-use crate::plugin::{log, Create, Gates, LogLevel, NodeScore, Normalize, Plugin};
+use crate::plugin::{log, Create, Gates, LogLevel, NodeScore, Normalize, Plugin, Settings};
 use crate::status::{set_reason, Status};
 use crate::view::{read_field, Node, Pod};
 use std::any::Any;
@@ -197,10 +197,17 @@ struct Instance<P> {
     host: *const schedplug_host,
     // The declared pod keys the settings point to: the host copies them
     // after create() returns, so they live with the instance.
-    _keys: [Vec<schedplug_str>; 2],
+    _keys: DeclaredKeys,
 }
 
-fn key_views(keys: &[&str]) -> Vec<schedplug_str> {
+/// The keys of [`Settings`] and the views the host's settings point to.
+#[derive(Default)]
+struct DeclaredKeys {
+    _owned: [Vec<String>; 2],
+    _views: [Vec<schedplug_str>; 2],
+}
+
+fn key_views(keys: &[String]) -> Vec<schedplug_str> {
     keys.iter()
         .map(|k| schedplug_str {
             data: k.as_ptr() as *const c_char,
@@ -283,6 +290,85 @@ unsafe fn settings_of(host: *const schedplug_host) -> *mut schedplug_settings {
     read_field!(host, schedplug_host, settings).unwrap_or(std::ptr::null_mut())
 }
 
+/// Writes `wanted` into the host's settings (the fields the host has) and
+/// returns the keys they point to, which must live with the instance.
+///
+/// # Safety
+/// `settings` is NULL or the host's settings, writable during create().
+unsafe fn apply_settings(
+    settings: *mut schedplug_settings,
+    wanted: &Settings,
+) -> Result<DeclaredKeys, Status> {
+    let old_host = Status::error(
+        "this plugin reads pod or node data (DATA) that this host cannot send (it predates \
+         ABI v1.2); update schedplug-host",
+    );
+    if settings.is_null() {
+        // A v1.0 host: the descriptor's values are all it uses.
+        return if wanted.data != 0 {
+            Err(old_host)
+        } else {
+            Ok(DeclaredKeys::default())
+        };
+    }
+    write_field!(
+        settings,
+        schedplug_settings,
+        refresh_period_ms,
+        wanted.refresh_period_ms
+    );
+    write_field!(settings, schedplug_settings, events, wanted.events);
+    write_field!(
+        settings,
+        schedplug_settings,
+        normalize_policy,
+        wanted.normalize.policy()
+    );
+    if wanted.data != 0 && !write_field!(settings, schedplug_settings, data, wanted.data) {
+        return Err(old_host);
+    }
+    // Hints are promises a host may use; one that predates them does not.
+    write_field!(settings, schedplug_settings, hints, wanted.hints);
+    // v1.4 keys; a host without the fields refuses the hint anyway.
+    let owned = [
+        wanted.pod_label_keys.clone(),
+        wanted.pod_annotation_keys.clone(),
+    ];
+    let views = [key_views(&owned[0]), key_views(&owned[1])];
+    if !views[0].is_empty() {
+        write_field!(
+            settings,
+            schedplug_settings,
+            pod_label_keys,
+            views[0].as_ptr()
+        );
+        write_field!(
+            settings,
+            schedplug_settings,
+            pod_label_key_count,
+            views[0].len() as u64
+        );
+    }
+    if !views[1].is_empty() {
+        write_field!(
+            settings,
+            schedplug_settings,
+            pod_annotation_keys,
+            views[1].as_ptr()
+        );
+        write_field!(
+            settings,
+            schedplug_settings,
+            pod_annotation_key_count,
+            views[1].len() as u64
+        );
+    }
+    Ok(DeclaredKeys {
+        _owned: owned,
+        _views: views,
+    })
+}
+
 unsafe extern "C" fn create<E: Export>(
     args_json: *const c_char,
     args_len: u64,
@@ -309,59 +395,15 @@ unsafe extern "C" fn create<E: Export>(
         };
         let plugin = <E::Plugin as Plugin>::create(&ctx)?;
         let settings = settings_of(host);
-        let data = <E::Plugin as Plugin>::DATA;
-        if data != 0 {
-            let old = read_field!(settings as *const _, schedplug_settings, data);
-            match old {
-                Some(old) => {
-                    write_field!(settings, schedplug_settings, data, old | data);
-                }
-                None => {
-                    return Err(Status::error(
-                        "this plugin reads pod or node data (DATA) that this host cannot \
-                         send (it predates ABI v1.2); update schedplug-host",
-                    ))
-                }
-            }
+        let mut wanted = Settings::of::<E::Plugin>();
+        // Bits the host set before create() stay, as in the C++ layer.
+        if !settings.is_null() {
+            wanted.data |= read_field!(settings as *const _, schedplug_settings, data).unwrap_or(0);
+            wanted.hints |=
+                read_field!(settings as *const _, schedplug_settings, hints).unwrap_or(0);
         }
-        // Hints are promises a host may use; one that predates them does not.
-        let hints = <E::Plugin as Plugin>::HINTS;
-        if let Some(old) = read_field!(settings as *const _, schedplug_settings, hints) {
-            write_field!(settings, schedplug_settings, hints, old | hints);
-        }
-        // v1.4 keys; a host without the fields refuses the hint anyway.
-        let keys = [
-            key_views(<E::Plugin as Plugin>::POD_LABEL_KEYS),
-            key_views(<E::Plugin as Plugin>::POD_ANNOTATION_KEYS),
-        ];
-        if !keys[0].is_empty() {
-            write_field!(
-                settings,
-                schedplug_settings,
-                pod_label_keys,
-                keys[0].as_ptr()
-            );
-            write_field!(
-                settings,
-                schedplug_settings,
-                pod_label_key_count,
-                keys[0].len() as u64
-            );
-        }
-        if !keys[1].is_empty() {
-            write_field!(
-                settings,
-                schedplug_settings,
-                pod_annotation_keys,
-                keys[1].as_ptr()
-            );
-            write_field!(
-                settings,
-                schedplug_settings,
-                pod_annotation_key_count,
-                keys[1].len() as u64
-            );
-        }
+        plugin.configure(&mut wanted);
+        let keys = apply_settings(settings, &wanted)?;
         Ok(Box::into_raw(Box::new(Instance {
             plugin,
             host,

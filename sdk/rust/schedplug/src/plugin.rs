@@ -54,6 +54,47 @@ pub struct NodeScore<'a> {
     pub score: i64,
 }
 
+/// One instance's settings (plugin.h's `schedplug_settings`), which
+/// [`Plugin::configure`] may change from the instance's args. They start as
+/// the type's constants (`REFRESH_PERIOD_MS`, `EVENTS`, `NORMALIZE`,
+/// `DATA`, `HINTS`, `POD_LABEL_KEYS`, `POD_ANNOTATION_KEYS`); the host
+/// checks what configure leaves as it checks the descriptor, and so does
+/// the test kit, with the same sentences.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// How often refresh runs, in milliseconds (> 0 with a refresh hook).
+    pub refresh_period_ms: u32,
+    /// SCHEDPLUG_EVENT_* bits; 0 means every event.
+    pub events: u64,
+    /// The score normalization (without a normalize_score hook).
+    pub normalize: Normalize,
+    /// SCHEDPLUG_DATA_* bits (v1.2).
+    pub data: u64,
+    /// SCHEDPLUG_HINT_* bits (v1.3).
+    pub hints: u64,
+    /// The pod label keys applies, pod_begin and filter read, for
+    /// SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS (v1.4).
+    pub pod_label_keys: Vec<String>,
+    /// The pod annotation keys they read, likewise.
+    pub pod_annotation_keys: Vec<String>,
+}
+
+impl Settings {
+    /// The constants of `P`.
+    pub fn of<P: Plugin>() -> Settings {
+        let owned = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect();
+        Settings {
+            refresh_period_ms: P::REFRESH_PERIOD_MS,
+            events: P::EVENTS,
+            normalize: P::NORMALIZE,
+            data: P::DATA,
+            hints: P::HINTS,
+            pod_label_keys: owned(P::POD_LABEL_KEYS),
+            pod_annotation_keys: owned(P::POD_ANNOTATION_KEYS),
+        }
+    }
+}
+
 /// The level of a host log line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogLevel {
@@ -156,6 +197,17 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     /// Builds an instance from the profile's args; an Err (use
     /// [`Status::error`]) says which arg is wrong and stops the host.
     fn create(ctx: &Create<'_>) -> Result<Self, Status>;
+
+    /// The instance's settings, from what create() read in its args: runs
+    /// right after create with the constants in `settings`; change what
+    /// depends on the args (a label key given as an arg is a declared key,
+    /// the data an option needs, the events a mode waits for). The host
+    /// refuses an instance whose settings break plugin.h's rules, naming
+    /// them (`... returned broken settings from create(): ...`), and the
+    /// test kit does the same. Which hooks exist stays fixed by
+    /// `export_plugin!`. A host older than ABI v1.1 keeps the constants;
+    /// data needs v1.2, keys v1.4.
+    fn configure(&self, _settings: &mut Settings) {}
 
     /// Per-pod gate: false skips filter and score for the pod.
     fn applies(&self, _pod: &Pod<'_>) -> bool {
