@@ -59,11 +59,14 @@ int main(void) {
   schedplug_test_node_condition(node, "MemoryPressure", "False");
   schedplug_test_node_condition(node, "Ready", "True");
   schedplug_test_node_capacity(node, "cpu", 4000);
-  schedplug_test_node_pod(node, NULL, "web-1", 0, "ReplicaSet");
+  schedplug_test_node_pod(node, "web-1");
+  schedplug_test_node_pod_owner_kind(node, "ReplicaSet");
   schedplug_test_node_pod_label(node, "tier", "front");
   schedplug_test_node_pod_label(node, "app", "web");
   schedplug_test_node_pod_request(node, "cpu", 100);
-  schedplug_test_node_pod(node, "data", "db-0", 1000, NULL);
+  schedplug_test_node_pod(node, "db-0");
+  schedplug_test_node_pod_namespace(node, "data");
+  schedplug_test_node_pod_priority(node, 1000);
   schedplug_test_node_pod_request(node, "cpu", 250);
 
   expect(plugin, pod, node, "pod",

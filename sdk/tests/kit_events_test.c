@@ -33,7 +33,7 @@ int main(void) {
   /* n1 runs a pod of 800m of its 1000m, then the pod leaves. */
   schedplug_test_node* full = schedplug_test_node_new("n1");
   schedplug_test_node_allocatable(full, "cpu", 1000);
-  schedplug_test_node_pod(full, NULL, "batch-1", 0, NULL);
+  schedplug_test_node_pod(full, "batch-1");
   schedplug_test_node_pod_request(full, "cpu", 800);
   schedplug_test_node* freed = schedplug_test_node_new("n1");
   schedplug_test_node_allocatable(freed, "cpu", 1000);

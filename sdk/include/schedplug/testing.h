@@ -139,14 +139,21 @@ void schedplug_test_node_condition(schedplug_test_node* node, const char* type,
                                    const char* status);
 void schedplug_test_node_capacity(schedplug_test_node* node,
                                   const char* resource, int64_t value);
-/* A pod already on the node (namespace NULL: "default"; owner_kind NULL:
- * no controller). The list is sorted by namespace then name as the host
- * sends it; a pod listed again replaces it. The two functions after it
- * change the pod listed last. Without schedplug_test_node_requested, the
- * node's requested is the sum of the listed pods' requests. */
-void schedplug_test_node_pod(schedplug_test_node* node,
-                             const char* namespace_name, const char* name,
-                             int32_t priority, const char* owner_kind);
+/* A pod already on the node, by name alone (as schedplug_test_pod_new and
+ * the C++ and Rust kits take it), in namespace "default", priority 0, no
+ * controller. The functions after it change the pod listed last: its
+ * namespace, priority, owner kind, labels and requests, each by name, so
+ * that no two strings can be swapped. The list is sorted by namespace then
+ * name as the host sends it; a pod listed again replaces it. Without
+ * schedplug_test_node_requested, the node's requested is the sum of the
+ * listed pods' requests. */
+void schedplug_test_node_pod(schedplug_test_node* node, const char* name);
+void schedplug_test_node_pod_namespace(schedplug_test_node* node,
+                                       const char* namespace_name);
+void schedplug_test_node_pod_priority(schedplug_test_node* node,
+                                      int32_t priority);
+void schedplug_test_node_pod_owner_kind(schedplug_test_node* node,
+                                        const char* owner_kind);
 void schedplug_test_node_pod_label(schedplug_test_node* node, const char* key,
                                    const char* value);
 void schedplug_test_node_pod_request(schedplug_test_node* node,

@@ -141,8 +141,15 @@ class Container {
 // .owner_kind("ReplicaSet").
 class NodePod {
  public:
+  // The name first, as Pod, the C kit's schedplug_test_node_pod and the
+  // Rust kit's NodePod::new take it; the namespace by name
+  // (namespace_name(ns)), or second here.
   explicit NodePod(std::string name, std::string namespace_name = "default")
       : name_(std::move(name)), namespace_(std::move(namespace_name)) {}
+  NodePod& namespace_name(std::string namespace_name) {
+    namespace_ = std::move(namespace_name);
+    return *this;
+  }
   NodePod& label(std::string k, std::string v) {
     labels_[std::move(k)] = std::move(v);
     return *this;
@@ -671,6 +678,10 @@ class Node {
       auto key = std::make_pair(p.namespace_, p.name_);
       d_.pods.insert_or_assign(std::move(key), std::move(p));
     });
+  }
+  // The pod of that namespace and name leaves the list (if listed).
+  Node& remove_pod(const std::string& namespace_name, const std::string& name) {
+    return change([&] { d_.pods.erase(std::make_pair(namespace_name, name)); });
   }
 
   // ---- ABI v1.3 data (SCHEDPLUG_DATA_NODE_IMAGES, ...), as for Pod ----
