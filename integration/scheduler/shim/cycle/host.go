@@ -37,10 +37,10 @@ type Host struct {
 	ahead *aheadCall
 	// placed: what became of recent cycles (kube-scheduler reserved or
 	// unreserved a node, scored nodes, found none) that the host was not
-	// told yet, for its record of recent cycles (`schedplug explain`). A
-	// note sends them off the cycle when the host takes notes
-	// (Session.CycleNotes); otherwise, or if the note failed, the next
-	// PreFilter or PreScore carries them.
+	// told yet, for its record of recent cycles (`schedplug explain`). The
+	// next PreFilter or PreScore carries them; a host that takes notes
+	// (Session.CycleNotes) gets those no call carried soon in a note
+	// (noteSoon).
 	placedMu sync.Mutex
 	placed   []*pb.Placement
 	// noting: a goroutine is sending notes (sendNotes).
@@ -55,22 +55,28 @@ const maxPlacements = 256
 // cycle, so only the placements it carries wait for it.
 const noteTimeout = 5 * time.Second
 
-// Placed notes that kube-scheduler reserved `node` for the pod `uid`, and
-// tells the host without waiting for the next call.
+// noteLinger is how long placements wait for the next call to carry them
+// before a note of their own goes: a busy scheduler's next cycle comes
+// sooner and no note is needed; in a quiet cluster the host learns what
+// became of the last cycle this much later.
+const noteLinger = 20 * time.Millisecond
+
+// Placed notes that kube-scheduler reserved `node` for the pod `uid`, for
+// the next call or a note (noteSoon).
 func (h *Host) Placed(uid, node string) {
 	h.place(&pb.Placement{PodUid: uid, Node: node})
 	h.noteSoon()
 }
 
 // Unreserved notes that kube-scheduler undid the reservation of `node`
-// for the pod `uid`, and tells the host.
+// for the pod `uid`.
 func (h *Host) Unreserved(uid, node string) {
 	h.place(&pb.Placement{PodUid: uid, Node: node, Unreserved: true})
 	h.noteSoon()
 }
 
 // Unschedulable notes that kube-scheduler found no node for the pod `uid`
-// (`message`: what its filters said), and tells the host.
+// (`message`: what its filters said).
 func (h *Host) Unschedulable(uid, message string) {
 	h.place(&pb.Placement{PodUid: uid, Unschedulable: true, Message: message})
 	h.noteSoon()
@@ -120,20 +126,22 @@ func (h *Host) placedWaiting() bool {
 	return len(h.placed) > 0
 }
 
-// noteSoon starts sending the waiting placements on a goroutine of their
-// own, unless one is at it: the scheduling cycle never waits for the host
-// here. A host without notes gets them with the next call instead.
+// noteSoon sends the waiting placements noteLinger from now, on a
+// goroutine of their own, unless a send is due already: the scheduling
+// cycle never waits for the host here. A host without notes gets them
+// with the next call instead.
 func (h *Host) noteSoon() {
 	if s := h.client.Current(); s == nil || !s.CycleNotes {
 		return
 	}
 	if h.noting.CompareAndSwap(false, true) {
-		go h.sendNotes()
+		time.AfterFunc(noteLinger, h.sendNotes)
 	}
 }
 
-// sendNotes sends NoteCycles until no placement waits. One that fails
-// leaves its placements to the next call.
+// sendNotes sends NoteCycles until no placement waits (a call may have
+// carried them all). One that fails leaves its placements to the next
+// call.
 func (h *Host) sendNotes() {
 	for {
 		s := h.client.Current()
