@@ -43,7 +43,7 @@ type Host struct {
 	// (noteSoon).
 	placedMu sync.Mutex
 	placed   []*pb.Placement
-	// noting: a goroutine is sending notes (sendNotes).
+	// noting: a note is due (noteSoon) or being sent (sendNotes).
 	noting atomic.Bool
 }
 
