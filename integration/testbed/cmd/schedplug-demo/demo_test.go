@@ -88,6 +88,59 @@ items:
 	}
 }
 
+// The why table of a pod scheduled last, with nothing after it, comes
+// from the host's whole record of its cycle: the chosen node's native
+// scores beside the runner-up's.
+func TestDemoExplainsItsLastPod(t *testing.T) {
+	plugins, err := testenv.SimTestPluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	config := write("config.yaml", `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+          - name: FreeCpu
+          - name: GoodScorer
+`)
+	nodes := write("nodes.yaml", `apiVersion: v1
+kind: List
+items:
+  - {apiVersion: v1, kind: Node, metadata: {name: roomy}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+  - {apiVersion: v1, kind: Node, metadata: {name: middling}, status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}}
+  - {apiVersion: v1, kind: Node, metadata: {name: cramped}, status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}}
+`)
+	pods := write("pods.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: only}
+spec:
+  containers: [{name: app, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 500m}}}]
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := run(ctx, os.Stderr, options{config: config, plugins: plugins, nodes: nodes, pods: pods, timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	t.Logf("demo output:\n%s", text)
+	want := regexp.MustCompile(`(?m)^only +(roomy|middling|cramped): FreeCpu \d+ x1 \+ GoodScorer \d+ x1 = \d+; runner-up (roomy|middling|cramped): FreeCpu \d+ x1 \+ GoodScorer \d+ x1 = \d+$`)
+	if !want.MatchString(text) {
+		t.Errorf("the demo output has no line matching %q", want)
+	}
+}
+
 // TestDemoFlagsRefuseBadFiles: mistakes in -nodes / -pods files are
 // reported with the file and what to do, before anything starts.
 func TestDemoFlagsRefuseBadFiles(t *testing.T) {
