@@ -239,6 +239,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (request.has_filter_nodes()) {
         give_session(request.mutable_filter_nodes());
       }
+      if (request.has_notes()) give_session(request.mutable_notes());
       body = request.SerializeAsString();
     }
     stream += framed(body);

@@ -31,7 +31,7 @@ def raw(size, data=b""):
 seeds = {
     "pre_filter.bin": body(encode("pre_filter")),
     "cycle.bin": body(encode("pre_filter")) + body(encode("filter_nodes"))
-    + body(encode("pre_score")),
+    + body(encode("pre_score")) + body(encode("notes")),
     "not_a_request.bin": body(b"\x0a\x05hello") + body(b""),
     "oversize.bin": body(encode("pre_filter")) + raw(0x7FFFFFFF),
     "cut_short.bin": raw(64, b"\x0a\x02"),

@@ -63,6 +63,12 @@ bool implements(const PluginLibrary& lib, ExtensionPoint point,
     case ExtensionPoint::kScore:
       *needs = "Score";
       return lib.has_score();
+    case ExtensionPoint::kReserve:
+    case ExtensionPoint::kPostFilter:
+      // The shim serves them for every native plugin: they tell the host
+      // what became of each cycle (docs/explain.md).
+      *needs = "Filter or Score";
+      return lib.has_filter() || lib.has_score();
     default:
       *needs = "";
       return false;
@@ -195,7 +201,8 @@ class Checker {
     if (needs.empty()) {
       error(head + "cannot be enabled under " + to_string(point) +
                 ": native plugins offer only PreFilter/Filter and "
-                "PreScore/Score" +
+                "PreScore/Score (and reserve and postFilter, where the shim "
+                "tells schedplug-host what became of each cycle)" +
                 (allowed.empty()
                      ? std::string()
                      : "; this one offers " + offers(lib) +

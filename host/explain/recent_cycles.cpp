@@ -12,6 +12,17 @@ namespace {
 // Pods remembered as dropped, per cycle the store can hold.
 constexpr size_t kGonePerCycle = 4;
 
+// kube-scheduler's message for a pod it placed nowhere lists a reason per
+// kind of rejection; a longer one is cut here.
+constexpr size_t kMaxMessageBytes = 4096;
+
+// `s` cut to at most `n` bytes, not inside a UTF-8 sequence.
+std::string clipped_utf8(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 std::string pod_key(const CycleRecord& c) {
   return c.pod_namespace + "/" + c.pod_name;
 }
@@ -77,9 +88,9 @@ void CycleRecord::settle_ahead(std::span<const uint32_t> positions) {
 size_t CycleRecord::bytes() const {
   return sizeof(CycleRecord) + scheduler_name.size() + pod_namespace.size() +
          pod_name.size() + pod_uid.size() + chosen_node.size() +
-         strings_bytes(filters) + strings_bytes(scorers) +
-         strings_bytes(scorer_errors) + strings_bytes(reasons) +
-         strings_bytes(unfinished) + names.capacity() +
+         unschedulable_message.size() + strings_bytes(filters) +
+         strings_bytes(scorers) + strings_bytes(scorer_errors) +
+         strings_bytes(reasons) + strings_bytes(unfinished) + names.capacity() +
          rejections.capacity() * sizeof(Rejection) +
          scored.capacity() * sizeof(Name) +
          (raw.capacity() + normalized.capacity()) * sizeof(int64_t) +
@@ -129,6 +140,10 @@ void CycleRecord::to_proto(v1::ExplainedCycle& out) const {
     }
   }
   out.set_chosen_node(chosen_node);
+  out.set_nodes_rejected(nodes_rejected);
+  out.set_unreserved(unreserved);
+  out.set_unschedulable(unschedulable);
+  out.set_unschedulable_message(unschedulable_message);
   for (const Timing& t : timings) {
     v1::PluginTiming* pt = out.add_timings();
     pt->set_plugin(t.plugin);
@@ -164,6 +179,7 @@ void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
     }
   }
   c.nodes_filtered += part.nodes_filtered;
+  c.nodes_rejected += static_cast<uint32_t>(part.rejections.size());
   c.nodes_left_out += part.nodes_left_out;
   const size_t cap = options_.max_nodes_per_cycle;
   auto room = [&] {
@@ -319,18 +335,51 @@ RecentCycles::Stats RecentCycles::record(const std::string& session,
   return stats_;
 }
 
+RecentCycles::Entry* RecentCycles::latest(const std::string& pod_uid) {
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if ((*it)->cycle.pod_uid == pod_uid) return it->get();
+  }
+  return nullptr;
+}
+
+void RecentCycles::resized(Entry& entry) {
+  const size_t bytes = entry.cycle.bytes();
+  stats_.bytes = stats_.bytes - entry.bytes + bytes;
+  entry.bytes = bytes;
+}
+
 void RecentCycles::placed(const std::string& pod_uid, const std::string& node) {
   std::lock_guard lock(mutex_);
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    CycleRecord& c = (*it)->cycle;
-    if (c.pod_uid != pod_uid) continue;
-    if (c.chosen_node.empty()) {
-      c.chosen_node = node;
-      stats_.bytes += node.size();
-      (*it)->bytes += node.size();
-    }
-    return;
-  }
+  Entry* e = latest(pod_uid);
+  if (e == nullptr || !e->cycle.chosen_node.empty()) return;
+  e->cycle.chosen_node = node;
+  resized(*e);
+}
+
+void RecentCycles::unreserved(const std::string& pod_uid,
+                              const std::string& node) {
+  std::lock_guard lock(mutex_);
+  Entry* e = latest(pod_uid);
+  if (e == nullptr) return;
+  CycleRecord& c = e->cycle;
+  // Unreserve may come without a Reserve of the shim's (an earlier Reserve
+  // plugin failed): the node was chosen all the same.
+  if (c.chosen_node.empty()) c.chosen_node = node;
+  if (c.chosen_node != node) return;
+  c.unreserved = true;
+  resized(*e);
+}
+
+void RecentCycles::unschedulable(const std::string& pod_uid,
+                                 const std::string& message) {
+  std::lock_guard lock(mutex_);
+  Entry* e = latest(pod_uid);
+  if (e == nullptr) return;
+  CycleRecord& c = e->cycle;
+  if (!c.chosen_node.empty() && !c.unreserved) return;
+  c.unschedulable = true;
+  c.unschedulable_message = clipped_utf8(message, kMaxMessageBytes);
+  resized(*e);
 }
 
 void RecentCycles::scored(const std::string& pod_uid,
@@ -341,9 +390,7 @@ void RecentCycles::scored(const std::string& pod_uid,
     if (c.pod_uid != pod_uid) continue;
     if (!c.scores_ahead) return;
     c.settle_ahead(positions);
-    const size_t bytes = c.bytes();
-    stats_.bytes = stats_.bytes - (*it)->bytes + bytes;
-    (*it)->bytes = bytes;
+    resized(**it);
     return;
   }
 }

@@ -1,9 +1,9 @@
 // What the host keeps of its recent scheduling cycles, for `schedplug
 // explain` (the Explain call): per cycle, each native plugin's verdict and
-// reason on the nodes it rejected, raw and normalized scores, the node
-// kube-scheduler reserved once the shim reports it, and the time each
-// plugin's hooks took. Bounded by a count and a byte cap; the oldest cycle
-// goes first.
+// reason on the nodes it rejected, raw and normalized scores, what became
+// of the cycle once the shim reports it (the node kube-scheduler reserved,
+// or that it found none and why), and the time each plugin's hooks took.
+// Bounded by a count and a byte cap; the oldest cycle goes first.
 //
 // A record is compact, because a PreFilter at 5000 nodes may reject most of
 // them: node names back to back in one buffer, reasons once each, scores
@@ -53,6 +53,7 @@ struct CycleRecord {
   std::vector<int> weights;                // per scorer
   std::vector<std::string> scorer_errors;  // per scorer, "" when it scored
   uint32_t nodes_filtered = 0;             // node evaluations
+  uint32_t nodes_rejected = 0;             // of them, listed or left out
   uint32_t nodes_left_out = 0;             // over max_nodes_per_cycle
 
   // Where a node's name is in `names`.
@@ -83,7 +84,13 @@ struct CycleRecord {
   static constexpr uint32_t kOwnNormalization = ~uint32_t{0};
   std::vector<uint32_t> ahead_policy;
 
+  // What became of the cycle (Placement): the node kube-scheduler
+  // reserved, and whether it undid that; or that it found no node, with
+  // what its filters said.
   std::string chosen_node;
+  bool unreserved = false;
+  bool unschedulable = false;
+  std::string unschedulable_message;
   struct Timing {
     std::string plugin;
     const char* hook = "";  // a timed_hook_name
@@ -128,6 +135,13 @@ class RecentCycles {
   // kube-scheduler reserved `node` for the pod: its latest cycle without a
   // chosen node gets it.
   void placed(const std::string& pod_uid, const std::string& node);
+  // kube-scheduler undid the reservation of `node` (Unreserve): the pod's
+  // latest cycle, if it chose that node or none.
+  void unreserved(const std::string& pod_uid, const std::string& node);
+  // kube-scheduler found no node for the pod; `message` is what its
+  // filters said: the pod's latest cycle, unless it holds a reservation
+  // that stands.
+  void unschedulable(const std::string& pod_uid, const std::string& message);
   // The shim normalized the pod's scores ahead over the nodes at
   // `positions` (Placement.scored): its latest cycle, if it holds scores
   // ahead, settles them (CycleRecord::settle_ahead).
@@ -151,6 +165,10 @@ class RecentCycles {
   };
   void merge(CycleRecord& into, CycleRecord& part) const;
   void drop_oldest(const char* cause);
+  // The pod's latest cycle (nullptr: none held). Callers hold mutex_.
+  Entry* latest(const std::string& pod_uid);
+  // Re-counts an entry's bytes after a change. Callers hold mutex_.
+  void resized(Entry& entry);
 
   const RecentCyclesOptions options_;
   mutable std::mutex mutex_;

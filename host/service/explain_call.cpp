@@ -1,5 +1,6 @@
-// Explain, and what PreFilter, FilterNodes and PreScore add to the record
-// of recent cycles it answers from (host/explain/recent_cycles.hpp).
+// Explain, and what PreFilter, FilterNodes, PreScore and NoteCycles add to
+// the record of recent cycles it answers from
+// (host/explain/recent_cycles.hpp).
 #include <chrono>
 #include <string>
 
@@ -46,6 +47,45 @@ void HostService::record_scores(const Call& call, const Session& session,
                  pod, table, nodes, outcome);
   if (ahead) mark_ahead(profile, outcome, part);
   store(session, starts, std::move(part));
+}
+
+void HostService::record_placement(const v1::Placement& p) {
+  if (!p.scored().empty()) {
+    recent_.scored(p.pod_uid(),
+                   {p.scored().data(), static_cast<size_t>(p.scored_size())});
+  }
+  if (!p.node().empty()) {
+    if (p.unreserved()) {
+      recent_.unreserved(p.pod_uid(), p.node());
+    } else {
+      recent_.placed(p.pod_uid(), p.node());
+    }
+  }
+  if (p.unschedulable()) recent_.unschedulable(p.pod_uid(), p.message());
+}
+
+grpc::Status HostService::NoteCycles(grpc::ServerContext* context,
+                                     const v1::CycleNotes* request,
+                                     v1::CycleNotesResponse* response) {
+  if (grpc::Status s = refuse_read_only(*context, "NoteCycles"); !s.ok())
+    return s;
+  GrpcCallContext call_context(context);
+  return note_cycles(call_context, *request, *response);
+}
+
+grpc::Status HostService::note_cycles(CallContext& context,
+                                      const v1::CycleNotes& request,
+                                      v1::CycleNotesResponse& response) {
+  Call call("NoteCycles", &context);
+  call.what = "session " + clipped(request.session_id());
+  // Only a session's scheduler says what became of its cycles.
+  std::shared_ptr<Session> session;
+  if (auto s = find_session(request.session_id(), session); !s.ok())
+    return finish(call, s);
+  record_placements(request);
+  identity().to_proto(*response.mutable_identity());
+  call.summary = fmt::format("{} notes", request.placed_size());
+  return finish(call, grpc::Status::OK);
 }
 
 grpc::Status HostService::Explain(grpc::ServerContext* context,

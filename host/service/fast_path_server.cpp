@@ -109,10 +109,14 @@ void dispatch(HostService& service, const v1::FastRequest& request,
       status = service.pre_score(context, request.pre_score(),
                                  *response.mutable_pre_score());
       break;
+    case v1::FastRequest::kNotes:
+      status = service.note_cycles(context, request.notes(),
+                                   *response.mutable_notes());
+      break;
     default:
       set_error(response, grpc::StatusCode::INVALID_ARGUMENT,
                 "fast path: the request names no call (pre_filter, "
-                "filter_nodes or pre_score); use a shim from the same "
+                "filter_nodes, pre_score or notes); use a shim from the same "
                 "schedplug release");
       return;
   }

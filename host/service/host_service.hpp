@@ -121,6 +121,9 @@ class HostService final
   grpc::Status Explain(grpc::ServerContext* context,
                        const v1::ExplainRequest* request,
                        v1::ExplainResponse* response) override;
+  grpc::Status NoteCycles(grpc::ServerContext* context,
+                          const v1::CycleNotes* request,
+                          v1::CycleNotesResponse* response) override;
   grpc::Status Status(grpc::ServerContext* context,
                       const v1::StatusRequest* request,
                       v1::StatusResponse* response) override;
@@ -141,6 +144,9 @@ class HostService final
   grpc::Status pre_score(CallContext& context,
                          const v1::PreScoreRequest& request,
                          v1::PreScoreResponse& response);
+  // NoteCycles from either transport.
+  grpc::Status note_cycles(CallContext& context, const v1::CycleNotes& request,
+                           v1::CycleNotesResponse& response);
   // Filter in-process (`schedplug replay`).
   grpc::Status filter(CallContext& context, const v1::FilterRequest& request,
                       v1::FilterResponse& response);
@@ -269,16 +275,14 @@ class HostService final
                      const NodeTable& table,
                      std::span<const schedplug_node* const> nodes,
                      const ScoreOutcome& outcome, bool starts, bool ahead);
+  // What became of earlier cycles (PreFilterRequest.placed,
+  // PreScoreRequest.placed, CycleNotes.placed), into the record.
   template <class Request>
   void record_placements(const Request& request) {
     if (!recent_.enabled()) return;
-    for (const v1::Placement& p : request.placed()) {
-      if (!p.scored().empty())
-        recent_.scored(p.pod_uid(), {p.scored().data(),
-                                     static_cast<size_t>(p.scored_size())});
-      if (!p.node().empty()) recent_.placed(p.pod_uid(), p.node());
-    }
+    for (const v1::Placement& p : request.placed()) record_placement(p);
   }
+  void record_placement(const v1::Placement& placement);
   void store(const Session& session, bool starts, CycleRecord part);
   // Shadow mode (shadow_calls.cpp): queues the profile's candidates on
   // what the live filters or scorers just answered, when it has any.

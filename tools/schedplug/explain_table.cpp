@@ -42,12 +42,15 @@ const char* code_name(int code) {
   }
 }
 
-void print_explain_rows(const ExplainTable& table, std::ostream& out) {
+void print_explain_rows(const ExplainTable& table, std::ostream& out,
+                        int indent, bool skip_not_run) {
+  const std::string node_in(static_cast<size_t>(indent), ' ');
+  const std::string plugin_in(static_cast<size_t>(indent) + 2, ' ');
   size_t width = 0;
   for (const std::string& p : table.filters) width = std::max(width, p.size());
   for (const std::string& p : table.scorers) width = std::max(width, p.size());
   for (const ExplainRow& d : table.rows) {
-    out << "    " << d.node;
+    out << node_in << d.node;
     if (!d.feasible) {
       out << "  rejected by " << d.rejected_by;
     } else if (d.scored) {
@@ -63,7 +66,8 @@ void print_explain_rows(const ExplainTable& table, std::ostream& out) {
     out << "\n";
     for (size_t p = 0; p < table.filters.size() && p < d.filters.size(); ++p) {
       const ExplainFilterCell& c = d.filters[p];
-      out << "      " << std::left << std::setw(static_cast<int>(width))
+      if (skip_not_run && c.verdict == "NotRun") continue;
+      out << plugin_in << std::left << std::setw(static_cast<int>(width))
           << table.filters[p] << "  filter  ";
       if (c.verdict == "Skipped") {
         out << "skipped for this pod (applies() or PreFilter said so)";
@@ -77,7 +81,7 @@ void print_explain_rows(const ExplainTable& table, std::ostream& out) {
     if (!d.scored) continue;
     for (size_t p = 0; p < table.scorers.size() && p < d.scores.size(); ++p) {
       const ExplainScoreCell& c = d.scores[p];
-      out << "      " << std::left << std::setw(static_cast<int>(width))
+      out << plugin_in << std::left << std::setw(static_cast<int>(width))
           << table.scorers[p] << "  score   ";
       if (c.skipped) {
         out << "skipped for this pod (applies() or PreScore said so)\n";

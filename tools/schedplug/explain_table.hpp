@@ -61,8 +61,11 @@ std::vector<ExplainFilterCell> filter_cells(const std::vector<bool>& skipped,
 // kube-scheduler's code names, as the cells say them.
 const char* code_name(int schedplug_code);
 
-// The rows, four spaces in, each plugin on its own line below its node.
-void print_explain_rows(const ExplainTable& table, std::ostream& out);
+// The rows, `indent` spaces in, each plugin on its own line below its
+// node; `skip_not_run` leaves out the filters an earlier one kept from
+// running (the node's line names the filter that rejected it).
+void print_explain_rows(const ExplainTable& table, std::ostream& out,
+                        int indent = 4, bool skip_not_run = false);
 
 // The rows as JSON: [{"node", "feasible", "filters": [{"plugin",
 // "verdict", "reason"}], "scores": [{"plugin", "skipped", "raw",

@@ -5,7 +5,7 @@
 //                      --pods PODS.yaml [--explain POD]... [--json]
 //                      [--native-only] [--simulator PATH]
 //   schedplug bundle DIR -o OUT [--no-strip] [--json]
-//   schedplug explain POD [--listen ADDR] [--json]
+//   schedplug explain POD [--listen ADDR] [--nodes] [--json]
 //   schedplug replay --record DIR --plugins DIR [--config FILE] [--json]
 #include <iostream>
 
@@ -192,11 +192,12 @@ int main(int argc, char** argv) {
   auto* explain = app.add_subcommand(
       "explain",
       "Ask a running schedplug-host why a pod went where it went, or "
-      "nowhere: for each of the pod's recent cycles it holds, every native "
-      "plugin's verdict and reason on the nodes it rejected, raw and "
-      "normalized scores, the node kube-scheduler reserved, and each "
-      "plugin's hook times. Exit status: 0 cycles found, 1 the host holds "
-      "none (the output says why), 2 bad arguments or no answer.");
+      "nowhere: for each of the pod's recent cycles it holds, what became "
+      "of it (the node kube-scheduler reserved, or that it found none and "
+      "what its filters said), the native filters' verdicts counted by "
+      "reason, the best native scores, and each plugin's hook times; "
+      "--nodes lists the nodes. Exit status: 0 cycles found, 1 the host "
+      "holds none (the output says why), 2 bad arguments or no answer.");
   explain
       ->add_option("POD", explain_options.pod,
                    "namespace/name or the pod's uid")
@@ -205,8 +206,11 @@ int main(int argc, char** argv) {
       ->add_option("--listen", explain_options.listen,
                    "the host's --listen address (the one the shim uses)")
       ->capture_default_str();
+  explain->add_flag("--nodes", explain_options.nodes,
+                    "also list the nodes of each reason, and every rejected "
+                    "and scored node with each plugin's verdict and scores");
   explain->add_flag("--json", explain_options.json,
-                    "print JSON instead of text");
+                    "print JSON instead of text (it always lists the nodes)");
   explain
       ->add_option("--timeout", explain_options.timeout_seconds,
                    "seconds to wait for the answer")

@@ -136,6 +136,25 @@ TEST(CheckNames, PointsNativePluginsNeverImplement) {
                                HasSubstr("cannot be enabled under bind")));
 }
 
+// reserve and postFilter take any native plugin: the shim serves them to
+// tell the host what became of each cycle (explicit per-point lists need
+// them for `schedplug explain`).
+TEST(CheckNames, ReserveAndPostFilterTakeNativePlugins) {
+  auto ds = check_names(config(R"(profiles:
+  - plugins:
+      preFilter:
+        enabled: [{name: HwEncrypt}]
+      filter:
+        enabled: [{name: HwEncrypt}]
+      reserve:
+        enabled: [{name: HwEncrypt}]
+      postFilter:
+        enabled: [{name: HwEncrypt}]
+)"),
+                        load({"hw_encrypt"}));
+  EXPECT_THAT(messages(ds, Severity::kError), SizeIs(0));
+}
+
 TEST(CheckNames, InTreeNamesAreNeverMissingNativePlugins) {
   auto ds = check_names(config(R"(profiles:
   - plugins:

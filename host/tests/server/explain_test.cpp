@@ -1,7 +1,8 @@
 // The record of recent cycles behind Explain: what it holds equals what
 // PreFilter and PreScore answered and what the plugins compute directly;
-// the node the shim reports as reserved becomes the cycle's chosen node;
-// the caps drop the oldest cycles and say so.
+// what the shim reports became of a cycle (a later call's Placements, or
+// NoteCycles) becomes its outcome; the caps drop the oldest cycles and say
+// so.
 #include <gtest/gtest.h>
 
 #include "host/explain/recent_cycles.hpp"
@@ -289,6 +290,106 @@ TEST_F(ExplainTest, ScoresAheadAreNormalizedOverTheNodesTheShimReports) {
     }
   }
   EXPECT_GT(checked, 0u);
+}
+
+// What became of each cycle reaches the record with NoteCycles, without a
+// later cycle's call: the node reserved, a reservation undone, or no node
+// found with what kube-scheduler's filters said. The Handshake offers it;
+// notes from an unknown session are refused and change nothing.
+TEST_F(ExplainTest, NotesSayWhatBecameOfEachCycle) {
+  start();
+  {
+    grpc::ClientContext context;
+    v1::HandshakeResponse hs;
+    ASSERT_TRUE(
+        host_->stub().Handshake(&context, test_handshake_request(), &hs).ok());
+    EXPECT_TRUE(hs.cycle_notes());
+  }
+  const Cycle placed = run_cycle();
+  const Cycle undone = run_cycle();
+  const Cycle pending = run_cycle();
+  auto note = [](const Cycle& c, const std::string& node) {
+    v1::Placement p;
+    p.set_pod_uid(c.pod.uid());
+    p.set_node(node);
+    return p;
+  };
+  const std::string message =
+      "0/40 nodes are available: 3 Insufficient cpu, 37 node(s) didn't match "
+      "Pod's node affinity/selector.";
+  v1::CycleNotes notes;
+  notes.set_session_id("no-such-session");
+  *notes.add_placed() = note(placed, "node-3");
+  {
+    grpc::ClientContext context;
+    v1::CycleNotesResponse response;
+    const grpc::Status s = host_->stub().NoteCycles(&context, notes, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  EXPECT_EQ(explain(placed.pod.uid()).cycles(0).chosen_node(), "");
+
+  notes.set_session_id(session_);
+  *notes.add_placed() = note(undone, "node-4");
+  v1::Placement unreserved = note(undone, "node-4");
+  unreserved.set_unreserved(true);
+  *notes.add_placed() = unreserved;
+  v1::Placement failed = note(pending, "");
+  failed.set_unschedulable(true);
+  failed.set_message(message);
+  *notes.add_placed() = failed;
+  {
+    grpc::ClientContext context;
+    v1::CycleNotesResponse response;
+    const grpc::Status s = host_->stub().NoteCycles(&context, notes, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_NE(response.identity().epoch(), 0u);
+  }
+
+  const v1::ExplainedCycle p = explain(placed.pod.uid()).cycles(0);
+  EXPECT_EQ(p.chosen_node(), "node-3");
+  EXPECT_FALSE(p.unreserved());
+  EXPECT_FALSE(p.unschedulable());
+  EXPECT_EQ(p.nodes_rejected(),
+            static_cast<uint32_t>(placed.filtered.rejected_nodes_size()));
+  const v1::ExplainedCycle u = explain(undone.pod.uid()).cycles(0);
+  EXPECT_EQ(u.chosen_node(), "node-4");
+  EXPECT_TRUE(u.unreserved());
+  EXPECT_FALSE(u.unschedulable());
+  const v1::ExplainedCycle f = explain(pending.pod.uid()).cycles(0);
+  EXPECT_EQ(f.chosen_node(), "");
+  EXPECT_FALSE(f.unreserved());
+  EXPECT_TRUE(f.unschedulable());
+  EXPECT_EQ(f.unschedulable_message(), message);
+
+  // A note that the pod found no node does not undo a reservation that
+  // stands.
+  v1::CycleNotes late;
+  late.set_session_id(session_);
+  v1::Placement late_failed = note(placed, "");
+  late_failed.set_unschedulable(true);
+  *late.add_placed() = late_failed;
+  grpc::ClientContext context;
+  v1::CycleNotesResponse response;
+  ASSERT_TRUE(host_->stub().NoteCycles(&context, late, &response).ok());
+  EXPECT_FALSE(explain(placed.pod.uid()).cycles(0).unschedulable());
+}
+
+// kube-scheduler's message is kept whole up to 4 KiB, then cut at a
+// character boundary.
+TEST(RecentCyclesTest, ALongMessageIsCutBetweenCharacters) {
+  RecentCycles recent;
+  CycleRecord c;
+  c.scheduler_name = kProfile;
+  c.pod_namespace = "ns";
+  c.pod_name = "pod";
+  c.pod_uid = "uid-1";
+  recent.record("s", true, std::move(c));
+  std::string message(4095, 'x');
+  message += "\xc3\xa9";  // é across the 4096-byte mark
+  recent.unschedulable("uid-1", message);
+  const RecentCycles::Found found = recent.find("uid-1");
+  ASSERT_EQ(found.cycles.size(), 1u);
+  EXPECT_EQ(found.cycles[0].unschedulable_message(), std::string(4095, 'x'));
 }
 
 TEST_F(ExplainTest, SaysWhenThePodWasNeverSeen) {

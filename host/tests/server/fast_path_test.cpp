@@ -218,6 +218,38 @@ TEST_F(FastPath, FilterNodesAnswersAsGrpcDoes) {
   EXPECT_FALSE(stale->has_pre_filter());
 }
 
+// NoteCycles over the fast path: taken into the record as over gRPC,
+// answered on the same connection, an unknown session refused.
+TEST_F(FastPath, NotesGoIntoTheRecord) {
+  FastClient client(socket_);
+  const v1::PreFilterRequest cycle = prefilter_request(0, 1, true, 5, 11);
+  ASSERT_EQ(client.call(fast(cycle))->code(), 0);
+  v1::FastRequest note;
+  v1::CycleNotes* notes = note.mutable_notes();
+  notes->set_session_id(session_);
+  v1::Placement* p = notes->add_placed();
+  p->set_pod_uid(cycle.pod().uid());
+  p->set_unschedulable(true);
+  p->set_message("0/5 nodes are available: 5 Insufficient cpu.");
+  const auto noted = client.call(note);
+  ASSERT_TRUE(noted.has_value());
+  ASSERT_EQ(noted->code(), 0) << noted->message();
+  EXPECT_TRUE(noted->has_notes());
+  EXPECT_EQ(noted->notes().identity().epoch(),
+            host_->app().service().identity().epoch);
+  const RecentCycles::Found found =
+      host_->app().service().recent_cycles().find(cycle.pod().uid());
+  ASSERT_EQ(found.cycles.size(), 1u);
+  EXPECT_TRUE(found.cycles[0].unschedulable());
+  EXPECT_EQ(found.cycles[0].unschedulable_message(), p->message());
+
+  notes->set_session_id("no-such-session");
+  const auto lost = client.call(note);
+  ASSERT_TRUE(lost.has_value());
+  EXPECT_EQ(lost->code(), static_cast<int>(StatusCode::FAILED_PRECONDITION));
+  EXPECT_FALSE(lost->has_notes());
+}
+
 TEST_F(FastPath, ErrorsCarryTheirCodeAndTheTrailer) {
   FastClient client(socket_);
   ASSERT_TRUE(client.call(fast(prefilter_request(0, 1, true, 3, 1)))->code() ==

@@ -54,32 +54,6 @@ int free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
-// GET http://127.0.0.1:port/metrics; "" on failure.
-std::string scrape(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return {};
-  }
-  const std::string request =
-      "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  if (::write(fd, request.data(), request.size()) < 0) {
-    ::close(fd);
-    return {};
-  }
-  std::string out;
-  char buffer[8192];
-  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
-    out.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
 // The value of an unlabelled series in Prometheus text; -1 if absent.
 double metric(const std::string& text, const std::string& name) {
   std::istringstream in(text);
@@ -164,7 +138,7 @@ int run(const Options& o) {
     stop();
     return 1;
   }
-  const std::string before = scrape(port);
+  const std::string before = http_get_metrics(port);
   for (const char* name :
        {"process_resident_memory_bytes", "schedplug_heap_in_use_bytes",
         "schedplug_heap_free_bytes"}) {
@@ -254,9 +228,9 @@ int run(const Options& o) {
         return 1;
       }
     }
-    const std::string end = scrape(port);
+    const std::string end = http_get_metrics(port);
     std::this_thread::sleep_for(std::chrono::milliseconds(o.settle_ms));
-    const std::string text = scrape(port);
+    const std::string text = http_get_metrics(port);
     std::printf("%-9d %9.1f %11.1f %13.1f %11.1f\n", it,
                 mib(metric(end, "process_resident_memory_bytes")),
                 mib(metric(text, "process_resident_memory_bytes")),

@@ -27,27 +27,7 @@ namespace {
 
 // GET http://127.0.0.1:port/metrics: the status line and the body.
 std::pair<std::string, std::string> scrape(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return {};
-  }
-  const std::string request =
-      "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  if (::write(fd, request.data(), request.size()) < 0) {
-    ::close(fd);
-    return {};
-  }
-  std::string out;
-  char buffer[8192];
-  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
-    out.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
+  const std::string out = http_get_metrics(port);
   const size_t head = out.find("\r\n\r\n");
   if (head == std::string::npos) return {out, ""};
   return {out.substr(0, out.find("\r\n")), out.substr(head + 4)};

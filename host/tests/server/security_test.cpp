@@ -143,7 +143,7 @@ TEST(UnixSocket, AnAllowedUidIsServed) {
 
 // A read-only peer (here this process: --read-only-uid with its own uid,
 // --allow-uid another) may ask Status, Explain and the health check, and
-// is refused every call of the scheduler.
+// is refused every call of the scheduler, NoteCycles included.
 void expect_read_only(RunningHost& host) {
   {
     grpc::ClientContext context;
@@ -166,6 +166,14 @@ void expect_read_only(RunningHost& host) {
               grpc::StatusCode::PERMISSION_DENIED);
   }
   {
+    // What became of cycles is the scheduler's to say.
+    grpc::ClientContext context;
+    v1::CycleNotes request;
+    v1::CycleNotesResponse response;
+    EXPECT_EQ(host.stub().NoteCycles(&context, request, &response).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  {
     grpc::ClientContext context;
     v1::StatusResponse response;
     EXPECT_TRUE(
@@ -183,7 +191,7 @@ void expect_read_only(RunningHost& host) {
   EXPECT_EQ(probe_health(host.app().target(), 2s, health), 0) << health.str();
   const std::string metrics = host.app().metrics().text();
   EXPECT_NE(
-      metrics.find("schedplug_refused_requests_total{reason=\"read_only\"} 2"),
+      metrics.find("schedplug_refused_requests_total{reason=\"read_only\"} 3"),
       std::string::npos)
       << metrics;
 }

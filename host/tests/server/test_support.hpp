@@ -24,6 +24,10 @@ namespace schedplug::host::testing {
 // Where the test plugins (.so) are built.
 std::filesystem::path test_plugin_dir();
 
+// GET http://127.0.0.1:port/metrics: the whole HTTP response, status line
+// and headers included; "" when nothing answers.
+std::string http_get_metrics(int port);
+
 // A fresh directory under /tmp (short, so socket paths fit), removed on
 // destruction.
 class TempDir {

@@ -90,6 +90,10 @@ type fakeHost struct {
 	scoresAhead   bool
 	normalization map[string]pb.Normalization
 	placed        []*pb.Placement
+	// cycleNotes: the Handshake offers NoteCycles (each call's Placements
+	// go into `placed` too); notesErr, when set, is its answer.
+	cycleNotes bool
+	notesErr   error
 	// fastFault, when set, is what the fast-path socket does with the next
 	// requests instead of answering: "drop" closes the connection after
 	// reading the request, "hang" never answers, "garbage" answers bytes
@@ -283,6 +287,11 @@ func (h *fakeHost) serveFast(c net.Conn) {
 			if a, err = h.PreScore(ctx, call.PreScore); err == nil {
 				resp.Answer = &pb.FastResponse_PreScore{PreScore: a}
 			}
+		case *pb.FastRequest_Notes:
+			var a *pb.CycleNotesResponse
+			if a, err = h.NoteCycles(ctx, call.Notes); err == nil {
+				resp.Answer = &pb.FastResponse_Notes{Notes: a}
+			}
 		default:
 			err = status.Error(codes.InvalidArgument, "no call")
 		}
@@ -375,7 +384,27 @@ func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.H
 	}
 	resp.PreScoreDelta = !h.noPreScoreDelta
 	resp.ScoresAhead = h.scoresAhead
+	resp.CycleNotes = h.cycleNotes
 	return resp, nil
+}
+
+func (h *fakeHost) NoteCycles(_ context.Context, req *pb.CycleNotes) (*pb.CycleNotesResponse, error) {
+	defer h.begin("NoteCycles")()
+	if h.notesErr != nil {
+		return nil, h.notesErr
+	}
+	if !h.sessions[req.SessionId] {
+		return nil, status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
+	}
+	h.placed = append(h.placed, req.Placed...)
+	return &pb.CycleNotesResponse{Identity: h.identity()}, nil
+}
+
+// placements is every Placement received so far.
+func (h *fakeHost) placements() []*pb.Placement {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*pb.Placement(nil), h.placed...)
 }
 
 func (h *fakeHost) applyDelta(d *pb.NodeTableDelta) error {

@@ -33,7 +33,13 @@ func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 	return nil
 }
 
-// Unreserve has nothing to undo: the record keeps the chosen node even
-// when a later plugin or the binding fails, as the cycle chose it.
+// Unreserve undoes nothing of the shim's; it tells the host's record that
+// the reservation was undone (a later Reserve plugin, Permit, PreBind or
+// the binding failed), beside the chosen node it keeps.
 func (p *Plugin) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
+	var st *fwk.Status // Unreserve has no status: a panic is logged only
+	defer p.recoverStatus(ctx, "Unreserve", &st)
+	if c := readCycle(state); c != nil {
+		c.Unreserved(nodeName)
+	}
 }

@@ -72,8 +72,7 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 	}
 
 	// 2. Two encrypting nodes arrive: the waiting pod and a new one go to
-	// the one with the lower latency; a third pod's call tells the host
-	// where the second went.
+	// the one with the lower latency; a third pod follows.
 	s.must(testenv.CreateNodes(ctx, s.client,
 		testenv.MakeNode("enc-1", bigNode, hwNode), testenv.MakeNode("enc-2", bigNode, hwNode)))
 	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "placed", Annotations: needsHw, CPU: "100m"})))
@@ -132,7 +131,7 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 	bin, err := testenv.CLIBinary()
 	s.must(err)
 	text, err := exec.Command(bin, "explain", ns+"/placed", "--listen", s.host.Address).CombinedOutput()
-	if err != nil || !strings.Contains(string(text), "<- chosen") || !strings.Contains(string(text), "chosen node: "+placed["placed"]) {
+	if err != nil || !strings.Contains(string(text), "<- chosen") || !strings.Contains(string(text), "outcome: placed on "+placed["placed"]) {
 		t.Errorf("schedplug explain %s/placed (text): %v\n%s", ns, err, text)
 	}
 	t.Logf("schedplug explain %s/placed:\n%s", ns, text)
@@ -144,6 +143,131 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 	if code != 1 || !strings.Contains(got.NotHeld, "holds no cycle") {
 		t.Errorf("explain of an unknown pod: exit %d, %q; want exit 1 saying the host holds no cycle of it", code, got.NotHeld)
 	}
+}
+
+// explainOutcome asks `schedplug explain` about pod until its latest
+// cycle's outcome is `want` (what became of a cycle reaches the host off
+// the scheduling cycle, a moment after kube-scheduler decides it), for at
+// most 10 s, and returns that cycle; on time-out it reports the last
+// answer as an error and returns it.
+func explainOutcome(t *testing.T, s *stack, pod, want string) testenv.ExplainCycle {
+	t.Helper()
+	var last testenv.ExplainCycle
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got, code := runExplain(t, s, pod)
+		if code == 0 && len(got.Cycles) > 0 {
+			last = got.Cycles[len(got.Cycles)-1]
+			if last.Outcome == want {
+				return last
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("explain %s: the latest cycle's outcome is %q after 10s, want %q: %+v", pod, last.Outcome, want, last)
+			return last
+		}
+	}
+}
+
+// explainText is `schedplug explain` as an operator reads it.
+func explainText(t *testing.T, s *stack, args ...string) string {
+	t.Helper()
+	bin, err := testenv.CLIBinary()
+	s.must(err)
+	out, err := exec.Command(bin, append([]string{"explain", "--listen", s.host.Address}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Errorf("schedplug explain %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// In a quiet cluster, nothing follows the last pod placed: explain says
+// where it went and shows its scores all the same (the shim tells the host
+// at kube-scheduler's Reserve, not with the next pod's call). A pod no
+// node fits is explained whole: what kube-scheduler said of its in-tree
+// and native filters, the native rejections counted by reason (their
+// nodes on request), and the nodes that passed every native filter, which
+// only in-tree filters can have turned down.
+func TestExplainTheLastPodAndAPendingPodWhole(t *testing.T) {
+	latencyFile := filepath.Join(t.TempDir(), "latency.txt")
+	if err := os.WriteFile(latencyFile, []byte("# node latency-ms\nenc-1 5\nenc-2 40\nenc-3 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startStack(t, []testenv.NativePlugin{
+		{Name: "HwEncrypt", FailurePolicy: "Fail", Timeout: "500ms"},
+		{Name: "NetworkLatency", Weight: 5, Args: map[string]any{"latencyFile": latencyFile}, FailurePolicy: "Ignore", Timeout: "500ms"},
+	})
+	ctx := s.ctx()
+	ns := s.namespace("quiet")
+	smallNode := testenv.NodeResources{CPU: "2", Memory: "8Gi", Pods: 110}
+	s.must(testenv.CreateNodes(ctx, s.client,
+		testenv.MakeNode("plain-1", bigNode, nil), testenv.MakeNode("plain-2", bigNode, nil),
+		testenv.MakeNode("enc-1", smallNode, hwNode), testenv.MakeNode("enc-2", smallNode, hwNode), testenv.MakeNode("enc-3", smallNode, hwNode)))
+	wantRejections := func(c testenv.ExplainCycle) {
+		t.Helper()
+		if len(c.Rejections) != 1 || c.Rejections[0].Plugin != "HwEncrypt" || c.Rejections[0].Reason != hwReason ||
+			strings.Join(c.Rejections[0].Nodes, ",") != "plain-1,plain-2" || c.NodesRejected != 2 || c.NodesPassed != 3 {
+			t.Errorf("native rejections %+v, %d rejected, %d passed; want plain-1 and plain-2 rejected by HwEncrypt with %q, 3 passed", c.Rejections, c.NodesRejected, c.NodesPassed, hwReason)
+		}
+	}
+
+	// 1. The last pod: nothing is scheduled after it.
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "last", Annotations: needsHw, CPU: "100m"})))
+	bound, err := testenv.WaitForBound(ctx, s.client, ns, []string{"last"}, 60*time.Second)
+	s.must(err)
+	c := explainOutcome(t, s, ns+"/last", "placed")
+	if c.ChosenNode != bound["last"] || bound["last"] != "enc-1" {
+		t.Errorf("explain of the last pod: chosen node %q; the pod is on %q, want enc-1 (the lowest latency)", c.ChosenNode, bound["last"])
+	}
+	scored := map[string]int64{}
+	for _, n := range c.Explain {
+		if len(n.Scores) == 1 {
+			scored[n.Node] = n.Total
+		}
+	}
+	if len(scored) != 3 || scored["enc-1"] != 500 || scored["enc-2"] != 0 {
+		t.Errorf("explain of the last pod: native totals %v; want enc-1 500, enc-2 0 and enc-3 between", scored)
+	}
+	wantRejections(c)
+	text := explainText(t, s, ns+"/last")
+	for _, want := range []string{"outcome: placed on enc-1", "2 rejected by HwEncrypt (UnschedulableAndUnresolvable): " + hwReason, "3 passed every native filter", "<- chosen", "<- runner-up"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("schedplug explain %s/last does not say %q", ns, want)
+		}
+	}
+	t.Logf("schedplug explain %s/last:\n%s", ns, text)
+
+	// 2. A pod too big for every encrypting node: kube-scheduler's
+	// NodeResourcesFit turns them down before HwEncrypt is asked, which
+	// turns down the others.
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "hungry", Annotations: needsHw, CPU: "4"})))
+	event, err := testenv.WaitForFailedScheduling(ctx, s.client, ns, "hungry", "Insufficient cpu", 60*time.Second)
+	s.must(err)
+	c = explainOutcome(t, s, ns+"/hungry", "unschedulable")
+	want := "0/5 nodes are available: 2 " + hwReason + ", 3 Insufficient cpu."
+	if c.UnschedulableMessage != want || !strings.HasPrefix(event, want) {
+		t.Errorf("explain of the Pending pod: kube-scheduler said %q; want %q, as its event begins: %q", c.UnschedulableMessage, want, event)
+	}
+	if c.ChosenNode != "" {
+		t.Errorf("explain of the Pending pod: chosen node %q", c.ChosenNode)
+	}
+	wantRejections(c)
+	text = explainText(t, s, ns+"/hungry")
+	for _, want := range []string{"outcome: no node; kube-scheduler said: " + want,
+		"2 rejected by HwEncrypt (UnschedulableAndUnresolvable): " + hwReason,
+		"3 passed every native filter; kube-scheduler's in-tree filters rejected them"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("schedplug explain %s/hungry does not say %q", ns, want)
+		}
+	}
+	if strings.Contains(text, "plain-1") {
+		t.Errorf("schedplug explain %s/hungry lists nodes without --nodes", ns)
+	}
+	t.Logf("schedplug explain %s/hungry:\n%s", ns, text)
+	text = explainText(t, s, ns+"/hungry", "--nodes")
+	if !strings.Contains(text, "      plain-1, plain-2\n") || strings.Contains(text, "not run") {
+		t.Errorf("schedplug explain --nodes %s/hungry lists neither HwEncrypt's nodes under its reason nor each node without the filters that did not run", ns)
+	}
+	t.Logf("schedplug explain --nodes %s/hungry:\n%s", ns, text)
 }
 
 // checkExplainAgainstSimulate dumps the cluster's nodes and `placed` (as

@@ -16,15 +16,31 @@ type Explain struct {
 
 // ExplainCycle is one cycle the host kept.
 type ExplainCycle struct {
-	Profile    string `json:"profile"`
-	PodUID     string `json:"pod_uid"`
-	ChosenNode string `json:"chosen_node"`
+	Profile string `json:"profile"`
+	PodUID  string `json:"pod_uid"`
+	// Outcome is "placed", "unreserved", "unschedulable" or "not reported".
+	Outcome              string `json:"outcome"`
+	ChosenNode           string `json:"chosen_node"`
+	UnschedulableMessage string `json:"unschedulable_message"`
+	NodesFiltered        int    `json:"nodes_filtered"`
+	NodesRejected        int    `json:"nodes_rejected"`
+	NodesPassed          int    `json:"nodes_passed"`
+	// Rejections are the native filters' rejections by reason.
+	Rejections []ExplainRejections `json:"rejections"`
 	Timings    []struct {
 		Plugin  string  `json:"plugin"`
 		Hook    string  `json:"hook"`
 		Seconds float64 `json:"seconds"`
 	} `json:"timings"`
 	Explain []ExplainNode `json:"explain"`
+}
+
+// ExplainRejections are the nodes a native filter rejected for one reason.
+type ExplainRejections struct {
+	Plugin  string   `json:"plugin"`
+	Verdict string   `json:"verdict"`
+	Reason  string   `json:"reason"`
+	Nodes   []string `json:"nodes"`
 }
 
 // ExplainNode is one node's row: the same keys as simulate's.

@@ -18,6 +18,10 @@
 //               Score plugin's scores, already normalized into [0, 100]
 //   WatchSession held open for the session's life: the host's identity, and
 //               the end of the stream when the session or the host ends
+//   NoteCycles  off the scheduling cycle, when kube-scheduler decides what
+//               became of a pod (a node reserved or unreserved, no node
+//               found): for the host's record behind Explain; no answer
+//               depends on it
 //
 // Every answer names the host that computed it (HostIdentity). The shim
 // keeps some answers beyond their cycle (a node's verdict for the next
@@ -35,7 +39,7 @@
 // answer itself, instead of handing both to gRPC's own goroutines, which on
 // a busy scheduler wait for a free thread. The calls, their errors and the
 // table-version trailer mean the same on both; the shim falls back to gRPC
-// whenever the fast socket cannot be reached.
+// whenever the fast socket cannot be reached. NoteCycles goes there too.
 //
 // Errors are gRPC statuses with a message a person can act on:
 //   FAILED_PRECONDITION  unknown session, or a delta that does not apply to
@@ -548,7 +552,13 @@ type HandshakeResponse struct {
 	// FilterNodesRequest.score_ahead, PreScoreRequest.raw) and reads
 	// Placement.scored. A host that predates it ignores those fields, and the
 	// shim makes its PreScore calls as before.
-	ScoresAhead   bool `protobuf:"varint,9,opt,name=scores_ahead,json=scoresAhead,proto3" json:"scores_ahead,omitempty"`
+	ScoresAhead bool `protobuf:"varint,9,opt,name=scores_ahead,json=scoresAhead,proto3" json:"scores_ahead,omitempty"`
+	// True: the host takes NoteCycles (and FastRequest.notes on the fast
+	// path), so the shim tells it what became of each cycle as soon as
+	// kube-scheduler decides it. A host that predates it leaves it false,
+	// and the shim sends the same Placements with its next PreFilter or
+	// PreScore, as before.
+	CycleNotes    bool `protobuf:"varint,10,opt,name=cycle_notes,json=cycleNotes,proto3" json:"cycle_notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -642,6 +652,13 @@ func (x *HandshakeResponse) GetPreScoreDelta() bool {
 func (x *HandshakeResponse) GetScoresAhead() bool {
 	if x != nil {
 		return x.ScoresAhead
+	}
+	return false
+}
+
+func (x *HandshakeResponse) GetCycleNotes() bool {
+	if x != nil {
+		return x.CycleNotes
 	}
 	return false
 }
@@ -2447,8 +2464,11 @@ func (x *PreFilterRequest) GetScoreAhead() bool {
 	return false
 }
 
-// One pod's chosen node, as kube-scheduler reserved it; or (node empty)
-// the nodes kube-scheduler scored from the scores the host computed ahead.
+// What became of one pod's cycle: the node kube-scheduler reserved (or
+// unreserved); or (node empty) the nodes it scored from the scores the host
+// computed ahead; or that it found no node. For the host's record of recent
+// cycles (`schedplug explain`): it changes no answer, and a host that
+// predates a field ignores it.
 type Placement struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	PodUid string                 `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
@@ -2460,7 +2480,16 @@ type Placement struct {
 	// with `raw`), ascending. The host's record of recent cycles
 	// (`schedplug explain`) normalizes the raw scores it kept over them; it
 	// changes no answer.
-	Scored        []uint32 `protobuf:"varint,3,rep,packed,name=scored,proto3" json:"scored,omitempty"`
+	Scored []uint32 `protobuf:"varint,3,rep,packed,name=scored,proto3" json:"scored,omitempty"`
+	// Set with `node`: kube-scheduler undid that reservation (Unreserve: a
+	// later Reserve plugin, Permit, PreBind or the binding failed) and will
+	// try the pod again.
+	Unreserved bool `protobuf:"varint,4,opt,name=unreserved,proto3" json:"unreserved,omitempty"`
+	// Set when kube-scheduler found no node for the pod (its PostFilter);
+	// `message` is then what its filters said, the text its FailedScheduling
+	// event begins with ("0/5 nodes are available: 3 Insufficient cpu, ...").
+	Unschedulable bool   `protobuf:"varint,5,opt,name=unschedulable,proto3" json:"unschedulable,omitempty"`
+	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2514,6 +2543,27 @@ func (x *Placement) GetScored() []uint32 {
 		return x.Scored
 	}
 	return nil
+}
+
+func (x *Placement) GetUnreserved() bool {
+	if x != nil {
+		return x.Unreserved
+	}
+	return false
+}
+
+func (x *Placement) GetUnschedulable() bool {
+	if x != nil {
+		return x.Unschedulable
+	}
+	return false
+}
+
+func (x *Placement) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
 }
 
 type PreFilterResponse struct {
@@ -3775,9 +3825,19 @@ type ExplainedCycle struct {
 	// Plugins that did not finish before their deadline, with why.
 	Unfinished []string `protobuf:"bytes,17,rep,name=unfinished,proto3" json:"unfinished,omitempty"`
 	// Nodes beyond the record's per-cycle cap, not listed in `nodes`.
-	NodesLeftOut  uint32 `protobuf:"varint,18,opt,name=nodes_left_out,json=nodesLeftOut,proto3" json:"nodes_left_out,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NodesLeftOut uint32 `protobuf:"varint,18,opt,name=nodes_left_out,json=nodesLeftOut,proto3" json:"nodes_left_out,omitempty"`
+	// How many node evaluations a native filter rejected, listed or not
+	// (nodes_filtered minus this passed every native filter).
+	NodesRejected uint32 `protobuf:"varint,19,opt,name=nodes_rejected,json=nodesRejected,proto3" json:"nodes_rejected,omitempty"`
+	// What became of the cycle, as the shim told the host (Placement):
+	// kube-scheduler undid the reservation of `chosen_node`; or it found no
+	// node for the pod, and what its filters said. Neither, and no
+	// chosen_node: the host was not told (yet).
+	Unreserved           bool   `protobuf:"varint,20,opt,name=unreserved,proto3" json:"unreserved,omitempty"`
+	Unschedulable        bool   `protobuf:"varint,21,opt,name=unschedulable,proto3" json:"unschedulable,omitempty"`
+	UnschedulableMessage string `protobuf:"bytes,22,opt,name=unschedulable_message,json=unschedulableMessage,proto3" json:"unschedulable_message,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *ExplainedCycle) Reset() {
@@ -3936,6 +3996,34 @@ func (x *ExplainedCycle) GetNodesLeftOut() uint32 {
 	return 0
 }
 
+func (x *ExplainedCycle) GetNodesRejected() uint32 {
+	if x != nil {
+		return x.NodesRejected
+	}
+	return 0
+}
+
+func (x *ExplainedCycle) GetUnreserved() bool {
+	if x != nil {
+		return x.Unreserved
+	}
+	return false
+}
+
+func (x *ExplainedCycle) GetUnschedulable() bool {
+	if x != nil {
+		return x.Unschedulable
+	}
+	return false
+}
+
+func (x *ExplainedCycle) GetUnschedulableMessage() string {
+	if x != nil {
+		return x.UnschedulableMessage
+	}
+	return ""
+}
+
 type ExplainResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Oldest first.
@@ -3999,6 +4087,104 @@ func (x *ExplainResponse) GetIdentity() *HostIdentity {
 	return nil
 }
 
+type CycleNotes struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// As PreFilterRequest.placed: what became of the session's cycles since
+	// its last call or note.
+	Placed        []*Placement `protobuf:"bytes,2,rep,name=placed,proto3" json:"placed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CycleNotes) Reset() {
+	*x = CycleNotes{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CycleNotes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CycleNotes) ProtoMessage() {}
+
+func (x *CycleNotes) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CycleNotes.ProtoReflect.Descriptor instead.
+func (*CycleNotes) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *CycleNotes) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CycleNotes) GetPlaced() []*Placement {
+	if x != nil {
+		return x.Placed
+	}
+	return nil
+}
+
+type CycleNotesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Identity      *HostIdentity          `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CycleNotesResponse) Reset() {
+	*x = CycleNotesResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CycleNotesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CycleNotesResponse) ProtoMessage() {}
+
+func (x *CycleNotesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CycleNotesResponse.ProtoReflect.Descriptor instead.
+func (*CycleNotesResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *CycleNotesResponse) GetIdentity() *HostIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
 type FastRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Call:
@@ -4006,6 +4192,7 @@ type FastRequest struct {
 	//	*FastRequest_PreFilter
 	//	*FastRequest_PreScore
 	//	*FastRequest_FilterNodes
+	//	*FastRequest_Notes
 	Call isFastRequest_Call `protobuf_oneof:"call"`
 	// What gRPC's deadline is on the other path: the time left for the call,
 	// in microseconds, when it was sent (0: no deadline).
@@ -4016,7 +4203,7 @@ type FastRequest struct {
 
 func (x *FastRequest) Reset() {
 	*x = FastRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4028,7 +4215,7 @@ func (x *FastRequest) String() string {
 func (*FastRequest) ProtoMessage() {}
 
 func (x *FastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4041,7 +4228,7 @@ func (x *FastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastRequest.ProtoReflect.Descriptor instead.
 func (*FastRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{43}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *FastRequest) GetCall() isFastRequest_Call {
@@ -4078,6 +4265,15 @@ func (x *FastRequest) GetFilterNodes() *FilterNodesRequest {
 	return nil
 }
 
+func (x *FastRequest) GetNotes() *CycleNotes {
+	if x != nil {
+		if x, ok := x.Call.(*FastRequest_Notes); ok {
+			return x.Notes
+		}
+	}
+	return nil
+}
+
 func (x *FastRequest) GetTimeoutMicros() int64 {
 	if x != nil {
 		return x.TimeoutMicros
@@ -4101,11 +4297,18 @@ type FastRequest_FilterNodes struct {
 	FilterNodes *FilterNodesRequest `protobuf:"bytes,4,opt,name=filter_nodes,json=filterNodes,proto3,oneof"`
 }
 
+type FastRequest_Notes struct {
+	// Sent only to a host whose Handshake set cycle_notes.
+	Notes *CycleNotes `protobuf:"bytes,5,opt,name=notes,proto3,oneof"`
+}
+
 func (*FastRequest_PreFilter) isFastRequest_Call() {}
 
 func (*FastRequest_PreScore) isFastRequest_Call() {}
 
 func (*FastRequest_FilterNodes) isFastRequest_Call() {}
+
+func (*FastRequest_Notes) isFastRequest_Call() {}
 
 type FastResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4117,6 +4320,7 @@ type FastResponse struct {
 	//
 	//	*FastResponse_PreFilter
 	//	*FastResponse_PreScore
+	//	*FastResponse_Notes
 	Answer isFastResponse_Answer `protobuf_oneof:"answer"`
 	// The "schedplug-table-version" trailer of a gRPC PreFilter, when the host
 	// sent it.
@@ -4128,7 +4332,7 @@ type FastResponse struct {
 
 func (x *FastResponse) Reset() {
 	*x = FastResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4140,7 +4344,7 @@ func (x *FastResponse) String() string {
 func (*FastResponse) ProtoMessage() {}
 
 func (x *FastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4153,7 +4357,7 @@ func (x *FastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastResponse.ProtoReflect.Descriptor instead.
 func (*FastResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{44}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *FastResponse) GetCode() int32 {
@@ -4195,6 +4399,15 @@ func (x *FastResponse) GetPreScore() *PreScoreResponse {
 	return nil
 }
 
+func (x *FastResponse) GetNotes() *CycleNotesResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*FastResponse_Notes); ok {
+			return x.Notes
+		}
+	}
+	return nil
+}
+
 func (x *FastResponse) GetHasTableVersion() bool {
 	if x != nil {
 		return x.HasTableVersion
@@ -4222,9 +4435,15 @@ type FastResponse_PreScore struct {
 	PreScore *PreScoreResponse `protobuf:"bytes,4,opt,name=pre_score,json=preScore,proto3,oneof"`
 }
 
+type FastResponse_Notes struct {
+	Notes *CycleNotesResponse `protobuf:"bytes,7,opt,name=notes,proto3,oneof"`
+}
+
 func (*FastResponse_PreFilter) isFastResponse_Answer() {}
 
 func (*FastResponse_PreScore) isFastResponse_Answer() {}
+
+func (*FastResponse_Notes) isFastResponse_Answer() {}
 
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4234,7 +4453,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4246,7 +4465,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4259,7 +4478,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{45}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{47}
 }
 
 // A plugin file the host serves from.
@@ -4275,7 +4494,7 @@ type PluginBuild struct {
 
 func (x *PluginBuild) Reset() {
 	*x = PluginBuild{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4287,7 +4506,7 @@ func (x *PluginBuild) String() string {
 func (*PluginBuild) ProtoMessage() {}
 
 func (x *PluginBuild) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4300,7 +4519,7 @@ func (x *PluginBuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginBuild.ProtoReflect.Descriptor instead.
 func (*PluginBuild) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{46}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *PluginBuild) GetPlugin() string {
@@ -4348,7 +4567,7 @@ type RefusedChange struct {
 
 func (x *RefusedChange) Reset() {
 	*x = RefusedChange{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4360,7 +4579,7 @@ func (x *RefusedChange) String() string {
 func (*RefusedChange) ProtoMessage() {}
 
 func (x *RefusedChange) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4373,7 +4592,7 @@ func (x *RefusedChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefusedChange.ProtoReflect.Descriptor instead.
 func (*RefusedChange) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{47}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RefusedChange) GetFile() string {
@@ -4426,7 +4645,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4438,7 +4657,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4451,7 +4670,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{48}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *StatusResponse) GetIdentity() *HostIdentity {
@@ -4532,7 +4751,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\targs_json\x18\x03 \x01(\tR\bargsJson\x12%\n" +
 	"\x0efailure_policy\x18\x04 \x01(\tR\rfailurePolicy\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\x8d\x03\n" +
+	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xae\x03\n" +
 	"\x11HandshakeResponse\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1d\n" +
 	"\n" +
@@ -4543,7 +4762,10 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x10fast_path_socket\x18\x06 \x01(\tR\x0efastPathSocket\x126\n" +
 	"\bidentity\x18\a \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12&\n" +
 	"\x0fpre_score_delta\x18\b \x01(\bR\rpreScoreDelta\x12!\n" +
-	"\fscores_ahead\x18\t \x01(\bR\vscoresAhead\"\xea\x02\n" +
+	"\fscores_ahead\x18\t \x01(\bR\vscoresAhead\x12\x1f\n" +
+	"\vcycle_notes\x18\n" +
+	" \x01(\bR\n" +
+	"cycleNotes\"\xea\x02\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -4709,11 +4931,16 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\bevaluate\x18\x05 \x03(\rR\bevaluate\x12/\n" +
 	"\x06placed\x18\x06 \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\x12\x1f\n" +
 	"\vscore_ahead\x18\a \x01(\bR\n" +
-	"scoreAhead\"P\n" +
+	"scoreAhead\"\xb0\x01\n" +
 	"\tPlacement\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x16\n" +
-	"\x06scored\x18\x03 \x03(\rR\x06scored\"\xb0\x04\n" +
+	"\x06scored\x18\x03 \x03(\rR\x06scored\x12\x1e\n" +
+	"\n" +
+	"unreserved\x18\x04 \x01(\bR\n" +
+	"unreserved\x12$\n" +
+	"\runschedulable\x18\x05 \x01(\bR\runschedulable\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\"\xb0\x04\n" +
 	"\x11PreFilterResponse\x12#\n" +
 	"\rtable_version\x18\x01 \x01(\x04R\ftableVersion\x12\x18\n" +
 	"\aplugins\x18\x02 \x03(\tR\aplugins\x12\x18\n" +
@@ -4819,7 +5046,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\fPluginTiming\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x12\n" +
 	"\x04hook\x18\x02 \x01(\tR\x04hook\x12\x14\n" +
-	"\x05nanos\x18\x03 \x01(\x03R\x05nanos\"\x9b\x05\n" +
+	"\x05nanos\x18\x03 \x01(\x03R\x05nanos\"\xbd\x06\n" +
 	"\x0eExplainedCycle\x12%\n" +
 	"\x0escheduler_name\x18\x01 \x01(\tR\rschedulerName\x12#\n" +
 	"\rpod_namespace\x18\x02 \x01(\tR\fpodNamespace\x12\x19\n" +
@@ -4842,24 +5069,39 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\n" +
 	"unfinished\x18\x11 \x03(\tR\n" +
 	"unfinished\x12$\n" +
-	"\x0enodes_left_out\x18\x12 \x01(\rR\fnodesLeftOut\"\x9a\x01\n" +
+	"\x0enodes_left_out\x18\x12 \x01(\rR\fnodesLeftOut\x12%\n" +
+	"\x0enodes_rejected\x18\x13 \x01(\rR\rnodesRejected\x12\x1e\n" +
+	"\n" +
+	"unreserved\x18\x14 \x01(\bR\n" +
+	"unreserved\x12$\n" +
+	"\runschedulable\x18\x15 \x01(\bR\runschedulable\x123\n" +
+	"\x15unschedulable_message\x18\x16 \x01(\tR\x14unschedulableMessage\"\x9a\x01\n" +
 	"\x0fExplainResponse\x124\n" +
 	"\x06cycles\x18\x01 \x03(\v2\x1c.schedplug.v1.ExplainedCycleR\x06cycles\x12\x19\n" +
 	"\bnot_held\x18\x02 \x01(\tR\anotHeld\x126\n" +
-	"\bidentity\x18\x03 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\x82\x02\n" +
+	"\bidentity\x18\x03 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\\\n" +
+	"\n" +
+	"CycleNotes\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
+	"\x06placed\x18\x02 \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\"L\n" +
+	"\x12CycleNotesResponse\x126\n" +
+	"\bidentity\x18\x01 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xb4\x02\n" +
 	"\vFastRequest\x12?\n" +
 	"\n" +
 	"pre_filter\x18\x01 \x01(\v2\x1e.schedplug.v1.PreFilterRequestH\x00R\tpreFilter\x12<\n" +
 	"\tpre_score\x18\x02 \x01(\v2\x1d.schedplug.v1.PreScoreRequestH\x00R\bpreScore\x12E\n" +
-	"\ffilter_nodes\x18\x04 \x01(\v2 .schedplug.v1.FilterNodesRequestH\x00R\vfilterNodes\x12%\n" +
+	"\ffilter_nodes\x18\x04 \x01(\v2 .schedplug.v1.FilterNodesRequestH\x00R\vfilterNodes\x120\n" +
+	"\x05notes\x18\x05 \x01(\v2\x18.schedplug.v1.CycleNotesH\x00R\x05notes\x12%\n" +
 	"\x0etimeout_micros\x18\x03 \x01(\x03R\rtimeoutMicrosB\x06\n" +
-	"\x04call\"\x98\x02\n" +
+	"\x04call\"\xd2\x02\n" +
 	"\fFastResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12@\n" +
 	"\n" +
 	"pre_filter\x18\x03 \x01(\v2\x1f.schedplug.v1.PreFilterResponseH\x00R\tpreFilter\x12=\n" +
-	"\tpre_score\x18\x04 \x01(\v2\x1e.schedplug.v1.PreScoreResponseH\x00R\bpreScore\x12*\n" +
+	"\tpre_score\x18\x04 \x01(\v2\x1e.schedplug.v1.PreScoreResponseH\x00R\bpreScore\x128\n" +
+	"\x05notes\x18\a \x01(\v2 .schedplug.v1.CycleNotesResponseH\x00R\x05notes\x12*\n" +
 	"\x11has_table_version\x18\x05 \x01(\bR\x0fhasTableVersion\x12#\n" +
 	"\rtable_version\x18\x06 \x01(\x04R\ftableVersionB\b\n" +
 	"\x06answer\"\x0f\n" +
@@ -4898,7 +5140,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x17NORMALIZATION_BY_PLUGIN\x10\x00\x12\x16\n" +
 	"\x12NORMALIZATION_NONE\x10\x01\x12\x18\n" +
 	"\x14NORMALIZATION_LINEAR\x10\x02\x12\x19\n" +
-	"\x15NORMALIZATION_REVERSE\x10\x032\xe2\x04\n" +
+	"\x15NORMALIZATION_REVERSE\x10\x032\xac\x05\n" +
 	"\x04Host\x12L\n" +
 	"\tHandshake\x12\x1e.schedplug.v1.HandshakeRequest\x1a\x1f.schedplug.v1.HandshakeResponse\x12L\n" +
 	"\tPreFilter\x12\x1e.schedplug.v1.PreFilterRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12P\n" +
@@ -4906,7 +5148,9 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x06Filter\x12\x1b.schedplug.v1.FilterRequest\x1a\x1c.schedplug.v1.FilterResponse\x12I\n" +
 	"\bPreScore\x12\x1d.schedplug.v1.PreScoreRequest\x1a\x1e.schedplug.v1.PreScoreResponse\x12O\n" +
 	"\fWatchSession\x12!.schedplug.v1.WatchSessionRequest\x1a\x1a.schedplug.v1.SessionEvent0\x01\x12F\n" +
-	"\aExplain\x12\x1c.schedplug.v1.ExplainRequest\x1a\x1d.schedplug.v1.ExplainResponse\x12C\n" +
+	"\aExplain\x12\x1c.schedplug.v1.ExplainRequest\x1a\x1d.schedplug.v1.ExplainResponse\x12H\n" +
+	"\n" +
+	"NoteCycles\x12\x18.schedplug.v1.CycleNotes\x1a .schedplug.v1.CycleNotesResponse\x12C\n" +
 	"\x06Status\x12\x1b.schedplug.v1.StatusRequest\x1a\x1c.schedplug.v1.StatusResponseBAZ?schedplug.dev/integration/scheduler/gen/schedplugv1;schedplugv1b\x06proto3"
 
 var (
@@ -4922,7 +5166,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),             // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                        // 1: schedplug.v1.Code
@@ -4970,12 +5214,14 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*PluginTiming)(nil),             // 43: schedplug.v1.PluginTiming
 	(*ExplainedCycle)(nil),           // 44: schedplug.v1.ExplainedCycle
 	(*ExplainResponse)(nil),          // 45: schedplug.v1.ExplainResponse
-	(*FastRequest)(nil),              // 46: schedplug.v1.FastRequest
-	(*FastResponse)(nil),             // 47: schedplug.v1.FastResponse
-	(*StatusRequest)(nil),            // 48: schedplug.v1.StatusRequest
-	(*PluginBuild)(nil),              // 49: schedplug.v1.PluginBuild
-	(*RefusedChange)(nil),            // 50: schedplug.v1.RefusedChange
-	(*StatusResponse)(nil),           // 51: schedplug.v1.StatusResponse
+	(*CycleNotes)(nil),               // 46: schedplug.v1.CycleNotes
+	(*CycleNotesResponse)(nil),       // 47: schedplug.v1.CycleNotesResponse
+	(*FastRequest)(nil),              // 48: schedplug.v1.FastRequest
+	(*FastResponse)(nil),             // 49: schedplug.v1.FastResponse
+	(*StatusRequest)(nil),            // 50: schedplug.v1.StatusRequest
+	(*PluginBuild)(nil),              // 51: schedplug.v1.PluginBuild
+	(*RefusedChange)(nil),            // 52: schedplug.v1.RefusedChange
+	(*StatusResponse)(nil),           // 53: schedplug.v1.StatusResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
@@ -5048,36 +5294,42 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	43, // 67: schedplug.v1.ExplainedCycle.timings:type_name -> schedplug.v1.PluginTiming
 	44, // 68: schedplug.v1.ExplainResponse.cycles:type_name -> schedplug.v1.ExplainedCycle
 	3,  // 69: schedplug.v1.ExplainResponse.identity:type_name -> schedplug.v1.HostIdentity
-	28, // 70: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
-	36, // 71: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
-	33, // 72: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
-	30, // 73: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
-	38, // 74: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
-	3,  // 75: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
-	49, // 76: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
-	50, // 77: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
-	49, // 78: schedplug.v1.StatusResponse.shadows:type_name -> schedplug.v1.PluginBuild
-	4,  // 79: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	28, // 80: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	33, // 81: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
-	34, // 82: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	36, // 83: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	39, // 84: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
-	41, // 85: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
-	48, // 86: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
-	7,  // 87: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	30, // 88: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	30, // 89: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
-	35, // 90: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	38, // 91: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	40, // 92: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
-	45, // 93: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
-	51, // 94: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
-	87, // [87:95] is the sub-list for method output_type
-	79, // [79:87] is the sub-list for method input_type
-	79, // [79:79] is the sub-list for extension type_name
-	79, // [79:79] is the sub-list for extension extendee
-	0,  // [0:79] is the sub-list for field type_name
+	29, // 70: schedplug.v1.CycleNotes.placed:type_name -> schedplug.v1.Placement
+	3,  // 71: schedplug.v1.CycleNotesResponse.identity:type_name -> schedplug.v1.HostIdentity
+	28, // 72: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
+	36, // 73: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
+	33, // 74: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
+	46, // 75: schedplug.v1.FastRequest.notes:type_name -> schedplug.v1.CycleNotes
+	30, // 76: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
+	38, // 77: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
+	47, // 78: schedplug.v1.FastResponse.notes:type_name -> schedplug.v1.CycleNotesResponse
+	3,  // 79: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
+	51, // 80: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
+	52, // 81: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
+	51, // 82: schedplug.v1.StatusResponse.shadows:type_name -> schedplug.v1.PluginBuild
+	4,  // 83: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	28, // 84: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	33, // 85: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	34, // 86: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	36, // 87: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	39, // 88: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
+	41, // 89: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
+	46, // 90: schedplug.v1.Host.NoteCycles:input_type -> schedplug.v1.CycleNotes
+	50, // 91: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
+	7,  // 92: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	30, // 93: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	30, // 94: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	35, // 95: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	38, // 96: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	40, // 97: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
+	45, // 98: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
+	47, // 99: schedplug.v1.Host.NoteCycles:output_type -> schedplug.v1.CycleNotesResponse
+	53, // 100: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
+	92, // [92:101] is the sub-list for method output_type
+	83, // [83:92] is the sub-list for method input_type
+	83, // [83:83] is the sub-list for extension type_name
+	83, // [83:83] is the sub-list for extension extendee
+	0,  // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -5086,14 +5338,16 @@ func file_schedplug_v1_schedplug_proto_init() {
 		return
 	}
 	file_schedplug_v1_schedplug_proto_msgTypes[9].OneofWrappers = []any{}
-	file_schedplug_v1_schedplug_proto_msgTypes[43].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[45].OneofWrappers = []any{
 		(*FastRequest_PreFilter)(nil),
 		(*FastRequest_PreScore)(nil),
 		(*FastRequest_FilterNodes)(nil),
+		(*FastRequest_Notes)(nil),
 	}
-	file_schedplug_v1_schedplug_proto_msgTypes[44].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[46].OneofWrappers = []any{
 		(*FastResponse_PreFilter)(nil),
 		(*FastResponse_PreScore)(nil),
+		(*FastResponse_Notes)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -5101,7 +5355,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   49,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

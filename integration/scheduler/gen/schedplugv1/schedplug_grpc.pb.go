@@ -18,6 +18,10 @@
 //               Score plugin's scores, already normalized into [0, 100]
 //   WatchSession held open for the session's life: the host's identity, and
 //               the end of the stream when the session or the host ends
+//   NoteCycles  off the scheduling cycle, when kube-scheduler decides what
+//               became of a pod (a node reserved or unreserved, no node
+//               found): for the host's record behind Explain; no answer
+//               depends on it
 //
 // Every answer names the host that computed it (HostIdentity). The shim
 // keeps some answers beyond their cycle (a node's verdict for the next
@@ -35,7 +39,7 @@
 // answer itself, instead of handing both to gRPC's own goroutines, which on
 // a busy scheduler wait for a free thread. The calls, their errors and the
 // table-version trailer mean the same on both; the shim falls back to gRPC
-// whenever the fast socket cannot be reached.
+// whenever the fast socket cannot be reached. NoteCycles goes there too.
 //
 // Errors are gRPC statuses with a message a person can act on:
 //   FAILED_PRECONDITION  unknown session, or a delta that does not apply to
@@ -74,6 +78,7 @@ const (
 	Host_PreScore_FullMethodName     = "/schedplug.v1.Host/PreScore"
 	Host_WatchSession_FullMethodName = "/schedplug.v1.Host/WatchSession"
 	Host_Explain_FullMethodName      = "/schedplug.v1.Host/Explain"
+	Host_NoteCycles_FullMethodName   = "/schedplug.v1.Host/NoteCycles"
 	Host_Status_FullMethodName       = "/schedplug.v1.Host/Status"
 )
 
@@ -90,6 +95,12 @@ type HostClient interface {
 	// Read-only: what the host kept of a pod's recent cycles
 	// (`schedplug explain`). Served to the same peers as the other calls.
 	Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainResponse, error)
+	// What became of the session's recent cycles (Placement), for the record
+	// Explain answers from; changes no answer. The shim sends it off the
+	// scheduling cycle, without waiting, when the Handshake set
+	// `cycle_notes`; otherwise the next PreFilter or PreScore carries the
+	// same Placements.
+	NoteCycles(ctx context.Context, in *CycleNotes, opts ...grpc.CallOption) (*CycleNotesResponse, error)
 	// Read-only: the plugin builds the host serves and the changes it
 	// refused to take (`schedplug-host probe --details`). Served to the same
 	// peers as the other calls.
@@ -183,6 +194,16 @@ func (c *hostClient) Explain(ctx context.Context, in *ExplainRequest, opts ...gr
 	return out, nil
 }
 
+func (c *hostClient) NoteCycles(ctx context.Context, in *CycleNotes, opts ...grpc.CallOption) (*CycleNotesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CycleNotesResponse)
+	err := c.cc.Invoke(ctx, Host_NoteCycles_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *hostClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -206,6 +227,12 @@ type HostServer interface {
 	// Read-only: what the host kept of a pod's recent cycles
 	// (`schedplug explain`). Served to the same peers as the other calls.
 	Explain(context.Context, *ExplainRequest) (*ExplainResponse, error)
+	// What became of the session's recent cycles (Placement), for the record
+	// Explain answers from; changes no answer. The shim sends it off the
+	// scheduling cycle, without waiting, when the Handshake set
+	// `cycle_notes`; otherwise the next PreFilter or PreScore carries the
+	// same Placements.
+	NoteCycles(context.Context, *CycleNotes) (*CycleNotesResponse, error)
 	// Read-only: the plugin builds the host serves and the changes it
 	// refused to take (`schedplug-host probe --details`). Served to the same
 	// peers as the other calls.
@@ -240,6 +267,9 @@ func (UnimplementedHostServer) WatchSession(*WatchSessionRequest, grpc.ServerStr
 }
 func (UnimplementedHostServer) Explain(context.Context, *ExplainRequest) (*ExplainResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Explain not implemented")
+}
+func (UnimplementedHostServer) NoteCycles(context.Context, *CycleNotes) (*CycleNotesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method NoteCycles not implemented")
 }
 func (UnimplementedHostServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
@@ -384,6 +414,24 @@ func _Host_Explain_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_NoteCycles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CycleNotes)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).NoteCycles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_NoteCycles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).NoteCycles(ctx, req.(*CycleNotes))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Host_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -432,6 +480,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Explain",
 			Handler:    _Host_Explain_Handler,
+		},
+		{
+			MethodName: "NoteCycles",
+			Handler:    _Host_NoteCycles_Handler,
 		},
 		{
 			MethodName: "Status",

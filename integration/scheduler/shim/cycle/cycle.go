@@ -62,9 +62,12 @@ type Cycle struct {
 	// failureNoted: the call's failure was logged and counted (once per
 	// cycle, by whoever met it first).
 	failureNoted atomic.Bool
-	// reserved: the node kube-scheduler reserved was passed to the host's
-	// record (once per cycle, by the profile's first native plugin).
-	reserved atomic.Bool
+	// reserved, unreserved, unschedulable: what became of the cycle was
+	// passed to the host's record (once per cycle each, by the profile's
+	// first native plugin that kube-scheduler told).
+	reserved      atomic.Bool
+	unreserved    atomic.Bool
+	unschedulable atomic.Bool
 	// record: what the cycle answered kube-scheduler, for the simulator's
 	// annotations (nil: the profile does not write them); PreScore then
 	// asks for the scores before normalization too.
@@ -75,15 +78,32 @@ type Cycle struct {
 // the profile does not write them.
 func (c *Cycle) Record() *simannot.Record { return c.record }
 
-// Reserved tells the host, with its next call, that kube-scheduler
-// reserved `node` for the cycle's pod, so that `schedplug explain` shows
-// the chosen node. Every native plugin of the profile reports it; the
-// first one counts.
+// Reserved tells the host that kube-scheduler reserved `node` for the
+// cycle's pod, so that `schedplug explain` shows the chosen node. Every
+// native plugin of the profile reports it; the first one counts.
 func (c *Cycle) Reserved(node string) {
 	if c.reserved.Swap(true) {
 		return
 	}
 	c.t.host.Placed(c.pod.GetUid(), node)
+}
+
+// Unreserved tells the host that kube-scheduler undid the reservation of
+// `node` (a later Reserve plugin, Permit, PreBind or the binding failed).
+func (c *Cycle) Unreserved(node string) {
+	if c.unreserved.Swap(true) {
+		return
+	}
+	c.t.host.Unreserved(c.pod.GetUid(), node)
+}
+
+// Unschedulable tells the host that kube-scheduler found no node for the
+// cycle's pod; `message` is what its filters said.
+func (c *Cycle) Unschedulable(message string) {
+	if c.unschedulable.Swap(true) {
+		return
+	}
+	c.t.host.Unschedulable(c.pod.GetUid(), message)
 }
 
 // Clone is the cycle itself: clones of a CycleState share one cycle.

@@ -3,6 +3,7 @@ package cycle
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -34,24 +35,56 @@ type Host struct {
 	// answer is not read yet: every call that uses the table reads it
 	// first (settle), since the next delta depends on its outcome.
 	ahead *aheadCall
-	// placed: where kube-scheduler reserved pods since the last call, for
-	// the host's record of recent cycles (`schedplug explain`); the next
-	// PreFilter or PreScore carries them.
+	// placed: what became of recent cycles (kube-scheduler reserved or
+	// unreserved a node, scored nodes, found none) that the host was not
+	// told yet, for its record of recent cycles (`schedplug explain`). The
+	// next PreFilter or PreScore carries them; a host that takes notes
+	// (Session.CycleNotes) gets those no call carried soon in a note
+	// (noteSoon).
 	placedMu sync.Mutex
 	placed   []*pb.Placement
+	// noting: a note is due (noteSoon) or being sent (sendNotes).
+	noting atomic.Bool
 }
 
 // maxPlacements bounds the placements waiting for a call (a profile whose
 // pods need no host call for a while): the oldest go first.
 const maxPlacements = 256
 
-// Placed notes that kube-scheduler reserved `node` for the pod `uid`.
+// noteTimeout bounds one NoteCycles call; it runs off the scheduling
+// cycle, so only the placements it carries wait for it.
+const noteTimeout = 5 * time.Second
+
+// noteLinger is how long placements wait for the next call to carry them
+// before a note of their own goes: a busy scheduler's next cycle comes
+// sooner and no note is needed; in a quiet cluster the host learns what
+// became of the last cycle this much later.
+const noteLinger = 20 * time.Millisecond
+
+// Placed notes that kube-scheduler reserved `node` for the pod `uid`, for
+// the next call or a note (noteSoon).
 func (h *Host) Placed(uid, node string) {
 	h.place(&pb.Placement{PodUid: uid, Node: node})
+	h.noteSoon()
+}
+
+// Unreserved notes that kube-scheduler undid the reservation of `node`
+// for the pod `uid`.
+func (h *Host) Unreserved(uid, node string) {
+	h.place(&pb.Placement{PodUid: uid, Node: node, Unreserved: true})
+	h.noteSoon()
+}
+
+// Unschedulable notes that kube-scheduler found no node for the pod `uid`
+// (`message`: what its filters said).
+func (h *Host) Unschedulable(uid, message string) {
+	h.place(&pb.Placement{PodUid: uid, Unschedulable: true, Message: message})
+	h.noteSoon()
 }
 
 // Scored notes that the shim normalized the pod's scores ahead over the
-// nodes at `positions` of them (Placement.scored).
+// nodes at `positions` of them (Placement.scored). It goes with the
+// cycle's Reserve (Placed), which follows at once.
 func (h *Host) Scored(uid string, positions []uint32) {
 	h.place(&pb.Placement{PodUid: uid, Scored: positions})
 }
@@ -67,13 +100,73 @@ func (h *Host) place(p *pb.Placement) {
 
 // takePlaced returns the waiting placements and forgets them: the host
 // keeps no answer from them, so one lost with a failed call only leaves a
-// cycle's chosen node unknown.
+// cycle's outcome unknown.
 func (h *Host) takePlaced() []*pb.Placement {
 	h.placedMu.Lock()
 	defer h.placedMu.Unlock()
 	out := h.placed
 	h.placed = nil
 	return out
+}
+
+// putBack returns placements a note could not deliver, ahead of those
+// noted since, for the next call to carry.
+func (h *Host) putBack(ps []*pb.Placement) {
+	h.placedMu.Lock()
+	defer h.placedMu.Unlock()
+	h.placed = append(ps, h.placed...)
+	if over := len(h.placed) - maxPlacements; over > 0 {
+		h.placed = h.placed[over:]
+	}
+}
+
+func (h *Host) placedWaiting() bool {
+	h.placedMu.Lock()
+	defer h.placedMu.Unlock()
+	return len(h.placed) > 0
+}
+
+// noteSoon sends the waiting placements noteLinger from now, on a
+// goroutine of their own, unless a send is due already: the scheduling
+// cycle never waits for the host here. A host without notes gets them
+// with the next call instead.
+func (h *Host) noteSoon() {
+	if s := h.client.Current(); s == nil || !s.CycleNotes {
+		return
+	}
+	if h.noting.CompareAndSwap(false, true) {
+		time.AfterFunc(noteLinger, h.sendNotes)
+	}
+}
+
+// sendNotes sends NoteCycles until no placement waits (a call may have
+// carried them all). One that fails leaves its placements to the next
+// call.
+func (h *Host) sendNotes() {
+	for {
+		s := h.client.Current()
+		var batch []*pb.Placement
+		if s != nil && s.CycleNotes {
+			batch = h.takePlaced()
+		}
+		if len(batch) == 0 {
+			h.noting.Store(false)
+			// A placement noted after the take but before the flag
+			// cleared found the flag set and started no goroutine.
+			if h.placedWaiting() && s != nil && s.CycleNotes && h.noting.CompareAndSwap(false, true) {
+				continue
+			}
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
+		err := h.client.NoteCycles(ctx, s, &pb.CycleNotes{SessionId: s.ID, Placed: batch})
+		cancel()
+		if err != nil {
+			h.putBack(batch)
+			h.noting.Store(false)
+			return
+		}
+	}
 }
 
 // NewHost makes the calls on client's sessions.

@@ -3,6 +3,7 @@ package cycle
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,7 +88,10 @@ func TestFastPathAgainstRealHost(t *testing.T) {
 // the shim's normalization of them (no PreScore); "score-only" is the one
 // PreScore (with the delta) of a profile without native filters, over the
 // fast path, and "score-only-ahead" the same sent raw and read back, as a
-// score-only cycle does from PreFilter to PreScore. `go test -run '^$' -bench CycleRoundTrip ./scheduler/shim/cycle/`
+// score-only cycle does from PreFilter to PreScore; "ahead-reserved" is
+// "ahead" with kube-scheduler's Reserve, which tells a host that takes
+// notes off the cycle (NoteCycles) and an older host with the next call.
+// `go test -run '^$' -bench CycleRoundTrip ./scheduler/shim/cycle/`
 // (the benchmark starts the host, as the tests do).
 func BenchmarkCycleRoundTrip(b *testing.B) {
 	target := shimtest.StartRealHost(b)
@@ -105,11 +109,11 @@ func BenchmarkCycleRoundTrip(b *testing.B) {
 	for _, ni := range nodes {
 		byName[ni.Node().Name] = ni
 	}
-	for _, transport := range []string{"fast", "grpc", "ahead", "score-only", "score-only-ahead"} {
+	for _, transport := range []string{"fast", "grpc", "ahead", "ahead-reserved", "score-only", "score-only-ahead"} {
 		b.Run(transport, func(b *testing.B) {
 			h := hostOn(b, session.Config{Target: target, DisableFastPath: transport == "grpc"}, names)
 			call := preFilterCall{profile: "schedplug-scheduler", pod: wire.Pod(shimtest.Pod("p", nil), 0), nodes: nodes, timeout: time.Second,
-				snapshot: func(name string) fwk.NodeInfo { return byName[name] }, scoreAhead: transport == "ahead"}
+				snapshot: func(name string) fwk.NodeInfo { return byName[name] }, scoreAhead: strings.HasPrefix(transport, "ahead")}
 			c := &Cycle{t: &Tracker{host: h}, pod: call.pod, scoreOnly: transport == "score-only-ahead"}
 			ctx := context.Background()
 			b.ResetTimer()
@@ -130,13 +134,16 @@ func BenchmarkCycleRoundTrip(b *testing.B) {
 						b.Fatalf("scores ahead did not serve: %s", why)
 					}
 					continue
-				case "ahead":
+				case "ahead", "ahead-reserved":
 					r, err := h.preFilter(ctx, call)
 					if err != nil {
 						b.Fatal(err)
 					}
 					if s, why := c.fromAhead(r.ahead.Load(), feasible, nodes); s == nil {
 						b.Fatalf("scores ahead did not serve: %s", why)
+					}
+					if transport == "ahead-reserved" {
+						h.Placed(call.pod.GetUid(), feasible[i%len(feasible)])
 					}
 					continue
 				}

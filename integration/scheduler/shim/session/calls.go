@@ -17,7 +17,8 @@ import (
 // The calls of a scheduling cycle. PreFilter, FilterNodes and PreScore go
 // over the session's fast-path socket when the host offered one and fall
 // back to gRPC when it cannot be reached; Filter (preemption's single-node
-// calls) always goes over gRPC. Every answer's HostIdentity is checked
+// calls) always goes over gRPC. NoteCycles, made off the cycle, goes the
+// first way too. Every answer's HostIdentity is checked
 // against the session's (Session.noteAnswer).
 
 // tableVersionTrailer is the trailing metadata key in which the host
@@ -132,6 +133,18 @@ func (p *PendingPreScore) Wait(ctx context.Context) (*pb.PreScoreResponse, *uint
 		<-p.done
 	}
 	return p.resp, p.version, p.err
+}
+
+// NoteCycles tells the host what became of the session's recent cycles
+// (Session.CycleNotes says it takes them). No answer depends on it, so the
+// answer's identity is not checked.
+func (c *Client) NoteCycles(ctx context.Context, s *Session, req *pb.CycleNotes) error {
+	_, _, err := c.fastCall(ctx, s, "NoteCycles", &pb.FastRequest{Call: &pb.FastRequest_Notes{Notes: req}})
+	if errors.Is(err, errFastNotSent) {
+		_, err = c.grpc.NoteCycles(ctx, req)
+	}
+	countRPC("NoteCycles", err)
+	return err
 }
 
 // Filter evaluates one node whose state the request carries.

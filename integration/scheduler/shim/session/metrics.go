@@ -20,13 +20,13 @@ var (
 	fastPathCalls = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "fast_path_calls_total",
-		Help:           "PreFilter, FilterNodes and PreScore calls made over schedplug-host's fast-path socket instead of gRPC, by method (also counted in rpcs_total).",
+		Help:           "PreFilter, FilterNodes, PreScore and NoteCycles calls made over schedplug-host's fast-path socket instead of gRPC, by method (also counted in rpcs_total).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"method"})
 	fastPathFallbacks = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "fast_path_fallbacks_total",
-		Help:           "PreFilter, FilterNodes and PreScore calls made over gRPC although the host offered the fast path, because its socket could not be reached (the scheduler log says why, once per session).",
+		Help:           "PreFilter, FilterNodes, PreScore and NoteCycles calls made over gRPC although the host offered the fast path, because its socket could not be reached (the scheduler log says why, once per session).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"method"})
 	resyncs = metrics.NewCounter(&metrics.CounterOpts{

@@ -25,6 +25,9 @@ type Session struct {
 	// scores the shim normalizes over kube-scheduler's feasible nodes) and
 	// reads Placement.scored.
 	ScoresAhead bool
+	// CycleNotes: the host takes NoteCycles, so what became of a cycle
+	// goes to it as soon as kube-scheduler decides, not with the next call.
+	CycleNotes bool
 
 	plugins  atomic.Pointer[map[string]*pb.PluginInfo]
 	identity atomic.Pointer[Identity]
@@ -49,7 +52,7 @@ func identityOf(id *pb.HostIdentity) Identity {
 }
 
 func newSession(resp *pb.HandshakeResponse, fast *fastPath) *Session {
-	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), ScoresAhead: resp.GetScoresAhead(), fast: fast, ended: make(chan struct{})}
+	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), ScoresAhead: resp.GetScoresAhead(), CycleNotes: resp.GetCycleNotes(), fast: fast, ended: make(chan struct{})}
 	s.setPlugins(resp.GetPlugins())
 	id := identityOf(resp.GetIdentity())
 	s.identity.Store(&id)

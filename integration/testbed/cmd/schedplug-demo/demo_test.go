@@ -18,36 +18,13 @@ import (
 // FreeCpu and GoodScorer score), no NetworkLatency and so no latency file,
 // three nodes and two pods of the author's own.
 func TestDemoRunsAnAuthorsOwnPlugins(t *testing.T) {
-	plugins, err := testenv.SimTestPluginDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		file := filepath.Join(dir, name)
-		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return file
-	}
-	config := write("config.yaml", `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-  - schedulerName: default-scheduler
-    plugins:
-      multiPoint:
-        enabled:
-          - name: GoodFilter
-          - name: FreeCpu
-          - name: GoodScorer
-`)
 	node := func(name, cpu, labels string) string {
 		return "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: " + labels +
 			"\nstatus:\n  allocatable: {cpu: \"" + cpu + "\", memory: 8Gi, pods: \"110\"}\n"
 	}
-	nodes := write("nodes.yaml", node("roomy", "4", "{}")+node("cramped", "1", "{}")+
-		node("barred", "8", `{corpus/reject: "yes"}`))
-	pods := write("pods.yaml", `apiVersion: v1
+	nodes := node("roomy", "4", "{}") + node("cramped", "1", "{}") +
+		node("barred", "8", `{corpus/reject: "yes"}`)
+	pods := `apiVersion: v1
 kind: List
 items:
   - apiVersion: v1
@@ -60,15 +37,8 @@ items:
     metadata: {name: huge}
     spec:
       containers: [{name: app, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: "6"}}}]
-`)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out, err := run(ctx, os.Stderr, options{config: config, plugins: plugins, nodes: nodes, pods: pods, timeout: 2 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(out)
-	t.Logf("demo output:\n%s", text)
+`
+	text := runAuthorsDemo(t, []string{"GoodFilter", "FreeCpu", "GoodScorer"}, nodes, pods)
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^NODE +CPU +LABELS$`), // no LATENCY column
 		regexp.MustCompile(`(?m)^barred +8 +corpus/reject=yes$`),
@@ -86,6 +56,69 @@ items:
 	if strings.Contains(text, "LATENCY") {
 		t.Errorf("the node table shows latencies although the configuration does not use the sample latency file")
 	}
+}
+
+// The why table of a pod scheduled last, with nothing after it, comes
+// from the host's whole record of its cycle: the chosen node's native
+// scores beside the runner-up's.
+func TestDemoExplainsItsLastPod(t *testing.T) {
+	nodes := `apiVersion: v1
+kind: List
+items:
+  - {apiVersion: v1, kind: Node, metadata: {name: roomy}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+  - {apiVersion: v1, kind: Node, metadata: {name: middling}, status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}}
+  - {apiVersion: v1, kind: Node, metadata: {name: cramped}, status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}}
+`
+	pods := `apiVersion: v1
+kind: Pod
+metadata: {name: only}
+spec:
+  containers: [{name: app, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 500m}}}]
+`
+	text := runAuthorsDemo(t, []string{"FreeCpu", "GoodScorer"}, nodes, pods)
+	want := regexp.MustCompile(`(?m)^only +(roomy|middling|cramped): FreeCpu \d+ x1 \+ GoodScorer \d+ x1 = \d+; runner-up (roomy|middling|cramped): FreeCpu \d+ x1 \+ GoodScorer \d+ x1 = \d+$`)
+	if !want.MatchString(text) {
+		t.Errorf("the demo output has no line matching %q", want)
+	}
+}
+
+// runAuthorsDemo runs the demo on the test plugins of `schedplug simulate`
+// with `plugins` enabled under multiPoint and the -nodes and -pods files
+// holding `nodes` and `pods`, and returns its output.
+func runAuthorsDemo(t *testing.T, plugins []string, nodes, pods string) string {
+	t.Helper()
+	dir, err := testenv.SimTestPluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	write := func(name, text string) string {
+		file := filepath.Join(tmp, name)
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	config := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+`
+	for _, p := range plugins {
+		config += "          - name: " + p + "\n"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := run(ctx, os.Stderr, options{config: write("config.yaml", config), plugins: dir,
+		nodes: write("nodes.yaml", nodes), pods: write("pods.yaml", pods), timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("demo output:\n%s", out)
+	return string(out)
 }
 
 // TestDemoFlagsRefuseBadFiles: mistakes in -nodes / -pods files are

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"schedplug.dev/integration/testbed/testenv"
 )
@@ -18,8 +19,11 @@ import (
 func printWhy(w io.Writer, hostAddress string, c *cluster, rows []row) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tWHY, per native plugin (from schedplug-host's record: `schedplug explain`)")
+	// What became of a cycle reaches the host a moment after kube-scheduler
+	// decides it; the pods are settled by now, so this is a short wait.
+	deadline := time.Now().Add(5 * time.Second)
 	for i, p := range c.scheduled {
-		got, _, err := testenv.RunExplain(hostAddress, p.namespace+"/"+p.name)
+		got, err := explainSettled(hostAddress, p.namespace+"/"+p.name, deadline)
 		if err != nil {
 			return err
 		}
@@ -28,13 +32,31 @@ func printWhy(w io.Writer, hostAddress string, c *cluster, rows []row) error {
 	return tw.Flush()
 }
 
+// explainSettled is the host's record of pod once its latest cycle's
+// outcome is reported, or as it is at the deadline.
+func explainSettled(hostAddress, pod string, deadline time.Time) (*testenv.Explain, error) {
+	for {
+		got, _, err := testenv.RunExplain(hostAddress, pod)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(got.Cycles); n == 0 || got.Cycles[n-1].Outcome != "not reported" || time.Now().After(deadline) {
+			return got, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func whyLine(e *testenv.Explain, node string, c *cluster) string {
 	if len(e.Cycles) == 0 {
 		return "no cycle held: " + e.NotHeld
 	}
 	last := e.Cycles[len(e.Cycles)-1]
-	if node == "Pending" {
+	switch {
+	case last.Outcome == "unschedulable", node == "Pending":
 		return pendingWhy(last, c)
+	case last.ChosenNode != "":
+		node = last.ChosenNode
 	}
 	var chosen, runnerUp *testenv.ExplainNode
 	for i := range last.Explain {
@@ -49,7 +71,7 @@ func whyLine(e *testenv.Explain, node string, c *cluster) string {
 		}
 	}
 	if chosen == nil {
-		return node + ": not scored by native plugins (no native Score plugin, or the only feasible node)"
+		return node + ": not scored by native plugins (no native Score plugin, or the only feasible node: kube-scheduler scores only when more than one is)"
 	}
 	out := node + ": " + scoresText(chosen)
 	if runnerUp != nil {
@@ -71,26 +93,18 @@ func scoresText(n *testenv.ExplainNode) string {
 	return fmt.Sprintf("%s = %d", strings.Join(parts, " + "), n.Total)
 }
 
+// pendingWhy: the nodes of each native rejection, then those that passed
+// every native filter, which kube-scheduler's in-tree filters turned down.
 func pendingWhy(cycle testenv.ExplainCycle, c *cluster) string {
-	// Nodes grouped by the plugin and reason that rejected them.
 	rejected := map[string]bool{}
-	byReason := map[string][]string{}
-	for _, n := range cycle.Explain {
-		if n.Feasible {
-			continue
-		}
-		rejected[n.Node] = true
-		for _, f := range n.Filters {
-			if f.Verdict != "Success" && f.Verdict != "Skipped" && f.Verdict != "NotRun" {
-				key := f.Plugin + ": " + f.Reason
-				byReason[key] = append(byReason[key], n.Node)
-			}
-		}
-	}
 	var parts []string
-	for reason, nodes := range byReason {
+	for _, r := range cycle.Rejections {
+		nodes := append([]string(nil), r.Nodes...)
 		sort.Strings(nodes)
-		parts = append(parts, strings.Join(nodes, ", ")+": "+reason)
+		for _, n := range nodes {
+			rejected[n] = true
+		}
+		parts = append(parts, strings.Join(nodes, ", ")+": "+r.Plugin+": "+r.Reason)
 	}
 	sort.Strings(parts)
 	var passed []string
