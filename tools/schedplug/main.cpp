@@ -1,5 +1,6 @@
 // schedplug: the command-line tool for plugin authors and cluster admins.
-//   schedplug inspect FILE.so [--json]
+//   schedplug inspect FILE.so [--json] [--args JSON] [--no-create]
+//                     [--load-timeout SECONDS]
 //   schedplug check --config FILE --plugins DIR [--json] [--no-create]
 //   schedplug simulate --config FILE --plugins DIR --nodes NODES.yaml
 //                      --pods PODS.yaml [--explain POD]... [--json]
