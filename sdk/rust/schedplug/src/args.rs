@@ -565,7 +565,9 @@ impl Args {
         describe_full(&self.name_of(key), v, want)
     }
 
-    /// A non-empty string; None when absent.
+    /// A non-empty string; None when absent. `""` (like `null` or a
+    /// number) is an error naming the arg, not the default; read the raw
+    /// value with [`Args::get`] where an empty string means something.
     pub fn get_str(&self, key: &str) -> Result<Option<&str>, ArgsError> {
         match self.obj.get(key) {
             None => Ok(None),
