@@ -36,6 +36,9 @@ var podActions = []struct {
 //
 // The pod being scheduled is always re-evaluated when it is updated itself
 // (TargetPod): native plugins read its labels, tolerations and requests.
+// An update of its annotations alone is kube-scheduler's general Pod/Update,
+// which matches none of these and does not requeue it (docs/shim.md,
+// TestPendingPodOwnUpdatesThatRequeue).
 func eventsFor(bits uint64) []fwk.ClusterEventWithHint {
 	if bits == 0 || bits&^abi.EventAll != 0 {
 		bits = abi.EventAll
