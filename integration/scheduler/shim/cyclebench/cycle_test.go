@@ -1,0 +1,438 @@
+// Package cyclebench benchmarks one whole scheduling cycle of
+// kube-scheduler with the sample plugins, native (the shim over a real
+// schedplug-host) against their Go twins (testbed/twin). How to run it and
+// compare the variants: docs/performance.md, "The cycle benchmark".
+package cyclebench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+
+	"schedplug.dev/integration/scheduler/shim"
+	"schedplug.dev/integration/testbed/testenv"
+	"schedplug.dev/integration/testbed/twin"
+)
+
+// The sample plugins and their Go twins, as the perf suite's Mixed
+// workloads enable them (integration/testbed/perf).
+var (
+	natives = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
+	twinOf  = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency"}
+)
+
+const profileName = "default-scheduler"
+
+// BenchmarkCycle is one scheduling cycle (kube-scheduler's own
+// UpdateSnapshot and SchedulePod: PreFilter, Filter on the nodes
+// percentageOfNodesToScore makes it visit, PreScore, Score,
+// NormalizeScore, host selection) of a fresh pod of the perf suite's Mixed
+// template, followed by the assumption of the pod on the chosen node, on a
+// cluster of `nodes` nodes, with the in-tree default plugins plus the
+// sample plugins: native (the shim and schedplug-host) or their Go twins.
+func BenchmarkCycle(b *testing.B) {
+	for _, n := range []int{500, 5000} {
+		b.Run("nodes="+strconv.Itoa(n), func(b *testing.B) {
+			for _, v := range []string{"native", "twin"} {
+				b.Run("variant="+v, func(b *testing.B) {
+					e := envFor(b, n)[v]
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						e.cycle(b)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestMain stops the hosts and schedulers the benchmarks started.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	envsMu.Lock()
+	for _, vs := range envs {
+		for _, e := range vs {
+			e.stop()
+		}
+	}
+	envsMu.Unlock()
+	os.Exit(code)
+}
+
+var (
+	envsMu sync.Mutex
+	// envs: both variants of a cluster size, built together the first time
+	// either is asked for, so that both run beside the same live heap.
+	envs = map[int]map[string]*env{}
+)
+
+func envFor(b *testing.B, nodes int) map[string]*env {
+	b.Helper()
+	envsMu.Lock()
+	defer envsMu.Unlock()
+	if vs := envs[nodes]; vs != nil {
+		return vs
+	}
+	vs := map[string]*env{}
+	envs[nodes] = vs
+	for _, v := range []string{"native", "twin"} {
+		e, err := newEnv(nodes, v == "native", nil)
+		if err != nil {
+			b.Fatalf("%d nodes, %s: %v", nodes, v, err)
+		}
+		vs[v] = e
+	}
+	return vs
+}
+
+// env is one kube-scheduler (one profile) and its cluster.
+type env struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	sched  *scheduler.Scheduler
+	fw     framework.Framework
+	snap   *internalcache.Snapshot
+	logger klog.Logger
+	// next is the index of the next pod; assumed the pods assumed on
+	// their nodes, oldest first (keepAssumed of them at most).
+	next    int
+	assumed []*v1.Pod
+	stops   []func()
+}
+
+// keepAssumed is how many of the benchmark's pods stay on their nodes: the
+// oldest is forgotten when a cycle assumes one more, so that every cycle
+// sees the cluster change on about two nodes (kube-scheduler sees the node
+// of the pod it assumed last and its informers' updates) and the cluster
+// does not fill up however long the benchmark runs.
+const keepAssumed = 64
+
+// newEnv builds a variant's scheduler on `nodes` nodes; percentage, when
+// not nil, replaces percentageOfNodesToScore.
+func newEnv(nodes int, native bool, percentage *int32) (*env, error) {
+	dir, err := os.MkdirTemp("", "cyclebench-")
+	if err != nil {
+		return nil, err
+	}
+	e := &env{logger: klog.Background()}
+	e.stops = append(e.stops, func() { os.RemoveAll(dir) })
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.stops = append(e.stops, e.cancel)
+	fail := func(err error) (*env, error) {
+		e.stop()
+		return nil, err
+	}
+
+	latency := filepath.Join(dir, "latency.txt")
+	if err := os.WriteFile(latency, []byte(latencyText(nodes)), 0o644); err != nil {
+		return fail(err)
+	}
+	cfgFile := filepath.Join(dir, "scheduler-config.yaml")
+	if err := os.WriteFile(cfgFile, []byte(configText(native, latency)), 0o644); err != nil {
+		return fail(err)
+	}
+	cfg, err := options.LoadConfigFromFile(e.logger, cfgFile)
+	if err != nil {
+		return fail(err)
+	}
+
+	if percentage != nil {
+		cfg.PercentageOfNodesToScore = percentage
+	}
+	registry := frameworkruntime.Registry{}
+	if native {
+		hostBin, err := testenv.HostBinary()
+		if err != nil {
+			return fail(err)
+		}
+		pluginDir, err := testenv.PluginDir()
+		if err != nil {
+			return fail(err)
+		}
+		// Unix socket paths are limited to 107 bytes.
+		sockDir, err := os.MkdirTemp("", "sp-")
+		if err != nil {
+			return fail(err)
+		}
+		e.stops = append(e.stops, func() { os.RemoveAll(sockDir) })
+		host := testenv.NewHost(hostBin, pluginDir, cfgFile, sockDir, filepath.Join(dir, "host.log"))
+		if err := host.StartAndWait(60 * time.Second); err != nil {
+			return fail(err)
+		}
+		e.stops = append(e.stops, func() { host.Stop(10 * time.Second) })
+		mgr, err := shim.NewManager(shim.Config{
+			Target:   host.Address,
+			ClientID: fmt.Sprintf("cyclebench %d nodes", nodes),
+			Profiles: []shim.Profile{{SchedulerName: profileName, Plugins: natives}},
+		})
+		if err != nil {
+			return fail(err)
+		}
+		// Stopped before the host (stops run last first).
+		e.stops = append(e.stops, mgr.Close)
+		for _, n := range natives {
+			registry[n] = shim.FactoryFor(func() (*shim.Manager, error) { return mgr, nil }, n)
+		}
+	} else {
+		registry[twinOf["HwEncrypt"]] = twin.NewHwEncrypt(twinOf["HwEncrypt"])
+		registry[twinOf["DedicatedNodes"]] = twin.NewDedicatedNodes(twinOf["DedicatedNodes"])
+		registry[twinOf["NetworkLatency"]] = twin.NewNetworkLatency(twinOf["NetworkLatency"])
+	}
+
+	client := fake.NewClientset()
+	informerFactory := informers.NewSharedInformerFactory(client, 0)
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	e.snap = internalcache.NewEmptySnapshot()
+	e.sched, err = scheduler.New(e.ctx, client, informerFactory, nil, profile.NewRecorderFactory(broadcaster),
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithFrameworkOutOfTreeRegistry(registry),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithParallelism(cfg.Parallelism),
+		scheduler.WithNodeInfoSnapshot(e.snap))
+	if err != nil {
+		return fail(err)
+	}
+	informerFactory.Start(e.ctx.Done())
+	informerFactory.WaitForCacheSync(e.ctx.Done())
+	e.fw = e.sched.Profiles[profileName]
+	if e.fw == nil {
+		return fail(fmt.Errorf("no profile %q", profileName))
+	}
+
+	// The cluster goes into kube-scheduler's cache, not the API: nodes
+	// and one running pod on each, as the perf suite's Mixed workloads
+	// create them.
+	for i := 0; i < nodes; i++ {
+		node := makeNode(i, nodes)
+		e.sched.Cache.AddNode(e.logger, node)
+		p := makePod(fmt.Sprintf("init-%d", i), -1)
+		p.Spec.NodeName = node.Name
+		if err := e.sched.Cache.AddPod(e.logger, p); err != nil {
+			return fail(err)
+		}
+	}
+	// Warm up: the shim's first cycles send the host its node table.
+	for i := 0; i < 20; i++ {
+		if _, err := e.run(); err != nil {
+			return fail(err)
+		}
+	}
+	return e, nil
+}
+
+func (e *env) stop() {
+	for i := len(e.stops) - 1; i >= 0; i-- {
+		e.stops[i]()
+	}
+	e.stops = nil
+}
+
+func (e *env) cycle(b *testing.B) {
+	if _, err := e.run(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// run schedules one fresh pod as kube-scheduler's ScheduleOne does up to
+// the assumption (no Reserve, Permit or binding): the queue's Add and
+// Pop, UpdateSnapshot, SchedulePod, AssumePod.
+func (e *env) run() (scheduler.ScheduleResult, error) {
+	pod := makePod(fmt.Sprintf("pod-mixed-%d", e.next), e.next)
+	e.next++
+	// Through the scheduling queue, as kube-scheduler's informer handler
+	// and ScheduleOne do: it signs the pod and counts the cycle.
+	e.sched.SchedulingQueue.Add(e.ctx, pod)
+	entity, err := e.sched.SchedulingQueue.Pop(e.logger)
+	if err != nil {
+		return scheduler.ScheduleResult{}, err
+	}
+	defer e.sched.SchedulingQueue.Done(pod.UID)
+	qpi, ok := entity.(*framework.QueuedPodInfo)
+	if !ok || qpi.Pod.UID != pod.UID {
+		return scheduler.ScheduleResult{}, fmt.Errorf("the queue gave %T %v, want pod %s", entity, entity, pod.Name)
+	}
+	if err := e.sched.Cache.UpdateSnapshot(e.logger, e.snap); err != nil {
+		return scheduler.ScheduleResult{}, err
+	}
+	state := framework.NewCycleState()
+	res, err := e.sched.SchedulePod(e.ctx, e.fw, state, qpi)
+	if err != nil {
+		return res, fmt.Errorf("scheduling %s: %w", pod.Name, err)
+	}
+	// kube-scheduler assumes a copy of the pod (assumedPodInfo).
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = res.SuggestedHost
+	if err := e.sched.Cache.AssumePod(e.logger, assumed); err != nil {
+		return res, err
+	}
+	e.assumed = append(e.assumed, assumed)
+	if len(e.assumed) > keepAssumed {
+		old := e.assumed[0]
+		e.assumed = e.assumed[1:]
+		if err := e.sched.Cache.ForgetPod(e.logger, old); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// configText is the scheduler configuration of a variant: the default
+// profile with the sample plugins (native, read by kube-scheduler and the
+// host) or their twins added.
+func configText(native bool, latencyFile string) string {
+	var s strings.Builder
+	s.WriteString(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+profiles:
+  - schedulerName: ` + profileName + `
+    plugins:
+      multiPoint:
+        enabled:
+`)
+	for _, n := range natives {
+		name := n
+		if !native {
+			name = twinOf[n]
+		}
+		s.WriteString("          - name: " + name + "\n")
+	}
+	s.WriteString("    pluginConfig:\n")
+	for _, n := range natives {
+		name := n
+		if !native {
+			name = twinOf[n]
+		}
+		s.WriteString("      - name: " + name + "\n        args:\n")
+		if n == "NetworkLatency" {
+			s.WriteString("          latencyFile: " + latencyFile + "\n")
+		}
+		if native {
+			// As in the perf suite: on a loaded shared machine the default
+			// 100ms would now and then apply the failure policy.
+			s.WriteString("          schedplug:\n            timeout: 2s\n")
+		} else if n != "NetworkLatency" {
+			s.WriteString("          {}\n")
+		}
+	}
+	return s.String()
+}
+
+// latencyText lists every seventh node with its own latency; the others
+// get NetworkLatency's default.
+func latencyText(nodes int) string {
+	var s strings.Builder
+	for i := 0; i < nodes; i += 7 {
+		fmt.Fprintf(&s, "%s %d\n", nodeName(i), 1+i%90)
+	}
+	return s.String()
+}
+
+func nodeName(i int) string { return fmt.Sprintf("node-%05d", i) }
+
+// makeNode is node i of n as the Mixed workloads create it: the last tenth
+// dedicated (and with hardware encryption), the others with hardware
+// encryption every other node; 4 cpu, 32Gi, 110 pods.
+func makeNode(i, n int) *v1.Node {
+	dedicated := n / 10
+	labels := map[string]string{v1.LabelHostname: nodeName(i)}
+	if i >= n-dedicated {
+		labels[twin.DefaultDedicatedLabel] = "true"
+		labels[twin.DefaultHwLabel] = "true"
+	} else {
+		labels[twin.DefaultHwLabel] = strconv.FormatBool(i%2 == 0)
+	}
+	capacity := v1.ResourceList{
+		v1.ResourcePods:   resource.MustParse("110"),
+		v1.ResourceCPU:    resource.MustParse("4"),
+		v1.ResourceMemory: resource.MustParse("32Gi"),
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: nodeName(i), UID: types.UID("uid-" + nodeName(i)), Labels: labels},
+		Status: v1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+			Phase:      v1.NodeRunning,
+		},
+	}
+}
+
+// makePod is the perf suite's pod-mixed template for index (every third
+// pod requires hardware encryption, every fifth may run on dedicated
+// nodes); index < 0 is its pod-default (100m, 500Mi, no annotations).
+func makePod(name string, index int) *v1.Pod {
+	ann := map[string]string{}
+	if index >= 0 {
+		ann["perf.schedplug.io/index"] = strconv.Itoa(index)
+		if index%3 == 0 {
+			ann[twin.DefaultHwAnnotation] = "true"
+		}
+		if index%5 == 0 {
+			ann[twin.DefaultDedicatedAnnotation] = "true"
+		}
+	}
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "measure", Name: name, UID: types.UID("uid-" + name), Annotations: ann},
+		Spec: v1.PodSpec{
+			SchedulerName: profileName,
+			Containers: []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10.2", Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("500Mi")},
+			}}},
+		},
+	}
+}
+
+// TestCycleVariantsAgree runs a few cycles of each variant on a small
+// cluster, every node evaluated: the benchmark's setup works, and native
+// and twin find the same number of feasible nodes for the same pods.
+func TestCycleVariantsAgree(t *testing.T) {
+	const nodes, pods = 200, 30
+	var results [2][]scheduler.ScheduleResult
+	for k, native := range []bool{true, false} {
+		all := int32(100)
+		e, err := newEnv(nodes, native, &all)
+		if err != nil {
+			t.Fatalf("native %v: %v", native, err)
+		}
+		t.Cleanup(e.stop)
+		for i := 0; i < pods; i++ {
+			res, err := e.run()
+			if err != nil {
+				t.Fatalf("native %v: %v", native, err)
+			}
+			results[k] = append(results[k], res)
+		}
+	}
+	for i := range results[0] {
+		n, g := results[0][i], results[1][i]
+		if n.FeasibleNodes != g.FeasibleNodes || n.EvaluatedNodes != nodes || g.EvaluatedNodes != nodes {
+			t.Errorf("pod %d: native found %d feasible of %d evaluated nodes, twin %d of %d", i, n.FeasibleNodes, n.EvaluatedNodes, g.FeasibleNodes, g.EvaluatedNodes)
+		}
+	}
+	if f := results[0][len(results[0])-1].FeasibleNodes; f == 0 || f == nodes {
+		t.Errorf("the last pod had %d feasible nodes of %d: the plugins filter nothing or everything", f, nodes)
+	}
+}
