@@ -5,6 +5,7 @@
 package helm
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,12 +163,42 @@ func checkRendered(t *testing.T, name string, vals map[string]any, text string) 
 	if plugins[source] == nil {
 		t.Errorf("%s values: plugins.source %s, but the plugins volume is %v", name, source, plugins)
 	}
+	checkNetwork(t, name, vals, spec)
 	schedulerName := "schedplug-scheduler"
 	if s, ok := vals["schedulerName"].(string); ok {
 		schedulerName = s
 	}
 	if !strings.Contains(text, "- schedulerName: "+schedulerName+"\n") {
 		t.Errorf("%s values: the scheduler configuration has no profile %s", name, schedulerName)
+	}
+}
+
+// checkNetwork: hostNetwork puts the pod in the node's network namespace
+// with cluster DNS still first, and kube-scheduler serves and is probed on
+// scheduler.securePort, which a control-plane node's own kube-scheduler
+// may hold at its default.
+func checkNetwork(t *testing.T, name string, vals map[string]any, spec map[string]any) {
+	t.Helper()
+	wantHost, _ := vals["hostNetwork"].(bool)
+	if got, _ := spec["hostNetwork"].(bool); got != wantHost {
+		t.Errorf("%s values: hostNetwork %v renders hostNetwork %v", name, wantHost, got)
+	}
+	if wantHost && spec["dnsPolicy"] != "ClusterFirstWithHostNet" {
+		t.Errorf("%s values: a host-network pod has dnsPolicy %v; without ClusterFirstWithHostNet kube-scheduler resolves no cluster name", name, spec["dnsPolicy"])
+	}
+	port := 10259.0
+	if s, ok := vals["scheduler"].(map[string]any); ok {
+		if p, ok := s["securePort"].(float64); ok {
+			port = p
+		}
+	}
+	sched := spec["containers"].([]any)[0].(map[string]any)
+	if !slices.Contains(sched["command"].([]any), any(fmt.Sprintf("--secure-port=%d", int(port)))) {
+		t.Errorf("%s values: kube-scheduler is not started with --secure-port=%d: %v", name, int(port), sched["command"])
+	}
+	declared := sched["ports"].([]any)[0].(map[string]any)
+	if declared["name"] != "https" || declared["containerPort"] != port {
+		t.Errorf("%s values: kube-scheduler's probes go to port %v, not scheduler.securePort %d", name, declared, int(port))
 	}
 }
 
@@ -213,6 +244,8 @@ func TestChartSchemaRefusesBadValues(t *testing.T) {
 		{"profile:\n  plugins:\n    - name: HwEncrypt\n      weight: 1000\n", "weight"},
 		{"hostt: {}\n", "hostt"},
 		{"host:\n  metricsAddress: localhost\n", "metricsAddress"},
+		{"scheduler:\n  securePort: 0\n", "securePort"},
+		{"hostNetwork: \"yes\"\n", "hostNetwork"},
 	} {
 		vals, err := common.ReadValues([]byte(c.values))
 		if err != nil {
