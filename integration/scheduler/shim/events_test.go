@@ -4,25 +4,35 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"schedplug.dev/integration/scheduler/shim/abi"
+	"schedplug.dev/integration/scheduler/shim/simannot"
 )
 
 // TestPendingPodOwnUpdatesThatRequeue holds docs/shim.md ("EnqueueExtensions")
 // to what kube-scheduler's queue does with an update of a pod that a native
 // plugin rejected: the queue turns the update into events
-// (framework.PodSchedulingPropertiesChange) and requeues the pod only when
-// one matches what the rejecting plugin registered (framework.MatchClusterEvents).
-// A label, toleration or lowered request requeues it; an annotation alone
-// does not (it is the general Pod/Update, which the shim does not register),
-// whatever events the plugin declared.
+// (framework.PodSchedulingPropertiesChange) and requeues the pod when one
+// matches what the rejecting plugin registered (framework.MatchClusterEvents)
+// and that registration's hint, if any, says Queue. A label, toleration,
+// lowered request or annotation requeues it, whatever events the plugin
+// declared; the status kube-scheduler writes after a failed attempt and the
+// simulator annotations the shim writes do not.
 func TestPendingPodOwnUpdatesThatRequeue(t *testing.T) {
 	requeues := func(registered []fwk.ClusterEventWithHint, oldPod, newPod *v1.Pod) bool {
 		for _, ev := range framework.PodSchedulingPropertiesChange(newPod, oldPod, true) {
 			for _, r := range registered {
-				if framework.MatchClusterEvents(r.Event, ev) {
+				if !framework.MatchClusterEvents(r.Event, ev) {
+					continue
+				}
+				if r.QueueingHintFn == nil {
+					return true
+				}
+				hint, err := r.QueueingHintFn(klog.Background(), newPod, oldPod, newPod)
+				if err != nil || hint == fwk.Queue {
 					return true
 				}
 			}
@@ -31,26 +41,34 @@ func TestPendingPodOwnUpdatesThatRequeue(t *testing.T) {
 	}
 	base := testPod("p", map[string]string{"app": "a"})
 	base.ResourceVersion = "1"
-	labeled := base.DeepCopy()
-	labeled.ResourceVersion = "2"
-	labeled.Labels["zone"] = "z1"
-	annotated := base.DeepCopy()
-	annotated.ResourceVersion = "2"
-	annotated.Annotations = map[string]string{"example.com/tier": "gold"}
-	tolerating := base.DeepCopy()
-	tolerating.ResourceVersion = "2"
-	tolerating.Spec.Tolerations = append(tolerating.Spec.Tolerations, v1.Toleration{Key: "spot", Operator: v1.TolerationOpExists})
-
-	for _, bits := range []uint64{0, abi.EventNodeAdd, abi.EventAll} {
-		evs := eventsFor(bits)
-		if !requeues(evs, base, labeled) {
-			t.Errorf("events %#x: a label added to the pending pod does not requeue it", bits)
-		}
-		if !requeues(evs, base, tolerating) {
-			t.Errorf("events %#x: a toleration added to the pending pod does not requeue it", bits)
-		}
-		if requeues(evs, base, annotated) {
-			t.Errorf("events %#x: an annotation alone requeues the pending pod; docs/shim.md says it does not", bits)
+	base.Annotations = map[string]string{"example.com/owner": "team-a"}
+	update := func(change func(p *v1.Pod)) *v1.Pod {
+		p := base.DeepCopy()
+		p.ResourceVersion = "2"
+		change(p)
+		return p
+	}
+	for _, c := range []struct {
+		what    string
+		newPod  *v1.Pod
+		requeue bool
+	}{
+		{"a label added", update(func(p *v1.Pod) { p.Labels["zone"] = "z1" }), true},
+		{"a toleration added", update(func(p *v1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: "spot", Operator: v1.TolerationOpExists})
+		}), true},
+		{"an annotation added", update(func(p *v1.Pod) { p.Annotations["example.com/tier"] = "gold" }), true},
+		{"an annotation changed", update(func(p *v1.Pod) { p.Annotations["example.com/owner"] = "team-b" }), true},
+		{"an annotation removed", update(func(p *v1.Pod) { delete(p.Annotations, "example.com/owner") }), true},
+		{"its status alone (kube-scheduler's PodScheduled condition)", update(func(p *v1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: "Unschedulable"})
+		}), false},
+		{"the simulator's result annotations alone", update(func(p *v1.Pod) { p.Annotations[simannot.FilterResultKey] = "{}" }), false},
+	} {
+		for _, bits := range []uint64{0, abi.EventNodeAdd, abi.EventAll} {
+			if got := requeues(eventsFor(bits), base, c.newPod); got != c.requeue {
+				t.Errorf("events %#x, %s: requeued %v, want %v", bits, c.what, got, c.requeue)
+			}
 		}
 	}
 }

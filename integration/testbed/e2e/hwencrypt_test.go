@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"schedplug.dev/integration/testbed/testenv"
 )
@@ -37,6 +41,32 @@ func TestHwEncryptFilter(t *testing.T) {
 	s.must(err)
 	if placed["early"] != "" {
 		t.Fatalf("annotated pod early was bound to %s although no node has %s=true", placed["early"], hwLabel)
+	}
+
+	// 1b. A pending pod's own annotation change sends it back to the queue
+	// (kube-scheduler's event TargetPodUpdate), not the flush of pods left
+	// unschedulable too long (UnschedulableTimeout, after 10 s in this
+	// stack, 5 minutes by default): without the annotation HwEncrypt read,
+	// it lands on a plain node.
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "relents", Annotations: needsHw, CPU: "100m"})))
+	_, err = testenv.WaitForFailedScheduling(ctx, s.client, ns, "relents", hwReason, 60*time.Second)
+	s.must(err)
+	for key := range needsHw {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, key)
+		_, err = s.client.CoreV1().Pods(ns).Patch(ctx, "relents", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		s.must(err)
+	}
+	placed, err = testenv.WaitForBound(ctx, s.client, ns, []string{"relents"}, 60*time.Second)
+	s.must(err)
+	if !strings.HasPrefix(placed["relents"], "plain-") {
+		t.Errorf("pod relents went to %s, want a plain node (the only ones)", placed["relents"])
+	}
+	metrics, err := s.scheduler.Metrics()
+	s.must(err)
+	requeued := regexp.MustCompile(`(?m)^scheduler_queue_incoming_pods_total\{event="TargetPodUpdate",queue="(active|backoff)"\} [1-9]`)
+	if !requeued.MatchString(metrics) {
+		t.Errorf("pod relents was not sent back to the queue by its own update (no scheduler_queue_incoming_pods_total{event=\"TargetPodUpdate\"} into active or backoff); kube-scheduler's queue metrics:\n%s",
+			strings.Join(regexp.MustCompile(`(?m)^scheduler_queue_incoming_pods_total.*$`).FindAllString(metrics, -1), "\n"))
 	}
 
 	// 2. Labelled nodes arrive: the waiting pod is retried (HwEncrypt

@@ -17,6 +17,9 @@ import (
 // (commit 2d1cd201d5737f9b08e3a8b820e00ce5cfedadce). Only the keys of the
 // extension points the shim implements for native plugins are written.
 const (
+	// KeyPrefix starts every key below.
+	KeyPrefix = "kube-scheduler-simulator.sigs.k8s.io/"
+
 	PreFilterStatusKey  = "kube-scheduler-simulator.sigs.k8s.io/prefilter-result-status"
 	PreFilterResultKey  = "kube-scheduler-simulator.sigs.k8s.io/prefilter-result"
 	FilterResultKey     = "kube-scheduler-simulator.sigs.k8s.io/filter-result"
