@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,6 +82,7 @@ func (w *wireStats) HandleConn(context.Context, stats.ConnStats)                
 type snapshot struct {
 	at      time.Time
 	procCPU time.Duration // this process: apiserver, scheduler, shim, pod creation
+	gcCPU   time.Duration // of which its Go garbage collector (runtime/metrics' estimate)
 	hostCPU time.Duration // schedplug-host (native variant only)
 	rpcs    map[string]int64
 	rpcWall map[string]time.Duration
@@ -101,7 +103,7 @@ type snapshot struct {
 }
 
 func takeSnapshot(w *wireStats, hostPid int) snapshot {
-	s := snapshot{at: time.Now(), procCPU: selfCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
+	s := snapshot{at: time.Now(), procCPU: selfCPU(), gcCPU: selfGCCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
 		batch: counterByLabel("scheduler_batch_attempts_total", "result"), reuse: verdictReuse(),
 		ahead: counterByLabel("schedplug_shim_scores_ahead_total", "outcome"), annotations: readAnnotationCounters()}
 	if hostPid > 0 {
@@ -127,6 +129,18 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// selfGCCPU is the CPU time this process's garbage collector has used
+// (runtime/metrics /cpu/classes/gc/total, which the runtime updates at
+// every collection: an estimate, exact enough over a window of many).
+func selfGCCPU() time.Duration {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 {
+		return 0
+	}
+	return time.Duration(s[0].Value.Float64() * float64(time.Second))
 }
 
 // clockTicks is USER_HZ, 100 on every Linux architecture Go supports.

@@ -25,10 +25,14 @@ type summary struct {
 	Nodes   int    `json:"nodes"`
 	Reps    int    `json:"completeRuns"`
 	// Medians of the runs' figures (see result).
-	Throughput           float64            `json:"schedulingThroughputAverage"`
-	WindowPodsPerSecond  float64            `json:"windowPodsPerSecond"`
-	ProcCPUMsPerPod      float64            `json:"processCpuMsPerPod"`
-	HostCPUMsPerPod      float64            `json:"hostCpuMsPerPod,omitempty"`
+	Throughput          float64 `json:"schedulingThroughputAverage"`
+	WindowPodsPerSecond float64 `json:"windowPodsPerSecond"`
+	ProcCPUMsPerPod     float64 `json:"processCpuMsPerPod"`
+	ProcGCCPUMsPerPod   float64 `json:"processGcCpuMsPerPod"`
+	HostCPUMsPerPod     float64 `json:"hostCpuMsPerPod,omitempty"`
+	// CPUMsPerPod is the median of the runs' process plus host CPU per
+	// pod: what a variant costs the machine per pod (etcd apart).
+	CPUMsPerPod          float64            `json:"cpuMsPerPod"`
 	HostPeakRSSMB        float64            `json:"hostPeakRssMB,omitempty"`
 	RPCsPerPod           float64            `json:"rpcsPerPod,omitempty"`
 	RPCsPerPodByMethod   map[string]float64 `json:"rpcsPerPodByMethod,omitempty"`
@@ -46,6 +50,9 @@ type summary struct {
 	// a second.)
 	VsTwin    float64 `json:"throughputVsTwin,omitempty"`
 	VsDefault float64 `json:"throughputVsDefault,omitempty"`
+	// CPUVsTwin is CPUMsPerPod over the twin's: 1.05 is 5 % more CPU per
+	// pod than the Go twins (issue 53's budget).
+	CPUVsTwin float64 `json:"cpuVsTwin,omitempty"`
 }
 
 type report struct {
@@ -94,12 +101,7 @@ func (s *suite) report(started time.Time, load0, load1 string, final bool) *repo
 		}
 		for _, v := range variants {
 			sum := byVariant[v]
-			if t := byVariant[VariantTwin]; t != nil && v != VariantTwin && t.primary() > 0 {
-				sum.VsTwin = sum.primary() / t.primary()
-			}
-			if d := byVariant[VariantDefault]; d != nil && v != VariantDefault && d.primary() > 0 {
-				sum.VsDefault = sum.primary() / d.primary()
-			}
+			sum.compare(byVariant[VariantTwin], byVariant[VariantDefault])
 			rep.Summary = append(rep.Summary, *sum)
 		}
 	}
@@ -118,12 +120,28 @@ func medians(values map[string][]float64) map[string]float64 {
 	return out
 }
 
+// compare sets the ratios to the twin's and the default's summaries of
+// the same workload (nil when not run).
+func (s *summary) compare(twin, def *summary) {
+	if twin != nil && s.Variant != VariantTwin {
+		if twin.primary() > 0 {
+			s.VsTwin = s.primary() / twin.primary()
+		}
+		if twin.CPUMsPerPod > 0 {
+			s.CPUVsTwin = s.CPUMsPerPod / twin.CPUMsPerPod
+		}
+	}
+	if def != nil && s.Variant != VariantDefault && def.primary() > 0 {
+		s.VsDefault = s.primary() / def.primary()
+	}
+}
+
 // primary is the throughput the ratios use.
 func (s *summary) primary() float64 { return s.WindowPodsPerSecond }
 
 func summarize(sh shape, variant string, runs []result) summary {
 	sum := summary{Shape: sh.Name, Variant: variant, Nodes: sh.Nodes}
-	var tp, win, proc, host, rss, rpcs, sent, recv []float64
+	var tp, win, proc, gc, host, cpu, rss, rpcs, sent, recv []float64
 	methods := map[string][]float64{}
 	batch := map[string][]float64{}
 	reuse := map[string][]float64{}
@@ -141,7 +159,9 @@ func summarize(sh shape, variant string, runs []result) summary {
 		}
 		win = append(win, r.WindowPodsPerSecond)
 		proc = append(proc, r.ProcCPUMsPerPod)
+		gc = append(gc, r.ProcGCCPUMsPerPod)
 		host = append(host, r.HostCPUMsPerPod)
+		cpu = append(cpu, r.ProcCPUMsPerPod+r.HostCPUMsPerPod)
 		rss = append(rss, r.HostPeakRSSMB)
 		rpcs = append(rpcs, r.RPCsPerPod)
 		sent = append(sent, r.BytesSentPerPod)
@@ -170,6 +190,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	}
 	sum.Throughput, sum.WindowPodsPerSecond, sum.ProcCPUMsPerPod = median(tp), median(win), median(proc)
 	sum.HostCPUMsPerPod, sum.HostPeakRSSMB, sum.RPCsPerPod = median(host), median(rss), median(rpcs)
+	sum.ProcGCCPUMsPerPod, sum.CPUMsPerPod = median(gc), median(cpu)
 	sum.BytesSentPerPod, sum.BytesRecvPerPod = median(sent), median(recv)
 	sum.BatchAttempts, sum.RPCsPerPodByMethod = medians(batch), medians(methods)
 	sum.VerdictReuse, sum.SimulatorAnnotations, sum.ScoresAhead = medians(reuse), medians(annot), medians(ahead)
@@ -207,12 +228,12 @@ func (r *report) table() string {
 	fmt.Fprintf(&buf, "\nschedplug scheduler_perf, %s suite, median of %d, %.0fs; load average %s before, %s after; %d CPUs %s\n",
 		r.Size, r.Repetitions, r.Seconds, r.Machine.LoadBefore, r.Machine.LoadAfter, r.Machine.CPUs, r.Machine.CPUModel)
 	w := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "workload\tvariant\truns\tscheduler_perf pods/s\twindow pods/s\tvs twin\tvs default\tproc CPU ms/pod\thost CPU ms/pod\thost RSS MB\tRPCs/pod\tB to host/pod\tB from host/pod\t")
+	fmt.Fprintln(w, "workload\tvariant\truns\tscheduler_perf pods/s\twindow pods/s\tvs twin\tvs default\tproc CPU ms/pod\tof it GC\thost CPU ms/pod\tCPU vs twin\thost RSS MB\tRPCs/pod\tB to host/pod\tB from host/pod\t")
 	for _, s := range r.Summary {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.1f\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%.1f\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			s.Shape, s.Variant, s.Reps, num(s.Throughput, "%.1f"), s.WindowPodsPerSecond,
-			num(s.VsTwin, "%.2f"), num(s.VsDefault, "%.2f"), s.ProcCPUMsPerPod,
-			native(s, s.HostCPUMsPerPod, "%.2f"), native(s, s.HostPeakRSSMB, "%.1f"), native(s, s.RPCsPerPod, "%.1f"),
+			num(s.VsTwin, "%.2f"), num(s.VsDefault, "%.2f"), s.ProcCPUMsPerPod, s.ProcGCCPUMsPerPod,
+			native(s, s.HostCPUMsPerPod, "%.2f"), num(s.CPUVsTwin, "%.2f"), native(s, s.HostPeakRSSMB, "%.1f"), native(s, s.RPCsPerPod, "%.1f"),
 			native(s, s.BytesSentPerPod, "%.0f"), native(s, s.BytesRecvPerPod, "%.0f"))
 	}
 	w.Flush()

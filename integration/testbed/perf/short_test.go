@@ -144,6 +144,17 @@ func TestSchedulerPerfShort(t *testing.T) {
 			}
 		}
 	}
+	// CPU per pod, scheduler process and host, and its ratio to the twin's:
+	// printed, and only checked present (every run has process CPU).
+	twinRan := map[string]bool{}
+	for _, s := range rep.Summary {
+		twinRan[s.Shape] = twinRan[s.Shape] || s.Variant == VariantTwin
+	}
+	for _, s := range rep.Summary {
+		if s.CPUMsPerPod <= 0 || (s.Variant != VariantTwin && twinRan[s.Shape] && s.CPUVsTwin <= 0) {
+			t.Errorf("%s/%s: no CPU per pod or no ratio to the twin's: %+v", s.Shape, s.Variant, s)
+		}
+	}
 	if i := strings.Index(string(output), "\nschedplug scheduler_perf,"); i >= 0 {
 		t.Logf("%s", output[i:])
 	}

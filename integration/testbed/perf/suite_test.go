@@ -420,6 +420,7 @@ type result struct {
 	WindowSeconds       float64            `json:"windowSeconds"`
 	WindowPodsPerSecond float64            `json:"windowPodsPerSecond"`
 	ProcCPUMsPerPod     float64            `json:"processCpuMsPerPod"`
+	ProcGCCPUMsPerPod   float64            `json:"processGcCpuMsPerPod"`
 	HostCPUMsPerPod     float64            `json:"hostCpuMsPerPod,omitempty"`
 	HostPeakRSSMB       float64            `json:"hostPeakRssMB,omitempty"`
 	RPCsPerPod          float64            `json:"rpcsPerPod,omitempty"`
@@ -485,6 +486,7 @@ func (s *suite) results() []result {
 				res.WindowPodsPerSecond = n / d
 			}
 			res.ProcCPUMsPerPod = float64((st.end.procCPU - st.start.procCPU).Microseconds()) / 1000 / n
+			res.ProcGCCPUMsPerPod = float64((st.end.gcCPU - st.start.gcCPU).Microseconds()) / 1000 / n
 			for k, v := range st.end.batch {
 				if d := v - st.start.batch[k]; d > 0 {
 					if res.BatchAttempts == nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,10 +59,18 @@ func BenchmarkCycle(b *testing.B) {
 				b.Run("variant="+v, func(b *testing.B) {
 					e := envFor(b, n)[v]
 					b.ReportAllocs()
+					before := e.parts(b)
 					b.ResetTimer()
-					for i := 0; i < b.N; i++ {
-						e.cycle(b)
-					}
+					// Labelled for -cpuprofile's -tagfocus: the timed cycles and
+					// the goroutines they start (Filter's and Score's workers),
+					// not the setup (docs/performance.md).
+					pprof.Do(context.Background(), pprof.Labels("cycle", v), func(context.Context) {
+						for i := 0; i < b.N; i++ {
+							e.cycle(b)
+						}
+					})
+					b.StopTimer()
+					e.parts(b).report(b, before)
 				})
 			}
 		})
@@ -120,6 +129,10 @@ type env struct {
 	next    int
 	assumed []*v1.Pod
 	stops   []func()
+	// host is the native variant's schedplug-host (nil for the twin) and
+	// calls what the shim's fast path tells of its calls (partsOf).
+	host  *testenv.Host
+	calls fastCalls
 }
 
 // keepAssumed is how many of the benchmark's pods stay on their nodes: the
@@ -178,14 +191,20 @@ func newEnv(nodes int, native bool, percentage *int32) (*env, error) {
 		}
 		e.stops = append(e.stops, func() { os.RemoveAll(sockDir) })
 		host := testenv.NewHost(hostBin, pluginDir, cfgFile, sockDir, filepath.Join(dir, "host.log"))
+		// Its metrics give the host's own time per call (parts.go).
+		if err := host.ServeMetrics(); err != nil {
+			return fail(err)
+		}
 		if err := host.StartAndWait(60 * time.Second); err != nil {
 			return fail(err)
 		}
 		e.stops = append(e.stops, func() { host.Stop(10 * time.Second) })
+		e.host = host
 		mgr, err := shim.NewManager(shim.Config{
-			Target:   host.Address,
-			ClientID: fmt.Sprintf("cyclebench %d nodes", nodes),
-			Profiles: []shim.Profile{{SchedulerName: profileName, Plugins: natives}},
+			Target:     host.Address,
+			OnFastCall: e.calls.add,
+			ClientID:   fmt.Sprintf("cyclebench %d nodes", nodes),
+			Profiles:   []shim.Profile{{SchedulerName: profileName, Plugins: natives}},
 		})
 		if err != nil {
 			return fail(err)

@@ -1,0 +1,150 @@
+package cyclebench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"schedplug.dev/integration/scheduler/shim"
+)
+
+// fastCalls sums what the shim's fast path tells of its calls
+// (shim.Config.OnFastCall): their number and wall time, from encoding the
+// request to decoding the answer.
+type fastCalls struct {
+	mu    sync.Mutex
+	n     int64
+	wall  time.Duration
+	sent  int64
+	recvd int64
+}
+
+func (f *fastCalls) add(c shim.FastCall) {
+	f.mu.Lock()
+	f.n++
+	f.wall += c.Wall
+	f.sent += int64(c.SentBytes)
+	f.recvd += int64(c.ReceivedBytes)
+	f.mu.Unlock()
+}
+
+// parts is every counter BenchmarkCycle reports beside ns/op, read before
+// and after the timed loop (outside the timer): where a native cycle's
+// time goes, apart from what a CPU profile shows (docs/performance.md,
+// "Where the native cycle's extra time goes").
+type parts struct {
+	// This process (getrusage) and its garbage collector (runtime/metrics'
+	// estimate): the collector's work other than idle marking, and its
+	// marking on otherwise idle Ps, which is CPU too but only when some
+	// is spare.
+	cpu, gcCPU, gcIdleCPU time.Duration
+	// The native variant only.
+	calls             int64
+	wall              time.Duration // the fast path's calls as the shim sees them
+	sent, recvd       int64
+	hostCPU, hostCall time.Duration // schedplug-host's CPU (/proc), its own time in calls (its metrics)
+	hostCalls         float64
+}
+
+func (e *env) parts(b *testing.B) parts {
+	b.Helper()
+	var p parts
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		p.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	gc := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/gc/mark/idle:cpu-seconds"}}
+	metrics.Read(gc)
+	if gc[0].Value.Kind() == metrics.KindFloat64 && gc[1].Value.Kind() == metrics.KindFloat64 {
+		p.gcIdleCPU = time.Duration(gc[1].Value.Float64() * float64(time.Second))
+		p.gcCPU = time.Duration(gc[0].Value.Float64()*float64(time.Second)) - p.gcIdleCPU
+	}
+	if e.host == nil {
+		return p
+	}
+	e.calls.mu.Lock()
+	p.calls, p.wall, p.sent, p.recvd = e.calls.n, e.calls.wall, e.calls.sent, e.calls.recvd
+	e.calls.mu.Unlock()
+	p.hostCPU = procCPU(e.host.Pid())
+	text, err := e.host.Metrics()
+	if err != nil {
+		b.Fatalf("reading the host's metrics: %v", err)
+	}
+	var seconds float64
+	seconds, p.hostCalls = rpcDuration(text)
+	p.hostCall = time.Duration(seconds * float64(time.Second))
+	return p
+}
+
+// report adds the counters' increase since before, per cycle, to the
+// benchmark's line. CPU figures are process-wide, so they include what the
+// other variant's idle scheduler does meanwhile (next to nothing).
+func (p parts) report(b *testing.B, before parts) {
+	n := float64(b.N)
+	perOp := func(d time.Duration) float64 { return float64(d) / n }
+	b.ReportMetric(perOp(p.cpu-before.cpu), "cpu-ns/op")
+	b.ReportMetric(perOp(p.gcCPU-before.gcCPU), "gc-cpu-ns/op")
+	b.ReportMetric(perOp(p.gcIdleCPU-before.gcIdleCPU), "gc-idle-cpu-ns/op")
+	if p.calls == 0 && before.calls == 0 && p.hostCalls == 0 {
+		return
+	}
+	b.ReportMetric(float64(p.calls-before.calls)/n, "calls/op")
+	b.ReportMetric(perOp(p.wall-before.wall), "call-wall-ns/op")
+	b.ReportMetric(perOp(p.hostCall-before.hostCall), "host-call-ns/op")
+	b.ReportMetric(perOp(p.hostCPU-before.hostCPU), "host-cpu-ns/op")
+	b.ReportMetric(float64(p.sent-before.sent)/n, "B-to-host/op")
+	b.ReportMetric(float64(p.recvd-before.recvd)/n, "B-from-host/op")
+}
+
+// rpcDuration sums schedplug_rpc_duration_seconds (the host's time in each
+// call, by method) over the methods: seconds and calls.
+func rpcDuration(text string) (seconds, calls float64) {
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var into *float64
+		switch {
+		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_sum"):
+			into = &seconds
+		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_count"):
+			into = &calls
+		default:
+			continue
+		}
+		f := strings.Fields(line)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			*into += v
+		}
+	}
+	return seconds, calls
+}
+
+// procCPU is a process's user+system time from /proc/PID/stat (in ticks
+// of 10 ms: BenchmarkCycle's default second makes it coarse, -benchtime
+// 5s or more makes it useful).
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	sy, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+sy) * time.Second / 100
+}
