@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where the native scheduling cycle's extra time goes (issue 53, 1(c);
+# Where the native scheduling cycle's extra time goes (
 # docs/performance.md, "Where the native cycle's extra time goes"):
 # BenchmarkCycle (integration/scheduler/shim/cyclebench) at 500 and 5000
 # nodes under Go's CPU profiler, one process per size, then the CPU per

@@ -51,7 +51,7 @@ type summary struct {
 	VsTwin    float64 `json:"throughputVsTwin,omitempty"`
 	VsDefault float64 `json:"throughputVsDefault,omitempty"`
 	// CPUVsTwin is CPUMsPerPod over the twin's: 1.05 is 5 % more CPU per
-	// pod than the Go twins (issue 53's budget).
+	// pod than the Go twins (the goal in docs/performance.md).
 	CPUVsTwin float64 `json:"cpuVsTwin,omitempty"`
 }
 
