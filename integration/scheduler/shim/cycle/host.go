@@ -120,6 +120,10 @@ func (h *Host) putBack(ps []*pb.Placement) {
 	}
 }
 
+// NotesIdle says whether no note is due or being sent: the placements of a
+// note that failed are back, for the next call to carry, by then.
+func (h *Host) NotesIdle() bool { return !h.noting.Load() }
+
 func (h *Host) placedWaiting() bool {
 	h.placedMu.Lock()
 	defer h.placedMu.Unlock()
