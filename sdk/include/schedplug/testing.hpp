@@ -1457,11 +1457,15 @@ class Plugin {
   // verdict or reason, a raw or normalized score, the cycle's error), the
   // plugin reads data it did not declare: the rows stay as the host would
   // answer, and Cycle::error is a sentence naming the bit to declare, the
-  // hook and the node (undeclared_data_problem).
+  // hook and the node (undeclared_data_problem). Those extra cycles run
+  // before the host's, so the hooks' last calls see what the host would
+  // send; a plugin that logs sees them in logs().
   Cycle run(const Pod& pod, std::span<const Node> nodes) const {
+    // The check's cycles first: a plugin keeping what it saw last keeps the
+    // host's view.
+    std::string problem = undeclared_data_problem(pod, nodes);
     Cycle cycle = run_sending(pod, nodes, data(), true);
-    if (std::string problem = undeclared_data_problem(pod, nodes);
-        !problem.empty()) {
+    if (!problem.empty()) {
       cycle.error =
           cycle.error.empty()
               ? std::move(problem)
