@@ -7,23 +7,44 @@
 
 static int failures = 0;
 
-/* DataEcho's reason for `pod` (labelled show=<part>) on `node`. */
-static void expect(const schedplug_test_plugin* plugin, schedplug_test_pod* pod,
-                   schedplug_test_node* node, const char* part,
-                   const char* want) {
-  char error[512];
+/* DataEcho's reason for `pod` (labelled show=<part>) on `node`. `bits`
+ * NULL: the cycle passes; else the test gave data the plugin did not
+ * declare and its answer changes with it: the cycle fails with the kit's
+ * sentence naming `bits`, and the row is still the host's. */
+static void check_row(const schedplug_test_plugin* plugin,
+                      schedplug_test_pod* pod, schedplug_test_node* node,
+                      const char* part, const char* want, const char* bits) {
+  char error[2048];
+  char sentence[512];
   schedplug_test_result row;
   schedplug_test_pod_label(pod, "show", part);
-  if (schedplug_test_run(plugin, pod, &node, 1, &row, error, sizeof error) !=
-      SCHEDPLUG_SUCCESS) {
+  const schedplug_code code =
+      schedplug_test_run(plugin, pod, &node, 1, &row, error, sizeof error);
+  if (bits == NULL && code != SCHEDPLUG_SUCCESS) {
     fprintf(stderr, "show=%s: the cycle failed: %s\n", part, error);
     ++failures;
     return;
+  }
+  if (bits != NULL) {
+    snprintf(sentence, sizeof sentence,
+             "DataEcho reads data it did not declare (%s): on node \"n1\"",
+             bits);
+    if (code != SCHEDPLUG_ERROR ||
+        strncmp(error, sentence, strlen(sentence)) != 0) {
+      fprintf(stderr, "show=%s:\n  want error %s...\n  got %s\n", part,
+              sentence, error);
+      ++failures;
+    }
   }
   if (row.filter != SCHEDPLUG_UNSCHEDULABLE || strcmp(row.reason, want) != 0) {
     fprintf(stderr, "show=%s:\n  want %s\n  got  %s\n", part, want, row.reason);
     ++failures;
   }
+}
+static void expect(const schedplug_test_plugin* plugin, schedplug_test_pod* pod,
+                   schedplug_test_node* node, const char* part,
+                   const char* want) {
+  check_row(plugin, pod, node, part, want, NULL);
 }
 
 int main(void) {
@@ -83,13 +104,19 @@ int main(void) {
          "pods=2 data/db-0 1000 - labels[] req[cpu=250]; "
          "default/web-1 0 ReplicaSet labels[app=web,tier=front] req[cpu=100];");
 
-  /* A plugin that declared nothing sees none of it. */
-  expect(none, pod, node, "pod", "node=- nominated=- class=- owners=");
-  expect(none, pod, node, "containers", "containers=0");
-  expect(none, pod, node, "node",
-         "unschedulable=0 conditions[] capacity[] pod_count=2 "
-         "requested[cpu=350]");
-  expect(none, pod, node, "pods", "pods=0");
+  /* A plugin that declared nothing sees none of it; what it read of what
+   * the test gave is named. */
+  check_row(none, pod, node, "pod", "node=- nominated=- class=- owners=",
+            "SCHEDPLUG_DATA_POD_NODE_NAME, SCHEDPLUG_DATA_POD_NOMINATED_NODE, "
+            "SCHEDPLUG_DATA_POD_PRIORITY_CLASS and SCHEDPLUG_DATA_POD_OWNERS");
+  check_row(none, pod, node, "containers", "containers=0",
+            "SCHEDPLUG_DATA_POD_CONTAINERS");
+  check_row(none, pod, node, "node",
+            "unschedulable=0 conditions[] capacity[] pod_count=2 "
+            "requested[cpu=350]",
+            "SCHEDPLUG_DATA_NODE_UNSCHEDULABLE, SCHEDPLUG_DATA_NODE_CONDITIONS "
+            "and SCHEDPLUG_DATA_NODE_CAPACITY");
+  check_row(none, pod, node, "pods", "pods=0", "SCHEDPLUG_DATA_NODE_PODS");
 
   /* ABI v1.3 data. */
   schedplug_test_pod_volume(pod, "data", "persistentVolumeClaim", "pvc-1", 0);
@@ -117,8 +144,12 @@ int main(void) {
          "node[0:zone In a,b|50:disk Exists :f:metadata.name In n1] "
          "spread[2 zone DoNotSchedule {app=web}|1 rack ScheduleAnyway] "
          "pod[1/30:zone|2/0:kubernetes.io/hostname {app=web}]");
-  expect(none, pod, node, "volumes", "volumes[] images[]");
-  expect(none, pod, node, "terms", "node[] spread[] pod[]");
+  check_row(none, pod, node, "volumes", "volumes[] images[]",
+            "SCHEDPLUG_DATA_POD_VOLUMES and SCHEDPLUG_DATA_NODE_IMAGES");
+  check_row(
+      none, pod, node, "terms", "node[] spread[] pod[]",
+      "SCHEDPLUG_DATA_POD_NODE_AFFINITY, "
+      "SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD and SCHEDPLUG_DATA_POD_AFFINITY");
 
   /* Explicit counts win over the listed pods'. */
   schedplug_test_node_pod_count(node, 9);

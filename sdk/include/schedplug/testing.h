@@ -176,7 +176,11 @@ typedef struct schedplug_test_result {
 /* One scheduling cycle of `pod` over `nodes[0..count)`, rows into
  * `results[0..count)`. Returns SCHEDPLUG_SUCCESS, or SCHEDPLUG_ERROR with
  * the host's message in `error` when the cycle failed (a hook's ERROR,
- * pod_begin, normalization). */
+ * pod_begin, normalization). Hooks see only the declared data; when `pod`
+ * or `nodes` carry data the plugin did not declare and that data changes
+ * its answers, the rows stay the host's and this is SCHEDPLUG_ERROR with a
+ * sentence in `error` naming the SCHEDPLUG_DATA_* bit to declare, the hook
+ * and the node. */
 schedplug_code schedplug_test_run(const schedplug_test_plugin* plugin,
                                   const schedplug_test_pod* pod,
                                   schedplug_test_node* const* nodes,

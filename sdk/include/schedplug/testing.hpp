@@ -260,6 +260,88 @@ inline schedplug_node sent(const schedplug_node& in, uint64_t data) {
   return v;
 }
 
+// The SCHEDPLUG_DATA_* bits whose fields are filled in a view: the data a
+// test gave, declared or not.
+inline uint64_t carried(const schedplug_pod& v) {
+  uint64_t bits = 0;
+  if (v.node_name.len != 0) bits |= SCHEDPLUG_DATA_POD_NODE_NAME;
+  if (v.nominated_node_name.len != 0) bits |= SCHEDPLUG_DATA_POD_NOMINATED_NODE;
+  if (v.priority_class_name.len != 0) bits |= SCHEDPLUG_DATA_POD_PRIORITY_CLASS;
+  if (v.owner_count != 0) bits |= SCHEDPLUG_DATA_POD_OWNERS;
+  if (v.container_count != 0) bits |= SCHEDPLUG_DATA_POD_CONTAINERS;
+  if (v.volume_count != 0) bits |= SCHEDPLUG_DATA_POD_VOLUMES;
+  if (v.node_affinity_required_count != 0 ||
+      v.node_affinity_preferred_count != 0) {
+    bits |= SCHEDPLUG_DATA_POD_NODE_AFFINITY;
+  }
+  if (v.topology_spread_count != 0) bits |= SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD;
+  if (v.pod_affinity_required_count != 0 ||
+      v.pod_affinity_preferred_count != 0 ||
+      v.pod_anti_affinity_required_count != 0 ||
+      v.pod_anti_affinity_preferred_count != 0) {
+    bits |= SCHEDPLUG_DATA_POD_AFFINITY;
+  }
+  return bits;
+}
+inline uint64_t carried(const schedplug_node& v) {
+  uint64_t bits = 0;
+  if (v.unschedulable != 0) bits |= SCHEDPLUG_DATA_NODE_UNSCHEDULABLE;
+  if (v.condition_count != 0) bits |= SCHEDPLUG_DATA_NODE_CONDITIONS;
+  if (v.capacity.count != 0) bits |= SCHEDPLUG_DATA_NODE_CAPACITY;
+  if (v.pod_list_count != 0) bits |= SCHEDPLUG_DATA_NODE_PODS;
+  if (v.image_count != 0) bits |= SCHEDPLUG_DATA_NODE_IMAGES;
+  return bits;
+}
+
+// The constant's name of one SCHEDPLUG_DATA_* bit.
+inline const char* data_bit_name(uint64_t bit) {
+  switch (bit) {
+    case SCHEDPLUG_DATA_POD_NODE_NAME:
+      return "SCHEDPLUG_DATA_POD_NODE_NAME";
+    case SCHEDPLUG_DATA_POD_NOMINATED_NODE:
+      return "SCHEDPLUG_DATA_POD_NOMINATED_NODE";
+    case SCHEDPLUG_DATA_POD_PRIORITY_CLASS:
+      return "SCHEDPLUG_DATA_POD_PRIORITY_CLASS";
+    case SCHEDPLUG_DATA_POD_OWNERS:
+      return "SCHEDPLUG_DATA_POD_OWNERS";
+    case SCHEDPLUG_DATA_POD_CONTAINERS:
+      return "SCHEDPLUG_DATA_POD_CONTAINERS";
+    case SCHEDPLUG_DATA_NODE_UNSCHEDULABLE:
+      return "SCHEDPLUG_DATA_NODE_UNSCHEDULABLE";
+    case SCHEDPLUG_DATA_NODE_CONDITIONS:
+      return "SCHEDPLUG_DATA_NODE_CONDITIONS";
+    case SCHEDPLUG_DATA_NODE_CAPACITY:
+      return "SCHEDPLUG_DATA_NODE_CAPACITY";
+    case SCHEDPLUG_DATA_NODE_PODS:
+      return "SCHEDPLUG_DATA_NODE_PODS";
+    case SCHEDPLUG_DATA_POD_VOLUMES:
+      return "SCHEDPLUG_DATA_POD_VOLUMES";
+    case SCHEDPLUG_DATA_NODE_IMAGES:
+      return "SCHEDPLUG_DATA_NODE_IMAGES";
+    case SCHEDPLUG_DATA_POD_NODE_AFFINITY:
+      return "SCHEDPLUG_DATA_POD_NODE_AFFINITY";
+    case SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD:
+      return "SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD";
+    case SCHEDPLUG_DATA_POD_AFFINITY:
+      return "SCHEDPLUG_DATA_POD_AFFINITY";
+    default:
+      return "SCHEDPLUG_DATA_?";
+  }
+}
+// "A", "A and B", "A, B and C" of the bits in `bits`, lowest first.
+inline std::string data_bit_names(uint64_t bits) {
+  std::vector<std::string> names;
+  for (uint64_t bit = 1; bit != 0 && bit <= bits; bit <<= 1) {
+    if ((bits & bit) != 0) names.emplace_back(data_bit_name(bit));
+  }
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
 }  // namespace detail
 
 // ---- ABI v1.3 terms, for Pod's builders (plugin.h has the meanings) -----
@@ -1066,7 +1148,11 @@ class Plugin {
   // pod_begin() when the plugin has one, else applies() for both gates.
   PodScope begin_pod(const Pod& pod) const { return begin_pod(pod.view()); }
   PodScope begin_pod(const schedplug_pod& given) const {
-    const schedplug_pod pod = sent(given);
+    return begin_pod_sending(given, data());
+  }
+  // The same on the view as a host sending the data `bits` shows it.
+  PodScope begin_pod_sending(const schedplug_pod& given, uint64_t bits) const {
+    const schedplug_pod pod = detail::sent(given, bits);
     PodScope scope(&d_, instance_, pod);
     scope.pod_.state = nullptr;
     if (d_.pod_begin == nullptr) {
@@ -1364,9 +1450,120 @@ class Plugin {
   // pass (gates, scores, normalization) at once; the first broken promise
   // fails the cycle, and no other promise is checked in it, so that it is
   // reported once.
+  //
+  // The hooks see only the declared data (data()), as on the host. When the
+  // pod or the nodes carry data the plugin did not declare, the cycle runs
+  // again with each such bit sent; if that changes an answer (a gate, a
+  // verdict or reason, a raw or normalized score, the cycle's error), the
+  // plugin reads data it did not declare: the rows stay as the host would
+  // answer, and Cycle::error is a sentence naming the bit to declare, the
+  // hook and the node (undeclared_data_problem). Those extra cycles run
+  // before the host's, so the hooks' last calls see what the host would
+  // send; a plugin that logs sees them in logs().
   Cycle run(const Pod& pod, std::span<const Node> nodes) const {
+    // The check's cycles first: a plugin keeping what it saw last keeps the
+    // host's view.
+    std::string problem = undeclared_data_problem(pod, nodes);
+    Cycle cycle = run_sending(pod, nodes, data(), true);
+    if (!problem.empty()) {
+      cycle.error =
+          cycle.error.empty()
+              ? std::move(problem)
+              : std::move(problem) + "; the cycle failed too: " + cycle.error;
+    }
+    return cycle;
+  }
+  Cycle run(const Pod& pod, std::initializer_list<Node> nodes) const {
+    return run(pod, std::span<const Node>(nodes.begin(), nodes.size()));
+  }
+  // Empty when the hooks answer the same for `pod` over `nodes` with the
+  // declared data only and with each undeclared SCHEDPLUG_DATA_* bit the
+  // test gave (pod and nodes carry it); else a sentence: which bits change
+  // the answers, where (hook, node), and to declare them.
+  std::string undeclared_data_problem(const Pod& pod,
+                                      std::span<const Node> nodes) const {
+    uint64_t given = detail::carried(pod.view());
+    for (const Node& node : nodes) given |= detail::carried(node.view());
+    const uint64_t undeclared = given & ~data() & SCHEDPLUG_DATA_ALL;
+    if (undeclared == 0) return {};
+    const Cycle host = run_sending(pod, nodes, data(), false);
+    uint64_t reads = 0;
+    Difference first;
+    for (uint64_t bit = 1; bit <= undeclared; bit <<= 1) {
+      if ((undeclared & bit) == 0) continue;
+      Difference d =
+          cycle_difference(host, run_sending(pod, nodes, data() | bit, false));
+      if (d.where.empty()) continue;
+      reads |= bit;
+      if (first.where.empty()) first = std::move(d);
+    }
+    if (reads == 0) reads = undeclared;  // only together, if at all
+    Difference d =
+        cycle_difference(host, run_sending(pod, nodes, data() | reads, false));
+    if (d.where.empty()) d = std::move(first);
+    if (d.where.empty()) return {};
+    const std::string names = detail::data_bit_names(reads);
+    const char* it = (reads & (reads - 1)) == 0 ? "it" : "them";
+    return name_ + " reads data it did not declare (" + names +
+           "): " + d.where + " without " + it +
+           " (as schedplug-host sends it) and " + d.with + " with " + it +
+           " (as the test gave it); add " + names +
+           " to the data it declares (settings->data in create(), kData in " +
+           "the C++ layer)";
+  }
+  // Where two cycles of one pod first differ, in words: "on node \"n\" its
+  // filter answered X" for the first (`where`), the second's answer
+  // (`with`). Empty when they answered the same.
+  struct Difference {
+    std::string where, with;
+  };
+  Difference cycle_difference(const Cycle& a, const Cycle& b) const {
+    const auto gate = [](const Cycle& c) {
+      return std::string(c.filter_skipped ? "skipped" : "ran") + " filter, " +
+             (c.score_skipped ? "skipped" : "ran") + " score";
+    };
+    if (a.filter_skipped != b.filter_skipped ||
+        a.score_skipped != b.score_skipped) {
+      return {std::string("its ") +
+                  (d_.pod_begin != nullptr ? "pod_begin" : "applies") + " " +
+                  gate(a),
+              gate(b)};
+    }
+    for (size_t i = 0; i < std::min(a.nodes.size(), b.nodes.size()); ++i) {
+      const NodeResult& x = a.nodes[i];
+      const NodeResult& y = b.nodes[i];
+      const std::string on = "on node \"" + x.node + "\" its ";
+      if (x.filter.code != y.filter.code ||
+          x.filter.reason != y.filter.reason) {
+        return {on + "filter answered " + said(x.filter), said(y.filter)};
+      }
+      const auto raw = [](const NodeResult& r) {
+        return r.scored ? std::to_string(r.raw) : std::string("no score");
+      };
+      if (x.scored != y.scored || x.raw != y.raw) {
+        return {on + "score answered " + raw(x), raw(y)};
+      }
+      if (x.score != y.score) {
+        return {on + "score normalized to " + std::to_string(x.score),
+                std::to_string(y.score)};
+      }
+    }
+    if (a.nodes.size() != b.nodes.size() || a.error != b.error) {
+      const auto failed = [](const Cycle& c) {
+        return c.error.empty() ? std::string("no error")
+                               : "the error \"" + c.error + "\"";
+      };
+      return {"its cycle had " + failed(a), failed(b)};
+    }
+    return {};
+  }
+
+  // One cycle as run() makes it, the hooks seeing the data `bits`; the
+  // hints' promises are checked when `promises`.
+  Cycle run_sending(const Pod& pod, std::span<const Node> nodes, uint64_t bits,
+                    bool promises) const {
     Cycle cycle;
-    const PodScope scope = begin_pod(pod);
+    const PodScope scope = begin_pod_sending(pod.view(), bits);
     if (!scope.error().empty()) {
       cycle.error = scope.error();
       return cycle;
@@ -1381,7 +1578,7 @@ class Plugin {
     for (const Node& node : nodes) {
       NodeResult row;
       row.node = node.name();
-      const schedplug_node nv = sent(node.view());
+      const schedplug_node nv = detail::sent(node.view(), bits);
       // Promises are checked until the cycle has failed.
       std::string broken;
       if (cycle.filter_skipped) {
@@ -1389,12 +1586,13 @@ class Plugin {
         // A promise about the pod's identity or its undeclared labels and
         // annotations covers the gates too: a pod whose filter was skipped
         // is checked like one whose filter ran.
-        if (d_.filter != nullptr && cycle.error.empty()) {
+        if (promises && d_.filter != nullptr && cycle.error.empty()) {
           broken = pod_promise_problem(pod.view(), nv);
         }
       } else {
         row.filter = filter_once(view, nv);
-        if (row.filter.code != SCHEDPLUG_ERROR && cycle.error.empty()) {
+        if (promises && row.filter.code != SCHEDPLUG_ERROR &&
+            cycle.error.empty()) {
           broken = filter_promise_problem(pod.view(), view, nv, row.filter);
         }
       }
@@ -1430,13 +1628,10 @@ class Plugin {
     }
     // The gates count, as for the filter: checked also when they skipped
     // score, on the nodes that passed filter.
-    if (cycle.error.empty() && d_.score != nullptr) {
+    if (promises && cycle.error.empty() && d_.score != nullptr) {
       cycle.error = score_identity_problem(pod.view(), feasible_nodes, true);
     }
     return cycle;  // ~PodScope calls pod_end
-  }
-  Cycle run(const Pod& pod, std::initializer_list<Node> nodes) const {
-    return run(pod, std::span<const Node>(nodes.begin(), nodes.size()));
   }
 
   // ---- Declared events (SCHEDPLUG_EVENT_*), in schedplug/testing_events.hpp

@@ -1098,6 +1098,96 @@ pub fn sent_node(n: &schedplug_node, data: u64) -> schedplug_node {
     v
 }
 
+/// The SCHEDPLUG_DATA_* bits whose fields are filled in a pod view: the
+/// data a test gave, declared or not.
+pub fn carried_pod(v: &schedplug_pod) -> u64 {
+    let mut bits = 0;
+    let mut set = |filled: bool, bit: u64| {
+        if filled {
+            bits |= bit;
+        }
+    };
+    set(v.node_name.len != 0, SCHEDPLUG_DATA_POD_NODE_NAME);
+    set(
+        v.nominated_node_name.len != 0,
+        SCHEDPLUG_DATA_POD_NOMINATED_NODE,
+    );
+    set(
+        v.priority_class_name.len != 0,
+        SCHEDPLUG_DATA_POD_PRIORITY_CLASS,
+    );
+    set(v.owner_count != 0, SCHEDPLUG_DATA_POD_OWNERS);
+    set(v.container_count != 0, SCHEDPLUG_DATA_POD_CONTAINERS);
+    set(v.volume_count != 0, SCHEDPLUG_DATA_POD_VOLUMES);
+    set(
+        v.node_affinity_required_count != 0 || v.node_affinity_preferred_count != 0,
+        SCHEDPLUG_DATA_POD_NODE_AFFINITY,
+    );
+    set(
+        v.topology_spread_count != 0,
+        SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD,
+    );
+    set(
+        v.pod_affinity_required_count != 0
+            || v.pod_affinity_preferred_count != 0
+            || v.pod_anti_affinity_required_count != 0
+            || v.pod_anti_affinity_preferred_count != 0,
+        SCHEDPLUG_DATA_POD_AFFINITY,
+    );
+    bits
+}
+
+/// The same for a node view.
+pub fn carried_node(v: &schedplug_node) -> u64 {
+    let mut bits = 0;
+    let mut set = |filled: bool, bit: u64| {
+        if filled {
+            bits |= bit;
+        }
+    };
+    set(v.unschedulable != 0, SCHEDPLUG_DATA_NODE_UNSCHEDULABLE);
+    set(v.condition_count != 0, SCHEDPLUG_DATA_NODE_CONDITIONS);
+    set(v.capacity.count != 0, SCHEDPLUG_DATA_NODE_CAPACITY);
+    set(v.pod_list_count != 0, SCHEDPLUG_DATA_NODE_PODS);
+    set(v.image_count != 0, SCHEDPLUG_DATA_NODE_IMAGES);
+    bits
+}
+
+/// The name of one SCHEDPLUG_DATA_* bit, as `schedplug::abi` spells it.
+pub fn data_bit_name(bit: u64) -> &'static str {
+    match bit {
+        SCHEDPLUG_DATA_POD_NODE_NAME => "SCHEDPLUG_DATA_POD_NODE_NAME",
+        SCHEDPLUG_DATA_POD_NOMINATED_NODE => "SCHEDPLUG_DATA_POD_NOMINATED_NODE",
+        SCHEDPLUG_DATA_POD_PRIORITY_CLASS => "SCHEDPLUG_DATA_POD_PRIORITY_CLASS",
+        SCHEDPLUG_DATA_POD_OWNERS => "SCHEDPLUG_DATA_POD_OWNERS",
+        SCHEDPLUG_DATA_POD_CONTAINERS => "SCHEDPLUG_DATA_POD_CONTAINERS",
+        SCHEDPLUG_DATA_NODE_UNSCHEDULABLE => "SCHEDPLUG_DATA_NODE_UNSCHEDULABLE",
+        SCHEDPLUG_DATA_NODE_CONDITIONS => "SCHEDPLUG_DATA_NODE_CONDITIONS",
+        SCHEDPLUG_DATA_NODE_CAPACITY => "SCHEDPLUG_DATA_NODE_CAPACITY",
+        SCHEDPLUG_DATA_NODE_PODS => "SCHEDPLUG_DATA_NODE_PODS",
+        SCHEDPLUG_DATA_POD_VOLUMES => "SCHEDPLUG_DATA_POD_VOLUMES",
+        SCHEDPLUG_DATA_NODE_IMAGES => "SCHEDPLUG_DATA_NODE_IMAGES",
+        SCHEDPLUG_DATA_POD_NODE_AFFINITY => "SCHEDPLUG_DATA_POD_NODE_AFFINITY",
+        SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD => "SCHEDPLUG_DATA_POD_TOPOLOGY_SPREAD",
+        SCHEDPLUG_DATA_POD_AFFINITY => "SCHEDPLUG_DATA_POD_AFFINITY",
+        _ => "SCHEDPLUG_DATA_?",
+    }
+}
+
+/// "A", "A and B", "A, B and C" of the bits in `bits`, lowest first.
+pub fn data_bit_names(bits: u64) -> String {
+    let names: Vec<&str> = (0..64)
+        .map(|i| 1u64 << i)
+        .filter(|b| bits & b != 0)
+        .map(data_bit_name)
+        .collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Results
 // ---------------------------------------------------------------------------
@@ -1960,7 +2050,13 @@ impl Plugin {
     /// [`begin_pod`](Plugin::begin_pod) on a view of your own (shown to the
     /// plugin with only the declared data, like every `*_raw` method).
     pub fn begin_pod_raw<'a>(&'a self, given: &'a schedplug_pod) -> PodScope<'a> {
-        let mut pod = sent_pod(given, self.data());
+        self.begin_pod_sending(given, self.data())
+    }
+
+    /// [`begin_pod_raw`](Plugin::begin_pod_raw) as a host sending the data
+    /// `bits` (SCHEDPLUG_DATA_*) shows the pod.
+    fn begin_pod_sending<'a>(&'a self, given: &'a schedplug_pod, bits: u64) -> PodScope<'a> {
+        let mut pod = sent_pod(given, bits);
         pod.state = ptr::null_mut();
         let mut scope = PodScope {
             pod_end: self.d.pod_end,
@@ -2326,11 +2422,144 @@ impl Plugin {
     /// (gates, scores, normalization) at once; the first broken promise
     /// fails the cycle, and no other promise is checked in it, so that it
     /// is reported once.
+    ///
+    /// The hooks see only the declared data ([`data`](Plugin::data)), as
+    /// on the host. When the pod or the nodes carry data the plugin did not
+    /// declare, the cycle runs again with each such bit sent; if that
+    /// changes an answer (a gate, a verdict or reason, a raw or normalized
+    /// score, the cycle's error), the plugin reads data it did not declare:
+    /// the rows stay as the host would answer, and [`Cycle::error`] is a
+    /// sentence naming the bit to declare, the hook and the node
+    /// ([`undeclared_data_problem`](Plugin::undeclared_data_problem)). Those
+    /// extra cycles run before the host's, so the hooks' last calls see what
+    /// the host would send; a plugin that logs sees them in its logs.
     pub fn run(&self, pod: &Pod, nodes: &[Node]) -> Cycle {
+        // The check's cycles first: a plugin keeping what it saw last keeps
+        // the host's view.
+        let undeclared = self.undeclared_data_problem(pod, nodes);
+        let mut cycle = self.run_sending(pod, nodes, self.data(), true);
+        if let Some(problem) = undeclared {
+            cycle.error = Some(match cycle.error.take() {
+                None => problem,
+                Some(e) => format!("{problem}; the cycle failed too: {e}"),
+            });
+        }
+        cycle
+    }
+
+    /// None when the hooks answer the same for `pod` over `nodes` with the
+    /// declared data only and with each undeclared SCHEDPLUG_DATA_* bit the
+    /// test gave (the pod and nodes carry it); else a sentence: which bits
+    /// change the answers, where (hook, node), and to declare them.
+    pub fn undeclared_data_problem(&self, pod: &Pod, nodes: &[Node]) -> Option<String> {
+        let mut given = carried_pod(pod.view().raw());
+        for node in nodes {
+            given |= carried_node(node.view().raw());
+        }
+        let undeclared = given & !self.data() & SCHEDPLUG_DATA_ALL;
+        if undeclared == 0 {
+            return None;
+        }
+        let host = self.run_sending(pod, nodes, self.data(), false);
+        let mut reads = 0;
+        let mut first = None;
+        for bit in (0..64).map(|i| 1u64 << i).filter(|b| undeclared & b != 0) {
+            let d = self.cycle_difference(
+                &host,
+                &self.run_sending(pod, nodes, self.data() | bit, false),
+            );
+            if d.is_some() {
+                reads |= bit;
+                first = first.or(d);
+            }
+        }
+        if reads == 0 {
+            reads = undeclared; // only together, if at all
+        }
+        let all = self.run_sending(pod, nodes, self.data() | reads, false);
+        let (whence, with) = self.cycle_difference(&host, &all).or(first)?;
+        let names = data_bit_names(reads);
+        let it = if reads.count_ones() == 1 {
+            "it"
+        } else {
+            "them"
+        };
+        Some(format!(
+            "{} reads data it did not declare ({names}): {whence} without {it} (as schedplug-host \
+             sends it) and {with} with {it} (as the test gave it); add {names} to the data it \
+             declares (DATA in its impl Plugin, or settings.data in configure)",
+            self.name
+        ))
+    }
+
+    /// Where two cycles of one pod first differ, in words: "on node \"n\"
+    /// its filter answered X" for the first, and the second's answer. None
+    /// when they answered the same.
+    fn cycle_difference(&self, a: &Cycle, b: &Cycle) -> Option<(String, String)> {
+        let gate = |c: &Cycle| {
+            format!(
+                "{} filter, {} score",
+                if c.filter_skipped { "skipped" } else { "ran" },
+                if c.score_skipped { "skipped" } else { "ran" }
+            )
+        };
+        if a.filter_skipped != b.filter_skipped || a.score_skipped != b.score_skipped {
+            let hook = if self.d.pod_begin.is_some() {
+                "pod_begin"
+            } else {
+                "applies"
+            };
+            return Some((format!("its {hook} {}", gate(a)), gate(b)));
+        }
+        let said = |s: &Status| {
+            if s.reason().is_empty() {
+                code_name(s.code()).to_string()
+            } else {
+                format!("{} (\"{}\")", code_name(s.code()), s.reason())
+            }
+        };
+        let raw = |r: &NodeResult| {
+            if r.scored {
+                r.raw.to_string()
+            } else {
+                "no score".to_string()
+            }
+        };
+        for (x, y) in a.nodes.iter().zip(&b.nodes) {
+            let on = format!("on node \"{}\" its", x.node);
+            if x.filter.code() != y.filter.code() || x.filter.reason() != y.filter.reason() {
+                return Some((
+                    format!("{on} filter answered {}", said(&x.filter)),
+                    said(&y.filter),
+                ));
+            }
+            if x.scored != y.scored || x.raw != y.raw {
+                return Some((format!("{on} score answered {}", raw(x)), raw(y)));
+            }
+            if x.score != y.score {
+                return Some((
+                    format!("{on} score normalized to {}", x.score),
+                    y.score.to_string(),
+                ));
+            }
+        }
+        if a.nodes.len() != b.nodes.len() || a.error != b.error {
+            let failed = |c: &Cycle| match &c.error {
+                None => "no error".to_string(),
+                Some(e) => format!("the error \"{e}\""),
+            };
+            return Some((format!("its cycle had {}", failed(a)), failed(b)));
+        }
+        None
+    }
+
+    /// One cycle as [`run`](Plugin::run) makes it, the hooks seeing the
+    /// data `bits`; the hints' promises are checked when `promises`.
+    fn run_sending(&self, pod: &Pod, nodes: &[Node], bits: u64, promises: bool) -> Cycle {
         let built = pod.view();
         let node_views: Vec<Built<'_, schedplug_node>> = nodes.iter().map(Node::view).collect();
         let mut cycle = Cycle::default();
-        let scope = self.begin_pod(&built);
+        let scope = self.begin_pod_sending(built.raw(), bits);
         if let Some(e) = scope.error() {
             cycle.error = Some(e.to_string());
             return cycle;
@@ -2343,20 +2572,20 @@ impl Plugin {
         let mut scored_rows = Vec::new();
         let mut feasible_nodes = Vec::new(); // sent
         for (i, nv) in node_views.iter().enumerate() {
-            let nv = sent_node(nv.raw(), self.data());
+            let nv = sent_node(nv.raw(), bits);
             // Promises are checked until the cycle has failed.
             let mut broken = None;
             let mut filter = if cycle.filter_skipped {
                 // A promise about the pod's identity or its undeclared
                 // labels and annotations covers the gates too: a pod whose
                 // filter was skipped is checked like one whose filter ran.
-                if self.d.filter.is_some() && cycle.error.is_none() {
+                if promises && self.d.filter.is_some() && cycle.error.is_none() {
                     broken = self.pod_promise_problem(built.raw(), &nv);
                 }
                 Status::skip()
             } else {
                 let v = self.filter_once(&view, &nv);
-                if v.code() != SCHEDPLUG_ERROR && cycle.error.is_none() {
+                if promises && v.code() != SCHEDPLUG_ERROR && cycle.error.is_none() {
                     broken = self.filter_promise_problem(built.raw(), &view, &nv, &v);
                 }
                 v
@@ -2410,7 +2639,7 @@ impl Plugin {
         }
         // The gates count, as for the filter: checked also when they
         // skipped score, on the nodes that passed filter.
-        if cycle.error.is_none() && self.d.score.is_some() {
+        if promises && cycle.error.is_none() && self.d.score.is_some() {
             cycle.error = self.score_identity_problem(built.raw(), &feasible_nodes, true);
         }
         drop(scope); // pod_end

@@ -391,7 +391,21 @@ fn hooks_see_only_declared_data_and_gates_hold() {
         .priority_class_name("high")
         .toleration(Toleration::exists("k").effect("NoSchedule"));
     let nodes = [Node::new("n1").unschedulable(true), Node::new("n2")];
-    let cycle = plugin.run(&pod, &nodes);
+    // The filter reads the priority class and cordon it did not declare
+    // (to say they were sent): the kit names them, beside the host's rows.
+    let mut cycle = plugin.run(&pod, &nodes);
+    assert_eq!(
+        cycle.error.take().as_deref(),
+        Some(
+            "Declared reads data it did not declare (SCHEDPLUG_DATA_POD_PRIORITY_CLASS and \
+             SCHEDPLUG_DATA_NODE_UNSCHEDULABLE): on node \"n1\" its filter answered \
+             UnschedulableAndUnresolvable (\"the pod is bound elsewhere\") without them (as \
+             schedplug-host sends it) and Error (\"undeclared data was sent\") with them (as the \
+             test gave it); add SCHEDPLUG_DATA_POD_PRIORITY_CLASS and \
+             SCHEDPLUG_DATA_NODE_UNSCHEDULABLE to the data it declares (DATA in its impl \
+             Plugin, or settings.data in configure)"
+        )
+    );
     assert!(cycle.score_skipped && !cycle.filter_skipped);
     cycle.assert_rows(&[
         Row::new("n1").filter(
@@ -400,7 +414,10 @@ fn hooks_see_only_declared_data_and_gates_hold() {
         ),
         Row::new("n2"),
     ]);
-    let cycle = plugin.run(&pod.clone().label("score", ""), &nodes[1..]);
+    let mut cycle = plugin.run(&pod.clone().label("score", ""), &nodes[1..]);
+    assert!(cycle.error.take().unwrap().starts_with(
+        "Declared reads data it did not declare (SCHEDPLUG_DATA_POD_PRIORITY_CLASS): on node \"n2\""
+    ));
     cycle.assert_rows(&[Row::new("n2").score(100)]);
     let cycle = plugin.run(&pod.clone().label("fail", ""), &nodes);
     assert_eq!(
