@@ -36,6 +36,7 @@ func TestACancelledLateCallIsNotTheCyclesOutcome(t *testing.T) {
 	if err := e.mgr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	waitWatched(t, e)
 	w := withWindowNodes(e, 500)
 	w.cycle(t, 0, 120, 4)
 	w.cycle(t, 120, 120, 4)

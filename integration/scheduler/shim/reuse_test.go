@@ -27,12 +27,17 @@ func newReuseEnvWith(t *testing.T, n int, infos []*pb.PluginInfo, allNodes bool)
 	t.Helper()
 	e := newEnv(t, infos, nil)
 	e.mgr.tracker.SetOptions(cycle.Options{EvaluateAllNodes: allNodes})
-	// Verdicts are kept only in a session whose watch stream is open, which
-	// the manager opens after its handshake: on a loaded machine a test's
-	// first cycles could otherwise run before it and make calls the test
-	// does not count on.
-	waitFor(t, "the session's watch stream is open", func() bool { return e.mgr.client.Current().Trusted() })
+	waitWatched(t, e)
 	return withWindowNodes(e, n)
+}
+
+// waitWatched waits for the session's watch stream. Verdicts are kept
+// only in a session whose watch stream is open, which the manager opens
+// after its handshake: on a loaded machine a test's first cycles could
+// otherwise run before it and make calls the test does not count on.
+func waitWatched(t *testing.T, e *env) {
+	t.Helper()
+	waitFor(t, "the session's watch stream is open", func() bool { return e.mgr.client.Current().Trusted() })
 }
 
 // replaceNode gives the snapshot's NodeInfo at pos a new node object (an
