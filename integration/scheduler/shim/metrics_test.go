@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"schedplug.dev/integration/scheduler/shim/cycle"
 )
@@ -13,30 +14,9 @@ import (
 // (name, value pairs); 0 when it has no such series yet.
 func metricValue(t testing.TB, name string, labels ...string) float64 {
 	t.Helper()
-	families, err := legacyregistry.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum := 0.0
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			for i := 0; i+1 < len(labels); i += 2 {
-				found := false
-				for _, l := range m.GetLabel() {
-					if l.GetName() == labels[i] && l.GetValue() == labels[i+1] {
-						found = true
-					}
-				}
-				if !found {
-					continue series
-				}
-			}
-			sum += m.GetCounter().GetValue()
-		}
+	for _, m := range series(t, name, labels) {
+		sum += m.GetCounter().GetValue()
 	}
 	return sum
 }
@@ -51,16 +31,27 @@ func callErr(c *cycle.Cycle) error {
 // summed like metricValue.
 func histogramCount(t testing.TB, name string, labels ...string) uint64 {
 	t.Helper()
+	var sum uint64
+	for _, m := range series(t, name, labels) {
+		sum += m.GetHistogram().GetSampleCount()
+	}
+	return sum
+}
+
+// series are the series of `name` on kube-scheduler's metrics registry
+// whose labels include `labels` (name, value pairs).
+func series(t testing.TB, name string, labels []string) []*dto.Metric {
+	t.Helper()
 	families, err := legacyregistry.DefaultGatherer.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum uint64
+	var out []*dto.Metric
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
 		}
-	series:
+	metrics:
 		for _, m := range f.GetMetric() {
 			for i := 0; i+1 < len(labels); i += 2 {
 				found := false
@@ -70,11 +61,11 @@ func histogramCount(t testing.TB, name string, labels ...string) uint64 {
 					}
 				}
 				if !found {
-					continue series
+					continue metrics
 				}
 			}
-			sum += m.GetHistogram().GetSampleCount()
+			out = append(out, m)
 		}
 	}
-	return sum
+	return out
 }
