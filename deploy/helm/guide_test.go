@@ -646,15 +646,9 @@ func (g *guide) apply(b guideBlock) {
 	g.dryRun = append(g.dryRun, file)
 }
 
-// TestDeployGuide follows docs/deploy.md on a machine without a cluster:
-// its build steps run verbatim (schedplug bundle, the image builds), and
-// its cluster commands are carried out as far as a real kube-apiserver
-// without nodes allows: the ConfigMap is made as kubectl makes it and
-// checked as the host checks it, each helm install and upgrade is rendered
-// and its profile checked against the plugins it mounts, and everything the
-// reader applies passes a server-side dry run. It logs what only a real
-// cluster can show.
-func TestDeployGuide(t *testing.T) {
+// readGuide returns the checkout's root and the guide's blocks.
+func readGuide(t *testing.T) (string, []guideBlock) {
+	t.Helper()
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -667,6 +661,19 @@ func TestDeployGuide(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", guideFile, err)
 	}
+	return repo, blocks
+}
+
+// TestDeployGuide follows docs/deploy.md on a machine without a cluster:
+// its build steps run verbatim (schedplug bundle, the image builds), and
+// its cluster commands are carried out as far as a real kube-apiserver
+// without nodes allows: the ConfigMap is made as kubectl makes it and
+// checked as the host checks it, each helm install and upgrade is rendered
+// and its profile checked against the plugins it mounts, and everything the
+// reader applies passes a server-side dry run. It logs what only a real
+// cluster can show.
+func TestDeployGuide(t *testing.T) {
+	repo, blocks := readGuide(t)
 	g := newGuide(t, repo)
 	kinds := map[string]int{}
 	for _, b := range blocks {

@@ -171,3 +171,19 @@ go_build_scheduler() {
         -o "$out" ./scheduler/cmd/kube-scheduler
   )
 }
+
+# go_build_cluster DIR builds what the real-node test (deploy/helm/realnode_test.go)
+# runs beside the images: kubelet, kube-apiserver, kube-controller-manager
+# and kubectl at the version integration/go.mod pins (its tool lines), and
+# the helm command at the version deploy/go.mod pins.
+go_build_cluster() {
+  local out=$1
+  (
+    cd "$schedplug_root/integration" &&
+      CGO_ENABLED=0 go build -ldflags "-X k8s.io/component-base/version.gitVersion=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)" \
+        -o "$out/" k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-apiserver \
+        k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl &&
+      cd "$schedplug_root/deploy" &&
+      CGO_ENABLED=0 go build -o "$out/helm" helm.sh/helm/v4/cmd/helm
+  )
+}
