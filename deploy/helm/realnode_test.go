@@ -24,6 +24,7 @@ var realNodeBinaries = []struct{ env, rel string }{
 	{"SCHEDPLUG_KUBELET_BIN", "build/go/kubelet"},
 	{"SCHEDPLUG_KUBECTL_BIN", "build/go/kubectl"},
 	{"SCHEDPLUG_HELM_BIN", "build/go/helm"},
+	{"SCHEDPLUG_CONTAINERD_BIN", "build/go/containerd/containerd"},
 }
 
 // realNode is a reader following docs/deploy.md on a real one-node cluster.
@@ -46,13 +47,13 @@ type realNode struct {
 // leaves nothing, and the chart takes over as the only scheduler.
 func TestRealNode(t *testing.T) {
 	repo, blocks := readGuide(t)
-	var bins [7]string
+	var bins [8]string
 	for i, b := range realNodeBinaries {
 		bins[i] = buildOutput(t, repo, b.env, b.rel)
 	}
 	r := &realNode{guide: newGuide(t, repo), images: map[string]string{}}
 	r.copyPlugins()
-	for _, tool := range []string{bins[5], bins[6]} {
+	for _, tool := range []string{bins[5], bins[6], filepath.Join(filepath.Dir(bins[7]), "ctr")} {
 		if err := os.Symlink(tool, filepath.Join(r.dir, ".guide-bin", filepath.Base(tool))); err != nil {
 			t.Fatal(err)
 		}
@@ -66,6 +67,7 @@ func TestRealNode(t *testing.T) {
 	start := time.Now()
 	c, err := realnode.Start(filepath.Join(work, "cluster"), realnode.Binaries{
 		Etcd: bins[0], APIServer: bins[1], ControllerManager: bins[2], Scheduler: bins[3], Kubelet: bins[4], Kubectl: bins[5],
+		Containerd: bins[7],
 	}, pause, t.Logf)
 	t.Cleanup(func() {
 		if t.Failed() && c != nil {
@@ -95,6 +97,10 @@ func TestRealNode(t *testing.T) {
 				r.recordImages()
 			}
 		case "cluster":
+			if strings.Contains(b.text, "only-scheduler") {
+				// Before the guide replaces the default scheduler.
+				r.imageVolume()
+			}
 			cmds, err := commandLines(b)
 			if err != nil {
 				t.Fatal(err)
@@ -109,6 +115,50 @@ func TestRealNode(t *testing.T) {
 			return
 		}
 	}
+}
+
+// imageVolume: the plugins as an image volume (section 2's other way),
+// with ci/image-volume-values.yaml pointed at the bundle image's digest;
+// installed, used and uninstalled again.
+func (r *realNode) imageVolume() {
+	ref, digest := r.imageRef("schedplug-plugins.oci.tar")
+	repo := ref[:strings.LastIndex(ref, ":")]
+	cmd := guideCommand{text: "helm install schedplug deploy/helm/schedplug -n kube-system -f deploy/helm/schedplug/ci/image-volume-values.yaml --set plugins.image.reference=" + repo + "@" + digest}
+	if out, err := r.shell(cmd); err != nil {
+		r.t.Fatalf("%v\n%s", err, out)
+	}
+	r.checkRelease(cmd)
+	logs, _ := r.c.Kubectl("logs", r.deployment(), "-n", "kube-system", "-c", "schedplug-host")
+	for _, plugin := range []string{"DedicatedNodes", "HwEncrypt", "NetworkLatency"} {
+		if !strings.Contains(logs, "loaded plugin "+plugin+" ") {
+			r.t.Errorf("with the plugins as an image volume, the host did not load %s; its log:\n%s", plugin, logs)
+		}
+	}
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"from-image-volume","namespace":"default","annotations":{"myorg.io/require-hw-encrypt":"true"}},` +
+		`"spec":{"schedulerName":"schedplug-scheduler","containers":[{"name":"c","image":"` + realnode.PauseImage + `"}]}}`
+	file := filepath.Join(r.t.TempDir(), "pod.json")
+	if err := os.WriteFile(file, []byte(pod), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.c.Kubectl("apply", "-f", file); err != nil {
+		r.t.Fatal(err)
+	}
+	if !r.eventually(90*time.Second, func() bool {
+		out, _ := r.c.Kubectl("get", "pod", "from-image-volume", "-n", "default", "-o", "jsonpath={.spec.nodeName}/{.status.phase}")
+		return out == r.c.NodeName+"/Running"
+	}) {
+		r.t.Errorf("with the plugins as an image volume, a pod was not placed:\n%s\n%s", r.describe("default", ""), r.schedulerLogs())
+		return
+	}
+	r.t.Logf("plugins as an image volume (%s@%s): the host loaded all three and a pod was placed", repo, digest)
+	if _, err := r.c.Kubectl("delete", "pod", "from-image-volume", "-n", "default"); err != nil {
+		r.t.Error(err)
+	}
+	cmd = guideCommand{text: "helm uninstall schedplug -n kube-system"}
+	if out, err := r.shell(cmd); err != nil {
+		r.t.Fatalf("%v\n%s", err, out)
+	}
+	r.checkUninstalled(cmd)
 }
 
 // copyPlugins gives the reader a build/plugins.d of their own, so the test
@@ -157,7 +207,11 @@ func (r *realNode) shell(cmd guideCommand) (string, error) {
 	sh := exec.Command("bash", "-euo", "pipefail", "-c", cmd.text)
 	sh.Dir, sh.Env = r.dir, r.env
 	out, err := sh.CombinedOutput()
-	r.t.Logf("%s:%d: $ %s\n%s", guideFile, cmd.line, cmd.text, out)
+	where := fmt.Sprintf("%s:%d", guideFile, cmd.line)
+	if cmd.line == 0 {
+		where = "not in the guide"
+	}
+	r.t.Logf("%s: $ %s\n%s", where, cmd.text, out)
 	return string(out), err
 }
 
@@ -253,7 +307,7 @@ func (r *realNode) rolledOut(cmd guideCommand) {
 		r.fail(cmd, "the release did not become Ready: %v\n%s", err, r.describe("kube-system", "app.kubernetes.io/instance=schedplug"))
 		return
 	}
-	r.t.Logf("%s:%d: rolled out, Ready after %.1f s", guideFile, cmd.line, time.Since(start).Seconds())
+	r.t.Logf("$ %s: rolled out, Ready after %.1f s", cmd.text, time.Since(start).Seconds())
 }
 
 // checkRelease: Ready, the replicas the values asked for, and no API token

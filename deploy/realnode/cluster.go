@@ -1,8 +1,9 @@
 // Package realnode starts a one-node Kubernetes cluster on this machine, as
 // an admin would run one, for the chart's real-node test: etcd,
 // kube-apiserver, kube-controller-manager and a default kube-scheduler,
-// containerd with runc and a bridge CNI network from Debian's packages, and
-// a kubelet, all in one directory with their own ports, sockets and logs.
+// containerd 2 with Debian's runc and a bridge network of Debian's CNI
+// plugins, and a kubelet, all in one directory with their own ports,
+// sockets and logs.
 // Stop takes it all down again and says what it could not: nothing stays
 // running or mounted, and the kernel settings the kubelet changes are put
 // back.
@@ -26,6 +27,10 @@ import (
 // Kubernetes version the repository pins (tools/dev/test.sh builds them).
 type Binaries struct {
 	Etcd, APIServer, ControllerManager, Scheduler, Kubelet, Kubectl string
+	// Containerd is containerd 2 (image volumes need it: Debian's 1.6
+	// cannot mount them), with its containerd-shim-runc-v2 and ctr beside
+	// it; runc is Debian's.
+	Containerd string
 }
 
 // Cluster is the running cluster.
@@ -66,14 +71,15 @@ const (
 // On error the caller still calls Stop.
 func Start(dir string, bins Binaries, pauseArchive string, logf func(string, ...any)) (*Cluster, error) {
 	c := &Cluster{Dir: dir, logs: filepath.Join(dir, "logs"), NodeName: "localhost", bins: bins}
-	for _, b := range []string{bins.Etcd, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Kubelet, bins.Kubectl} {
+	for _, b := range []string{bins.Etcd, bins.APIServer, bins.ControllerManager, bins.Scheduler, bins.Kubelet, bins.Kubectl,
+		bins.Containerd, bins.runtimeTool("containerd-shim-runc-v2"), bins.runtimeTool("ctr")} {
 		if _, err := os.Stat(b); err != nil {
 			return c, fmt.Errorf("%v: build the cluster's binaries first (bash tools/dev/test.sh builds them into build/go)", err)
 		}
 	}
-	for _, tool := range []string{"containerd", "ctr", "runc", "iptables", "ip"} {
+	for _, tool := range []string{"runc", "iptables", "ip", "/usr/lib/cni/bridge"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return c, fmt.Errorf("%s is not installed: the real-node test needs Debian's containerd, runc, containernetworking-plugins, iptables and iproute2 (bash tools/dev/install-deps-test.sh)", tool)
+			return c, fmt.Errorf("%s is not installed: the real-node test needs Debian's runc, containernetworking-plugins, iptables and iproute2 (bash tools/dev/install-deps.sh)", tool)
 		}
 	}
 	if err := os.MkdirAll(c.logs, 0o755); err != nil {
@@ -206,8 +212,17 @@ func Start(dir string, bins Binaries, pauseArchive string, logf func(string, ...
 	return c, nil
 }
 
+// runtimeTool is a program that comes with containerd.
+func (b Binaries) runtimeTool(name string) string {
+	return filepath.Join(filepath.Dir(b.Containerd), name)
+}
+
 func (c *Cluster) start(name, bin string, args ...string) error {
-	p, err := startProcess(c.logs, name, bin, args...)
+	return c.startWithEnv(nil, name, bin, args...)
+}
+
+func (c *Cluster) startWithEnv(env []string, name, bin string, args ...string) error {
+	p, err := startProcess(c.logs, env, name, bin, args...)
 	if err != nil {
 		return err
 	}
@@ -255,7 +270,9 @@ state = %q
 	if err := os.WriteFile(filepath.Join(cni, "net.d", "10-realnode.conflist"), data, 0o644); err != nil {
 		return err
 	}
-	if err := c.start("containerd", "containerd", "--config", filepath.Join(d, "config.toml")); err != nil {
+	// containerd finds its shim on PATH.
+	path := "PATH=" + filepath.Dir(c.bins.Containerd) + ":" + os.Getenv("PATH")
+	if err := c.startWithEnv([]string{path}, "containerd", c.bins.Containerd, "--config", filepath.Join(d, "config.toml")); err != nil {
 		return err
 	}
 	return c.waitFor("containerd to serve", 30*time.Second, func() error {
@@ -351,7 +368,7 @@ func (c *Cluster) Kubectl(args ...string) (string, error) {
 
 // Ctr runs containerd's ctr in the kubelet's namespace.
 func (c *Cluster) Ctr(args ...string) (string, error) {
-	out, err := exec.Command("ctr", append([]string{"-a", c.Containerd, "-n", "k8s.io"}, args...)...).CombinedOutput()
+	out, err := exec.Command(c.bins.runtimeTool("ctr"), append([]string{"-a", c.Containerd, "-n", "k8s.io"}, args...)...).CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("ctr %s: %v: %s", strings.Join(args, " "), err, out)
 	}
@@ -445,12 +462,18 @@ func (c *Cluster) drain() error {
 		}
 	}
 	return c.waitFor("the node's pods to stop", 90*time.Second, func() error {
-		out, err := c.Ctr("tasks", "ls", "-q")
+		out, err := c.Ctr("tasks", "ls")
 		if err != nil {
 			return err
 		}
-		if n := len(strings.Fields(out)); n > 0 {
-			return fmt.Errorf("%d containers still run", n)
+		running := 0
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[2] == "RUNNING" {
+				running++
+			}
+		}
+		if running > 0 {
+			return fmt.Errorf("%d containers still run", running)
 		}
 		// The kubelet stops a sandbox's pause container before it tears
 		// down the pod's network.

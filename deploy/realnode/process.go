@@ -21,7 +21,7 @@ type process struct {
 	err  error
 }
 
-func startProcess(logDir, name, bin string, args ...string) (*process, error) {
+func startProcess(logDir string, env []string, name, bin string, args ...string) (*process, error) {
 	log := filepath.Join(logDir, name+".log")
 	f, err := os.Create(log)
 	if err != nil {
@@ -29,6 +29,9 @@ func startProcess(logDir, name, bin string, args ...string) (*process, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// Its own process group, so a signal to the test does not reach it
 	// before the teardown has stopped what it runs.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -22,10 +22,10 @@ packages=(
   # ip, for the network namespace in which deploy/helm/pod_test.go runs the
   # chart's pod (minimal Debian images lack it).
   iproute2
-  # The real node of deploy/helm/realnode_test.go: containerd and runc run
-  # the chart's pods, the CNI plugins give them a bridge network, iptables
-  # stands in for kube-proxy.
-  containerd runc containernetworking-plugins iptables
+  # The real node of deploy/helm/realnode_test.go: runc runs the chart's
+  # pods (under containerd 2, built from the Go module proxy), the CNI
+  # plugins give them a bridge network, iptables stands in for kube-proxy.
+  runc containernetworking-plugins iptables
   # Debian 12's own Rust (1.63), the Rust SDK's minimum (sdk/rust): the test
   # command builds the crate with it as well as with a newer cargo on PATH.
   rustc cargo

@@ -174,8 +174,10 @@ go_build_scheduler() {
 
 # go_build_cluster DIR builds what the real-node test (deploy/helm/realnode_test.go)
 # runs beside the images: kubelet, kube-apiserver, kube-controller-manager
-# and kubectl at the version integration/go.mod pins (its tool lines), and
-# the helm command at the version deploy/go.mod pins.
+# and kubectl at the version integration/go.mod pins (its tool lines), the
+# helm command at the version deploy/go.mod pins, and containerd 2 with its
+# runc shim and ctr into DIR/containerd (deploy/realnode/containerd2, a
+# module of its own so containerd's dependencies stay out of deploy's).
 go_build_cluster() {
   local out=$1
   (
@@ -184,6 +186,9 @@ go_build_cluster() {
         -o "$out/" k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-apiserver \
         k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl &&
       cd "$schedplug_root/deploy" &&
-      CGO_ENABLED=0 go build -o "$out/helm" helm.sh/helm/v4/cmd/helm
+      CGO_ENABLED=0 go build -o "$out/helm" helm.sh/helm/v4/cmd/helm &&
+      cd "$schedplug_root/deploy/realnode/containerd2" &&
+      CGO_ENABLED=0 go build -o "$out/containerd/" github.com/containerd/containerd/v2/cmd/containerd \
+        github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/ctr
   )
 }

@@ -74,7 +74,7 @@ export SCHEDPLUG_ETCD_BIN="$root/build/go/etcd"
 step go-build-etcd bash -c 'cd integration && go build -o "$SCHEDPLUG_ETCD_BIN" go.etcd.io/etcd/server/v3'
 # The real node of deploy/helm/realnode_test.go, which follows the deploy
 # guide on a kubelet (docs/deploy.md): kubelet, kube-apiserver,
-# kube-controller-manager, kubectl and helm, into build/go.
+# kube-controller-manager, kubectl, helm and containerd 2, into build/go.
 step go-build-cluster go_build_cluster "$root/build/go"
 
 # The images (deploy/build-images.sh from the outputs above, twice: equal
