@@ -88,7 +88,7 @@ step go-build-dryrun bash -c 'cd integration && go build -o "$SCHEDPLUG_DRYRUN_B
 # unpacked image roots (the end-to-end smoke test of the images).
 export SCHEDPLUG_DEMO_BIN="$root/build/go/schedplug-demo"
 step go-build-demo bash -c 'cd integration && go build -o "$SCHEDPLUG_DEMO_BIN" ./testbed/cmd/schedplug-demo'
-step --show "$go_summary" deploy-test bash -c 'cd deploy && go test -count=1 -timeout 15m -v ./...'
+step --show "$go_summary" deploy-test bash -c 'cd deploy && go test -count=1 -timeout 25m -v ./...'
 
 # -v goes to the log only; the terminal gets go test's per-package lines,
 # every failed or skipped test, and the counts below.
