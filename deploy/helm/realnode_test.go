@@ -304,7 +304,7 @@ func (r *realNode) imageRef(archive string) (name, digest string) {
 func (r *realNode) rolledOut(cmd guideCommand) {
 	start := time.Now()
 	if _, err := r.c.Kubectl("rollout", "status", r.deployment(), "-n", "kube-system", "--timeout=180s"); err != nil {
-		r.fail(cmd, "the release did not become Ready: %v\n%s", err, r.describe("kube-system", "app.kubernetes.io/instance=schedplug"))
+		r.fail(cmd, "the release did not become Ready: %v\n%s\n%s", err, r.describe("kube-system", "app.kubernetes.io/instance=schedplug"), r.schedulerLogs())
 		return
 	}
 	r.t.Logf("$ %s: rolled out, Ready after %.1f s", cmd.text, time.Since(start).Seconds())
@@ -516,6 +516,10 @@ func (r *realNode) schedulerLogs() string {
 	for _, c := range []string{"kube-scheduler", "schedplug-host"} {
 		out, err := r.c.Kubectl("logs", r.deployment(), "-n", "kube-system", "-c", c, "--tail=40")
 		fmt.Fprintf(&b, "the last lines of %s's log (%v):\n%s\n", c, err, out)
+		// A container that crashed said why in its previous run.
+		if prev, err := r.c.Kubectl("logs", r.deployment(), "-n", "kube-system", "-c", c, "--previous", "--tail=10"); err == nil {
+			fmt.Fprintf(&b, "its previous run's last lines:\n%s\n", prev)
+		}
 	}
 	return b.String()
 }
