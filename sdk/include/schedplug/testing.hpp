@@ -40,8 +40,7 @@
 //   schedplug/testing/plugin.hpp    Plugin, PodScope: the harness
 //   schedplug/testing/checks.hpp    the checks of hints, declared keys and data
 //   schedplug/testing/events.hpp    the checks of declared events
-//   schedplug/testing/c_api.inc     the C kit's definitions
-//   (schedplug/testing.h)
+//   schedplug/testing/c_api.inc     the C kit's (testing.h) definitions
 // The kit runs plugins by the host's rules (schedplug/runtime.hpp), which
 // are not on a plugin's include path: link schedplug::testing, as
 // schedplug_add_plugin_test() does.
