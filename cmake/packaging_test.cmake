@@ -45,7 +45,7 @@ endif()
 run("listing ${sdk_deb}" ${dpkg-deb_path} -c ${sdk_deb})
 foreach(f include/schedplug/plugin.h include/schedplug/plugin.hpp
           include/schedplug/testing.hpp include/schedplug/testing.h
-          include/schedplug/testing_events.hpp
+          include/schedplug/testing/events.hpp
           /schedplug/schedplugConfig.cmake /schedplug/SchedplugPlugin.cmake)
   if(NOT last_output MATCHES "/usr/[^\n]*${f}")
     message(FATAL_ERROR "schedplug-sdk-dev lacks ${f}:\n${last_output}")

@@ -36,7 +36,7 @@ target_include_directories(schedplug_host_core PUBLIC
 # Boost.DLL with std::filesystem paths (no Boost.Filesystem library).
 target_compile_definitions(schedplug_host_core PUBLIC BOOST_DLL_USE_STD_FS)
 target_link_libraries(schedplug_host_core
-  PUBLIC Boost::headers spdlog::spdlog nlohmann_json::nlohmann_json
+  PUBLIC schedplug::rules Boost::headers spdlog::spdlog nlohmann_json::nlohmann_json
   PRIVATE yaml-cpp OpenSSL::Crypto fmt::fmt ${CMAKE_DL_LIBS}
 )
 set_target_properties(schedplug_host_core PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -290,7 +290,7 @@ std::shared_ptr<PluginLibrary> load_plugin_file(
                    "()` threw an exception; it must only return its static "
                    "descriptor");
   }
-  // The ABI checks (sdk/include/schedplug/runtime.hpp, shared with the
+  // The ABI checks (sdk/internal/schedplug/runtime.hpp, shared with the
   // test kit): version first, then size, name and capabilities.
   auto library = std::shared_ptr<PluginLibrary>(new PluginLibrary());
   if (std::string problem =

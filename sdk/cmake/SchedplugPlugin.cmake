@@ -105,8 +105,9 @@ endfunction()
 # that directory's CMakeLists.txt, since a function's own call would not
 # last), so `ctest --test-dir <build>` runs the tests. For each plugin target T in PLUGINS, the test is
 # built after T and gets the path of T's .so as the macro <T in upper
-# case>_SO, e.g. SPARE_CPU_SO. The kit's C functions are compiled in, so C
-# tests work too; the project must enable CXX, and the kit needs
+# case>_SO, e.g. SPARE_CPU_SO. It links schedplug::testing, the SDK plus
+# the host's rules the kit runs plugins by. The kit's C functions are
+# compiled in, so C tests work too; the project must enable CXX, and the kit needs
 # nlohmann/json 3 like the C++ layer.
 function(schedplug_add_plugin_test name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "PLUGINS")
@@ -114,6 +115,11 @@ function(schedplug_add_plugin_test name)
     message(FATAL_ERROR
       "schedplug_add_plugin_test(${name}): no source files; "
       "write schedplug_add_plugin_test(${name} my_test.cpp PLUGINS my_plugin)")
+  endif()
+  if(NOT TARGET schedplug::testing)
+    message(FATAL_ERROR
+      "schedplug_add_plugin_test(${name}): target schedplug::testing is "
+      "missing; call find_package(schedplug REQUIRED) first")
   endif()
   if(NOT TARGET nlohmann_json::nlohmann_json)
     message(FATAL_ERROR
@@ -131,7 +137,7 @@ function(schedplug_add_plugin_test name)
   file(CONFIGURE OUTPUT ${c_api} CONTENT
        "// The test kit's C functions (schedplug/testing.h).\n#define SCHEDPLUG_TESTING_DEFINE_C_API\n#include <schedplug/testing.hpp>\n")
   add_executable(${name} ${arg_UNPARSED_ARGUMENTS} ${c_api})
-  target_link_libraries(${name} PRIVATE schedplug::sdk ${CMAKE_DL_LIBS})
+  target_link_libraries(${name} PRIVATE schedplug::testing ${CMAKE_DL_LIBS})
   if(NOT DEFINED CMAKE_CXX_STANDARD OR CMAKE_CXX_STANDARD LESS 20)
     set_target_properties(${name} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON)
   endif()

@@ -40,6 +40,15 @@ foreach(f include/schedplug/plugin.h include/schedplug/plugin.hpp
     message(FATAL_ERROR "the SDK install lacks ${f}")
   endif()
 endforeach()
+# The host's rules are the kit's, not the authors' include directory's.
+if(EXISTS ${prefix}/include/schedplug/runtime.hpp)
+  message(FATAL_ERROR "the SDK install puts the host's rules (runtime.hpp) "
+                      "in the authors' include directory")
+endif()
+if(NOT EXISTS ${prefix}/lib/schedplug/kit-rules/schedplug/runtime.hpp)
+  message(FATAL_ERROR "the SDK install lacks the test kit's rules "
+                      "(lib/schedplug/kit-rules/schedplug/runtime.hpp)")
+endif()
 file(GLOB_RECURSE installed_libs ${prefix}/*.so ${prefix}/*.a)
 if(installed_libs)
   message(FATAL_ERROR "the SDK install must be headers only, found: ${installed_libs}")

@@ -1,6 +1,6 @@
 // Package normalize is schedplug-host's normalization of a plugin's raw
 // scores by its declared policy (plugin.h's SCHEDPLUG_NORMALIZE_*; the
-// host's sdk/include/schedplug/runtime.hpp apply_policy and out_of_range),
+// host's sdk/internal/schedplug/runtime.hpp apply_policy and out_of_range),
 // for the scores the shim normalizes itself: raw scores the host computed
 // ahead of kube-scheduler's PreScore, normalized over the nodes
 // kube-scheduler actually scores (docs/protocol.md, "Scores ahead"). The

@@ -1,7 +1,7 @@
 //! Declared events (SCHEDPLUG_EVENT_*): which cluster events a change of a
 //! node is, and whether the events a plugin declared requeue a pod that
 //! such a change lets through (the Rust twin of
-//! `sdk/include/schedplug/testing_events.hpp`, with its sentences).
+//! `sdk/include/schedplug/testing/events.hpp`, with its sentences).
 //!
 //! kube-scheduler moves a pod a plugin rejected back to the active queue
 //! only on a cluster event the plugin registered (the shim registers the

@@ -1,7 +1,8 @@
 // The test kit's declared events (SCHEDPLUG_EVENT_*): which cluster events a
 // change of a node is, and whether the events a plugin declared requeue a
-// pod that such a change lets through. Part of schedplug/testing.hpp, which
-// includes it.
+// pod that such a change lets through. Members of Plugin
+// (schedplug/testing/plugin.hpp), defined here. Part of the test kit;
+// include schedplug/testing.hpp.
 //
 // kube-scheduler moves a pod a plugin rejected back to the active queue only
 // on a cluster event the plugin registered (the shim registers the declared
@@ -22,7 +23,7 @@
 #include <vector>
 
 #include "schedplug/plugin.h"
-#include "schedplug/testing.hpp"
+#include "schedplug/testing/plugin.hpp"
 
 namespace schedplug::testing {
 

@@ -5,8 +5,15 @@
 // (<schedplug/testing.hpp>) both use, so a plugin's tests see exactly the
 // answers and messages the host would give.
 //
-// Plugins do not include this; it is for hosts and test harnesses. C++20,
-// header-only; needs nlohmann/json (through schedplug/cpp/args.hpp).
+// Plugins cannot include this: it sits outside the authors' include
+// directory (sdk/internal/, CMake target schedplug::rules for the host; the
+// installed kit reaches it through schedplug::testing). The descriptor,
+// settings and normalization rules are pinned by proto/testdata's vectors,
+// which the Rust kit's own copy checks too. One file, although long: the
+// host and the kits must compile exactly the same rules, and its parts
+// (plugin text, descriptors, settings, codes, normalization, args) build on
+// one another. C++20, header-only; needs nlohmann/json (through
+// schedplug/cpp/args.hpp).
 #pragma once
 
 #include <algorithm>
