@@ -275,8 +275,8 @@ func (e *env) cycle(b *testing.B) {
 }
 
 // run schedules one fresh pod as kube-scheduler's ScheduleOne does up to
-// the assumption (no Reserve, Permit or binding): the queue's Add and
-// Pop, UpdateSnapshot, SchedulePod, AssumePod.
+// the Reserve plugins (no Permit or binding): the queue's Add and Pop,
+// UpdateSnapshot, SchedulePod, AssumePod, Reserve.
 func (e *env) run() (scheduler.ScheduleResult, error) {
 	pod := makePod(fmt.Sprintf("pod-mixed-%d", e.next), e.next)
 	e.next++
@@ -305,6 +305,9 @@ func (e *env) run() (scheduler.ScheduleResult, error) {
 	assumed.Spec.NodeName = res.SuggestedHost
 	if err := e.sched.Cache.AssumePod(e.logger, assumed); err != nil {
 		return res, err
+	}
+	if st := e.fw.RunReservePluginsReserve(e.ctx, state, assumed, res.SuggestedHost); !st.IsSuccess() {
+		return res, st.AsError()
 	}
 	e.assumed = append(e.assumed, assumed)
 	if len(e.assumed) > keepAssumed {
