@@ -66,6 +66,9 @@ func NewPlugin(m *Manager, name string, pol Policy, h fwk.Handle) *Plugin {
 		act = h
 	}
 	m.registry.register(profile, name, pol, act)
+	if h != nil {
+		m.watchNodeChanges(h.SharedInformerFactory())
+	}
 	return &Plugin{name: name, profile: profile, policy: pol, mgr: m, handle: h}
 }
 

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"google.golang.org/grpc/codes"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -209,4 +210,58 @@ func TestSlotStatesFollowTheTableAndStayPut(t *testing.T) {
 			}
 		}
 	}
+}
+
+// With the changes tracked, a plan on the snapshot list the table was
+// last planned from reads only the marked nodes' NodeInfos (a marked node
+// is read in two plans); every walkEvery-th plan, a plan on another list
+// and the plan after a failed call read them all.
+func TestPlanReadsTheMarkedNodesOfTheSameList(t *testing.T) {
+	tbl := New()
+	tbl.TrackChanges()
+	a, b, c := shimtest.Node("a", nil, 0), shimtest.Node("b", nil, 0), shimtest.Node("c", nil, 0)
+	list := shimtest.List(a, b, c)
+	plan := func(nodes []fwk.NodeInfo, want ...string) *Plan {
+		t.Helper()
+		p := tbl.PlanDelta(nodes, false, false, basicNode)
+		var got []string
+		for _, u := range p.upserts {
+			got = append(got, u.name)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("plan sends %v, want %v", got, want)
+		}
+		return p
+	}
+	tbl.Commit(tbl.PlanDelta(list, true, false, basicNode), 0)
+	tbl.Commit(plan(list), 0)
+
+	b.AddPod(shimtest.Pod("x", nil))
+	c.AddPod(shimtest.Pod("y", nil))
+	tbl.Commit(plan(list), 0) // neither marked
+	tbl.MarkChanged("b")
+	tbl.MarkChanged("gone") // not a node of the list
+	tbl.Commit(plan(list, "b"), 0)
+	b.AddPod(shimtest.Pod("z", nil))
+	tbl.Commit(plan(list, "b"), 0) // the second plan of the mark
+	b.AddPod(shimtest.Pod("w", nil))
+	tbl.Commit(plan(list), 0)
+
+	// Another list with the same nodes: every NodeInfo is read.
+	list = shimtest.List(a, b, c)
+	tbl.Commit(plan(list, "b", "c"), 0)
+
+	// A failed call: its changes may not have reached the host.
+	a.AddPod(shimtest.Pod("v", nil))
+	tbl.MarkChanged("a")
+	sync := &Sync{Table: tbl}
+	sync.Failed(plan(list, "a"), codes.DeadlineExceeded, nil)
+	tbl.Commit(plan(list, "a"), 0)
+
+	// Unmarked, c waits for the walkEvery-th plan.
+	c.AddPod(shimtest.Pod("u", nil))
+	for i := 0; i < walkEvery-1; i++ {
+		tbl.Commit(plan(list), 0)
+	}
+	tbl.Commit(plan(list, "c"), 0)
 }
