@@ -108,14 +108,20 @@ func TestSlotByNodeInfoFollowsTheSnapshotList(t *testing.T) {
 
 // BenchmarkPlanDelta5000 is the shim's per-cycle bookkeeping for a 5000-node
 // cluster where one node changed since the last pod (the usual case).
-func BenchmarkPlanDelta5000(b *testing.B) { benchPlanDelta(b, false) }
+func BenchmarkPlanDelta5000(b *testing.B) { benchPlanDelta(b, false, false) }
 
 // BenchmarkPlanDelta5000Cold is the same with the caches emptied between
 // cycles, as a busy scheduler leaves them: the walk reads one generation
 // per node, each a cache miss.
-func BenchmarkPlanDelta5000Cold(b *testing.B) { benchPlanDelta(b, true) }
+func BenchmarkPlanDelta5000Cold(b *testing.B) { benchPlanDelta(b, true, false) }
 
-func benchPlanDelta(b *testing.B, cold bool) {
+// BenchmarkPlanDelta5000Marked is BenchmarkPlanDelta5000Cold with the
+// changes tracked and the changed node marked, as kube-scheduler's Reserve
+// and informers mark it: only that NodeInfo is read (and every NodeInfo
+// every walkEvery-th plan).
+func BenchmarkPlanDelta5000Marked(b *testing.B) { benchPlanDelta(b, true, true) }
+
+func benchPlanDelta(b *testing.B, cold, marked bool) {
 	nodes := make([]fwk.NodeInfo, 5000)
 	var spacers [][]byte
 	for i := range nodes {
@@ -129,6 +135,9 @@ func benchPlanDelta(b *testing.B, cold bool) {
 		evict = make([]byte, 64<<20)
 	}
 	tbl := New()
+	if marked {
+		tbl.TrackChanges()
+	}
 	tbl.Commit(tbl.PlanDelta(nodes, true, false, basicNode), 0)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -139,7 +148,11 @@ func benchPlanDelta(b *testing.B, cold bool) {
 				evict[j]++
 			}
 		}
-		nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(shimtest.Pod(fmt.Sprintf("p%d", i), nil))
+		changed := nodes[i%len(nodes)].(*framework.NodeInfo)
+		changed.AddPod(shimtest.Pod(fmt.Sprintf("p%d", i), nil))
+		if marked {
+			tbl.MarkChanged(changed.Node().Name)
+		}
 		if cold {
 			b.StartTimer()
 		}
