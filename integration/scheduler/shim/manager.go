@@ -101,6 +101,7 @@ type Manager struct {
 
 	startOnce sync.Once
 	startErr  error
+	watchOnce sync.Once
 }
 
 // NewManager creates a manager; it does not connect until Start.
