@@ -37,11 +37,11 @@
 #include "host/chain/filter_chain.hpp"
 #include "host/chain/pod_cycle.hpp"
 #include "host/chain/score_chain.hpp"
+#include "host/convert/convert.hpp"
 #include "host/explain/cycle_parts.hpp"
 #include "host/explain/recent_cycles.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
-#include "host/service/convert.hpp"
 #include "host/table/node_table.hpp"
 #include "test_support.hpp"
 
