@@ -164,8 +164,8 @@ BENCHMARK(BM_PreFilterHostSide)
 
 // What the per-plugin series cost a PreFilter: the same cycle (every
 // plugin's gate, then the filters on N nodes on the request thread) with
-// and without recording it as HostService does (record_begins, then
-// record_runs).
+// and without counting it as the pipeline's metrics observer does
+// (cycle_began, then chain_ran).
 void BM_PreFilterMetrics(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   const bool with_metrics = state.range(1) != 0;
