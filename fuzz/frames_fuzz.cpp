@@ -1,6 +1,7 @@
-// Fuzz target "frames": the fast path (host/service/fast_path_server.cpp),
-// length-prefixed FastRequest frames on a unix socket, into a running host
-// (HostApp with the fixture plugin FuzzFixture, as schedplug-host runs).
+// Fuzz target "frames": the fast path
+// (host/transport/fastpath/fast_path_server.cpp), length-prefixed FastRequest
+// frames on a unix socket, into a running host (HostApp with the fixture plugin
+// FuzzFixture, as schedplug-host runs).
 //
 // The input is a program of frames. Each starts with a byte that says how
 // the frame is made: most are a body of up to 64 KiB (a 2-byte length,

@@ -1,4 +1,4 @@
-// Fuzz target "request": the request decoder (host/service/convert.*).
+// Fuzz target "request": the request decoder (host/convert/convert.*).
 //
 // The input is a serialized schedplug.v1.PreFilterRequest, the message
 // that carries both a pod and a node-table delta (Filter and PreScore carry
@@ -13,8 +13,8 @@
 
 #include <google/protobuf/stubs/logging.h>
 #include "fuzz/fuzz_checks.hpp"
+#include "host/convert/convert.hpp"
 #include "host/model/records.hpp"
-#include "host/service/convert.hpp"
 #include "host/table/node_table.hpp"
 #include "schedplug/v1/schedplug.pb.h"
 

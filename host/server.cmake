@@ -1,7 +1,7 @@
-# schedplug-host: the gRPC service, sessions, metrics, security, background
-# refresh and the app (see host/README.md). Built on schedplug_host_engine
-# and the generated schedplug_proto; skipped (configure still succeeds) until
-# both exist.
+# schedplug-host: the call pipeline and its transports, sessions, metrics,
+# security, background refresh and the app (see host/README.md). Built on
+# schedplug_host_engine and the generated schedplug_proto; skipped (configure
+# still succeeds) until both exist.
 if(NOT TARGET schedplug_host_engine OR NOT TARGET schedplug_proto)
   message(STATUS "schedplug-host: skipped (needs schedplug_host_engine and schedplug_proto)")
   return()
@@ -19,20 +19,24 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/metrics/host_metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics/metrics_endpoint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refresh/refresh_scheduler.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/convert.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/sessions.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/config_skew.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/handshake_check.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/node_window.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/host_identity.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/session_watch.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/host_service.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/handshake.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/filter_calls.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/score_call.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/explain_call.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/status_call.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/shadow_calls.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/convert/convert.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/identity/host_identity.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/identity/config_skew.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/identity/handshake_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/session/sessions.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/session/session_watch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pipeline/node_window.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pipeline/call_pipeline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pipeline/handshake.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pipeline/filter_calls.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pipeline/score_call.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/observers/metrics_observer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/observers/record_observer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/observers/explain_observer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/observers/shadow_observer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transport/grpc/host_service.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transport/grpc/explain_status.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transport/fastpath/fast_path_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shadow/shadow_runner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record/record_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record/table_mirror.cpp
@@ -41,8 +45,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/record/replayer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/explain/recent_cycles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/explain/cycle_parts.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/fast_path_server.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/service/listen_address.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/security/listen_address.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security/unix_listener.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security/peer_identity.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security/tcp_credentials.cpp

@@ -27,11 +27,11 @@
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/metrics_endpoint.hpp"
 #include "host/reload/change_watch.hpp"
+#include "host/security/listen_address.hpp"
 #include "host/security/tcp_credentials.hpp"
 #include "host/security/unix_listener.hpp"
-#include "host/service/fast_path_server.hpp"
-#include "host/service/listen_address.hpp"
 #include "host/shadow/candidates.hpp"
+#include "host/transport/fastpath/fast_path_server.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -206,11 +206,11 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       options.workers > 0 ? options.workers : ThreadPool::default_workers());
   start_refresh(*plugins, nullptr, app->metrics_.get());
 
-  ServiceContext context;
+  PipelineContext context;
   context.plugins = plugins;
   context.config_file = options.config;
+  context.pool = app->pool_.get();
   app->shadow_ = std::make_unique<ShadowRunner>(app->metrics_.get());
-  context.shadow = app->shadow_.get();
   if (!options.record.dir.empty()) {
     try {
       app->recorder_ =
@@ -218,26 +218,49 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
     } catch (const RecordError& e) {
       fail(diagnostics, e.what());
     }
-    context.recorder = app->recorder_.get();
     spdlog::info(
         "recording every pod cycle into {} (files of {} KiB, at most {} MiB)",
         options.record.dir.string(),
         std::min(options.record.file_bytes, options.record.max_bytes / 4) >> 10,
         options.record.max_bytes >> 20);
   }
-  context.pool = app->pool_.get();
-  context.metrics = app->metrics_.get();
   app->peers_ = std::make_unique<PeerIdentities>();
-  context.peers = app->peers_.get();
   if (listen.is_unix && options.fast_path) {
     app->fast_socket_path_ = fast_path_socket_path(listen.socket_path);
     context.fast_path_socket = app->fast_socket_path_.filename().string();
   }
-  app->service_ =
-      std::make_unique<HostService>(std::move(context), options.service);
+  app->pipeline_ =
+      std::make_unique<CallPipeline>(std::move(context), options.service);
+  CallPipeline& pipeline = *app->pipeline_;
+  // The observers, in the order the pipeline tells them: the recorder,
+  // metrics, the record of recent cycles, the shadow candidates.
+  app->recent_ = std::make_unique<RecentCycles>(options.service.recent_cycles);
+  if (app->recorder_) {
+    app->observers_.push_back(std::make_unique<RecordObserver>(
+        *app->recorder_, *pipeline.plugins(), pipeline.identity()));
+  }
+  app->observers_.push_back(
+      std::make_unique<MetricsObserver>(*app->metrics_, pipeline.sessions()));
+  app->observers_.push_back(
+      std::make_unique<ExplainObserver>(*app->recent_, app->metrics_.get()));
+  app->observers_.push_back(std::make_unique<ShadowObserver>(*app->shadow_));
+  for (const auto& observer : app->observers_) pipeline.add_observer(*observer);
+  app->service_ = std::make_unique<HostService>(
+      pipeline, GrpcServiceContext{.peers = app->peers_.get(),
+                                   .metrics = app->metrics_.get(),
+                                   .recent_cycles = app->recent_.get(),
+                                   .reload_status = &app->reload_status_,
+                                   .heartbeat = options.service.heartbeat});
   app->reloader_ = std::make_unique<PluginReloader>(
-      *app->service_, app->metrics_.get(), options.config, options.plugins,
-      *check.config, options.security.plugin_sha256);
+      ServingPlugins{
+          .current = [&pipeline] { return pipeline.plugins(); },
+          .swap =
+              [&pipeline](std::shared_ptr<const PluginGeneration> next) {
+                pipeline.swap_plugins(std::move(next));
+              },
+          .status = &app->reload_status_},
+      app->metrics_.get(), options.config, options.plugins, *check.config,
+      options.security.plugin_sha256);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -293,7 +316,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
                               "serves gRPC only)");
       }
       app->fast_server_ = std::make_unique<FastPathServer>(
-          *app->service_, static_cast<size_t>(options.max_message_bytes),
+          *app->pipeline_, static_cast<size_t>(options.max_message_bytes),
           kFastPathMaxConnections);
       FastPathServer* fast = app->fast_server_.get();
       app->fast_listener_->start([fast](int fd) { fast->serve(fd); });
@@ -307,7 +330,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
         listen.grpc_uri.substr(0, colon + 1) + std::to_string(selected_port);
   }
   app->server_->GetHealthCheckService()->SetServingStatus(true);
-  app->service_->reload_status().set_watching(options.watch);
+  app->reload_status_.set_watching(options.watch);
   if (options.watch) {
     PluginReloader* reloader = app->reloader_.get();
     try {
@@ -396,7 +419,7 @@ void HostApp::shutdown(std::chrono::milliseconds drain) {
   }
   // A refresh still running keeps its instance for the rest of the process
   // (plugin_generation.cpp) rather than have it destroyed under its thread.
-  if (service_) service_->plugins()->stop_refresh();
+  if (pipeline_) pipeline_->plugins()->stop_refresh();
   spdlog::info("shut down");
 }
 
@@ -425,8 +448,10 @@ HostApp::~HostApp() {
   watchdog_.reset();
   trimmer_.reset();
   reloader_.reset();
+  pipeline_.reset();
   service_.reset();
-  // After the service: it queues jobs. A runner whose thread is stuck in a
+  observers_.clear();
+  // After the pipeline: it queues jobs. A runner whose thread is stuck in a
   // candidate's hook is left for the rest of the process, with the metrics
   // it counts into (joining it would wait for good).
   if (shadow_ != nullptr && shadow_->abandoned()) {

@@ -1,5 +1,6 @@
 // schedplug-host put together: configuration, plugins, name checks, the
-// plugin set, background refresh, metrics and the gRPC server. main()
+// plugin set, background refresh, metrics, the call pipeline with its
+// observers, and its transports (gRPC, the fast path). main()
 // only adds flags and signals, so tests run the very same thing in-process.
 #pragma once
 
@@ -13,11 +14,15 @@
 #include <string>
 
 #include "host/check/name_check.hpp"
+#include "host/explain/recent_cycles.hpp"
+#include "host/observers/observers.hpp"
+#include "host/pipeline/call_pipeline.hpp"
 #include "host/plugin/hook_watchdog.hpp"
 #include "host/record/cycle_recorder.hpp"
 #include "host/reload/plugin_reload.hpp"
+#include "host/reload/reload_status.hpp"
 #include "host/security/security_options.hpp"
-#include "host/service/host_service.hpp"
+#include "host/transport/grpc/host_service.hpp"
 
 namespace grpc {
 class Server;
@@ -108,9 +113,15 @@ class HostApp {
   bool shadow_abandoned() const { return shadow_ && shadow_->abandoned(); }
   // The --record recorder (nullptr without --record).
   CycleRecorder* recorder() { return recorder_.get(); }
+  // The gRPC service.
   const HostService& service() const { return *service_; }
-  // For tests that call the service in-process, without gRPC's transport.
   HostService& service() { return *service_; }
+  // For tests and `schedplug replay`, which call in-process, without a
+  // transport.
+  const CallPipeline& pipeline() const { return *pipeline_; }
+  CallPipeline& pipeline() { return *pipeline_; }
+  // The record of recent cycles Explain answers from.
+  const RecentCycles& recent_cycles() const { return *recent_; }
 
  private:
   HostApp() = default;
@@ -124,6 +135,11 @@ class HostApp {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ShadowRunner> shadow_;     // shadow candidates (host/shadow/)
   std::unique_ptr<CycleRecorder> recorder_;  // --record only
+  std::unique_ptr<RecentCycles> recent_;
+  ReloadStatus reload_status_;
+  // What the pipeline tells; before it, so that it goes first.
+  std::vector<std::unique_ptr<CallObserver>> observers_;
+  std::unique_ptr<CallPipeline> pipeline_;
   std::unique_ptr<HostService> service_;
   std::unique_ptr<PluginReloader> reloader_;
   std::unique_ptr<ChangeWatch> watch_;  // stopped first at shutdown

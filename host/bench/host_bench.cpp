@@ -37,11 +37,11 @@
 #include "host/chain/filter_chain.hpp"
 #include "host/chain/pod_cycle.hpp"
 #include "host/chain/score_chain.hpp"
+#include "host/convert/convert.hpp"
 #include "host/explain/cycle_parts.hpp"
 #include "host/explain/recent_cycles.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
-#include "host/service/convert.hpp"
 #include "host/table/node_table.hpp"
 #include "test_support.hpp"
 
@@ -164,8 +164,8 @@ BENCHMARK(BM_PreFilterHostSide)
 
 // What the per-plugin series cost a PreFilter: the same cycle (every
 // plugin's gate, then the filters on N nodes on the request thread) with
-// and without recording it as HostService does (record_begins, then
-// record_runs).
+// and without counting it as the pipeline's metrics observer does
+// (cycle_began, then chain_ran).
 void BM_PreFilterMetrics(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   const bool with_metrics = state.range(1) != 0;

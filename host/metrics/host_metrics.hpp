@@ -34,7 +34,7 @@ class HostMetrics {
   static constexpr std::array<std::string_view, 8> kRpcMethods{
       "Handshake", "PreFilter",    "FilterNodes", "Filter",
       "PreScore",  "RestoreTable", "Explain",     "Status"};
-  // call_support::code_name's values.
+  // code_name()'s values (host/pipeline/call_observer.hpp).
   static constexpr std::array<std::string_view, 7> kRpcCodes{
       "OK",
       "INVALID_ARGUMENT",

@@ -383,7 +383,7 @@ void Replay::open_session(const v1::RecordedSession& s) {
   request.set_client_id("schedplug replay of " + request.client_id());
   v1::HandshakeResponse response;
   const grpc::Status status =
-      host_->service().handshake(request, response, std::string());
+      host_->pipeline().handshake(request, response, std::string());
   if (!status.ok()) {
     throw ReplayError(fmt::format(
         "the replay's host refuses the recorded scheduler's Handshake: {}; "
@@ -400,7 +400,7 @@ void Replay::restore(const v1::RecordedCheckpoint& c) {
   SessionState& s = it->second;
   if (s.restored && s.table.version() == c.table().new_version()) return;
   const grpc::Status status =
-      host_->service().restore_table(s.replay_id, c.table());
+      host_->pipeline().restore_table(s.replay_id, c.table());
   if (!status.ok()) {
     throw ReplayError(
         fmt::format("the replay's host refuses a recorded node table: {}",
@@ -415,7 +415,7 @@ void Replay::gap(const v1::RecordedGap& g) {
   auto it = sessions_.find(g.session_id());
   if (it == sessions_.end()) return;
   for (const v1::NodeTableDelta& d : g.deltas()) {
-    if (!host_->service().restore_table(it->second.replay_id, d).ok()) return;
+    if (!host_->pipeline().restore_table(it->second.replay_id, d).ok()) return;
     follow(it->second, d);
   }
 }
@@ -485,7 +485,7 @@ void Replay::replay_within_cycle(const v1::RecordedCall& c, const char* method,
   Response replayed;
   const auto start = Clock::now();
   const grpc::Status status =
-      (host_->service().*serve)(context, request, replayed);
+      (host_->pipeline().*serve)(context, request, replayed);
   time_call(c, Clock::now() - start);
   ++report_.calls;
   if (!status.ok()) {
@@ -571,7 +571,7 @@ void Replay::call(const v1::RecordedCall& c) {
       ReplayCallContext context;
       const auto start = Clock::now();
       const grpc::Status status =
-          host_->service().pre_filter(context, request, replayed);
+          host_->pipeline().pre_filter(context, request, replayed);
       const auto took = Clock::now() - start;
       ++report_.calls;
       if (request.has_delta())
@@ -598,7 +598,7 @@ void Replay::call(const v1::RecordedCall& c) {
       v1::FilterNodesRequest request;
       if (!request.ParseFromString(c.request())) break;
       replay_within_cycle<v1::PreFilterResponse>(
-          c, "FilterNodes", request, &HostService::filter_nodes,
+          c, "FilterNodes", request, &CallPipeline::filter_nodes,
           [&](SessionState& s, const v1::PreFilterResponse& recorded,
               const v1::PreFilterResponse& replayed) {
             compare_filters(s, request.pod(), request.scheduler_name(),
@@ -610,7 +610,7 @@ void Replay::call(const v1::RecordedCall& c) {
       v1::FilterRequest request;
       if (!request.ParseFromString(c.request())) break;
       replay_within_cycle<v1::FilterResponse>(
-          c, "Filter", request, &HostService::filter,
+          c, "Filter", request, &CallPipeline::filter,
           [&](SessionState& s, const v1::FilterResponse& recorded,
               const v1::FilterResponse& replayed) {
             compare_filter(s, request.pod(), request, recorded, replayed);
@@ -647,7 +647,7 @@ void Replay::call(const v1::RecordedCall& c) {
       ReplayCallContext context;
       const auto start = Clock::now();
       const grpc::Status status =
-          host_->service().pre_score(context, request, replayed);
+          host_->pipeline().pre_score(context, request, replayed);
       const auto took = Clock::now() - start;
       ++report_.calls;
       if (request.has_delta())
@@ -773,7 +773,7 @@ void Replay::compare_scores(
   const std::string failure = score_failure(replayed);
   if (!failure.empty() && score_failure(recorded).empty())
     differ("error", pod, failure);
-  const auto plugins = host_->service().plugins();
+  const auto plugins = host_->pipeline().plugins();
   static const std::vector<int> kNoWeights;
   auto w = plugins->score_weights.find(scheduler_name);
   const std::vector<int>& weights =

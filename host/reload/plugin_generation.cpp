@@ -5,8 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "host/identity/host_identity.hpp"
 #include "host/refresh/refresh_scheduler.hpp"
-#include "host/service/host_identity.hpp"
 
 namespace schedplug::host {
 

@@ -14,7 +14,6 @@
 #include "host/config/resolve.hpp"
 #include "host/loader/plugin_file_check.hpp"
 #include "host/metrics/host_metrics.hpp"
-#include "host/service/host_service.hpp"
 #include "host/shadow/candidates.hpp"
 
 namespace schedplug::host {
@@ -206,12 +205,12 @@ struct PluginReloader::Attempt {
   std::string message;
 };
 
-PluginReloader::PluginReloader(HostService& service, HostMetrics* metrics,
+PluginReloader::PluginReloader(ServingPlugins serving, HostMetrics* metrics,
                                std::filesystem::path config_file,
                                std::filesystem::path plugin_dir,
                                SchedulerConfig config,
                                std::filesystem::path pins_file)
-    : service_(service),
+    : serving_(std::move(serving)),
       metrics_(metrics),
       config_file_(std::move(config_file)),
       plugin_dir_(std::move(plugin_dir)),
@@ -310,13 +309,13 @@ void PluginReloader::refuse(ReloadOutcome& outcome, const std::string& key,
 ReloadOutcome PluginReloader::reload() {
   std::lock_guard lock(mutex_);
   ReloadOutcome outcome = reload_locked();
-  service_.reload_status().reloaded(outcome.swapped, outcome.refused);
+  serving_.status->reloaded(outcome.swapped, outcome.refused);
   return outcome;
 }
 
 ReloadOutcome PluginReloader::reload_locked() {
   ReloadOutcome outcome;
-  const std::shared_ptr<const PluginGeneration> current = service_.plugins();
+  const std::shared_ptr<const PluginGeneration> current = serving_.current();
   outcome.generation = current->generation;
   const std::string config_name = config_file_.filename().string();
 
@@ -520,7 +519,7 @@ ReloadOutcome PluginReloader::reload_locked() {
       taken.empty() ? std::string("the same plugins and configuration") : taken,
       shadows.empty() ? std::string("no shadow candidates")
                       : "shadow candidates: " + shadows);
-  service_.swap_plugins(std::move(next));
+  serving_.swap(std::move(next));
   return outcome;
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,7 +34,6 @@
 namespace schedplug::host {
 
 class HostMetrics;
-class HostService;
 
 // What one reload did.
 struct ReloadOutcome {
@@ -46,20 +46,28 @@ struct ReloadOutcome {
   std::vector<std::string> warnings;
 };
 
+// Where the reloader reads the serving plugin set and swaps the next one
+// in (the call pipeline's), and reports what each reload did.
+struct ServingPlugins {
+  std::function<std::shared_ptr<const PluginGeneration>()> current;
+  std::function<void(std::shared_ptr<const PluginGeneration>)> swap;
+  ReloadStatus* status = nullptr;
+};
+
 class PluginReloader {
  public:
   // `config`: what the serving set was resolved from (`config_file` as
   // read at start-up). `metrics` may be null.
   // `pins_file`: the --plugin-sha256 list, read again at each reload (a
   // bundle ships it beside the plugins); empty: none.
-  PluginReloader(HostService& service, HostMetrics* metrics,
+  PluginReloader(ServingPlugins serving, HostMetrics* metrics,
                  std::filesystem::path config_file,
                  std::filesystem::path plugin_dir, SchedulerConfig config,
                  std::filesystem::path pins_file = {});
 
   // Reads the configuration and the plugin directory once and swaps in
   // what passes. Safe to call from any thread; reloads run one at a time.
-  // The service's ReloadStatus follows each one.
+  // The ReloadStatus follows each one.
   ReloadOutcome reload();
 
  private:
@@ -75,7 +83,7 @@ class PluginReloader {
               const std::string& file, std::string_view reason,
               const std::string& message);
 
-  HostService& service_;
+  ServingPlugins serving_;
   HostMetrics* metrics_;
   const std::filesystem::path config_file_;
   const std::filesystem::path plugin_dir_;

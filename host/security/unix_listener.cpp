@@ -22,8 +22,8 @@
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
+#include "host/security/listen_address.hpp"
 #include "host/security/peer_identity.hpp"
-#include "host/service/listen_address.hpp"
 
 namespace schedplug::host {
 namespace {

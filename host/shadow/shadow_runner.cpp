@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "host/convert/convert.hpp"
 #include "host/metrics/host_metrics.hpp"
 #include "host/plugin/hook_watchdog.hpp"
-#include "host/service/convert.hpp"
 
 namespace schedplug::host {
 namespace {

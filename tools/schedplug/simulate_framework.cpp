@@ -89,14 +89,14 @@ class NativeRaw {
   // Reads them from `host`, which served the simulation, for `pods`.
   void read(const host::HostApp& host,
             const std::vector<const KubePod*>& pods) {
-    const auto plugins = host.service().plugins();
+    const auto plugins = host.pipeline().plugins();
     for (const auto& profile : plugins->created->profiles()) {
       for (const host::PluginInstance* s : profile.scorers) {
         native_[profile.scheduler_name].insert(s->name());
       }
     }
     for (const KubePod* pod : pods) {
-      const auto found = host.service().recent_cycles().find(pod->key());
+      const auto found = host.recent_cycles().find(pod->key());
       // The latest cycle that scored: the one kube-scheduler's record ends
       // with (a later one would have replaced that too).
       for (auto c = found.cycles.rbegin(); c != found.cycles.rend(); ++c) {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "host/service/config_skew.hpp"
+#include "host/identity/config_skew.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {

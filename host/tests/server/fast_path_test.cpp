@@ -16,7 +16,7 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
-#include "host/service/fast_path_server.hpp"
+#include "host/transport/fastpath/fast_path_server.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {
@@ -236,9 +236,9 @@ TEST_F(FastPath, NotesGoIntoTheRecord) {
   ASSERT_EQ(noted->code(), 0) << noted->message();
   EXPECT_TRUE(noted->has_notes());
   EXPECT_EQ(noted->notes().identity().epoch(),
-            host_->app().service().identity().epoch);
+            host_->app().pipeline().identity().epoch);
   const RecentCycles::Found found =
-      host_->app().service().recent_cycles().find(cycle.pod().uid());
+      host_->app().recent_cycles().find(cycle.pod().uid());
   ASSERT_EQ(found.cycles.size(), 1u);
   EXPECT_TRUE(found.cycles[0].unschedulable());
   EXPECT_EQ(found.cycles[0].unschedulable_message(), p->message());
@@ -345,7 +345,7 @@ TEST(FastPathOff, HandshakeOffersNoSocket) {
 
 TEST(FastPathServerLimits, ConnectionsBeyondTheLimitAreClosed) {
   RunningHost host;
-  FastPathServer server(host.app().service(), 1 << 20, 1);
+  FastPathServer server(host.app().pipeline(), 1 << 20, 1);
   int first[2], second[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, first), 0);
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, second), 0);

@@ -210,7 +210,9 @@ class HotReload : public ::testing::Test {
     return response.reason();
   }
 
-  uint64_t generation() { return host_->app().service().plugins()->generation; }
+  uint64_t generation() {
+    return host_->app().pipeline().plugins()->generation;
+  }
   bool wait_for_generation(uint64_t want) {
     for (auto until = std::chrono::steady_clock::now() + 20s;
          std::chrono::steady_clock::now() < until;) {
@@ -302,7 +304,7 @@ TEST_F(HotReload, ChangedArgsTakeEffectAndUnchangedOnesKeepTheInstance) {
   start(/*watch=*/false);
   EXPECT_EQ(pre_filter(pod("a")), kV1);
   const PluginInstance* before =
-      host_->app().service().plugins()->created->profiles()[0].plugins[0];
+      host_->app().pipeline().plugins()->created->profiles()[0].plugins[0];
   // Nothing changed: no swap.
   EXPECT_FALSE(host_->app().reload().swapped);
   write_config(config_, "node-7");
@@ -312,8 +314,9 @@ TEST_F(HotReload, ChangedArgsTakeEffectAndUnchangedOnesKeepTheInstance) {
             (std::map<std::string, std::string>{
                 {"node-1", "rejected by Reloadable v1"},
                 {"node-7", "rejected by Reloadable v1 (args)"}}));
-  EXPECT_NE(host_->app().service().plugins()->created->profiles()[0].plugins[0],
-            before)
+  EXPECT_NE(
+      host_->app().pipeline().plugins()->created->profiles()[0].plugins[0],
+      before)
       << "new args: a new instance";
   // kube-scheduler still has the old args: a new session is not refused
   // as config skew; a scheduler started since has the new ones; other

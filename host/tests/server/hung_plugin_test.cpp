@@ -134,7 +134,7 @@ TEST(HungPlugin, OtherCallsAreAnsweredNotParked) {
   EXPECT_EQ(gone.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
       << gone.error_message();
   EXPECT_NE(gone.error_message().find("unknown session"), std::string::npos);
-  EXPECT_EQ(host.app().service().sessions().size(), 2u);
+  EXPECT_EQ(host.app().pipeline().sessions().size(), 2u);
 
   std::ofstream(release) << "go";
   const grpc::Status finished = hung.get();

@@ -387,7 +387,7 @@ TEST(Tcp, SessionsPerPeerAreCountedPerClientCertificate) {
   const auto other = client("other-client");
   const std::string mine = handshake(*scheduler);
   for (int i = 0; i < 6; ++i) handshake(*other);
-  const SessionRegistry& sessions = host.app().service().sessions();
+  const SessionRegistry& sessions = host.app().pipeline().sessions();
   EXPECT_EQ(sessions.sessions_of("TLS client schedplug-test-client"), 1u);
   EXPECT_EQ(sessions.sessions_of("TLS client schedplug-test-other-client"), 2u);
   v1::PreFilterRequest request;

@@ -21,7 +21,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "host/service/host_service.hpp"
+#include "host/transport/grpc/host_service.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <set>
 
-#include "host/service/node_window.hpp"
+#include "host/pipeline/node_window.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {

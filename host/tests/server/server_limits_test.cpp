@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "host/service/convert.hpp"
-#include "host/service/sessions.hpp"
+#include "host/convert/convert.hpp"
+#include "host/session/sessions.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {
@@ -354,7 +354,7 @@ TEST(SessionMemory, ADeltaPastTheSessionBoundIsRefusedAndASmallOneWorks) {
   v1::PreFilterRequest r = request_for(session, cluster.pod());
   *r.mutable_delta() = full_table(cluster, 10);
   ASSERT_TRUE(call_prefilter(host, r).ok());
-  const size_t held = host.app().service().sessions().total_memory();
+  const size_t held = host.app().pipeline().sessions().total_memory();
   EXPECT_GT(held, 10u * 1000);
   EXPECT_LT(held, 64u * 1024);
 
@@ -376,7 +376,7 @@ TEST(SessionMemory, ADeltaPastTheSessionBoundIsRefusedAndASmallOneWorks) {
   EXPECT_TRUE(contains(m, "unchanged at version 1")) << m;
   EXPECT_TRUE(contains(m, "raise --max-session-memory")) << m;
   EXPECT_EQ(trailer, "1");  // the shim keeps its delta, no resync
-  EXPECT_EQ(host.app().service().sessions().total_memory(), held);
+  EXPECT_EQ(host.app().pipeline().sessions().total_memory(), held);
   EXPECT_TRUE(contains(
       host.app().metrics().text(),
       "schedplug_refused_requests_total{reason=\"session_memory\"} 1"));
@@ -387,7 +387,7 @@ TEST(SessionMemory, ADeltaPastTheSessionBoundIsRefusedAndASmallOneWorks) {
   const grpc::Status ok = call_prefilter(host, r, &response);
   ASSERT_TRUE(ok.ok()) << ok.error_message();
   EXPECT_EQ(response.table_version(), 2u);
-  EXPECT_GT(host.app().service().sessions().total_memory(), held);
+  EXPECT_GT(host.app().pipeline().sessions().total_memory(), held);
 }
 
 TEST(SessionMemory, AllSessionsTogetherAreBoundedToo) {
@@ -401,7 +401,7 @@ TEST(SessionMemory, AllSessionsTogetherAreBoundedToo) {
   v1::PreFilterRequest ra = request_for(a, cluster.pod());
   *ra.mutable_delta() = full_table(cluster, 100, "a");
   ASSERT_TRUE(call_prefilter(host, ra).ok());
-  const size_t held_by_a = host.app().service().sessions().total_memory();
+  const size_t held_by_a = host.app().pipeline().sessions().total_memory();
   ASSERT_GT(held_by_a, 80u * 1024);  // so that another 50 nodes cannot fit
 
   const std::string b = host.handshake();
@@ -425,7 +425,7 @@ TEST(SessionMemory, AllSessionsTogetherAreBoundedToo) {
   ra.mutable_delta()->set_base_version(1);
   const grpc::Status still = call_prefilter(host, ra);
   EXPECT_TRUE(still.ok()) << still.error_message();
-  const size_t total = host.app().service().sessions().total_memory();
+  const size_t total = host.app().pipeline().sessions().total_memory();
   EXPECT_GT(total, held_by_a);
   EXPECT_TRUE(
       contains(host.app().metrics().text(),
@@ -459,7 +459,7 @@ TEST(SessionMemory, AStaleSessionOfTheSamePeerMakesRoom) {
       EXPECT_TRUE(s.ok()) << s.error_message();
       EXPECT_EQ(old.error_code(), StatusCode::FAILED_PRECONDITION)
           << old.error_message();
-      EXPECT_EQ(host.app().service().sessions().size(), 1u);
+      EXPECT_EQ(host.app().pipeline().sessions().size(), 1u);
     } else {
       EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED)
           << s.error_message();
@@ -530,7 +530,7 @@ TEST(SessionsPerPeer, APeerOverItsBoundLosesItsOwnOldestSession) {
   // Every call here comes from this process's uid: one peer, named by the
   // uid the unix socket's SO_PEERCRED reported.
   const std::string peer = "uid " + std::to_string(::geteuid());
-  EXPECT_EQ(host.app().service().sessions().sessions_of(peer), 2u);
+  EXPECT_EQ(host.app().pipeline().sessions().sessions_of(peer), 2u);
   RandomCluster cluster(6);
   cluster.inject_errors = false;
   v1::PreFilterRequest r = request_for(a, cluster.pod());
@@ -682,7 +682,7 @@ TEST(SessionMemory, FiveThousandNodesWithTheirPodListsFitTheDefaults) {
   const struct mallinfo2 after = ::mallinfo2();
   const double scale = static_cast<double>(kNodes) / kSent;
   const double held =
-      static_cast<double>(host.app().service().sessions().total_memory()) *
+      static_cast<double>(host.app().pipeline().sessions().total_memory()) *
       scale;
   const double heap = (static_cast<double>(after.uordblks + after.hblkhd) -
                        static_cast<double>(before.uordblks + before.hblkhd)) *

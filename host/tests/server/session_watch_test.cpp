@@ -7,8 +7,8 @@
 #include <fstream>
 #include <regex>
 
+#include "host/identity/host_identity.hpp"
 #include "host/loader/plugin_file_check.hpp"
-#include "host/service/host_identity.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host::testing {

@@ -11,9 +11,9 @@
 
 #include "host/config/resolve.hpp"
 #include "host/config/scheduler_config.hpp"
+#include "host/convert/convert.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/model/records.hpp"
-#include "host/service/convert.hpp"
 
 namespace schedplug::host::testing {
 

@@ -1,39 +1,23 @@
-#include "host/service/host_service.hpp"
+#include "host/pipeline/call_pipeline.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
-#include "host/service/call_support.hpp"
+#include "host/pipeline/pod_call.hpp"
 
 namespace schedplug::host {
 
 using namespace call_support;
 
-namespace {
-
-// What a recording says about the plugin set that answers from now on.
-v1::RecordedPluginSet recorded_plugin_set(const PluginGeneration& set,
-                                          const HostIdentity& identity) {
-  v1::RecordedPluginSet out;
-  out.set_generation(set.generation);
-  identity.to_proto(*out.mutable_identity());
-  out.set_config(set.config_bytes);
-  for (v1::PluginInfo& info : plugin_infos(set))
-    *out.add_plugins() = std::move(info);
-  return out;
-}
-
-}  // namespace
-
-HostService::HostService(ServiceContext context, ServiceOptions options)
+CallPipeline::CallPipeline(PipelineContext context,
+                           const ServiceOptions& options)
     : context_(std::move(context)),
       options_(options),
       epoch_(new_host_epoch()),
-      plugins_(context_.plugins),
+      plugins_(std::move(context_.plugins)),
       startup_resolved_(plugins_->resolved),
-      watches_({.epoch = epoch_, .build = plugins_->build}, options.heartbeat),
       sessions_({.max_sessions = options.max_sessions,
                  .max_sessions_per_peer = options.max_sessions_per_peer,
                  .idle_timeout = options.session_idle_timeout,
@@ -41,48 +25,73 @@ HostService::HostService(ServiceContext context, ServiceOptions options)
                  .max_total_session_memory = options.max_total_session_memory,
                  .idle_before_memory_drop = options.idle_before_memory_drop},
                 [this](Session& session, const Session::Released& released) {
-                  watches_.sessions_ended();
-                  if (context_.recorder)
-                    context_.recorder->session_closed(session.id);
-                  if (context_.metrics == nullptr) return;
-                  context_.metrics->node_table_changed(-released.nodes);
-                  context_.metrics->session_memory(sessions_.total_memory());
-                }),
-      recent_(options.recent_cycles) {
-  context_.plugins.reset();  // plugins_ is the current set
-  if (context_.recorder)
-    context_.recorder->plugin_set(recorded_plugin_set(*plugins_, identity()));
+                  tell(&CallObserver::session_closed, session, released);
+                }) {}
+
+void CallPipeline::add_observer(CallObserver& observer) {
+  observers_.push_back(&observer);
+  keeps_raw_scores_ = keeps_raw_scores_ || observer.keeps_raw_scores();
 }
 
-std::shared_ptr<const PluginGeneration> HostService::plugins() const {
+std::shared_ptr<const PluginGeneration> CallPipeline::plugins() const {
   std::lock_guard lock(plugins_mutex_);
   return plugins_;
 }
 
-HostIdentity HostService::identity() const {
+HostIdentity CallPipeline::identity() const {
   return {.epoch = epoch_, .build = plugins()->build};
 }
 
-HostIdentity HostService::identity_of(const Call& call) const {
+HostIdentity CallPipeline::identity_of(const Call& call) const {
   return {.epoch = epoch_, .build = call.plugins->build};
 }
 
-void HostService::swap_plugins(std::shared_ptr<const PluginGeneration> next) {
+void CallPipeline::swap_plugins(std::shared_ptr<const PluginGeneration> next) {
+  const HostIdentity identity{.epoch = epoch_, .build = next->build};
+  std::shared_ptr<const PluginGeneration> current = next;
   std::shared_ptr<const PluginGeneration>
       previous;  // released outside the lock
-  const HostIdentity identity{.epoch = epoch_, .build = next->build};
   {
     std::lock_guard lock(plugins_mutex_);
     previous = std::exchange(plugins_, std::move(next));
   }
-  watches_.identity_changed(identity);
-  if (context_.recorder) {
-    context_.recorder->plugin_set(recorded_plugin_set(*plugins(), identity));
-  }
+  tell(&CallObserver::plugins_swapped, *current, identity);
 }
 
-void HostService::continue_cycle(Call& call, const PodCycle& cycle,
-                                 const ProfilePlugins*& profile) const {
+bool CallPipeline::needs_normalized_scores(
+    const ProfilePlugins& profile) const {
+  for (const CallObserver* o : observers_) {
+    if (o->needs_normalized_scores(profile)) return true;
+  }
+  return false;
+}
+
+grpc::Status CallPipeline::answer(
+    const char* method, CallContext& context, std::string what,
+    const std::function<grpc::Status(std::string& summary)>& answer) {
+  Call call(method, &context);
+  call.what = std::move(what);
+  grpc::Status status = answer(call.summary);
+  return finish(call, std::move(status));
+}
+
+grpc::Status CallPipeline::note_cycles(CallContext& context,
+                                       const v1::CycleNotes& request,
+                                       v1::CycleNotesResponse& response) {
+  Call call("NoteCycles", &context);
+  call.what = "session " + clipped(request.session_id());
+  // Only a session's scheduler says what became of its cycles.
+  std::shared_ptr<Session> session;
+  if (auto s = find_session(request.session_id(), session); !s.ok())
+    return finish(call, s);
+  tell(&CallObserver::placed, request.placed());
+  identity().to_proto(*response.mutable_identity());
+  call.summary = fmt::format("{} notes", request.placed_size());
+  return finish(call, grpc::Status::OK);
+}
+
+void CallPipeline::continue_cycle(Call& call, const PodCycle& cycle,
+                                  const ProfilePlugins*& profile) const {
   if (cycle.owner() == nullptr || cycle.owner() == call.plugins) return;
   auto began_with =
       std::static_pointer_cast<const PluginGeneration>(cycle.owner());
@@ -93,21 +102,20 @@ void HostService::continue_cycle(Call& call, const PodCycle& cycle,
   }
 }
 
-grpc::Status HostService::field_limit_status(const FieldLimitError& e) {
-  if (context_.metrics) {
-    context_.metrics->request_refused(e.kind() == FieldLimitError::Kind::kString
-                                          ? "field_length"
-                                          : "list_length");
-  }
+grpc::Status CallPipeline::field_limit_status(const FieldLimitError& e) {
+  tell(&CallObserver::refused,
+       std::string_view(e.kind() == FieldLimitError::Kind::kString
+                            ? "field_length"
+                            : "list_length"));
   return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
 }
 
-grpc::Status HostService::memory_status(const Call& call,
-                                        const Session& session,
-                                        const NodeTable& table,
-                                        const TableDelta& delta,
-                                        size_t bytes_after, size_t pod_bytes,
-                                        const MemoryLimit& limit) {
+grpc::Status CallPipeline::memory_status(const Call& call,
+                                         const Session& session,
+                                         const NodeTable& table,
+                                         const TableDelta& delta,
+                                         size_t bytes_after, size_t pod_bytes,
+                                         const MemoryLimit& limit) {
   const size_t after = bytes_after + pod_bytes;
   const std::string what = fmt::format(
       "{} for {} refused: session {} would hold about {} after this "
@@ -118,8 +126,7 @@ grpc::Status HostService::memory_status(const Call& call,
       human_bytes(table.bytes()), human_bytes(pod_bytes));
   std::string message;
   if (limit.total) {
-    if (context_.metrics)
-      context_.metrics->request_refused("total_session_memory");
+    tell(&CallObserver::refused, std::string_view("total_session_memory"));
     const size_t others = sessions_.total_memory() > session.memory()
                               ? sessions_.total_memory() - session.memory()
                               : 0;
@@ -137,7 +144,7 @@ grpc::Status HostService::memory_status(const Call& call,
             human_bytes(options_.max_total_session_memory), table.version(),
             human_bytes(others));
   } else {
-    if (context_.metrics) context_.metrics->request_refused("session_memory");
+    tell(&CallObserver::refused, std::string_view("session_memory"));
     message =
         what +
         fmt::format(
@@ -153,8 +160,8 @@ grpc::Status HostService::memory_status(const Call& call,
   return {grpc::StatusCode::RESOURCE_EXHAUSTED, message};
 }
 
-Deadline HostService::deadline_for(const CallContext& context,
-                                   Clock::time_point start) const {
+Deadline CallPipeline::deadline_for(const CallContext& context,
+                                    Clock::time_point start) const {
   const auto caller = context.deadline();
   if (caller == std::chrono::system_clock::time_point::max()) {
     return Deadline::never();
@@ -169,8 +176,8 @@ Deadline HostService::deadline_for(const CallContext& context,
       start + std::chrono::duration_cast<Clock::duration>(remaining - margin));
 }
 
-grpc::Status HostService::find_session(const std::string& id,
-                                       std::shared_ptr<Session>& session) {
+grpc::Status CallPipeline::find_session(const std::string& id,
+                                        std::shared_ptr<Session>& session) {
   session = sessions_.find(id);
   if (session == nullptr) {
     return {grpc::StatusCode::FAILED_PRECONDITION, unknown_session(id)};
@@ -178,9 +185,9 @@ grpc::Status HostService::find_session(const std::string& id,
   return grpc::Status::OK;
 }
 
-grpc::Status HostService::find_profile(const Call& call,
-                                       const std::string& scheduler_name,
-                                       const ProfilePlugins*& profile) const {
+grpc::Status CallPipeline::find_profile(const Call& call,
+                                        const std::string& scheduler_name,
+                                        const ProfilePlugins*& profile) const {
   profile = call.plugins->created->profile(scheduler_name);
   if (profile != nullptr) return grpc::Status::OK;
   std::string known;
@@ -194,20 +201,7 @@ grpc::Status HostService::find_profile(const Call& call,
           "; give kube-scheduler and schedplug-host the same --config file"};
 }
 
-void HostService::record_runs(const ChainRuns& runs,
-                              std::string_view extension_point) {
-  if (context_.metrics == nullptr) return;
-  for (const PluginRun& run : runs)
-    context_.metrics->plugin_ran(run, extension_point);
-}
-
-void HostService::record_begins(const PodCycle& cycle) {
-  if (context_.metrics == nullptr) return;
-  for (const PluginRun& run : cycle.begin_runs())
-    context_.metrics->hooks_ran(run);
-}
-
-std::vector<Deadline> HostService::plugin_deadlines(
+std::vector<Deadline> CallPipeline::plugin_deadlines(
     const Call& call, const std::vector<int>& timeouts_ms,
     Clock::time_point start) const {
   std::vector<Deadline> out;
@@ -233,14 +227,14 @@ std::vector<Deadline> HostService::plugin_deadlines(
   return out;
 }
 
-void HostService::note_unfinished(Call& call,
-                                  const std::vector<std::string>& reasons,
-                                  const std::vector<std::string>& plugins,
-                                  const ChainRuns& runs) {
+void CallPipeline::note_unfinished(Call& call,
+                                   const std::vector<std::string>& reasons,
+                                   const std::vector<std::string>& plugins,
+                                   const ChainRuns& runs) {
   if (reasons.empty()) return;
   std::string all;
   for (size_t i = 0; i < reasons.size(); ++i) {
-    if (context_.metrics) context_.metrics->deadline_exceeded(plugins[i]);
+    tell(&CallObserver::plugin_unfinished, plugins[i]);
     all += (all.empty() ? "" : "; ") + reasons[i];
   }
   spdlog::warn("slow call: {} {}: {} after {:.1f} ms; per plugin: {}",
@@ -248,18 +242,19 @@ void HostService::note_unfinished(Call& call,
                runs_summary(runs));
 }
 
-grpc::Status HostService::busy_with_delta(Call& call, CallContext& context,
-                                          const Session& session,
-                                          const SessionCall& lock) {
+grpc::Status CallPipeline::busy_with_delta(Call& call, CallContext& context,
+                                           const Session& session,
+                                           const SessionCall& lock) {
   // The delta was not applied: the trailer says where the table is.
   context.add_trailer("schedplug-table-version",
                       std::to_string(session.last_table_version()));
   return busy_status(call, lock);
 }
 
-grpc::Status HostService::apply_delta(Call& call, CallContext& context,
-                                      Session& session, const TableDelta& delta,
-                                      size_t pod_bytes) {
+grpc::Status CallPipeline::apply_delta(Call& call, CallContext& context,
+                                       Session& session,
+                                       const TableDelta& delta,
+                                       size_t pod_bytes) {
   const NodeTable& table = session.table;
   const AppliedDelta applied = sessions_.apply_delta(session, delta, pod_bytes);
   call.saw_table(table);
@@ -280,11 +275,7 @@ grpc::Status HostService::apply_delta(Call& call, CallContext& context,
                           : grpc::StatusCode::INVALID_ARGUMENT;
     return {code, e->what()};
   }
-  if (context_.metrics) {
-    context_.metrics->session_memory(sessions_.total_memory());
-    context_.metrics->node_table_changed(applied.nodes_added);
-    if (delta.full) context_.metrics->resync();
-  }
+  tell(&CallObserver::table_changed, session, delta, applied);
   if (delta.full) {
     spdlog::info("session {}: full node table received ({} nodes, version {})",
                  session.id, table.size(), table.version());
@@ -296,8 +287,8 @@ grpc::Status HostService::apply_delta(Call& call, CallContext& context,
   return grpc::Status::OK;
 }
 
-grpc::Status HostService::restore_table(const std::string& session_id,
-                                        const v1::NodeTableDelta& table) {
+grpc::Status CallPipeline::restore_table(const std::string& session_id,
+                                         const v1::NodeTableDelta& table) {
   // A call of its own, not recorded: replay restores what a recording's
   // checkpoint says the table was.
   InProcessCallContext context;
@@ -317,7 +308,7 @@ grpc::Status HostService::restore_table(const std::string& session_id,
   return apply_delta(call, context, *session, delta, 0);
 }
 
-grpc::Status HostService::busy_status(Call& call, const SessionCall& lock) {
+grpc::Status CallPipeline::busy_status(Call& call, const SessionCall& lock) {
   const std::string message =
       fmt::format("{} for {}: {} (waited {:.1f} ms)", call.method, call.what,
                   lock.busy_message(), ms(Clock::now() - call.start));
@@ -325,19 +316,12 @@ grpc::Status HostService::busy_status(Call& call, const SessionCall& lock) {
   return {grpc::StatusCode::DEADLINE_EXCEEDED, message};
 }
 
-grpc::Status HostService::finish(Call& call, grpc::Status status) {
+grpc::Status CallPipeline::finish(Call& call, grpc::Status status) {
   const auto took = Clock::now() - call.start;
-  if (context_.recorder != nullptr &&
-      call.recorded.method != v1::RECORDED_METHOD_UNSPECIFIED) {
-    const Call::Recorded& r = call.recorded;
-    context_.recorder->call(r.method, *r.session_id, *r.request, *r.response,
-                            status, r.table_version, r.table_nodes, took,
-                            r.delta);
-  }
-  if (context_.metrics) {
-    context_.metrics->rpc_done(call.method, code_name(status.error_code()),
-                               duration<double>(took).count());
-  }
+  CallEnded& ended = call.ended;
+  ended.status = &status;
+  ended.took = took;
+  tell(&CallObserver::call_ended, ended);
   if (status.ok()) {
     spdlog::debug("{} {}: {} in {:.3f} ms", call.method, call.what,
                   call.summary, ms(took));
@@ -351,24 +335,6 @@ grpc::Status HostService::finish(Call& call, grpc::Status status) {
                  code_name(status.error_code()), status.error_message());
   }
   return status;
-}
-
-grpc::Status HostService::refuse_read_only(const grpc::ServerContext& context,
-                                           const char* method) const {
-  if (context_.peers == nullptr || !context_.peers->read_only(context))
-    return grpc::Status::OK;
-  if (context_.metrics) context_.metrics->request_refused("read_only");
-  return {grpc::StatusCode::PERMISSION_DENIED,
-          fmt::format("{}: {} may only read from this host (--read-only-uid, "
-                      "--read-only-group): Explain, Status and the health "
-                      "check; a scheduler needs --allow-uid",
-                      method, context_.peers->identify(context))};
-}
-
-grpc::ServerWriteReactor<v1::SessionEvent>* HostService::WatchSession(
-    grpc::CallbackServerContext*, const v1::WatchSessionRequest* request) {
-  return watches_.open(sessions_.find(request->session_id()),
-                       clipped(request->session_id()));
 }
 
 }  // namespace schedplug::host

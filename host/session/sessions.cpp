@@ -1,4 +1,4 @@
-#include "host/service/sessions.hpp"
+#include "host/session/sessions.hpp"
 
 #include <algorithm>
 #include <random>

@@ -19,8 +19,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "host/service/host_identity.hpp"
-#include "host/service/sessions.hpp"
+#include "host/identity/host_identity.hpp"
+#include "host/session/sessions.hpp"
 #include "schedplug/v1/schedplug.pb.h"
 
 namespace schedplug::host {

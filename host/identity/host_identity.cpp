@@ -1,4 +1,4 @@
-#include "host/service/host_identity.hpp"
+#include "host/identity/host_identity.hpp"
 
 #include <fstream>
 #include <random>

@@ -1,4 +1,4 @@
-#include "host/service/node_window.hpp"
+#include "host/pipeline/node_window.hpp"
 
 #include <algorithm>
 #include <utility>

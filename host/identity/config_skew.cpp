@@ -1,4 +1,4 @@
-#include "host/service/config_skew.hpp"
+#include "host/identity/config_skew.hpp"
 
 #include <cctype>
 #include <map>

@@ -1,7 +1,7 @@
 // Every field of a Pod and a Node message, each checked against its limit
 // as it is copied: long because the messages are, and one file so that no
 // field can skip its check.
-#include "host/service/convert.hpp"
+#include "host/convert/convert.hpp"
 
 #include <string_view>
 

@@ -1,4 +1,4 @@
-#include "host/service/fast_path_server.hpp"
+#include "host/transport/fastpath/fast_path_server.hpp"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "host/service/call_context.hpp"
-#include "host/service/host_service.hpp"
+#include "host/pipeline/call_context.hpp"
+#include "host/pipeline/call_pipeline.hpp"
 #include "schedplug/v1/schedplug.pb.h"
 
 namespace schedplug::host {
@@ -90,28 +90,28 @@ void set_error(v1::FastResponse& response, grpc::StatusCode code,
   response.set_message(std::move(message));
 }
 
-// Runs one request through the service; the answer goes into `response`.
-void dispatch(HostService& service, const v1::FastRequest& request,
+// Runs one request through the pipeline; the answer goes into `response`.
+void dispatch(CallPipeline& pipeline, const v1::FastRequest& request,
               v1::FastResponse& response) {
   FastCallContext context(request.timeout_micros());
   grpc::Status status;
   switch (request.call_case()) {
     case v1::FastRequest::kPreFilter:
-      status = service.pre_filter(context, request.pre_filter(),
-                                  *response.mutable_pre_filter());
+      status = pipeline.pre_filter(context, request.pre_filter(),
+                                   *response.mutable_pre_filter());
       break;
     case v1::FastRequest::kFilterNodes:
       // Answered like PreFilter.
-      status = service.filter_nodes(context, request.filter_nodes(),
-                                    *response.mutable_pre_filter());
+      status = pipeline.filter_nodes(context, request.filter_nodes(),
+                                     *response.mutable_pre_filter());
       break;
     case v1::FastRequest::kPreScore:
-      status = service.pre_score(context, request.pre_score(),
-                                 *response.mutable_pre_score());
+      status = pipeline.pre_score(context, request.pre_score(),
+                                  *response.mutable_pre_score());
       break;
     case v1::FastRequest::kNotes:
-      status = service.note_cycles(context, request.notes(),
-                                   *response.mutable_notes());
+      status = pipeline.note_cycles(context, request.notes(),
+                                    *response.mutable_notes());
       break;
     default:
       set_error(response, grpc::StatusCode::INVALID_ARGUMENT,
@@ -130,9 +130,9 @@ void dispatch(HostService& service, const v1::FastRequest& request,
 
 }  // namespace
 
-FastPathServer::FastPathServer(HostService& service, size_t max_message_bytes,
+FastPathServer::FastPathServer(CallPipeline& pipeline, size_t max_message_bytes,
                                size_t max_connections)
-    : service_(service),
+    : pipeline_(pipeline),
       max_message_bytes_(max_message_bytes),
       max_connections_(max_connections) {}
 
@@ -231,7 +231,7 @@ void FastPathServer::run(Connection& connection) {
                             size));
       spdlog::warn("{}", response.message());
     } else {
-      dispatch(service_, request, response);
+      dispatch(pipeline_, request, response);
     }
     if (!write_frame(fd, response)) return;
   }

@@ -1,33 +1,22 @@
-// HostService::Handshake: the scheduler's plugins and settings checked
-// against the host's, a new session, and what the host tells the shim
-// about each plugin.
+// The Handshake: the scheduler's plugins and settings checked against the
+// host's, a new session, and what the host tells the shim about each
+// plugin.
 #include <set>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
-#include "host/service/call_support.hpp"
-#include "host/service/config_skew.hpp"
-#include "host/service/handshake_check.hpp"
+#include "host/identity/config_skew.hpp"
+#include "host/identity/handshake_check.hpp"
+#include "host/pipeline/pod_call.hpp"
 
 namespace schedplug::host {
 
 using namespace call_support;
 
-grpc::Status HostService::Handshake(grpc::ServerContext* context,
-                                    const v1::HandshakeRequest* request,
-                                    v1::HandshakeResponse* response) {
-  if (grpc::Status s = refuse_read_only(*context, "Handshake"); !s.ok())
-    return s;
-  const std::string peer = context_.peers != nullptr
-                               ? context_.peers->identify(*context)
-                               : std::string();
-  return handshake(*request, *response, peer);
-}
-
-grpc::Status HostService::handshake(const v1::HandshakeRequest& request_in,
-                                    v1::HandshakeResponse& response_out,
-                                    const std::string& peer) {
+grpc::Status CallPipeline::handshake(const v1::HandshakeRequest& request_in,
+                                     v1::HandshakeResponse& response_out,
+                                     const std::string& peer) {
   const v1::HandshakeRequest* request = &request_in;
   v1::HandshakeResponse* response = &response_out;
   Call call("Handshake", nullptr);
@@ -35,9 +24,8 @@ grpc::Status HostService::handshake(const v1::HandshakeRequest& request_in,
   const PluginGeneration& plugins = *call.plugins;
   call.what = "client \"" + request->client_id() + "\"";
   if (request->protocol_version() != v1::PROTOCOL_VERSION_1) {
-    if (context_.metrics) {
-      context_.metrics->handshake_refused("protocol_version");
-    }
+    tell(&CallObserver::handshake_refused,
+         std::string_view("protocol_version"));
     return finish(call,
                   {grpc::StatusCode::INVALID_ARGUMENT,
                    fmt::format("unsupported protocol version {}: this "
@@ -54,7 +42,7 @@ grpc::Status HostService::handshake(const v1::HandshakeRequest& request_in,
         "({} problem{}):",
         findings.errors.size(), findings.errors.size() == 1 ? "" : "s");
     for (const std::string& e : findings.errors) message += "\n  error: " + e;
-    if (context_.metrics) context_.metrics->handshake_refused("plugin_names");
+    tell(&CallObserver::handshake_refused, std::string_view("plugin_names"));
     return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
   }
   SkewFindings skew =
@@ -91,12 +79,11 @@ grpc::Status HostService::handshake(const v1::HandshakeRequest& request_in,
         "KubeSchedulerConfigurations ({} difference{}):",
         skew.errors.size(), skew.errors.size() == 1 ? "" : "s");
     for (const std::string& e : skew.errors) message += "\n  error: " + e;
-    if (context_.metrics) context_.metrics->handshake_refused("config_skew");
+    tell(&CallObserver::handshake_refused, std::string_view("config_skew"));
     return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
   }
   auto session = sessions_.create(request->client_id(), peer);
-  if (context_.recorder)
-    context_.recorder->session_opened(session->id, *request);
+  tell(&CallObserver::session_opened, *session, *request);
   response->set_protocol_version(v1::PROTOCOL_VERSION_1);
   response->set_session_id(session->id);
   response->set_fast_path_socket(context_.fast_path_socket);

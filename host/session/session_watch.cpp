@@ -1,4 +1,4 @@
-#include "host/service/session_watch.hpp"
+#include "host/session/session_watch.hpp"
 
 #include <optional>
 #include <vector>

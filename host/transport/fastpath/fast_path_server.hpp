@@ -1,7 +1,7 @@
 // The fast path: PreFilter and PreScore as length-prefixed FastRequest /
 // FastResponse frames on a unix socket of their own (schedplug.proto, "The
 // fast path"). Each connection has one thread that reads a request, runs it
-// on that thread through the same HostService handler as gRPC, and writes
+// on that thread through the same call pipeline as gRPC, and writes
 // the answer: nothing is handed between threads on the way, and the shim's
 // calling goroutine waits for the answer itself.
 #pragma once
@@ -14,14 +14,14 @@
 
 namespace schedplug::host {
 
-class HostService;
+class CallPipeline;
 
 class FastPathServer {
  public:
   // Frames over `max_message_bytes` are refused (RESOURCE_EXHAUSTED, then
   // the connection is closed); more than `max_connections` at once are
   // closed when accepted.
-  FastPathServer(HostService& service, size_t max_message_bytes,
+  FastPathServer(CallPipeline& pipeline, size_t max_message_bytes,
                  size_t max_connections);
   ~FastPathServer();
   FastPathServer(const FastPathServer&) = delete;
@@ -45,7 +45,7 @@ class FastPathServer {
   // Joins and closes connections whose thread ended. Caller holds mutex_.
   void reap();
 
-  HostService& service_;
+  CallPipeline& pipeline_;
   const size_t max_message_bytes_;
   const size_t max_connections_;
   mutable std::mutex mutex_;

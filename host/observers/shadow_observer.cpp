@@ -4,8 +4,7 @@
 // session, so the candidates can run after the answer went out.
 #include <algorithm>
 
-#include "host/service/call_support.hpp"
-#include "host/service/host_service.hpp"
+#include "host/observers/observers.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -18,27 +17,28 @@ bool any_shadow(const std::vector<const PluginInstance*>& shadows) {
 
 }  // namespace
 
-bool HostService::shadows_scores(const ProfilePlugins& profile) const {
-  return context_.shadow != nullptr && !context_.shadow->abandoned() &&
-         any_shadow(profile.scorer_shadows);
+bool ShadowObserver::needs_normalized_scores(
+    const ProfilePlugins& profile) const {
+  return !runner_.abandoned() && any_shadow(profile.scorer_shadows);
 }
 
-void HostService::submit_shadow_filters(
-    const Call& call, const ProfilePlugins& profile, const v1::Pod& pod,
-    const NodeTable& table, std::span<const schedplug_node* const> views,
-    const FilterOutcome& outcome) {
-  if (context_.shadow == nullptr || context_.shadow->abandoned() ||
+void ShadowObserver::filters_ran(const FiltersRan& ran) {
+  // The cycle's first filter pass only (PreFilter's, not FilterNodes').
+  const ProfilePlugins& profile = ran.profile;
+  if (!ran.begins_cycle || runner_.abandoned() ||
       !any_shadow(profile.filter_shadows))
     return;
+  const auto views = ran.views;
+  const FilterOutcome& outcome = ran.outcome;
   ShadowFilterJob job;
-  job.plugins = call.plugins;
+  job.plugins = ran.plugins;
   job.profile = &profile;
-  job.pod = pod;
+  job.pod = ran.pod;
   std::vector<int> index_of(views.size(), -1);
   for (size_t slot = 0; slot < views.size(); ++slot) {
     if (views[slot] == nullptr) continue;
     index_of[slot] = static_cast<int>(job.nodes.size());
-    job.nodes.push_back(table.shared(static_cast<uint32_t>(slot)));
+    job.nodes.push_back(ran.table.shared(static_cast<uint32_t>(slot)));
   }
   job.rejected_by.assign(job.nodes.size(), -1);
   job.live_reason.resize(job.nodes.size());
@@ -55,30 +55,28 @@ void HostService::submit_shadow_filters(
       if (profile.filters[i] == u.instance) job.unfinished[i] = true;
     }
   }
-  context_.shadow->submit(std::move(job));
+  runner_.submit(std::move(job));
 }
 
-void HostService::submit_shadow_scores(const Call& call,
-                                       const ProfilePlugins& profile,
-                                       const v1::Pod& pod,
-                                       const NodeTable& table,
-                                       std::span<const uint32_t> slots,
-                                       const ScoreOutcome& outcome) {
-  if (!shadows_scores(profile)) return;
+void ShadowObserver::scores_ran(const ScoresRan& ran) {
+  // Candidates compare normalized scores: raw ones (scores ahead, a raw
+  // PreScore) are not theirs.
+  const ProfilePlugins& profile = ran.profile;
+  if (ran.raw || !needs_normalized_scores(profile)) return;
   ShadowScoreJob job;
-  job.plugins = call.plugins;
+  job.plugins = ran.plugins;
   job.profile = &profile;
-  job.pod = pod;
-  job.nodes.reserve(slots.size());
-  for (uint32_t slot : slots) job.nodes.push_back(table.shared(slot));
+  job.pod = ran.pod;
+  job.nodes.reserve(ran.slots.size());
+  for (uint32_t slot : ran.slots) job.nodes.push_back(ran.table.shared(slot));
   job.live.resize(profile.scorers.size());
   for (size_t i = 0; i < profile.scorers.size(); ++i) {
-    const PluginScoreOutcome& o = outcome.plugins[i];
+    const PluginScoreOutcome& o = ran.outcome.plugins[i];
     if (profile.scorer_shadows[i] != nullptr && !o.skipped && o.error.empty() &&
         o.unfinished.empty())
       job.live[i] = o.scores;
   }
-  context_.shadow->submit(std::move(job));
+  runner_.submit(std::move(job));
 }
 
 }  // namespace schedplug::host

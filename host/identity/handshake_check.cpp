@@ -1,4 +1,4 @@
-#include "host/service/handshake_check.hpp"
+#include "host/identity/handshake_check.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "host/service/listen_address.hpp"
+#include "host/security/listen_address.hpp"
 
 #include <sys/socket.h>
 #include <sys/un.h>
