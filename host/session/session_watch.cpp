@@ -1,6 +1,7 @@
 #include "host/session/session_watch.hpp"
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -17,12 +18,17 @@ class SessionWatches::Watch final : public SessionWatches::Reactor {
 
   const std::shared_ptr<Session>& session() const { return session_; }
 
-  // Sends the identity and the heartbeat, unless a write is in flight.
+  // Sends the identity and the heartbeat; while a write is in flight, as
+  // soon as it is done (a new identity must not wait for the next beat).
   void beat() {
     const HostIdentity identity = hub_.current_identity();
     {
       std::lock_guard lock(mutex_);
-      if (writing_ || ending_) return;
+      if (ending_) return;
+      if (writing_) {
+        beat_pending_ = true;
+        return;
+      }
       writing_ = true;
       event_.Clear();
       identity.to_proto(*event_.mutable_identity());
@@ -46,9 +52,11 @@ class SessionWatches::Watch final : public SessionWatches::Reactor {
 
   void OnWriteDone(bool ok) override {
     std::optional<grpc::Status> finish;
+    bool beat_again = false;
     {
       std::lock_guard lock(mutex_);
       writing_ = false;
+      beat_again = std::exchange(beat_pending_, false);
       if (!ok && !pending_end_) {
         pending_end_ = grpc::Status(grpc::StatusCode::CANCELLED,
                                     "the watch's client went away");
@@ -58,7 +66,11 @@ class SessionWatches::Watch final : public SessionWatches::Reactor {
         finish = std::move(pending_end_);
       }
     }
-    if (finish) Finish(*finish);
+    if (finish) {
+      Finish(*finish);
+      return;
+    }
+    if (beat_again) beat();
   }
 
   void OnCancel() override {
@@ -73,6 +85,7 @@ class SessionWatches::Watch final : public SessionWatches::Reactor {
   std::mutex mutex_;
   bool writing_ = false;
   bool ending_ = false;
+  bool beat_pending_ = false;  // asked for while a write was in flight
   std::optional<grpc::Status> pending_end_;
   v1::SessionEvent event_;  // the write in flight reads it
 };
