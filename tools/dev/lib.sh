@@ -168,7 +168,7 @@ k8s_minors_file() {
 
 # The packages every minor builds (the shim, kube-scheduler, its per-minor
 # tests); the rest of integration/ builds for the default minor only.
-k8s_minor_packages=(./scheduler/shim/... ./scheduler/cmd/kube-scheduler ./testbed/testenv)
+k8s_minor_packages=(./scheduler/shim/... ./scheduler/command ./scheduler/cmd/kube-scheduler ./testbed/minors)
 
 # k8s_minors prints the supported minors, oldest first.
 k8s_minors() {
@@ -184,6 +184,15 @@ k8s_default_minor() {
 # fails for a minor the list does not have.
 k8s_version() {
   awk -v m="$1" '!/^#/ && $1 == m { print $2; found = 1 } END { exit !found }' "$(k8s_minors_file)"
+}
+
+# k8s_need_minor MINOR fails, saying which minors are, for one that is not
+# supported.
+k8s_need_minor() {
+  k8s_version "$1" >/dev/null || {
+    echo "Kubernetes $1 is not supported; the supported minors are: $(k8s_minors | tr '\n' ' ')(integration/k8s/minors)." >&2
+    return 1
+  }
 }
 
 # k8s_pinned MODFILE prints the k8s.io/kubernetes version MODFILE requires.
@@ -214,13 +223,22 @@ k8s_toolchain() {
 k8s_go() {
   local minor=$1 sub=$2 flag toolchain
   shift 2
-  k8s_version "$minor" >/dev/null || {
-    echo "Kubernetes $minor is not supported; the supported minors are: $(k8s_minors | tr '\n' ' ')(integration/k8s/minors)." >&2
-    return 1
-  }
+  k8s_need_minor "$minor" || return 1
   flag=$(k8s_modfile "$minor")
   toolchain=$(k8s_toolchain "$minor")
   (cd "$schedplug_root/integration" && GOTOOLCHAIN=${toolchain:-${GOTOOLCHAIN:-}} go "$sub" ${flag:+"$flag" -tags="k8s$minor"} "$@")
+}
+
+# k8s_scheduler_bin MINOR prints where the scripts put MINOR's
+# kube-scheduler: build/go/kube-scheduler for the default minor,
+# build/go/kube-scheduler-<minor> for the others.
+k8s_scheduler_bin() {
+  k8s_need_minor "$1" || return 1
+  if [[ $1 == "$(k8s_default_minor)" ]]; then
+    printf '%s' "$schedplug_root/build/go/kube-scheduler"
+  else
+    printf '%s' "$schedplug_root/build/go/kube-scheduler-$1"
+  fi
 }
 
 # go_build_scheduler OUT [MINOR] builds kube-scheduler with the shim
@@ -234,4 +252,12 @@ go_build_scheduler() {
   version=$(k8s_version "$minor") &&
     CGO_ENABLED=0 k8s_go "$minor" build -ldflags "-X k8s.io/component-base/version.gitVersion=$version" \
       -o "$out" ./scheduler/cmd/kube-scheduler
+}
+
+# k8s_go_test MINOR runs, for a minor other than the default, the tests
+# every minor runs (k8s_minor_packages) with that minor's kube-scheduler
+# (k8s_scheduler_bin, built first).
+k8s_go_test() {
+  SCHEDPLUG_SCHEDULER_BIN=$(k8s_scheduler_bin "$1") &&
+    CGO_ENABLED=0 SCHEDPLUG_SCHEDULER_BIN=$SCHEDPLUG_SCHEDULER_BIN k8s_go "$1" test -count=1 -timeout 20m -v "${k8s_minor_packages[@]}"
 }

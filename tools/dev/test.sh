@@ -96,6 +96,18 @@ say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed,
   "$(grep -cE '^[[:space:]]*--- FAIL' "$gotest_log" || true) failed," \
   "$(grep -cE '^[[:space:]]*--- SKIP' "$gotest_log" || true) skipped (tests and subtests)"
 
+# Every other supported Kubernetes minor (integration/k8s/minors): its
+# kube-scheduler, then the shim's and the command's unit tests built
+# against it, and the smoke test (testbed/minors) with that kube-scheduler
+# against the minor's own kube-apiserver. The full suite above runs on the
+# default minor, whose smoke test it includes. What each minor adds, cold
+# and warm: docs/kubernetes-versions.md.
+for minor in $(k8s_minors); do
+  if [[ $minor == "$(k8s_default_minor)" ]]; then continue; fi
+  step go-build-scheduler-"$minor" go_build_scheduler "$(k8s_scheduler_bin "$minor")" "$minor"
+  step --show "$go_summary" go-test-"$minor" k8s_go_test "$minor"
+done
+
 # The shim, the Go code that runs inside kube-scheduler, again under Go's
 # race detector (its tests drive the manager, sessions and fallbacks from
 # many goroutines). Only the shim package: most end-to-end tests run
