@@ -21,7 +21,7 @@ cd "$schedplug_root/integration"
 
 default=$(k8s_version "$(k8s_default_minor)")
 minors=("$@")
-if ((${#minors[@]} == 0)); then mapfile -t minors < <(k8s_minors); fi
+if ((${#minors[@]} == 0)); then mapfile -t minors < <(k8s_other_minors); fi
 for minor in "${minors[@]}"; do
   version=$(k8s_version "$minor") || { echo "k8s-modfile: $minor is not in integration/k8s/minors; add its line there first." >&2; exit 1; }
   if [[ $minor == "$(k8s_default_minor)" ]]; then continue; fi

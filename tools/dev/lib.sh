@@ -175,6 +175,11 @@ k8s_minors() {
   awk '!/^#/ && NF { print $1 }' "$(k8s_minors_file)"
 }
 
+# k8s_other_minors prints the supported minors but the default one.
+k8s_other_minors() {
+  awk '!/^#/ && NF && $3 != "default" { print $1 }' "$(k8s_minors_file)"
+}
+
 # k8s_default_minor prints the minor integration/go.mod pins.
 k8s_default_minor() {
   awk '!/^#/ && $3 == "default" { print $1 }' "$(k8s_minors_file)"
