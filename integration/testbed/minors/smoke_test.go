@@ -102,20 +102,27 @@ func TestSmoke(t *testing.T) {
 	defer cancel()
 	ns := "smoke"
 	must(t, testenv.CreateNamespace(ctx, cp.Client, ns))
-	big := testenv.NodeResources{CPU: "16", Memory: "64Gi", Pods: 110}
+	// Nodes that fit one such pod each: kube-scheduler reuses a ranking
+	// (a batching hint) only once the node it chose is full for the next pod
+	// alike, which is how 1.35 introduced it (KEP-5598).
+	one := testenv.NodeResources{CPU: "4", Memory: "8Gi", Pods: 110}
 	hw := map[string]string{hwLabel: "true"}
-	must(t, testenv.CreateNodes(ctx, cp.Client,
-		testenv.MakeNode("plain-1", big, nil), testenv.MakeNode("plain-2", big, nil),
-		testenv.MakeNode("enc-1", big, hw), testenv.MakeNode("enc-2", big, hw)))
+	nodes := []*corev1.Node{testenv.MakeNode("plain-1", one, nil), testenv.MakeNode("plain-2", one, nil)}
+	var encNodes []string
+	for i := range 6 {
+		encNodes = append(encNodes, fmt.Sprintf("enc-%d", i))
+		nodes = append(nodes, testenv.MakeNode(encNodes[i], one, hw))
+	}
+	must(t, testenv.CreateNodes(ctx, cp.Client, nodes...))
 
 	// Identical pods that need hardware encryption, created at once: only
-	// enc-* may take them, and kube-scheduler reuses the ranking of one for
-	// the next (a batching hint) when every plugin signs them.
+	// enc-* may take them, one each, and kube-scheduler reuses the ranking
+	// of one for the next when every plugin signs them.
 	var pods []*corev1.Pod
 	var names []string
-	for i := range 8 {
+	for i := range encNodes {
 		name := fmt.Sprintf("enc-pod-%d", i)
-		pods = append(pods, testenv.MakePod(ns, testenv.PodSpec{Name: name, Annotations: map[string]string{hwAnnotation: "true"}, CPU: "100m"}))
+		pods = append(pods, testenv.MakePod(ns, testenv.PodSpec{Name: name, Annotations: map[string]string{hwAnnotation: "true"}, CPU: "3"}))
 		names = append(names, name)
 	}
 	must(t, testenv.CreatePods(ctx, cp.Client, pods...))
@@ -129,16 +136,18 @@ func TestSmoke(t *testing.T) {
 	metrics, err := sched.Metrics()
 	must(t, err)
 	used := batchAttempts(metrics, "hint_used")
-	t.Logf("batching hints used: %v", used)
+	t.Logf("placements: %v; batching hints used: %v", placed, used)
 	if used < 1 {
-		t.Errorf("kube-scheduler used no batching hint for 8 identical pods; its batching metrics:\n%s",
-			strings.Join(regexp.MustCompile(`(?m)^scheduler_batch_attempts_total.*$`).FindAllString(metrics, -1), "\n"))
+		t.Errorf("kube-scheduler used no batching hint for %d identical pods; its batching metrics:\n%s\nits log on batching and signatures:\n%s", len(names),
+			strings.Join(regexp.MustCompile(`(?m)^scheduler_batch_attempts_total.*$`).FindAllString(metrics, -1), "\n"),
+			strings.Join(regexp.MustCompile(`(?mi)^.*(batch|signature).*$`).FindAllString(sched.RunLog(), 20), "\n"))
 	}
 
 	// No node left that HwEncrypt accepts: Pending, with its reason.
-	must(t, cp.Client.CoreV1().Nodes().Delete(ctx, "enc-1", metav1.DeleteOptions{}))
-	must(t, cp.Client.CoreV1().Nodes().Delete(ctx, "enc-2", metav1.DeleteOptions{}))
-	must(t, testenv.CreatePods(ctx, cp.Client, testenv.MakePod(ns, testenv.PodSpec{Name: "waiting", Annotations: map[string]string{hwAnnotation: "true"}, CPU: "100m"})))
+	for _, n := range encNodes {
+		must(t, cp.Client.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{}))
+	}
+	must(t, testenv.CreatePods(ctx, cp.Client, testenv.MakePod(ns, testenv.PodSpec{Name: "waiting", Annotations: map[string]string{hwAnnotation: "true"}, CPU: "3"})))
 	msg, err := testenv.WaitForFailedScheduling(ctx, cp.Client, ns, "waiting", hwReason, 60*time.Second)
 	must(t, err)
 	if want := "0/2 nodes are available: 2 " + hwReason; !strings.HasPrefix(msg, want) {
