@@ -85,6 +85,9 @@ func BuildAll(in Inputs, outDir string) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.Repository == "" {
+		in.Repository = defaultRepos
+	}
 	files := []string{HostImage, SchedImage, BundleImage}
 	for _, m := range in.Minors {
 		minor := in

@@ -103,7 +103,7 @@ func TestImagesReproducibleAndRunFromUnpackedRoot(t *testing.T) {
 	// its upstream version, whose binary is that version.
 	for minor, version := range minors {
 		t.Run("scheduler for Kubernetes "+minor, func(t *testing.T) {
-			tag := "/" + SchedImage + ":" + version + "-schedplug."
+			tag := " " + defaultRepos + "/" + SchedImage + ":" + version + "-schedplug."
 			if !strings.Contains(first, SchedImage+"-"+minor+".oci.tar ") || !strings.Contains(first, tag) {
 				t.Errorf("no image %s...: built\n%s", tag, first)
 			}
