@@ -78,7 +78,7 @@ func TestAssumedPodWithUnchangedGenerationIsNoticed(t *testing.T) {
 // marks it (its PodGroupCycleState is not read by the shim).
 func podGroupCycle() *framework.CycleState {
 	state := framework.NewCycleState()
-	state.SetPodGroupSchedulingCycle(podGroupCycleState{})
+	markPodGroupCycle(state, podGroupCycleState{})
 	return state
 }
 

@@ -50,17 +50,11 @@ func TestSmoke(t *testing.T) {
 	t.Cleanup(cp.Stop)
 
 	hostBin, err := testenv.HostBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	pluginDir, err := testenv.PluginDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	schedBin, err := testenv.SchedulerBinary(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	sockDir, err := os.MkdirTemp("", "sp-") // under the 108-byte socket path limit
 	if err != nil {
 		t.Fatal(err)
