@@ -201,3 +201,30 @@ func TestReadmeTableOfMinors(t *testing.T) {
 		}
 	}
 }
+
+// Each minor builds with the Go module file that pins its version:
+// integration/go.mod for the default, integration/k8s/<minor>.mod for the
+// others (tools/dev/k8s-modfile.sh writes them), each with its .sum.
+func TestMinorsMatchTheGoModuleFiles(t *testing.T) {
+	pinned := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes (v\S+)`)
+	for _, m := range minors(t) {
+		file := "../../integration/k8s/" + m.Minor + ".mod"
+		if m.Default {
+			file = "../../integration/go.mod"
+		} else if _, err := os.Stat(strings.TrimSuffix(file, ".mod") + ".sum"); err != nil {
+			t.Errorf("Kubernetes %s has no go.sum beside its module file: bash tools/dev/k8s-modfile.sh %s (%v)", m.Minor, m.Minor, err)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("Kubernetes %s has no module file: bash tools/dev/k8s-modfile.sh %s (%v)", m.Minor, m.Minor, err)
+			continue
+		}
+		got := "nothing"
+		if v := pinned.FindSubmatch(data); v != nil {
+			got = string(v[1])
+		}
+		if got != m.Version {
+			t.Errorf("%s pins k8s.io/kubernetes %s; %s lists %s for %s", file, got, minorsFile, m.Version, m.Minor)
+		}
+	}
+}
