@@ -193,7 +193,7 @@ require (
 )
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin each to the
-// release that matches v1.37.2.
+// release that matches the k8s.io/kubernetes above.
 replace (
 	k8s.io/api => k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2

@@ -49,10 +49,18 @@ func variants(t *testing.T) map[string]map[string]any {
 	return out
 }
 
-// render renders the chart as `helm template` does and joins its objects
-// into one YAML stream, in file order (NOTES.txt and empty files left out).
+// render renders the chart as `helm template` does for a cluster of the
+// default Kubernetes minor and joins its objects into one YAML stream, in
+// file order (NOTES.txt and empty files left out).
 func render(ch *chart.Chart, vals map[string]any) (string, error) {
-	top, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "schedplug", Namespace: namespace, IsInstall: true}, nil)
+	return renderFor(ch, vals, defaultKubeVersion())
+}
+
+// renderFor is render for a cluster of kube (v1.36.3).
+func renderFor(ch *chart.Chart, vals map[string]any, kube *common.KubeVersion) (string, error) {
+	caps := common.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kube
+	top, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "schedplug", Namespace: namespace, IsInstall: true}, caps)
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +90,7 @@ func TestChartLintRenderDryRun(t *testing.T) {
 	outDir := t.TempDir()
 	var files []string
 	for name, vals := range variants(t) {
-		l := lint.RunAll(chartDir, vals, namespace)
+		l := lint.RunAll(chartDir, vals, namespace, lint.WithKubeVersion(defaultKubeVersion()))
 		for _, m := range l.Messages {
 			if m.Severity >= support.WarningSev {
 				t.Errorf("helm lint (%s values): %s", name, m.Error())

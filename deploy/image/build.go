@@ -44,6 +44,24 @@ type Inputs struct {
 	Repository string
 	// WorkDir holds stripped copies.
 	WorkDir string
+	// Minors are kube-scheduler builds for other Kubernetes minors than
+	// SchedulerBin's, one more image each (kube-scheduler-<minor>.oci.tar).
+	Minors []MinorScheduler
+}
+
+// MinorScheduler is kube-scheduler built for one more Kubernetes minor.
+type MinorScheduler struct {
+	Bin     string
+	Version string // the upstream version it is built from, v1.36.3
+}
+
+// minorOf is the minor of an upstream version: v1.36.3 -> 1.36.
+func minorOf(version string) string {
+	parts := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
+	if len(parts) < 2 {
+		return version
+	}
+	return parts[0] + "." + parts[1]
 }
 
 // Result is one written image archive.
@@ -67,8 +85,22 @@ func BuildAll(in Inputs, outDir string) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.Repository == "" {
+		in.Repository = defaultRepos
+	}
+	files := []string{HostImage, SchedImage, BundleImage}
+	for _, m := range in.Minors {
+		minor := in
+		minor.SchedulerBin, minor.SchedulerVersion = m.Bin, m.Version
+		spec, err := schedulerSpec(minor, nil)
+		if err != nil {
+			return nil, fmt.Errorf("kube-scheduler for Kubernetes %s: %w", m.Version, err)
+		}
+		specs = append(specs, spec)
+		files = append(files, SchedImage+"-"+minorOf(m.Version))
+	}
 	var out []Result
-	for i, name := range []string{HostImage, SchedImage, BundleImage} {
+	for i, name := range files {
 		spec := specs[i]
 		img, err := Build(spec)
 		if err != nil {

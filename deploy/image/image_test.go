@@ -48,7 +48,12 @@ func TestImagesReproducibleAndRunFromUnpackedRoot(t *testing.T) {
 	if first != second {
 		t.Errorf("two builds of the same inputs printed different digests:\n%s\n%s", first, second)
 	}
-	for _, name := range []string{HostImage, SchedImage, BundleImage} {
+	minors := otherMinors(t, root)
+	names := []string{HostImage, SchedImage, BundleImage}
+	for minor := range minors {
+		names = append(names, SchedImage+"-"+minor)
+	}
+	for _, name := range names {
 		a, b := fileSHA(t, filepath.Join(out1, name+".oci.tar")), fileSHA(t, filepath.Join(out2, name+".oci.tar"))
 		if a != b {
 			t.Errorf("%s.oci.tar differs between two builds (%s, %s)", name, a, b)
@@ -93,6 +98,22 @@ func TestImagesReproducibleAndRunFromUnpackedRoot(t *testing.T) {
 			}
 		}
 	})
+
+	// One more kube-scheduler image per other supported minor, tagged with
+	// its upstream version, whose binary is that version.
+	for minor, version := range minors {
+		t.Run("scheduler for Kubernetes "+minor, func(t *testing.T) {
+			tag := " " + defaultRepos + "/" + SchedImage + ":" + version + "-schedplug."
+			if !strings.Contains(first, SchedImage+"-"+minor+".oci.tar ") || !strings.Contains(first, tag) {
+				t.Errorf("no image %s...: built\n%s", tag, first)
+			}
+			b := unpack(t, filepath.Join(out1, SchedImage+"-"+minor+".oci.tar"), filepath.Join(unpacked, "scheduler-"+minor))
+			out, err := chroot(b.rootfs(), b.Process.Args[0], "--version").CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "Kubernetes "+version {
+				t.Errorf("kube-scheduler --version from the %s image printed %q (%v), want Kubernetes %s", minor, out, err, version)
+			}
+		})
+	}
 
 	t.Run("demo schedules pods with the host and kube-scheduler from the image roots", func(t *testing.T) {
 		runDemoFromImageRoots(t, root, host, sched, bundle)
@@ -243,6 +264,25 @@ func buildImages(t *testing.T, root, out string) string {
 	}
 	t.Logf("deploy/build-images.sh took %s", time.Since(start).Round(time.Millisecond))
 	return strings.ReplaceAll(string(stdout), out, "OUT")
+}
+
+// otherMinors are the Kubernetes minors but the default that
+// integration/k8s/minors lists, with their upstream versions: each gets a
+// kube-scheduler image of its own.
+func otherMinors(t *testing.T, root string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "integration", "k8s", "minors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^([0-9]+\.[0-9]+) +(v\S+) *$`).FindAllStringSubmatch(string(data), -1) {
+		out[m[1]] = m[2]
+	}
+	if len(out) == 0 {
+		t.Fatalf("integration/k8s/minors lists no minor besides the default")
+	}
+	return out
 }
 
 // runtimeBundle is the part of the OCI runtime bundle (config.json) umoci

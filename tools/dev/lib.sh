@@ -157,19 +157,118 @@ need_go() {
   fi
 }
 
-# go_build_scheduler OUT builds kube-scheduler with the shim
-# (integration/scheduler/cmd/kube-scheduler) into OUT the one way every
-# script builds it: static (CGO_ENABLED=0, which its image needs:
-# deploy/build-images.sh refuses a dynamic one) and reporting upstream's
-# version. The demo and the test command thus make the same binary, and
-# Go's build cache serves both.
+# --- Kubernetes minors -------------------------------------------------------
+# integration/k8s/minors lists the minors kube-scheduler is built for; the
+# default one is integration/go.mod's, every other builds with its own
+# integration/k8s/<minor>.mod as Go's -modfile (docs/kubernetes-versions.md).
+
+k8s_minors_file() {
+  printf '%s' "$schedplug_root/integration/k8s/minors"
+}
+
+# The packages every minor builds (the shim, kube-scheduler, its per-minor
+# tests); the rest of integration/ builds for the default minor only.
+k8s_minor_packages=(./scheduler/shim/... ./scheduler/command ./scheduler/cmd/kube-scheduler ./testbed/minors)
+
+# k8s_minors prints the supported minors, oldest first.
+k8s_minors() {
+  awk '!/^#/ && NF { print $1 }' "$(k8s_minors_file)"
+}
+
+# k8s_other_minors prints the supported minors but the default one.
+k8s_other_minors() {
+  awk '!/^#/ && NF && $3 != "default" { print $1 }' "$(k8s_minors_file)"
+}
+
+# k8s_default_minor prints the minor integration/go.mod pins.
+k8s_default_minor() {
+  awk '!/^#/ && $3 == "default" { print $1 }' "$(k8s_minors_file)"
+}
+
+# k8s_version MINOR prints the k8s.io/kubernetes version MINOR builds with;
+# fails for a minor the list does not have.
+k8s_version() {
+  awk -v m="$1" '!/^#/ && $1 == m { print $2; found = 1 } END { exit !found }' "$(k8s_minors_file)"
+}
+
+# k8s_need_minor MINOR fails, saying which minors are, for one that is not
+# supported.
+k8s_need_minor() {
+  k8s_version "$1" >/dev/null || {
+    echo "Kubernetes $1 is not supported; the supported minors are: $(k8s_minors | tr '\n' ' ')(integration/k8s/minors)." >&2
+    return 1
+  }
+}
+
+# k8s_pinned MODFILE prints the k8s.io/kubernetes version MODFILE requires.
+k8s_pinned() {
+  awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' "$1"
+}
+
+# k8s_modfile MINOR prints the -modfile flag MINOR's Go commands take in
+# integration/ (nothing for the default minor).
+k8s_modfile() {
+  if [[ $1 != "$(k8s_default_minor)" ]]; then printf '%s' "-modfile=k8s/$1.mod"; fi
+}
+
+# k8s_toolchain MINOR prints the Go toolchain MINOR's builds need when its
+# go line is newer than the default's (go1.27.0), else nothing.
+k8s_toolchain() {
+  local flag want
+  flag=$(k8s_modfile "$1")
+  [[ -n $flag ]] || return 0
+  want=$(awk '$1 == "toolchain" { sub(/^go/, "", $2); t = $2 } $1 == "go" { g = $2 } END { print (t != "" ? t : g) }' "$schedplug_root/integration/${flag#-modfile=}")
+  if [[ $want != "$(go_required)" ]] && go_version_ge "$want" "$(go_required)"; then printf 'go%s' "$want"; fi
+}
+
+# k8s_go MINOR GO-ARGS... runs go in integration/ for MINOR: its -modfile
+# and its build tag (k8s1.36: the few files that differ between minors)
+# after the subcommand, under the toolchain it needs (which Go fetches
+# through the module proxy; GOTOOLCHAIN=auto does not look at -modfile).
+k8s_go() {
+  local minor=$1 sub=$2 flag toolchain
+  shift 2
+  k8s_need_minor "$minor" || return 1
+  flag=$(k8s_modfile "$minor")
+  toolchain=$(k8s_toolchain "$minor")
+  (cd "$schedplug_root/integration" && GOTOOLCHAIN=${toolchain:-${GOTOOLCHAIN:-}} go "$sub" ${flag:+"$flag" -tags="k8s$minor"} "$@")
+}
+
+# k8s_scheduler_bin MINOR prints where the scripts put MINOR's
+# kube-scheduler: build/go/kube-scheduler for the default minor,
+# build/go/kube-scheduler-<minor> for the others.
+k8s_scheduler_bin() {
+  k8s_need_minor "$1" || return 1
+  if [[ $1 == "$(k8s_default_minor)" ]]; then
+    printf '%s' "$schedplug_root/build/go/kube-scheduler"
+  else
+    printf '%s' "$schedplug_root/build/go/kube-scheduler-$1"
+  fi
+}
+
+# go_build_scheduler OUT [MINOR] builds kube-scheduler with the shim
+# (integration/scheduler/cmd/kube-scheduler) for MINOR (the default minor
+# without it) into OUT the one way every script builds it: static
+# (CGO_ENABLED=0, which its image needs: deploy/build-images.sh refuses a
+# dynamic one) and reporting upstream's version. The demo and the test
+# command thus make the same binary, and Go's build cache serves both.
 go_build_scheduler() {
-  local out=$1
-  (
-    cd "$schedplug_root/integration" &&
-      CGO_ENABLED=0 go build -ldflags "-X k8s.io/component-base/version.gitVersion=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)" \
-        -o "$out" ./scheduler/cmd/kube-scheduler
-  )
+  local out=$1 minor=${2:-$(k8s_default_minor)} version
+  version=$(k8s_version "$minor") &&
+    CGO_ENABLED=0 k8s_go "$minor" build -ldflags "-X k8s.io/component-base/version.gitVersion=$version" \
+      -o "$out" ./scheduler/cmd/kube-scheduler
+}
+
+# k8s_go_test MINOR runs, for a minor other than the default, the tests
+# every minor runs (k8s_minor_packages) with that minor's kube-scheduler
+# (k8s_scheduler_bin, built first).
+# Not shim/cyclebench, which measures the shim against the Go twins of the
+# sample plugins (testbed/twin), written for the default minor's API.
+k8s_go_test() {
+  local pkgs=() bin
+  mapfile -t pkgs < <(k8s_go "$1" list "${k8s_minor_packages[@]}" | grep -v '/cyclebench$') &&
+    bin=$(k8s_scheduler_bin "$1") &&
+    CGO_ENABLED=0 SCHEDPLUG_SCHEDULER_BIN=$bin k8s_go "$1" test -count=1 -timeout 20m -v "${pkgs[@]}"
 }
 
 # go_build_cluster DIR builds what the real-node test (deploy/helm/realnode_test.go)

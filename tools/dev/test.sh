@@ -61,6 +61,11 @@ export CGO_ENABLED=0
 # Built here rather than inside the first e2e test, so a cold build (many
 # minutes on 2 cores) does not count against go test's timeout.
 step go-build-scheduler go_build_scheduler "$SCHEDPLUG_SCHEDULER_BIN"
+# kube-scheduler for every other supported Kubernetes minor
+# (integration/k8s/minors), for its image and its tests below.
+for minor in $(k8s_other_minors); do
+  step go-build-scheduler-"$minor" go_build_scheduler "$(k8s_scheduler_bin "$minor")" "$minor"
+done
 # kube-scheduler-simulate, which `schedplug simulate` runs from beside itself
 # (docs/simulate.md): the same kube-scheduler, on dumps instead of a cluster.
 step go-build-simulator bash -c 'cd integration && go build -o "$1" ./scheduler/cmd/kube-scheduler-simulate' _ "$root/build/tools/schedplug/kube-scheduler-simulate"
@@ -99,6 +104,16 @@ gotest_log="$SCHEDPLUG_LOG_DIR/go-test.log"
 say "go tests: $(grep -cE '^[[:space:]]*--- PASS' "$gotest_log" || true) passed," \
   "$(grep -cE '^[[:space:]]*--- FAIL' "$gotest_log" || true) failed," \
   "$(grep -cE '^[[:space:]]*--- SKIP' "$gotest_log" || true) skipped (tests and subtests)"
+
+# Every other supported Kubernetes minor (integration/k8s/minors): the
+# shim's and the command's unit tests built against it, and the smoke test
+# (testbed/minors) with its kube-scheduler (built above) against the
+# minor's own kube-apiserver. The full suite above runs on the
+# default minor, whose smoke test it includes. What each minor adds, cold
+# and warm: docs/kubernetes-versions.md.
+for minor in $(k8s_other_minors); do
+  step --show "$go_summary" go-test-"$minor" k8s_go_test "$minor"
+done
 
 # The shim, the Go code that runs inside kube-scheduler, again under Go's
 # race detector (its tests drive the manager, sessions and fallbacks from

@@ -4,7 +4,8 @@
 //	schedplug-image --host build/host/schedplug-host --cli build/tools/schedplug/schedplug \
 //	  --scheduler build/go/kube-scheduler --plugins build/plugins.d \
 //	  --version 0.1.0 --scheduler-version v1.37.2 --revision $(git rev-parse HEAD) \
-//	  --created $(git log -1 --format=%ct) -o build/images
+//	  --created $(git log -1 --format=%ct) -o build/images \
+//	  [--minor-scheduler v1.36.3=build/go/kube-scheduler-1.36 ...]
 //
 // It prints one line per image: name, digest, archive size.
 package main
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"schedplug.dev/deploy/image"
@@ -33,6 +35,14 @@ func main() {
 	flag.StringVar(&in.Repository, "repository", "", "image name prefix (default localhost/schedplug)")
 	flag.StringVar(&created, "created", os.Getenv("SOURCE_DATE_EPOCH"), "creation time, Unix seconds (default $SOURCE_DATE_EPOCH)")
 	flag.StringVar(&out, "o", "", "output directory for the .oci.tar archives")
+	flag.Func("minor-scheduler", "VERSION=BIN: kube-scheduler built for another Kubernetes minor, one more image (repeatable)", func(v string) error {
+		version, bin, ok := strings.Cut(v, "=")
+		if !ok || version == "" || bin == "" {
+			return fmt.Errorf("want VERSION=BIN (v1.36.3=build/go/kube-scheduler-1.36), got %q", v)
+		}
+		in.Minors = append(in.Minors, image.MinorScheduler{Bin: bin, Version: version})
+		return nil
+	})
 	flag.Parse()
 	for name, v := range map[string]string{"--host": in.HostBin, "--cli": in.CLIBin, "--scheduler": in.SchedulerBin,
 		"--plugins": in.PluginDir, "--version": in.Version, "--scheduler-version": in.SchedulerVersion,

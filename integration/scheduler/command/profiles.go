@@ -1,6 +1,7 @@
 package command
 
 import (
+	"reflect"
 	"strings"
 
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -52,11 +53,7 @@ func nativeProfiles(cfg *config.KubeSchedulerConfiguration, inTree map[string]bo
 		if prof.Plugins != nil {
 			seen := map[string]bool{}
 			pl := prof.Plugins
-			for _, set := range []config.PluginSet{
-				pl.MultiPoint, pl.PreEnqueue, pl.QueueSort, pl.PreFilter, pl.Filter, pl.PostFilter,
-				pl.PreScore, pl.Score, pl.Reserve, pl.Permit, pl.PreBind, pl.Bind, pl.PostBind,
-				pl.PlacementGenerate, pl.PlacementScore, pl.PodGroupPostFilter,
-			} {
+			for _, set := range extensionPoints(pl) {
 				for _, e := range set.Enabled {
 					if inTree[e.Name] || seen[e.Name] || e.Name == "*" {
 						continue
@@ -70,6 +67,22 @@ func nativeProfiles(cfg *config.KubeSchedulerConfiguration, inTree map[string]bo
 		// check in the Handshake.
 		p.Configs = shim.PluginConfigs(prof, p.Plugins)
 		out = append(out, p)
+	}
+	return out
+}
+
+// extensionPoints is a profile's plugin sets: multiPoint first, then every
+// extension point in the order kube-scheduler declares them. Read by
+// reflection, so the points a minor adds (1.36's placementGenerate and
+// placementScore, 1.37's podGroupPostFilter, 1.38's placementFeasible)
+// count on each minor without a file per minor.
+func extensionPoints(pl *config.Plugins) []config.PluginSet {
+	out := []config.PluginSet{pl.MultiPoint}
+	v := reflect.ValueOf(pl).Elem()
+	for i := range v.NumField() {
+		if set, ok := v.Field(i).Interface().(config.PluginSet); ok && v.Type().Field(i).Name != "MultiPoint" {
+			out = append(out, set)
+		}
 	}
 	return out
 }

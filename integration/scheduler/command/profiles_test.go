@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"schedplug.dev/integration/scheduler/shim"
 )
@@ -97,5 +98,29 @@ profiles:
 	}
 	if names := uniqueNames(got); !reflect.DeepEqual(names, []string{"HwEncrypt", "NetworkLatency", "DedicatedNodes"}) {
 		t.Fatalf("uniqueNames = %v", names)
+	}
+}
+
+// Every extension point of this minor's configuration counts, multiPoint
+// first, including those a minor adds (1.38's placementFeasible).
+func TestNativeProfilesReadEveryExtensionPoint(t *testing.T) {
+	var pl config.Plugins
+	v := reflect.ValueOf(&pl).Elem()
+	want := []string{"MultiPoint"}
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		set, ok := v.Field(i).Addr().Interface().(*config.PluginSet)
+		if !ok {
+			continue
+		}
+		set.Enabled = []config.Plugin{{Name: name}, {Name: "NodeAffinity"}}
+		if name != "MultiPoint" {
+			want = append(want, name)
+		}
+	}
+	cfg := &config.KubeSchedulerConfiguration{Profiles: []config.KubeSchedulerProfile{{SchedulerName: "s", Plugins: &pl}}}
+	got := nativeProfiles(cfg, inTreeNames())
+	if len(got) != 1 || !reflect.DeepEqual(got[0].Plugins, want) {
+		t.Fatalf("native plugins %v, want %v", got, want)
 	}
 }

@@ -65,11 +65,11 @@ func eventsFor(bits uint64) []fwk.ClusterEventWithHint {
 		out = append(out, fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: node}})
 	}
 	if pod != 0 {
-		out = append(out, fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: pod}})
+		out = append(out, fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: assignedPod, ActionType: pod}})
 	}
 	out = append(out,
-		fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodLabel | fwk.UpdatePodToleration | fwk.UpdatePodScaleDown}},
-		fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, QueueingHintFn: annotationsChanged})
+		fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: targetPod, ActionType: fwk.UpdatePodLabel | fwk.UpdatePodToleration | fwk.UpdatePodScaleDown}},
+		fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: targetPod, ActionType: fwk.Update}, QueueingHintFn: annotationsChanged})
 	return out
 }
 

@@ -23,7 +23,7 @@ import (
 // simulator annotations the shim writes do not.
 func TestPendingPodOwnUpdatesThatRequeue(t *testing.T) {
 	requeues := func(registered []fwk.ClusterEventWithHint, oldPod, newPod *v1.Pod) bool {
-		for _, ev := range framework.PodSchedulingPropertiesChange(newPod, oldPod, true) {
+		for _, ev := range pendingPodUpdateEvents(newPod, oldPod) {
 			for _, r := range registered {
 				if !framework.MatchClusterEvents(r.Event, ev) {
 					continue

@@ -121,7 +121,7 @@ func (p *Plugin) startCycle(state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeI
 	rec := p.newRecord(pod, len(nodes))
 	c := p.mgr.tracker.Start(cycle.Start{
 		Profile: p.profile, Pod: wire.Pod(pod, p.mgr.podData()), Nodes: nodes,
-		PodGroupCycle: state.IsPodGroupSchedulingCycle(), Nominated: pod.Status.NominatedNodeName, Snapshot: p.snapshotNode,
+		PodGroupCycle: isPodGroupCycle(state), Nominated: pod.Status.NominatedNodeName, Snapshot: p.snapshotNode,
 		Record: rec,
 	})
 	state.Write(cycleKey, c)

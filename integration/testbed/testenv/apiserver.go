@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	apiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
-	"k8s.io/kubernetes/test/utils/ktesting"
 )
 
 // ControlPlane is a real kube-apiserver (upstream's in-process test server)
@@ -41,14 +40,12 @@ var APIServerFlags = []string{
 // StartControlPlane starts kube-apiserver in this process, storing its data
 // in etcd under a fresh prefix, and writes a kubeconfig into workDir.
 // tb receives the apiserver's log lines.
-func StartControlPlane(tb ktesting.TB, etcd *Etcd, workDir string) (*ControlPlane, error) {
+func StartControlPlane(tb TB, etcd *Etcd, workDir string) (*ControlPlane, error) {
 	storage := storagebackend.NewDefaultConfig(path.Join(uuid.New().String(), "registry"), nil)
 	storage.Transport.ServerList = []string{etcd.ClientURL}
 
 	opts := apiservertesting.NewDefaultTestServerOptions()
-	// The invariant checks scrape apiserver metrics at teardown and fail the
-	// test on unrelated apiserver internals; they are not what we test.
-	opts.DisableInvariantChecks = true
+	disableInvariantChecks(opts)
 	server, err := apiservertesting.StartTestServer(tb, opts, APIServerFlags, storage)
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver (etcd %s): %w", etcd.ClientURL, err)

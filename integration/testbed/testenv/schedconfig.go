@@ -37,6 +37,10 @@ type SchedulerConfig struct {
 	// PercentageOfNodesToScore is the profile's; 0 keeps the adaptive
 	// default.
 	PercentageOfNodesToScore int32
+	// NoDefaultSpread turns PodTopologySpread's default constraints off,
+	// as upstream's batching scenarios do: with them no pod is signable
+	// and kube-scheduler's opportunistic batching never applies.
+	NoDefaultSpread bool
 }
 
 // YAML renders the configuration.
@@ -72,6 +76,10 @@ func (c SchedulerConfig) YAML() ([]byte, error) {
 		if len(args) > 0 {
 			pluginConfig = append(pluginConfig, map[string]any{"name": p.Name, "args": args})
 		}
+	}
+	if c.NoDefaultSpread {
+		pluginConfig = append(pluginConfig, map[string]any{"name": "PodTopologySpread",
+			"args": map[string]any{"defaultingType": "List", "defaultConstraints": []any{}}})
 	}
 	points := map[string]any{"multiPoint": map[string]any{"enabled": enabled}}
 	if len(c.FilterFirst) > 0 {

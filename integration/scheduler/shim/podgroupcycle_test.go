@@ -1,0 +1,13 @@
+//go:build !k8s1.35 && !k8s1.38
+
+package shim
+
+import (
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// markPodGroupCycle: 1.38 renamed the setter (podgroupcycle_k8s1.38_test.go).
+func markPodGroupCycle(state *framework.CycleState, pg fwk.PodGroupCycleState) {
+	state.SetPodGroupSchedulingCycle(pg)
+}
