@@ -101,7 +101,6 @@ type Manager struct {
 
 	startOnce sync.Once
 	startErr  error
-	watchOnce sync.Once
 }
 
 // NewManager creates a manager; it does not connect until Start.

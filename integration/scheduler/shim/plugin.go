@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -35,16 +34,6 @@ type Plugin struct {
 	policy  Policy
 	mgr     *Manager
 	handle  fwk.Handle
-	// last is the CycleState in which the plugin last found its cycle,
-	// with that cycle: the framework's Filter and Score workers call with
-	// the same state for every node, and a CycleState never gets another
-	// cycle once it has one (see cycleIn).
-	last atomic.Pointer[stateCycle]
-}
-
-type stateCycle struct {
-	state fwk.CycleState
-	c     *cycle.Cycle
 }
 
 var (
@@ -66,9 +55,6 @@ func NewPlugin(m *Manager, name string, pol Policy, h fwk.Handle) *Plugin {
 		act = h
 	}
 	m.registry.register(profile, name, pol, act)
-	if h != nil {
-		m.watchNodeChanges(h.SharedInformerFactory())
-	}
 	return &Plugin{name: name, profile: profile, policy: pol, mgr: m, handle: h}
 }
 
@@ -90,21 +76,6 @@ func (p *Plugin) recoverStatus(ctx context.Context, where string, st **fwk.Statu
 // cycleKey is the CycleState key of the profile's cycle, shared by all its
 // shim plugins: the first to run starts the cycle, the others read it.
 const cycleKey fwk.StateKey = "schedplug.dev/cycle"
-
-// cycleIn is readCycle, remembered for the state it was found in: it
-// spares the CycleState lookup (a concurrent map's) of every Filter and
-// Score on every node after the first. Only a state without a cycle gets
-// one written (startCycle, cycleOf), so a remembered answer stays true.
-func (p *Plugin) cycleIn(state fwk.CycleState) *cycle.Cycle {
-	if l := p.last.Load(); l != nil && l.state == state {
-		return l.c
-	}
-	c := readCycle(state)
-	if c != nil {
-		p.last.Store(&stateCycle{state: state, c: c})
-	}
-	return c
-}
 
 func readCycle(state fwk.CycleState) *cycle.Cycle {
 	if d, err := state.Read(cycleKey); err == nil {
@@ -136,7 +107,7 @@ func (p *Plugin) startCycle(state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeI
 // (kube-scheduler's nominated-pods pass clones it before any Filter runs
 // on the original).
 func (p *Plugin) cycleOf(state fwk.CycleState, pod *v1.Pod, fallback []fwk.NodeInfo) *cycle.Cycle {
-	if c := p.cycleIn(state); c != nil {
+	if c := readCycle(state); c != nil {
 		return c
 	}
 	c := p.mgr.tracker.Lazy(cycleToken(state), func() *cycle.Cycle {

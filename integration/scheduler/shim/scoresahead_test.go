@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -264,77 +263,5 @@ func TestScoresAheadAcrossAHostRestart(t *testing.T) {
 	expectScores(t, got, map[string]int64{"a": 10, "c": 60})
 	if ps := e.host.count("PreScore"); ps != 0 {
 		t.Fatalf("PreScore calls on the restarted host = %d, want 0", ps)
-	}
-}
-
-// NormalizeScore reads each node's score by position when the framework
-// lists the nodes in PreScore's order; a list in another order still gets
-// each node its own score.
-func TestNormalizeScoreInAnotherOrderThanPreScore(t *testing.T) {
-	infos := []*pb.PluginInfo{{Name: "F", HasFilter: true}, {Name: "S", HasScore: true}}
-	e := newAheadEnv(t, infos, nil)
-	a := testNode("a", map[string]string{"score-S": "10"}, 0)
-	c := testNode("c", map[string]string{"score-S": "55"}, 0)
-	d := testNode("d", map[string]string{"score-S": "70"}, 0)
-	ctx := context.Background()
-	state := framework.NewCycleState()
-	pod := testPod("p", nil)
-	nodes := asList(a, c, d)
-	for _, n := range []string{"F", "S"} {
-		if _, st := e.plugins[n].PreFilter(ctx, state, pod, nodes); !st.IsSuccess() && !st.IsSkip() {
-			t.Fatalf("PreFilter %s: %v", n, st)
-		}
-	}
-	if st := e.plugins["S"].PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
-		t.Fatalf("PreScore: %v", st)
-	}
-	list := fwk.NodeScoreList{{Name: "d"}, {Name: "a"}, {Name: "c"}}
-	if st := e.plugins["S"].NormalizeScore(ctx, state, pod, list); !st.IsSuccess() {
-		t.Fatalf("NormalizeScore: %v", st)
-	}
-	want := map[string]int64{"a": 10, "c": 55, "d": 70}
-	for _, s := range list {
-		if s.Score != want[s.Name] {
-			t.Errorf("score of %s = %d, want %d", s.Name, s.Score, want[s.Name])
-		}
-	}
-}
-
-// With the changes tracked (the informers' events), a delta reads only
-// the NodeInfos of the nodes marked as changed. A change no one marked is
-// found where it is used: Filter asks the host about the node's new state,
-// the scores are the host's for that state (a PreFilter with the delta,
-// then PreScore), and the next delta sends the node.
-func TestAnUnmarkedChangeIsFoundWhereItIsUsed(t *testing.T) {
-	infos := []*pb.PluginInfo{{Name: "F", HasFilter: true}, {Name: "S", HasScore: true}}
-	e := newAheadEnv(t, infos, nil)
-	e.mgr.tracker.Host().TrackNodeChanges()
-	a := testNode("a", map[string]string{"score-S": "10"}, 0)
-	b := testNode("b", map[string]string{"score-S": "40"}, 0)
-	nodes := asList(a, b)
-	cycle := func(pod string) map[string]int64 {
-		return frameworkCycle(t, e, []string{"F", "S"}, []string{"F"}, "S", testPod(pod, nil), nodes, nil)
-	}
-	cycle("p1") // the full table
-	cycle("p2") // a plan that read every NodeInfo of this list
-	// kube-scheduler's snapshot update gives b a new Node, unmarked.
-	b.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "b", Labels: map[string]string{"score-S": "90"}}})
-	filters, preFilters, preScores := e.host.count("Filter"), e.host.count("PreFilter"), e.host.count("PreScore")
-	got := cycle("p3")
-	if d := e.host.lastDelta(); len(d.GetUpserts()) != 1 || d.GetUpserts()[0].GetName() != "b" {
-		t.Fatalf("the last delta is %v, want the one that sends b before PreScore", d)
-	}
-	expectScores(t, got, map[string]int64{"a": 10, "b": 90})
-	if d := e.host.count("Filter") - filters; d != 1 {
-		t.Fatalf("%d single-node Filter calls, want 1 (b's new state)", d)
-	}
-	if pf, ps := e.host.count("PreFilter")-preFilters, e.host.count("PreScore")-preScores; pf != 2 || ps != 1 {
-		t.Fatalf("PreFilter, PreScore calls = %d, %d; want 2, 1", pf, ps)
-	}
-	// From then on b's state is the host's: one call, no single-node one.
-	filters, preFilters, preScores = e.host.count("Filter"), e.host.count("PreFilter"), e.host.count("PreScore")
-	expectScores(t, cycle("p4"), map[string]int64{"a": 10, "b": 90})
-	if f, pf, ps := e.host.count("Filter")-filters, e.host.count("PreFilter")-preFilters, e.host.count("PreScore")-preScores; f != 0 || pf != 1 || ps != 0 {
-		t.Fatalf("Filter, PreFilter, PreScore calls = %d, %d, %d; want 0, 1, 0", f, pf, ps)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/connectivity"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -34,10 +33,6 @@ type fakeHandle struct {
 }
 
 func (h *fakeHandle) ProfileName() string { return profileName }
-
-// SharedInformerFactory is nil: no informers, so every node-table delta
-// reads every NodeInfo.
-func (h *fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
 
 func (h *fakeHandle) SnapshotSharedLister() fwk.SharedLister {
 	h.mu.Lock()

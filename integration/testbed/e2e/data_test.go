@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -279,10 +278,6 @@ type profileHandle struct {
 
 func (h profileHandle) ProfileName() string                    { return h.name }
 func (h profileHandle) SnapshotSharedLister() fwk.SharedLister { return nil }
-
-// SharedInformerFactory is nil: no informers, so the shim's node-table
-// deltas read every NodeInfo.
-func (h profileHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
 
 // TestNodeNumberReadsSpecNodeName runs the SDK's NodeNumber example (C and
 // C++ builds) on pods read back from a real kube-apiserver, through the

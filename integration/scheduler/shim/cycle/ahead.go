@@ -43,8 +43,6 @@ type aheadScores struct {
 	// was planned from (nodetable.Plan.SlotOfInfo): a pointer hash, where
 	// a lookup by name hashes the name under the table's lock.
 	slotOfInfo map[fwk.NodeInfo]uint32
-	// states: the node state the host scored, per slot (the call's plan).
-	states *nodetable.SlotStates
 }
 
 // newAheadScores reads an answer's scores ahead for the table a call
@@ -53,7 +51,7 @@ func newAheadScores(sa *pb.ScoresAhead, plan *nodetable.Plan) *aheadScores {
 	if sa == nil || len(sa.GetPlugins()) == 0 {
 		return nil
 	}
-	a := &aheadScores{at: make([]int32, plan.States.Size()), slotOfInfo: plan.SlotOfInfo, states: plan.States}
+	a := &aheadScores{at: make([]int32, plan.States.Size()), slotOfInfo: plan.SlotOfInfo}
 	return a.with(sa)
 }
 
@@ -63,7 +61,7 @@ func (a *aheadScores) with(sa *pb.ScoresAhead) *aheadScores {
 	if a == nil || len(sa.GetPlugins()) == 0 {
 		return a
 	}
-	out := &aheadScores{at: slices.Clone(a.at), n: a.n, slotOfInfo: a.slotOfInfo, states: a.states}
+	out := &aheadScores{at: slices.Clone(a.at), n: a.n, slotOfInfo: a.slotOfInfo}
 	for _, slot := range sa.GetNodes() {
 		if int(slot) < len(out.at) && out.at[slot] == 0 {
 			out.at[slot] = int32(out.n + 1)
@@ -113,7 +111,6 @@ const (
 	aheadMissingNode  = "node_not_scored_ahead"
 	aheadPluginFailed = "plugin_failed_ahead"
 	aheadOwnNormalize = "plugin_normalizes_itself"
-	aheadNodeChanged  = "node_changed"
 )
 
 // fromAhead is the cycle's scores of `feasible` (their NodeInfos in
@@ -146,14 +143,9 @@ func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInf
 		if !found || !ok {
 			return nil, aheadMissingNode
 		}
-		if infos != nil && !holds(a.states, slot, infos[i], c.podGroupCycle) {
-			// The host scored another state of the node (a change no one
-			// marked, see nodetable.Table.MarkChanged).
-			return nil, aheadNodeChanged
-		}
 		positions[i] = uint32(pos)
 	}
-	s := &Scores{nodes: feasible, position: make(map[string]int, len(feasible)), plugins: make(map[string]*pb.PluginScores, len(a.plugins))}
+	s := &Scores{position: make(map[string]int, len(feasible)), plugins: make(map[string]*pb.PluginScores, len(a.plugins))}
 	for i, name := range feasible {
 		s.position[name] = i
 	}
@@ -266,10 +258,4 @@ func scoresAheadFor(s *session.Session, plugins []string) bool {
 		scores = scores || info.GetHasScore()
 	}
 	return scores
-}
-
-// holds says whether the host holds ni's state in slot, per states.
-func holds(states *nodetable.SlotStates, slot uint32, ni fwk.NodeInfo, whole bool) bool {
-	held, ok := states.At(slot)
-	return ok && held.Holds(ni, whole)
 }

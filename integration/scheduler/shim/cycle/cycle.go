@@ -85,7 +85,6 @@ func (c *Cycle) Reserved(node string) {
 	if c.reserved.Swap(true) {
 		return
 	}
-	c.t.host.NodeChanged(node)
 	c.t.host.Placed(c.pod.GetUid(), node)
 }
 
@@ -95,7 +94,6 @@ func (c *Cycle) Unreserved(node string) {
 	if c.unreserved.Swap(true) {
 		return
 	}
-	c.t.host.NodeChanged(node)
 	c.t.host.Unreserved(c.pod.GetUid(), node)
 }
 
@@ -168,8 +166,8 @@ func (c *Cycle) Filter(ctx context.Context, plugin string, ni fwk.NodeInfo) Answ
 		// Not a native Filter of the profile, or applies() said no.
 		return passed
 	}
-	slot, inSnapshot := r.slotOfInfo[ni]
-	if inSnapshot {
+	slot, ok := r.slotOfInfo[ni]
+	if ok {
 		c.visit(slot)
 	} else if slot, ok = c.t.host.SlotOf(ni.Node().Name); !ok {
 		// Not a node of the table: only a single-node call can tell.
@@ -177,11 +175,6 @@ func (c *Cycle) Filter(ctx context.Context, plugin string, ni fwk.NodeInfo) Answ
 	}
 	if a, ok := c.fromCall(ctx, r, idx, slot, ni); ok {
 		return a
-	}
-	if inSnapshot {
-		// The snapshot's own NodeInfo, in a state the host does not hold
-		// (a change no one marked): the next delta sends it.
-		c.t.host.NodeChanged(ni.Node().Name)
 	}
 	if a, ok := c.fromPodsChanged(ctx, r, idx, plugin, slot, ni); ok {
 		return a
@@ -192,12 +185,13 @@ func (c *Cycle) Filter(ctx context.Context, plugin string, ni fwk.NodeInfo) Answ
 // fromCall is the call's verdict on ni, if the host evaluated exactly this
 // state of it; outside the window, after the cycle's FilterNodes call.
 func (c *Cycle) fromCall(ctx context.Context, r *callResult, idx int, slot uint32, ni fwk.NodeInfo) (Answer, bool) {
-	v, ok, outside := r.lookup(idx, slot, ni, c.podGroupCycle, false)
+	st := nodetable.StateOf(ni)
+	v, ok, outside := r.lookup(idx, slot, st, false)
 	if outside {
 		if err, _ := c.evaluateRest(ctx, r); err != nil {
 			return Answer{Err: err, Timeout: c.timeout()}, true
 		}
-		v, ok, _ = r.lookup(idx, slot, ni, c.podGroupCycle, false)
+		v, ok, _ = r.lookup(idx, slot, st, false)
 	}
 	return v.answer(), ok
 }

@@ -178,14 +178,6 @@ func NewHost(client *session.Client) *Host {
 	return &Host{client: client, table: nodetable.NewSync()}
 }
 
-// NodeChanged says that the node's NodeInfo may have changed since the
-// last delta (nodetable.Table.MarkChanged).
-func (h *Host) NodeChanged(name string) { h.table.Table.MarkChanged(name) }
-
-// TrackNodeChanges says that every change of a node's NodeInfo will be
-// marked (NodeChanged), so deltas may read the marked NodeInfos alone.
-func (h *Host) TrackNodeChanges() { h.table.Table.TrackChanges() }
-
 // SlotOf is the node's slot in the session's node table.
 func (h *Host) SlotOf(name string) (uint32, bool) { return h.table.Table.SlotOf(name) }
 
@@ -352,37 +344,13 @@ func (h *Host) preScore(ctx context.Context, c preFilterCall, feasible []string,
 	return h.sendPreScore(ctx, s, c, feasible, applies)
 }
 
-// preScoreFresh is preScore when the host may hold another state of a
-// feasible node than the snapshot's: a PreFilter with a delta read from
-// every NodeInfo brings the table up to date first (the host begins the
-// pod's cycle again; its verdicts are not used).
-func (h *Host) preScoreFresh(ctx context.Context, c preFilterCall, feasible []string) (*pb.PreScoreResponse, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.settle(ctx)
-	h.table.Table.WalkNext()
-	c.window, c.scoreAhead = nil, false
-	var r *callResult
-	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
-		r, version, err = h.sendPreFilter(ctx, s, c, full)
-		return version, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return h.sendPreScore(ctx, r.sess, c, feasible, r.applies())
-}
-
 // preScoreAlone is the PreScore of a profile without native Filter
 // plugins, the cycle's only call: it carries the node-table delta (the
-// host began no cycle for the pod, and asks the plugins' gates itself),
-// read from every NodeInfo, since the call is also how a score-only
-// cycle that found a feasible node's state unknown to the host recovers.
+// host began no cycle for the pod, and asks the plugins' gates itself).
 func (h *Host) preScoreAlone(ctx context.Context, c preFilterCall, feasible []string) (*pb.PreScoreResponse, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.settle(ctx)
-	h.table.Table.WalkNext()
 	var resp *pb.PreScoreResponse
 	err := h.withDelta(ctx, c.profile, func(s *session.Session, full bool) (version *uint64, err error) {
 		resp, _, version, err = h.sendPreScoreAlone(ctx, s, c, full, false, func(plan *nodetable.Plan) ([]uint32, error) {

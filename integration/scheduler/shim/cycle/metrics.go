@@ -61,7 +61,7 @@ var (
 	scoresAheadOutcomes = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "scores_ahead_total",
-		Help:           "Cycles that asked schedplug-host for scores ahead of PreScore, by outcome: used (normalized in the shim, no PreScore call), or why the cycle made its PreScore call after all (no_answer, node_not_scored_ahead, plugin_failed_ahead, plugin_normalizes_itself, node_changed).",
+		Help:           "Cycles that asked schedplug-host for scores ahead of PreScore, by outcome: used (normalized in the shim, no PreScore call), or why the cycle made its PreScore call after all (no_answer, node_not_scored_ahead, plugin_failed_ahead, plugin_normalizes_itself).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"outcome"})
 	deltasRecovered = metrics.NewCounter(&metrics.CounterOpts{

@@ -6,6 +6,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"schedplug.dev/integration/scheduler/shim/abi"
+	"schedplug.dev/integration/scheduler/shim/nodetable"
 )
 
 // The node's own verdict for a copy whose pods alone changed, the fourth
@@ -32,10 +33,11 @@ func (c *Cycle) fromPodsChanged(ctx context.Context, r *callResult, idx int, plu
 	if snap == nil || snap.Node() != ni.Node() {
 		return Answer{}, false
 	}
-	v, ok, outside := r.lookup(idx, slot, snap, c.podGroupCycle, true)
+	st := nodetable.StateOf(snap)
+	v, ok, outside := r.lookup(idx, slot, st, true)
 	if outside {
 		if err, _ := c.evaluateRest(ctx, r); err == nil {
-			v, ok, _ = r.lookup(idx, slot, snap, c.podGroupCycle, true)
+			v, ok, _ = r.lookup(idx, slot, st, true)
 		}
 	}
 	if ok {

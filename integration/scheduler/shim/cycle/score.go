@@ -6,7 +6,6 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
-	"schedplug.dev/integration/scheduler/shim/nodetable"
 )
 
 // Scores is the cycle's PreScore answer: every native Score plugin's
@@ -48,25 +47,17 @@ func (c *Cycle) Scores(ctx context.Context, feasible []string, infos []fwk.NodeI
 		if err != nil {
 			return &Scores{Err: err}, nil
 		}
-		if infos == nil {
-			infos = c.snapshotInfos(feasible)
-		}
-		// stale: the host may hold another state of a feasible node than
-		// the snapshot's (a change no one marked): a call with a delta read
-		// from every NodeInfo comes first.
-		stale := false
 		if c.scoresAhead {
 			s, outcome := c.fromAhead(ahead, feasible, infos)
 			scoresAheadOutcomes.WithLabelValues(outcome).Inc()
 			if s != nil {
 				return s, nil
 			}
-			stale = outcome == aheadNodeChanged
 		}
 		if onCall != nil {
 			onCall()
 		}
-		if c.scoreOnly && c.nodes != nil && (!current || stale || !ahead.holdAll(infos, c.podGroupCycle)) {
+		if c.scoreOnly && c.nodes != nil && !current {
 			resp, err := c.t.host.preScoreAlone(ctx, c.callArgs(nil), feasible)
 			return newScores(feasible, resp, err), nil
 		}
@@ -77,10 +68,6 @@ func (c *Cycle) Scores(ctx context.Context, feasible []string, infos []fwk.NodeI
 				return &Scores{Err: err}, nil
 			}
 			applies = r.applies()
-			if !c.scoreOnly && (stale || !holdAll(r.states, r.slotOfInfo, infos, c.podGroupCycle)) {
-				resp, err := c.t.host.preScoreFresh(ctx, c.callArgs(nil), feasible)
-				return newScores(feasible, resp, err), nil
-			}
 		}
 		resp, err := c.t.host.preScore(ctx, c.callArgs(nil), feasible, applies)
 		return newScores(feasible, resp, err), nil
@@ -134,42 +121,4 @@ func newScores(feasible []string, resp *pb.PreScoreResponse, err error) *Scores 
 func (c *Cycle) ScoresMade() (*Scores, bool) {
 	s, _, over := c.scores.result()
 	return s, over && s != nil
-}
-
-// snapshotInfos are the snapshot's NodeInfos of the nodes `names`; nil
-// when the cycle has no snapshot or lacks one of them.
-func (c *Cycle) snapshotInfos(names []string) []fwk.NodeInfo {
-	if c.snapshot == nil {
-		return nil
-	}
-	out := make([]fwk.NodeInfo, len(names))
-	for i, name := range names {
-		if out[i] = c.snapshot(name); out[i] == nil {
-			return nil
-		}
-	}
-	return out
-}
-
-// holdAll says whether the host holds the state of every NodeInfo of
-// infos, per the states and slots a call planned; true when infos is nil
-// (nothing to check them by: the table is trusted, as every NodeInfo was
-// read when it was planned without the snapshot's list).
-func holdAll(states *nodetable.SlotStates, slotOf map[fwk.NodeInfo]uint32, infos []fwk.NodeInfo, whole bool) bool {
-	for _, ni := range infos {
-		slot, ok := slotOf[ni]
-		if !ok || !holds(states, slot, ni, whole) {
-			return false
-		}
-	}
-	return true
-}
-
-// holdAll is holdAll for the table the scores ahead were planned on;
-// false without scores ahead when there is something to check.
-func (a *aheadScores) holdAll(infos []fwk.NodeInfo, whole bool) bool {
-	if a == nil {
-		return infos == nil
-	}
-	return holdAll(a.states, a.slotOfInfo, infos, whole)
 }

@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -134,10 +133,6 @@ type env struct {
 	// calls what the shim's fast path tells of its calls (partsOf).
 	host  *testenv.Host
 	calls fastCalls
-	// mgr is the native variant's shim (nil for the twin); untold: the
-	// nodes of the pods forgotten are not reported to it (NodeChanged).
-	mgr    *shim.Manager
-	untold bool
 }
 
 // keepAssumed is how many of the benchmark's pods stay on their nodes: the
@@ -216,7 +211,6 @@ func newEnv(nodes int, native bool, percentage *int32) (*env, error) {
 		}
 		// Stopped before the host (stops run last first).
 		e.stops = append(e.stops, mgr.Close)
-		e.mgr = mgr
 		for _, n := range natives {
 			registry[n] = shim.FactoryFor(func() (*shim.Manager, error) { return mgr, nil }, n)
 		}
@@ -281,8 +275,8 @@ func (e *env) cycle(b *testing.B) {
 }
 
 // run schedules one fresh pod as kube-scheduler's ScheduleOne does up to
-// the Reserve plugins (no Permit or binding): the queue's Add and Pop,
-// UpdateSnapshot, SchedulePod, AssumePod, Reserve.
+// the assumption (no Reserve, Permit or binding): the queue's Add and
+// Pop, UpdateSnapshot, SchedulePod, AssumePod.
 func (e *env) run() (scheduler.ScheduleResult, error) {
 	pod := makePod(fmt.Sprintf("pod-mixed-%d", e.next), e.next)
 	e.next++
@@ -312,20 +306,12 @@ func (e *env) run() (scheduler.ScheduleResult, error) {
 	if err := e.sched.Cache.AssumePod(e.logger, assumed); err != nil {
 		return res, err
 	}
-	if st := e.fw.RunReservePluginsReserve(e.ctx, state, assumed, res.SuggestedHost); !st.IsSuccess() {
-		return res, st.AsError()
-	}
 	e.assumed = append(e.assumed, assumed)
 	if len(e.assumed) > keepAssumed {
 		old := e.assumed[0]
 		e.assumed = e.assumed[1:]
 		if err := e.sched.Cache.ForgetPod(e.logger, old); err != nil {
 			return res, err
-		}
-		if e.mgr != nil && !e.untold {
-			// The pod leaves the cluster: in kube-scheduler the informer's
-			// event tells the shim, as it tells the cache.
-			e.mgr.NodeChanged(old.Spec.NodeName)
 		}
 	}
 	return res, nil
@@ -468,76 +454,4 @@ func TestCycleVariantsAgree(t *testing.T) {
 	if f := results[0][len(results[0])-1].FeasibleNodes; f == 0 || f == nodes {
 		t.Errorf("the last pod had %d feasible nodes of %d: the plugins filter nothing or everything", f, nodes)
 	}
-}
-
-// The shim's node-table deltas read only the NodeInfos of the nodes it was
-// told changed (its Reserve, the informers' events; here NodeChanged for
-// the pods forgotten). A change it is not told of is found where it is
-// used: untold, the native variant still finds exactly the twins' feasible
-// nodes, asking the host about those nodes in single-node calls and
-// PreScore; told, it makes no such call and uses the scores ahead in every
-// cycle.
-func TestCycleChangesTheShimIsNotToldOf(t *testing.T) {
-	const nodes, pods = 200, keepAssumed + 40 // pods are forgotten from the 65th on
-	all := int32(100)
-	run := func(native, untold bool) []scheduler.ScheduleResult {
-		e, err := newEnv(nodes, native, &all)
-		if err != nil {
-			t.Fatalf("native %v: %v", native, err)
-		}
-		t.Cleanup(e.stop)
-		e.untold = untold
-		var out []scheduler.ScheduleResult
-		for i := 0; i < pods; i++ {
-			res, err := e.run()
-			if err != nil {
-				t.Fatalf("native %v, untold %v: %v", native, untold, err)
-			}
-			out = append(out, res)
-		}
-		return out
-	}
-	twins := run(false, false)
-	for _, untold := range []bool{false, true} {
-		fallbacks, changed := counter(t, "schedplug_shim_filter_fallbacks_total", ""), counter(t, "schedplug_shim_scores_ahead_total", "node_changed")
-		native := run(true, untold)
-		fallbacks, changed = counter(t, "schedplug_shim_filter_fallbacks_total", "")-fallbacks, counter(t, "schedplug_shim_scores_ahead_total", "node_changed")-changed
-		for i := range native {
-			if n, g := native[i], twins[i]; n.FeasibleNodes != g.FeasibleNodes {
-				t.Errorf("untold %v, pod %d: native found %d feasible nodes, twin %d", untold, i, n.FeasibleNodes, g.FeasibleNodes)
-			}
-		}
-		switch {
-		case !untold && (fallbacks != 0 || changed != 0):
-			t.Errorf("told of every change: %v single-node Filter answers and %v cycles whose scores ahead were of another state, want none", fallbacks, changed)
-		case untold && (fallbacks == 0 || changed == 0):
-			t.Errorf("untold: %v single-node Filter answers and %v cycles whose scores ahead were of another state; want some of both (the test no longer leaves a change untold)", fallbacks, changed)
-		}
-	}
-}
-
-// counter is the sum of a shim counter's series (with the label value
-// `value`, when not empty) in kube-scheduler's registry.
-func counter(t *testing.T, name, value string) float64 {
-	t.Helper()
-	mfs, err := legacyregistry.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			match := value == ""
-			for _, l := range m.GetLabel() {
-				match = match || l.GetValue() == value
-			}
-			if match {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
 }

@@ -32,10 +32,6 @@ type Plan struct {
 	// every cycle). Shared with the previous plan when the snapshot's list
 	// did not change.
 	SlotOfInfo map[fwk.NodeInfo]uint32
-	// walked: the plan read every NodeInfo of list (the snapshot list's
-	// first element), not only the marked ones (see Table.MarkChanged).
-	walked bool
-	list   *fwk.NodeInfo
 }
 
 type plannedUpsert struct {
@@ -56,15 +52,7 @@ func (t *Table) PlanDelta(nodes []fwk.NodeInfo, full, podGroupCycle bool, conver
 	if podGroupCycle {
 		t.inPlaceDue.Store(true)
 	}
-	wholeStates := podGroupCycle || t.inPlaceDue.Load()
-	if p := t.planMarked(nodes, full || wholeStates, convert); p != nil {
-		return p
-	}
-	pl := newPlanner(t, len(nodes), full, wholeStates, convert)
-	pl.p.walked = true
-	if len(nodes) > 0 {
-		pl.p.list = &nodes[0]
-	}
+	pl := newPlanner(t, len(nodes), full, podGroupCycle || t.inPlaceDue.Load(), convert)
 	pl.p.settlesInPlace = (pl.wholeStates || full) && !podGroupCycle
 	for i, ni := range nodes {
 		pl.place(i, ni)
@@ -80,41 +68,6 @@ func (t *Table) PlanDelta(nodes []fwk.NodeInfo, full, podGroupCycle bool, conver
 	}
 	pl.p.States = t.planStates(pl.p, size)
 	return pl.p
-}
-
-// planMarked is the delta when the snapshot list is the one the table was
-// last planned from (so the same nodes at the same positions, in the same
-// slots): only the marked nodes' NodeInfos are read. nil: every NodeInfo
-// must be read (a full table, whole states, another list, or a walk due).
-// Callers hold t.mu (read).
-func (t *Table) planMarked(nodes []fwk.NodeInfo, walk bool, convert func(fwk.NodeInfo, uint32) *pb.Node) *Plan {
-	if walk || !t.tracked.Load() || t.walkDue || t.walked+1 >= walkEvery || len(nodes) == 0 || &nodes[0] != t.list ||
-		len(nodes) != len(t.order) || len(nodes) != len(t.seen) {
-		return nil
-	}
-	p := &Plan{Msg: &pb.NodeTableDelta{}, Order: t.order, seen: t.seen, SlotOfInfo: t.slotOfInfo, list: t.list}
-	for _, name := range t.takeChanged() {
-		e, ok := t.entries[name]
-		if !ok || int(e.slot) >= len(t.posOf) || t.posOf[e.slot] < 0 {
-			continue // not a node of the list
-		}
-		pos := t.posOf[e.slot]
-		ni := nodes[pos]
-		if ni != t.seen[pos] {
-			return nil // the list was changed in place
-		}
-		if t.gens[e.slot].Holds(ni, false) {
-			continue
-		}
-		p.upserts = append(p.upserts, plannedUpsert{name: name, slot: e.slot, state: StateOf(ni)})
-		p.Msg.Upserts = append(p.Msg.Upserts, convert(ni, e.slot))
-	}
-	p.Msg.BaseVersion, p.Msg.NewVersion = t.version, t.version
-	if len(p.upserts) > 0 {
-		p.Msg.NewVersion = t.nextVersion()
-	}
-	p.States = t.planStates(p, max(len(t.gens), t.states.Size()))
-	return p
 }
 
 // planner is one PlanDelta in progress. Callers hold t.mu (read).
@@ -303,7 +256,10 @@ func (pl *planner) setSlotOfInfo(n int) {
 // the generation alone says so, except while the snapshot may change in
 // place (wholeStates, see State). Callers hold t.mu (read).
 func (t *Table) unchangedAt(s uint32, ni fwk.NodeInfo, wholeStates bool) bool {
-	return t.gens[s].Holds(ni, wholeStates)
+	if wholeStates {
+		return t.gens[s] == StateOf(ni)
+	}
+	return t.gens[s].gen == ni.GetGeneration()
 }
 
 // planStates returns the slot states after p: the table's, with p's

@@ -56,9 +56,6 @@ func (s *Sync) Accepted(p *Plan, version uint64) {
 // Failed records what a failed call of p says about the host's table:
 // hostVersion is the version it reported (nil: no word from the host).
 func (s *Sync) Failed(p *Plan, code codes.Code, hostVersion *uint64) {
-	// The changes p carried may never reach the host: the next plan
-	// reads every NodeInfo again (the nodes p checked are no longer marked).
-	s.Table.WalkNext()
 	if code == codes.FailedPrecondition || code == codes.InvalidArgument {
 		return // about the table itself; the caller resyncs
 	}

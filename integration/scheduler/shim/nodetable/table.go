@@ -52,23 +52,6 @@ type Table struct {
 	// so that no two deltas of this process claim the same new_version and
 	// a version the host reports identifies the delta it applied.
 	issued uint64
-	// list is the snapshot list the committed plans were made from (its
-	// first element; kube-scheduler makes a new list whenever a node comes
-	// or goes, and holding this one keeps its memory from being another
-	// list's); posOf[slot] is the slot's position in it (-1: none).
-	list  *fwk.NodeInfo
-	posOf []int32
-	// walked counts the plans committed since the last that read every
-	// NodeInfo; walkDue makes the next plan read them all (see changed).
-	walked  int
-	walkDue bool
-	// tracked: the changes are marked (TrackChanges); until then every
-	// plan reads every NodeInfo.
-	tracked atomic.Bool
-	// changed: the nodes that may have changed since the last plan, each
-	// with how many more plans check it (see MarkChanged).
-	changedMu sync.Mutex
-	changed   map[string]int
 	// inPlaceDue: a pod-group cycle was planned, so snapshot NodeInfos may
 	// hold pods added or removed in place under their old generation (see
 	// State); plans compare whole states until a plan that is not in
@@ -123,59 +106,6 @@ func (t *Table) Reset() {
 	t.slotOfInfo = nil
 	t.free = nil
 	t.version = 0
-	t.list, t.posOf, t.walkDue = nil, nil, true
-}
-
-// MarkChanged says that the NodeInfo of the node `name` may have changed
-// (kube-scheduler reserved it, an informer event touched it, a cycle found
-// its state differing from the host's): the next plans read it even when
-// they read no other NodeInfo. A change no one marks is found by the
-// cycles that use the node (the host's answers are checked against each
-// NodeInfo's generation) and by the plan that reads every NodeInfo every
-// walkEvery plans.
-func (t *Table) MarkChanged(name string) {
-	t.changedMu.Lock()
-	defer t.changedMu.Unlock()
-	if t.changed == nil {
-		t.changed = make(map[string]int)
-	}
-	t.changed[name] = markedPlans
-}
-
-// TrackChanges says that the nodes whose NodeInfo changes will be marked
-// (MarkChanged), so plans may read the marked NodeInfos alone.
-func (t *Table) TrackChanges() { t.tracked.Store(true) }
-
-// WalkNext makes the next plan read every NodeInfo.
-func (t *Table) WalkNext() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.walkDue = true
-}
-
-// markedPlans is how many plans check a marked node: an informer's event
-// can reach the shim before kube-scheduler's cache has the change, so the
-// plan right after it may still see the old NodeInfo.
-const markedPlans = 2
-
-// walkEvery bounds how long a change no one marked stays unsent to the
-// host: every walkEvery-th plan reads every NodeInfo.
-const walkEvery = 32
-
-// takeChanged returns the marked nodes and counts one plan off each.
-func (t *Table) takeChanged() []string {
-	t.changedMu.Lock()
-	defer t.changedMu.Unlock()
-	out := make([]string, 0, len(t.changed))
-	for name, left := range t.changed {
-		out = append(out, name)
-		if left <= 1 {
-			delete(t.changed, name)
-		} else {
-			t.changed[name] = left - 1
-		}
-	}
-	return out
 }
 
 // nextVersion is the new_version for a delta planned now.
@@ -236,15 +166,6 @@ func (t *Table) Commit(p *Plan, hostVersion uint64) {
 	}
 	t.free = free
 	t.states = p.States
-	if p.walked {
-		t.walked, t.walkDue = 0, false
-		if p.list != t.list || len(p.Order) != len(t.order) || !sameSlice(p.Order, t.order) {
-			t.posOf = positions(p.Order, len(t.names))
-		}
-		t.list = p.list
-	} else {
-		t.walked++
-	}
 	t.order = p.Order
 	t.seen = p.seen
 	t.slotOfInfo = p.SlotOfInfo
@@ -253,23 +174,4 @@ func (t *Table) Commit(p *Plan, hostVersion uint64) {
 		t.version = hostVersion
 	}
 	t.issued = max(t.issued, t.version)
-}
-
-// positions is the position of each slot in order (-1: none).
-func positions(order []uint32, slots int) []int32 {
-	pos := make([]int32, slots)
-	for i := range pos {
-		pos[i] = -1
-	}
-	for i, s := range order {
-		if int(s) < slots {
-			pos[s] = int32(i)
-		}
-	}
-	return pos
-}
-
-// sameSlice says whether a and b are the same slice (not merely equal).
-func sameSlice(a, b []uint32) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

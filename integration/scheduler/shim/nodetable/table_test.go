@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"testing"
 
-	"google.golang.org/grpc/codes"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -108,20 +107,14 @@ func TestSlotByNodeInfoFollowsTheSnapshotList(t *testing.T) {
 
 // BenchmarkPlanDelta5000 is the shim's per-cycle bookkeeping for a 5000-node
 // cluster where one node changed since the last pod (the usual case).
-func BenchmarkPlanDelta5000(b *testing.B) { benchPlanDelta(b, false, false) }
+func BenchmarkPlanDelta5000(b *testing.B) { benchPlanDelta(b, false) }
 
 // BenchmarkPlanDelta5000Cold is the same with the caches emptied between
 // cycles, as a busy scheduler leaves them: the walk reads one generation
 // per node, each a cache miss.
-func BenchmarkPlanDelta5000Cold(b *testing.B) { benchPlanDelta(b, true, false) }
+func BenchmarkPlanDelta5000Cold(b *testing.B) { benchPlanDelta(b, true) }
 
-// BenchmarkPlanDelta5000Marked is BenchmarkPlanDelta5000Cold with the
-// changes tracked and the changed node marked, as kube-scheduler's Reserve
-// and informers mark it: only that NodeInfo is read (and every NodeInfo
-// every walkEvery-th plan).
-func BenchmarkPlanDelta5000Marked(b *testing.B) { benchPlanDelta(b, true, true) }
-
-func benchPlanDelta(b *testing.B, cold, marked bool) {
+func benchPlanDelta(b *testing.B, cold bool) {
 	nodes := make([]fwk.NodeInfo, 5000)
 	var spacers [][]byte
 	for i := range nodes {
@@ -135,9 +128,6 @@ func benchPlanDelta(b *testing.B, cold, marked bool) {
 		evict = make([]byte, 64<<20)
 	}
 	tbl := New()
-	if marked {
-		tbl.TrackChanges()
-	}
 	tbl.Commit(tbl.PlanDelta(nodes, true, false, basicNode), 0)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -148,11 +138,7 @@ func benchPlanDelta(b *testing.B, cold, marked bool) {
 				evict[j]++
 			}
 		}
-		changed := nodes[i%len(nodes)].(*framework.NodeInfo)
-		changed.AddPod(shimtest.Pod(fmt.Sprintf("p%d", i), nil))
-		if marked {
-			tbl.MarkChanged(changed.Node().Name)
-		}
+		nodes[i%len(nodes)].(*framework.NodeInfo).AddPod(shimtest.Pod(fmt.Sprintf("p%d", i), nil))
 		if cold {
 			b.StartTimer()
 		}
@@ -223,58 +209,4 @@ func TestSlotStatesFollowTheTableAndStayPut(t *testing.T) {
 			}
 		}
 	}
-}
-
-// With the changes tracked, a plan on the snapshot list the table was
-// last planned from reads only the marked nodes' NodeInfos (a marked node
-// is read in two plans); every walkEvery-th plan, a plan on another list
-// and the plan after a failed call read them all.
-func TestPlanReadsTheMarkedNodesOfTheSameList(t *testing.T) {
-	tbl := New()
-	tbl.TrackChanges()
-	a, b, c := shimtest.Node("a", nil, 0), shimtest.Node("b", nil, 0), shimtest.Node("c", nil, 0)
-	list := shimtest.List(a, b, c)
-	plan := func(nodes []fwk.NodeInfo, want ...string) *Plan {
-		t.Helper()
-		p := tbl.PlanDelta(nodes, false, false, basicNode)
-		var got []string
-		for _, u := range p.upserts {
-			got = append(got, u.name)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("plan sends %v, want %v", got, want)
-		}
-		return p
-	}
-	tbl.Commit(tbl.PlanDelta(list, true, false, basicNode), 0)
-	tbl.Commit(plan(list), 0)
-
-	b.AddPod(shimtest.Pod("x", nil))
-	c.AddPod(shimtest.Pod("y", nil))
-	tbl.Commit(plan(list), 0) // neither marked
-	tbl.MarkChanged("b")
-	tbl.MarkChanged("gone") // not a node of the list
-	tbl.Commit(plan(list, "b"), 0)
-	b.AddPod(shimtest.Pod("z", nil))
-	tbl.Commit(plan(list, "b"), 0) // the second plan of the mark
-	b.AddPod(shimtest.Pod("w", nil))
-	tbl.Commit(plan(list), 0)
-
-	// Another list with the same nodes: every NodeInfo is read.
-	list = shimtest.List(a, b, c)
-	tbl.Commit(plan(list, "b", "c"), 0)
-
-	// A failed call: its changes may not have reached the host.
-	a.AddPod(shimtest.Pod("v", nil))
-	tbl.MarkChanged("a")
-	sync := &Sync{Table: tbl}
-	sync.Failed(plan(list, "a"), codes.DeadlineExceeded, nil)
-	tbl.Commit(plan(list, "a"), 0)
-
-	// Unmarked, c waits for the walkEvery-th plan.
-	c.AddPod(shimtest.Pod("u", nil))
-	for i := 0; i < walkEvery-1; i++ {
-		tbl.Commit(plan(list), 0)
-	}
-	tbl.Commit(plan(list, "c"), 0)
 }
