@@ -142,11 +142,12 @@ func TestSmoke(t *testing.T) {
 		must(t, cp.Client.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{}))
 	}
 	must(t, testenv.CreatePods(ctx, cp.Client, testenv.MakePod(ns, testenv.PodSpec{Name: "waiting", Annotations: map[string]string{hwAnnotation: "true"}, CPU: "3"})))
-	msg, err := testenv.WaitForFailedScheduling(ctx, cp.Client, ns, "waiting", hwReason, 60*time.Second)
+	// Both remaining nodes rejected by HwEncrypt. kube-scheduler may not
+	// have seen every deletion yet: a node it still counts rejects the pod
+	// for its cpu, so the count of all nodes is not checked.
+	msg, err := testenv.WaitForFailedScheduling(ctx, cp.Client, ns, "waiting", "2 "+hwReason, 60*time.Second)
 	must(t, err)
-	if want := "0/2 nodes are available: 2 " + hwReason; !strings.HasPrefix(msg, want) {
-		t.Errorf("FailedScheduling message = %q; want it to start with %q", msg, want)
-	}
+	t.Logf("FailedScheduling message = %q", msg)
 }
 
 // batchAttempts is scheduler_batch_attempts_total for one result, summed
