@@ -76,6 +76,12 @@
  *   v1.5  hint SCHEDPLUG_HINT_SCORE_IGNORES_POD_IDENTITY: the identity
  *         promise for score() and normalize_score(). A v1.4 host refuses
  *         the bit as unknown; no field changes.
+ *   v1.6  hooks for plugins that own a resource (devices, quotas, gates):
+ *         reserve, unreserve, permit, pre_bind and pre_enqueue appended to
+ *         the descriptor; permit_allow / permit_reject in schedplug_host;
+ *         the status code SCHEDPLUG_WAIT. A v1.5 host ignores the hooks
+ *         (the descriptor is larger than it knows) and so never calls them:
+ *         `schedplug check` on a v1.5 host does not list them.
  *
  * Threading contract:
  *
@@ -91,6 +97,13 @@
  *     time per instance, concurrently with filter/score. State that refresh
  *     publishes must be published safely (e.g. an atomic shared_ptr swap or
  *     a mutex held briefly by readers).
+ *   - v1.6: `reserve`, `unreserve`, `permit`, `pre_bind` and `pre_enqueue`
+ *     may run concurrently with every other hook except create/destroy,
+ *     for different pods (kube-scheduler binds pods on goroutines of their
+ *     own while it schedules the next). For ONE pod they come in the order
+ *     kube-scheduler runs them: reserve, then permit, then pre_bind, with
+ *     unreserve possibly after any of them; never two at once for the same
+ *     pod. State they share (reservations) needs a lock.
  */
 #ifndef SCHEDPLUG_PLUGIN_H
 #define SCHEDPLUG_PLUGIN_H
@@ -518,6 +531,10 @@ typedef int32_t schedplug_code;
 #define SCHEDPLUG_UNSCHEDULABLE 2
 /* The node does not fit and preemption cannot change that. */
 #define SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE 3
+/* v1.6, permit() only: hold the pod at the end of its scheduling cycle
+ * until the plugin allows or rejects it (schedplug_host.permit_allow /
+ * permit_reject) or the timeout it set passes (then the pod is rejected). */
+#define SCHEDPLUG_WAIT 4
 /* This plugin has nothing to say about this pod. */
 #define SCHEDPLUG_SKIP 5
 
@@ -830,6 +847,28 @@ typedef struct schedplug_host {
   schedplug_code (*arg_object)(void* context, const schedplug_args* obj,
                                const char* key, const schedplug_args** out,
                                schedplug_reason* error);
+
+  /* ---- v1.6: test with SCHEDPLUG_HAS_FIELD(host, schedplug_host, field) -- */
+
+  /* Ends the wait of a pod this instance's permit() answered WAIT for,
+   * identified by its uid (`pod_uid`, borrowed for the call): the pod goes
+   * on to binding once every plugin that made it wait has allowed it
+   * (kube-scheduler's WaitingPod.Allow). Unlike the args functions, these
+   * two stay valid until destroy() returns and may be called from any
+   * thread, from inside any hook (permit() of the last member of a group
+   * allowing the others, as coscheduling does) or from refresh().
+   * Returns SUCCESS when the host passed the decision on to the scheduler,
+   * SKIP when no pod with that uid waits on this instance (it was allowed,
+   * rejected or timed out already, or never waited), ERROR when the
+   * scheduler is not connected (the pod's wait then times out).
+   * Delivery is asynchronous: the pod may still time out in between. */
+  schedplug_code (*permit_allow)(void* context, schedplug_str pod_uid);
+  /* Rejects a waiting pod (kube-scheduler's WaitingPod.Reject): its
+   * reservations are undone (unreserve) and it goes back to the queue,
+   * with `reason` (borrowed; cut at SCHEDPLUG_REASON_MAX bytes) shown on
+   * the pod. Returns as permit_allow does. */
+  schedplug_code (*permit_reject)(void* context, schedplug_str pod_uid,
+                                  schedplug_str reason);
 } schedplug_host;
 
 /* What pod_begin() returns besides its status (v1.1). The host zeroes it
@@ -847,6 +886,47 @@ typedef struct schedplug_pod_begin_result {
 /* Skip this plugin's score for the pod (it adds nothing to any node). */
 #define SCHEDPLUG_SKIP_SCORE 2u
 
+/* What permit() returns besides its status (v1.6). The host zeroes it and
+ * sets struct_size before the call. */
+typedef struct schedplug_permit_result {
+  uint32_t struct_size; /* sizeof(schedplug_permit_result), host's */
+  uint32_t reserved;    /* zero */
+  /* With SCHEDPLUG_WAIT: how long the pod may wait, in milliseconds, from
+   * 1 to SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS; 0 means the most. Ignored for
+   * the other codes. */
+  uint64_t timeout_ms;
+} schedplug_permit_result;
+
+/* The longest a pod may wait in permit(): kube-scheduler's limit, 15 min. */
+#define SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS 900000u
+
+/* The labels and annotations pre_bind() asks to set on the pod before it
+ * is bound (v1.6). Host-owned, valid during pre_bind() only; the functions
+ * copy key and value (both borrowed for the call). Setting a key twice
+ * keeps the last value. The scheduler writes them with one patch of the
+ * pod before kube-scheduler binds it; a failed patch fails the binding
+ * with a reason naming the plugin, and the pod's reservations are undone
+ * (unreserve). Each function returns SUCCESS, or ERROR with nothing
+ * recorded when the key or value is not valid for Kubernetes (a label
+ * value longer than 63 bytes, a key that is not a qualified name, ...) or
+ * when the patch would hold more than SCHEDPLUG_POD_PATCH_MAX entries or
+ * SCHEDPLUG_POD_PATCH_VALUE_MAX bytes in one value: return ERROR from
+ * pre_bind() then, the host names the key in the pod's failure. */
+typedef struct schedplug_pod_patch {
+  uint32_t struct_size; /* sizeof(schedplug_pod_patch), host's */
+  uint32_t reserved;    /* zero */
+  void* context;        /* pass it back as the functions' first argument */
+  schedplug_code (*set_annotation)(void* context, schedplug_str key,
+                                   schedplug_str value);
+  schedplug_code (*set_label)(void* context, schedplug_str key,
+                              schedplug_str value);
+} schedplug_pod_patch;
+
+/* The most labels and annotations one pre_bind() may set, together. */
+#define SCHEDPLUG_POD_PATCH_MAX 16u
+/* The longest annotation value pre_bind() may set, in bytes. */
+#define SCHEDPLUG_POD_PATCH_VALUE_MAX 4096u
+
 /* ------------------------------------------------------------------------ */
 /* The descriptor                                                           */
 /* ------------------------------------------------------------------------ */
@@ -860,6 +940,17 @@ typedef struct schedplug_pod_begin_result {
  *   score            -> PreScore + Score
  *   normalize_score  -> requires score (an error at load otherwise)
  *   refresh          -> requires refresh_period_ms > 0
+ *   reserve          -> Reserve + Unreserve (v1.6)
+ *   unreserve        -> requires reserve or permit (an error at load
+ *                       otherwise)
+ *   permit           -> Permit (v1.6)
+ *   pre_bind         -> PreBind (v1.6)
+ *   pre_enqueue      -> PreEnqueue (v1.6)
+ *
+ * Which of the v1.6 hooks a plugin has is part of what kube-scheduler
+ * registered for it: a hot reload that adds or removes one of them is
+ * refused (the host keeps serving the plugin it has, and says so), as is
+ * a new plugin name.
  *
  * `instance` below is the pointer create() stored in *instance_out (NULL is
  * allowed for plugins without state).
@@ -966,6 +1057,67 @@ typedef struct schedplug_plugin {
   /* Releases a state pod_begin returned (called also for a NULL state).
    * May be NULL. */
   void (*pod_end)(void* instance, void* state);
+
+  /* ---- v1.6: hooks for plugins that own a resource. A v1.5 host ignores
+   * them. In all of them `pod` is the pod as filter() sees it (the
+   * instance's declared data) with pod->state NULL (the cycle's pod_begin
+   * state has ended), and `node` is the node kube-scheduler chose, as the
+   * host's node table holds it at the call (the instance's declared data;
+   * its pods are the pods kube-scheduler had on it, without `pod`); both
+   * borrowed for the call. A plugin's state about the pod (what reserve()
+   * took) is its own, kept in the instance, keyed by pod->uid; it must
+   * survive until unreserve() or until the pod is bound, and a restarted
+   * host starts without it: rebuild it from what pre_bind() wrote on the
+   * pods (the node's pods and their labels). --------------------------- */
+
+  /* kube-scheduler's Reserve: the pod will be bound to `node` unless a
+   * later step fails. Take what the pod needs (pick device indices, count
+   * it against a quota) so that the next pods' filter() calls see it.
+   * Return SUCCESS, or UNSCHEDULABLE / ERROR with a reason: the pod's
+   * cycle then fails and every Reserve plugin's unreserve() runs.
+   * When: in the scheduling cycle, after scoring, once per placement. */
+  schedplug_code (*reserve)(void* instance, const schedplug_pod* pod,
+                            const schedplug_node* node,
+                            schedplug_reason* reason);
+  /* kube-scheduler's Unreserve: release what reserve() took for the pod on
+   * `node`. Called when a later Reserve plugin, a Permit plugin, a PreBind
+   * plugin or the binding fails, or the pod is deleted while it waits.
+   * It cannot fail. Required: idempotent and tolerant: kube-scheduler
+   * calls it for every Reserve plugin of the profile, also when this
+   * plugin's reserve() failed or never ran for the pod, and a restarted
+   * host calls it for pods it never reserved. */
+  void (*unreserve)(void* instance, const schedplug_pod* pod,
+                    const schedplug_node* node);
+  /* kube-scheduler's Permit, at the end of the scheduling cycle: return
+   * SUCCESS to let the pod go on to binding, UNSCHEDULABLE with a reason
+   * to reject it (its reservations are undone), or SCHEDPLUG_WAIT with
+   * out->timeout_ms to hold it until schedplug_host.permit_allow or
+   * permit_reject names its uid, or until the timeout rejects it. ERROR
+   * with a reason fails the pod as a rejection does. */
+  schedplug_code (*permit)(void* instance, const schedplug_pod* pod,
+                           const schedplug_node* node,
+                           schedplug_permit_result* out,
+                           schedplug_reason* reason);
+  /* kube-scheduler's PreBind, on the pod's binding goroutine: write the
+   * plugin's choice onto the pod with patch->set_annotation / set_label
+   * (e.g. the device indices reserve() picked, for the node's device
+   * plugin to read). Return SUCCESS, or ERROR with a reason: the binding
+   * then fails and the pod's reservations are undone. The scheduler applies
+   * every native plugin's patch in one write before it binds the pod. */
+  schedplug_code (*pre_bind)(void* instance, const schedplug_pod* pod,
+                             const schedplug_node* node,
+                             schedplug_pod_patch* patch,
+                             schedplug_reason* reason);
+  /* kube-scheduler's PreEnqueue: may the pod enter the scheduling queue?
+   * Return SUCCESS to admit it, or UNSCHEDULABLE_AND_UNRESOLVABLE with a
+   * reason to keep it out (kubectl describe shows the reason); kube-
+   * scheduler asks again when one of the instance's events happens
+   * (settings.events: e.g. SCHEDPLUG_EVENT_POD_DELETE for a quota that a
+   * deleted pod frees). ERROR keeps it out too, with the reason logged.
+   * Called for every pod of the profile that is added or updated, before
+   * any cycle: keep it cheap, and read nothing of nodes. */
+  schedplug_code (*pre_enqueue)(void* instance, const schedplug_pod* pod,
+                                schedplug_reason* reason);
 } schedplug_plugin;
 
 /* The type of the entry symbol. */

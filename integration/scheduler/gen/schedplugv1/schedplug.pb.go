@@ -23,6 +23,18 @@
 //               found): for the host's record behind Explain; no answer
 //               depends on it
 //
+// Plugins that own a resource (ABI v1.6 hooks) add, only for profiles whose
+// native plugins implement them, one call per extension point and pod, each
+// running every such native plugin of the profile in the profile's order:
+//
+//   Reserve     in the scheduling cycle, after scoring
+//   Permit      at the end of the scheduling cycle
+//   Unreserve   when a later step fails (any goroutine)
+//   PreBind     on the pod's binding goroutine, before the binding
+//   PreEnqueue  when a pod is added or updated, before it enters the queue
+//
+// and SessionEvent carries the plugins' decisions about waiting pods.
+//
 // Every answer names the host that computed it (HostIdentity). The shim
 // keeps some answers beyond their cycle (a node's verdict for the next
 // replicas of a pod) and uses them only while the identity that computed
@@ -695,8 +707,16 @@ type PluginInfo struct {
 	// normalize them: the shim asks PreScore for the scores of a profile with
 	// such a plugin, and never uses scores computed ahead for it.
 	HasNormalizeScore bool `protobuf:"varint,12,opt,name=has_normalize_score,json=hasNormalizeScore,proto3" json:"has_normalize_score,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// ABI v1.6 hooks (plugin.h) the plugin implements. They decide which
+	// extension points the shim registers for the plugin, at kube-scheduler's
+	// start: a reload that changes them is refused. has_reserve: reserve or
+	// unreserve (kube-scheduler's Reserve and Unreserve go together).
+	HasReserve    bool `protobuf:"varint,13,opt,name=has_reserve,json=hasReserve,proto3" json:"has_reserve,omitempty"`
+	HasPermit     bool `protobuf:"varint,14,opt,name=has_permit,json=hasPermit,proto3" json:"has_permit,omitempty"`
+	HasPreBind    bool `protobuf:"varint,15,opt,name=has_pre_bind,json=hasPreBind,proto3" json:"has_pre_bind,omitempty"`
+	HasPreEnqueue bool `protobuf:"varint,16,opt,name=has_pre_enqueue,json=hasPreEnqueue,proto3" json:"has_pre_enqueue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PluginInfo) Reset() {
@@ -809,6 +829,34 @@ func (x *PluginInfo) GetSha256() string {
 func (x *PluginInfo) GetHasNormalizeScore() bool {
 	if x != nil {
 		return x.HasNormalizeScore
+	}
+	return false
+}
+
+func (x *PluginInfo) GetHasReserve() bool {
+	if x != nil {
+		return x.HasReserve
+	}
+	return false
+}
+
+func (x *PluginInfo) GetHasPermit() bool {
+	if x != nil {
+		return x.HasPermit
+	}
+	return false
+}
+
+func (x *PluginInfo) GetHasPreBind() bool {
+	if x != nil {
+		return x.HasPreBind
+	}
+	return false
+}
+
+func (x *PluginInfo) GetHasPreEnqueue() bool {
+	if x != nil {
+		return x.HasPreEnqueue
 	}
 	return false
 }
@@ -3526,7 +3574,12 @@ type SessionEvent struct {
 	// When `identity.build` differs from the previous event's (or the
 	// Handshake's): every plugin as the Handshake reports it now. Empty
 	// otherwise.
-	Plugins       []*PluginInfo `protobuf:"bytes,3,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	Plugins []*PluginInfo `protobuf:"bytes,3,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	// Decisions the session's plugins made about pods their Permit made wait
+	// (schedplug_host.permit_allow / permit_reject), in the order made. The
+	// host sends them at once, not at the next heartbeat. The shim applies
+	// each to kube-scheduler's waiting pod of that uid, if it still waits.
+	WaitingPods   []*WaitingPodDecision `protobuf:"bytes,4,rep,name=waiting_pods,json=waitingPods,proto3" json:"waiting_pods,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3582,6 +3635,653 @@ func (x *SessionEvent) GetPlugins() []*PluginInfo {
 	return nil
 }
 
+func (x *SessionEvent) GetWaitingPods() []*WaitingPodDecision {
+	if x != nil {
+		return x.WaitingPods
+	}
+	return nil
+}
+
+type WaitingPodDecision struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The profile (schedulerName) and the plugin that decided.
+	SchedulerName string `protobuf:"bytes,1,opt,name=scheduler_name,json=schedulerName,proto3" json:"scheduler_name,omitempty"`
+	Plugin        string `protobuf:"bytes,2,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	PodUid        string `protobuf:"bytes,3,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	// True: allowed. False: rejected with `reason`.
+	Allow         bool   `protobuf:"varint,4,opt,name=allow,proto3" json:"allow,omitempty"`
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitingPodDecision) Reset() {
+	*x = WaitingPodDecision{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitingPodDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitingPodDecision) ProtoMessage() {}
+
+func (x *WaitingPodDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitingPodDecision.ProtoReflect.Descriptor instead.
+func (*WaitingPodDecision) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *WaitingPodDecision) GetSchedulerName() string {
+	if x != nil {
+		return x.SchedulerName
+	}
+	return ""
+}
+
+func (x *WaitingPodDecision) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *WaitingPodDecision) GetPodUid() string {
+	if x != nil {
+		return x.PodUid
+	}
+	return ""
+}
+
+func (x *WaitingPodDecision) GetAllow() bool {
+	if x != nil {
+		return x.Allow
+	}
+	return false
+}
+
+func (x *WaitingPodDecision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// One pod placed on one node, for the hooks that run after scoring.
+// INVALID_ARGUMENT: an unknown profile, a plugin the profile does not
+// enable or that lacks the call's hook, a pod without uid.
+type PodAtNodeRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The profile (schedulerName) whose plugins run.
+	SchedulerName string `protobuf:"bytes,2,opt,name=scheduler_name,json=schedulerName,proto3" json:"scheduler_name,omitempty"`
+	// The native plugins whose hook runs, in the profile's order: those of
+	// the profile that implement it (the shim knows them from PluginInfo).
+	Plugins []string `protobuf:"bytes,3,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	// The pod, filled as for PreFilter (the session's data bits).
+	Pod *Pod `protobuf:"bytes,4,opt,name=pod,proto3" json:"pod,omitempty"`
+	// The node kube-scheduler chose. The host reads it from the session's
+	// node table; a node the table lacks is handed to the hook with its
+	// name alone.
+	NodeName      string `protobuf:"bytes,5,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodAtNodeRequest) Reset() {
+	*x = PodAtNodeRequest{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodAtNodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodAtNodeRequest) ProtoMessage() {}
+
+func (x *PodAtNodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodAtNodeRequest.ProtoReflect.Descriptor instead.
+func (*PodAtNodeRequest) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *PodAtNodeRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PodAtNodeRequest) GetSchedulerName() string {
+	if x != nil {
+		return x.SchedulerName
+	}
+	return ""
+}
+
+func (x *PodAtNodeRequest) GetPlugins() []string {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
+func (x *PodAtNodeRequest) GetPod() *Pod {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *PodAtNodeRequest) GetNodeName() string {
+	if x != nil {
+		return x.NodeName
+	}
+	return ""
+}
+
+// A hook's outcome that was not SUCCESS.
+type HookStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The plugin whose hook answered it.
+	Plugin string `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	// A schedplug_code of plugin.h (kube-scheduler's status codes).
+	Code int32 `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`
+	// The plugin's reason; for ERROR also when the host stopped the hook
+	// (a crash, a timeout), saying so.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HookStatus) Reset() {
+	*x = HookStatus{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookStatus) ProtoMessage() {}
+
+func (x *HookStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookStatus.ProtoReflect.Descriptor instead.
+func (*HookStatus) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *HookStatus) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *HookStatus) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *HookStatus) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ReserveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unset: every plugin reserved. Set: the first that did not; the plugins
+	// after it were not called, and the shim fails the pod's Reserve (kube-
+	// scheduler then calls Unreserve for every Reserve plugin).
+	Failed        *HookStatus   `protobuf:"bytes,1,opt,name=failed,proto3" json:"failed,omitempty"`
+	Identity      *HostIdentity `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveResponse) Reset() {
+	*x = ReserveResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveResponse) ProtoMessage() {}
+
+func (x *ReserveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveResponse.ProtoReflect.Descriptor instead.
+func (*ReserveResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ReserveResponse) GetFailed() *HookStatus {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+func (x *ReserveResponse) GetIdentity() *HostIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+type UnreserveResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Identity      *HostIdentity          `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnreserveResponse) Reset() {
+	*x = UnreserveResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnreserveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnreserveResponse) ProtoMessage() {}
+
+func (x *UnreserveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnreserveResponse.ProtoReflect.Descriptor instead.
+func (*UnreserveResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *UnreserveResponse) GetIdentity() *HostIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+type PermitResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unset: every plugin allowed or made the pod wait (see `waits`). Set:
+	// the first plugin that rejected or failed; the plugins after it were
+	// not called.
+	Failed *HookStatus `protobuf:"bytes,1,opt,name=failed,proto3" json:"failed,omitempty"`
+	// The plugins that answered SCHEDPLUG_WAIT, in order, each with its
+	// timeout (at most 15 minutes).
+	Waits         []*PermitWait `protobuf:"bytes,2,rep,name=waits,proto3" json:"waits,omitempty"`
+	Identity      *HostIdentity `protobuf:"bytes,3,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PermitResponse) Reset() {
+	*x = PermitResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PermitResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PermitResponse) ProtoMessage() {}
+
+func (x *PermitResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PermitResponse.ProtoReflect.Descriptor instead.
+func (*PermitResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *PermitResponse) GetFailed() *HookStatus {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+func (x *PermitResponse) GetWaits() []*PermitWait {
+	if x != nil {
+		return x.Waits
+	}
+	return nil
+}
+
+func (x *PermitResponse) GetIdentity() *HostIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+type PermitWait struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Plugin        string                 `protobuf:"bytes,1,opt,name=plugin,proto3" json:"plugin,omitempty"`
+	TimeoutMs     uint64                 `protobuf:"varint,2,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PermitWait) Reset() {
+	*x = PermitWait{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PermitWait) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PermitWait) ProtoMessage() {}
+
+func (x *PermitWait) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PermitWait.ProtoReflect.Descriptor instead.
+func (*PermitWait) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *PermitWait) GetPlugin() string {
+	if x != nil {
+		return x.Plugin
+	}
+	return ""
+}
+
+func (x *PermitWait) GetTimeoutMs() uint64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+type PreBindResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unset: every plugin succeeded, and `annotations` and `labels` are to
+	// be set on the pod (the later plugin's value wins for a key set by two)
+	// before binding. Set: the first plugin that failed; nothing is to be
+	// written.
+	Failed        *HookStatus   `protobuf:"bytes,1,opt,name=failed,proto3" json:"failed,omitempty"`
+	Annotations   []*KeyValue   `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty"`
+	Labels        []*KeyValue   `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty"`
+	Identity      *HostIdentity `protobuf:"bytes,4,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreBindResponse) Reset() {
+	*x = PreBindResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreBindResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreBindResponse) ProtoMessage() {}
+
+func (x *PreBindResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreBindResponse.ProtoReflect.Descriptor instead.
+func (*PreBindResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *PreBindResponse) GetFailed() *HookStatus {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+func (x *PreBindResponse) GetAnnotations() []*KeyValue {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *PreBindResponse) GetLabels() []*KeyValue {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *PreBindResponse) GetIdentity() *HostIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+type PreEnqueueRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SchedulerName string                 `protobuf:"bytes,2,opt,name=scheduler_name,json=schedulerName,proto3" json:"scheduler_name,omitempty"`
+	// The plugins whose pre_enqueue runs, in the profile's order.
+	Plugins       []string `protobuf:"bytes,3,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	Pod           *Pod     `protobuf:"bytes,4,opt,name=pod,proto3" json:"pod,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreEnqueueRequest) Reset() {
+	*x = PreEnqueueRequest{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreEnqueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreEnqueueRequest) ProtoMessage() {}
+
+func (x *PreEnqueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreEnqueueRequest.ProtoReflect.Descriptor instead.
+func (*PreEnqueueRequest) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *PreEnqueueRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PreEnqueueRequest) GetSchedulerName() string {
+	if x != nil {
+		return x.SchedulerName
+	}
+	return ""
+}
+
+func (x *PreEnqueueRequest) GetPlugins() []string {
+	if x != nil {
+		return x.Plugins
+	}
+	return nil
+}
+
+func (x *PreEnqueueRequest) GetPod() *Pod {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+type PreEnqueueResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unset: admitted by every plugin. Set: the first plugin that kept the
+	// pod out, with its reason.
+	Gated         *HookStatus   `protobuf:"bytes,1,opt,name=gated,proto3" json:"gated,omitempty"`
+	Identity      *HostIdentity `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreEnqueueResponse) Reset() {
+	*x = PreEnqueueResponse{}
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreEnqueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreEnqueueResponse) ProtoMessage() {}
+
+func (x *PreEnqueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreEnqueueResponse.ProtoReflect.Descriptor instead.
+func (*PreEnqueueResponse) Descriptor() ([]byte, []int) {
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *PreEnqueueResponse) GetGated() *HookStatus {
+	if x != nil {
+		return x.Gated
+	}
+	return nil
+}
+
+func (x *PreEnqueueResponse) GetIdentity() *HostIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
 type ExplainRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "namespace/name" or the pod's uid.
@@ -3592,7 +4292,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3604,7 +4304,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[38]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3617,7 +4317,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{38}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ExplainRequest) GetPod() string {
@@ -3649,7 +4349,7 @@ type ExplainedNode struct {
 
 func (x *ExplainedNode) Reset() {
 	*x = ExplainedNode{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3661,7 +4361,7 @@ func (x *ExplainedNode) String() string {
 func (*ExplainedNode) ProtoMessage() {}
 
 func (x *ExplainedNode) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[39]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3674,7 +4374,7 @@ func (x *ExplainedNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainedNode.ProtoReflect.Descriptor instead.
 func (*ExplainedNode) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{39}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ExplainedNode) GetNode() string {
@@ -3745,7 +4445,7 @@ type PluginTiming struct {
 
 func (x *PluginTiming) Reset() {
 	*x = PluginTiming{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3757,7 +4457,7 @@ func (x *PluginTiming) String() string {
 func (*PluginTiming) ProtoMessage() {}
 
 func (x *PluginTiming) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[40]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3770,7 +4470,7 @@ func (x *PluginTiming) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginTiming.ProtoReflect.Descriptor instead.
 func (*PluginTiming) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{40}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PluginTiming) GetPlugin() string {
@@ -3842,7 +4542,7 @@ type ExplainedCycle struct {
 
 func (x *ExplainedCycle) Reset() {
 	*x = ExplainedCycle{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3854,7 +4554,7 @@ func (x *ExplainedCycle) String() string {
 func (*ExplainedCycle) ProtoMessage() {}
 
 func (x *ExplainedCycle) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[41]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3867,7 +4567,7 @@ func (x *ExplainedCycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainedCycle.ProtoReflect.Descriptor instead.
 func (*ExplainedCycle) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{41}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ExplainedCycle) GetSchedulerName() string {
@@ -4038,7 +4738,7 @@ type ExplainResponse struct {
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4050,7 +4750,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[42]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4063,7 +4763,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{42}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ExplainResponse) GetCycles() []*ExplainedCycle {
@@ -4099,7 +4799,7 @@ type CycleNotes struct {
 
 func (x *CycleNotes) Reset() {
 	*x = CycleNotes{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4111,7 +4811,7 @@ func (x *CycleNotes) String() string {
 func (*CycleNotes) ProtoMessage() {}
 
 func (x *CycleNotes) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[43]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4124,7 +4824,7 @@ func (x *CycleNotes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleNotes.ProtoReflect.Descriptor instead.
 func (*CycleNotes) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{43}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CycleNotes) GetSessionId() string {
@@ -4150,7 +4850,7 @@ type CycleNotesResponse struct {
 
 func (x *CycleNotesResponse) Reset() {
 	*x = CycleNotesResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4162,7 +4862,7 @@ func (x *CycleNotesResponse) String() string {
 func (*CycleNotesResponse) ProtoMessage() {}
 
 func (x *CycleNotesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[44]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4175,7 +4875,7 @@ func (x *CycleNotesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CycleNotesResponse.ProtoReflect.Descriptor instead.
 func (*CycleNotesResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{44}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CycleNotesResponse) GetIdentity() *HostIdentity {
@@ -4203,7 +4903,7 @@ type FastRequest struct {
 
 func (x *FastRequest) Reset() {
 	*x = FastRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4215,7 +4915,7 @@ func (x *FastRequest) String() string {
 func (*FastRequest) ProtoMessage() {}
 
 func (x *FastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[45]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4228,7 +4928,7 @@ func (x *FastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastRequest.ProtoReflect.Descriptor instead.
 func (*FastRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{45}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *FastRequest) GetCall() isFastRequest_Call {
@@ -4332,7 +5032,7 @@ type FastResponse struct {
 
 func (x *FastResponse) Reset() {
 	*x = FastResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4344,7 +5044,7 @@ func (x *FastResponse) String() string {
 func (*FastResponse) ProtoMessage() {}
 
 func (x *FastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[46]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4357,7 +5057,7 @@ func (x *FastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FastResponse.ProtoReflect.Descriptor instead.
 func (*FastResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{46}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *FastResponse) GetCode() int32 {
@@ -4453,7 +5153,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4465,7 +5165,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[47]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4478,7 +5178,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{47}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{57}
 }
 
 // A plugin file the host serves from.
@@ -4494,7 +5194,7 @@ type PluginBuild struct {
 
 func (x *PluginBuild) Reset() {
 	*x = PluginBuild{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4506,7 +5206,7 @@ func (x *PluginBuild) String() string {
 func (*PluginBuild) ProtoMessage() {}
 
 func (x *PluginBuild) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[48]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4519,7 +5219,7 @@ func (x *PluginBuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginBuild.ProtoReflect.Descriptor instead.
 func (*PluginBuild) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{48}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PluginBuild) GetPlugin() string {
@@ -4567,7 +5267,7 @@ type RefusedChange struct {
 
 func (x *RefusedChange) Reset() {
 	*x = RefusedChange{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[49]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4579,7 +5279,7 @@ func (x *RefusedChange) String() string {
 func (*RefusedChange) ProtoMessage() {}
 
 func (x *RefusedChange) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[49]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4592,7 +5292,7 @@ func (x *RefusedChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefusedChange.ProtoReflect.Descriptor instead.
 func (*RefusedChange) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{49}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RefusedChange) GetFile() string {
@@ -4645,7 +5345,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[50]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4657,7 +5357,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedplug_v1_schedplug_proto_msgTypes[50]
+	mi := &file_schedplug_v1_schedplug_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4670,7 +5370,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{50}
+	return file_schedplug_v1_schedplug_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StatusResponse) GetIdentity() *HostIdentity {
@@ -4765,7 +5465,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\fscores_ahead\x18\t \x01(\bR\vscoresAhead\x12\x1f\n" +
 	"\vcycle_notes\x18\n" +
 	" \x01(\bR\n" +
-	"cycleNotes\"\xea\x02\n" +
+	"cycleNotes\"\xf4\x03\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -4781,7 +5481,14 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x13pod_annotation_keys\x18\n" +
 	" \x03(\tR\x11podAnnotationKeys\x12\x16\n" +
 	"\x06sha256\x18\v \x01(\tR\x06sha256\x12.\n" +
-	"\x13has_normalize_score\x18\f \x01(\bR\x11hasNormalizeScore\"2\n" +
+	"\x13has_normalize_score\x18\f \x01(\bR\x11hasNormalizeScore\x12\x1f\n" +
+	"\vhas_reserve\x18\r \x01(\bR\n" +
+	"hasReserve\x12\x1d\n" +
+	"\n" +
+	"has_permit\x18\x0e \x01(\bR\thasPermit\x12 \n" +
+	"\fhas_pre_bind\x18\x0f \x01(\bR\n" +
+	"hasPreBind\x12&\n" +
+	"\x0fhas_pre_enqueue\x18\x10 \x01(\bR\rhasPreEnqueue\"2\n" +
 	"\bKeyValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"4\n" +
@@ -5024,11 +5731,58 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\rtable_version\x18\x03 \x01(\x04R\ftableVersion\"4\n" +
 	"\x13WatchSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\x9d\x01\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xe2\x01\n" +
 	"\fSessionEvent\x126\n" +
 	"\bidentity\x18\x01 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12!\n" +
 	"\fheartbeat_ms\x18\x02 \x01(\rR\vheartbeatMs\x122\n" +
-	"\aplugins\x18\x03 \x03(\v2\x18.schedplug.v1.PluginInfoR\aplugins\"\"\n" +
+	"\aplugins\x18\x03 \x03(\v2\x18.schedplug.v1.PluginInfoR\aplugins\x12C\n" +
+	"\fwaiting_pods\x18\x04 \x03(\v2 .schedplug.v1.WaitingPodDecisionR\vwaitingPods\"\x9a\x01\n" +
+	"\x12WaitingPodDecision\x12%\n" +
+	"\x0escheduler_name\x18\x01 \x01(\tR\rschedulerName\x12\x16\n" +
+	"\x06plugin\x18\x02 \x01(\tR\x06plugin\x12\x17\n" +
+	"\apod_uid\x18\x03 \x01(\tR\x06podUid\x12\x14\n" +
+	"\x05allow\x18\x04 \x01(\bR\x05allow\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xb4\x01\n" +
+	"\x10PodAtNodeRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
+	"\x0escheduler_name\x18\x02 \x01(\tR\rschedulerName\x12\x18\n" +
+	"\aplugins\x18\x03 \x03(\tR\aplugins\x12#\n" +
+	"\x03pod\x18\x04 \x01(\v2\x11.schedplug.v1.PodR\x03pod\x12\x1b\n" +
+	"\tnode_name\x18\x05 \x01(\tR\bnodeName\"P\n" +
+	"\n" +
+	"HookStatus\x12\x16\n" +
+	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\x05R\x04code\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"{\n" +
+	"\x0fReserveResponse\x120\n" +
+	"\x06failed\x18\x01 \x01(\v2\x18.schedplug.v1.HookStatusR\x06failed\x126\n" +
+	"\bidentity\x18\x02 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"K\n" +
+	"\x11UnreserveResponse\x126\n" +
+	"\bidentity\x18\x01 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xaa\x01\n" +
+	"\x0ePermitResponse\x120\n" +
+	"\x06failed\x18\x01 \x01(\v2\x18.schedplug.v1.HookStatusR\x06failed\x12.\n" +
+	"\x05waits\x18\x02 \x03(\v2\x18.schedplug.v1.PermitWaitR\x05waits\x126\n" +
+	"\bidentity\x18\x03 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"C\n" +
+	"\n" +
+	"PermitWait\x12\x16\n" +
+	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x02 \x01(\x04R\ttimeoutMs\"\xe5\x01\n" +
+	"\x0fPreBindResponse\x120\n" +
+	"\x06failed\x18\x01 \x01(\v2\x18.schedplug.v1.HookStatusR\x06failed\x128\n" +
+	"\vannotations\x18\x02 \x03(\v2\x16.schedplug.v1.KeyValueR\vannotations\x12.\n" +
+	"\x06labels\x18\x03 \x03(\v2\x16.schedplug.v1.KeyValueR\x06labels\x126\n" +
+	"\bidentity\x18\x04 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\x98\x01\n" +
+	"\x11PreEnqueueRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
+	"\x0escheduler_name\x18\x02 \x01(\tR\rschedulerName\x12\x18\n" +
+	"\aplugins\x18\x03 \x03(\tR\aplugins\x12#\n" +
+	"\x03pod\x18\x04 \x01(\v2\x11.schedplug.v1.PodR\x03pod\"|\n" +
+	"\x12PreEnqueueResponse\x12.\n" +
+	"\x05gated\x18\x01 \x01(\v2\x18.schedplug.v1.HookStatusR\x05gated\x126\n" +
+	"\bidentity\x18\x02 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\"\n" +
 	"\x0eExplainRequest\x12\x10\n" +
 	"\x03pod\x18\x01 \x01(\tR\x03pod\"\xea\x01\n" +
 	"\rExplainedNode\x12\x12\n" +
@@ -5140,7 +5894,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\x17NORMALIZATION_BY_PLUGIN\x10\x00\x12\x16\n" +
 	"\x12NORMALIZATION_NONE\x10\x01\x12\x18\n" +
 	"\x14NORMALIZATION_LINEAR\x10\x02\x12\x19\n" +
-	"\x15NORMALIZATION_REVERSE\x10\x032\xac\x05\n" +
+	"\x15NORMALIZATION_REVERSE\x10\x032\xa7\b\n" +
 	"\x04Host\x12L\n" +
 	"\tHandshake\x12\x1e.schedplug.v1.HandshakeRequest\x1a\x1f.schedplug.v1.HandshakeResponse\x12L\n" +
 	"\tPreFilter\x12\x1e.schedplug.v1.PreFilterRequest\x1a\x1f.schedplug.v1.PreFilterResponse\x12P\n" +
@@ -5151,7 +5905,13 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\aExplain\x12\x1c.schedplug.v1.ExplainRequest\x1a\x1d.schedplug.v1.ExplainResponse\x12H\n" +
 	"\n" +
 	"NoteCycles\x12\x18.schedplug.v1.CycleNotes\x1a .schedplug.v1.CycleNotesResponse\x12C\n" +
-	"\x06Status\x12\x1b.schedplug.v1.StatusRequest\x1a\x1c.schedplug.v1.StatusResponseBAZ?schedplug.dev/integration/scheduler/gen/schedplugv1;schedplugv1b\x06proto3"
+	"\x06Status\x12\x1b.schedplug.v1.StatusRequest\x1a\x1c.schedplug.v1.StatusResponse\x12H\n" +
+	"\aReserve\x12\x1e.schedplug.v1.PodAtNodeRequest\x1a\x1d.schedplug.v1.ReserveResponse\x12L\n" +
+	"\tUnreserve\x12\x1e.schedplug.v1.PodAtNodeRequest\x1a\x1f.schedplug.v1.UnreserveResponse\x12F\n" +
+	"\x06Permit\x12\x1e.schedplug.v1.PodAtNodeRequest\x1a\x1c.schedplug.v1.PermitResponse\x12H\n" +
+	"\aPreBind\x12\x1e.schedplug.v1.PodAtNodeRequest\x1a\x1d.schedplug.v1.PreBindResponse\x12O\n" +
+	"\n" +
+	"PreEnqueue\x12\x1f.schedplug.v1.PreEnqueueRequest\x1a .schedplug.v1.PreEnqueueResponseBAZ?schedplug.dev/integration/scheduler/gen/schedplugv1;schedplugv1b\x06proto3"
 
 var (
 	file_schedplug_v1_schedplug_proto_rawDescOnce sync.Once
@@ -5166,7 +5926,7 @@ func file_schedplug_v1_schedplug_proto_rawDescGZIP() []byte {
 }
 
 var file_schedplug_v1_schedplug_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_schedplug_v1_schedplug_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(ProtocolVersion)(0),             // 0: schedplug.v1.ProtocolVersion
 	(Code)(0),                        // 1: schedplug.v1.Code
@@ -5209,127 +5969,162 @@ var file_schedplug_v1_schedplug_proto_goTypes = []any{
 	(*PreScoreResponse)(nil),         // 38: schedplug.v1.PreScoreResponse
 	(*WatchSessionRequest)(nil),      // 39: schedplug.v1.WatchSessionRequest
 	(*SessionEvent)(nil),             // 40: schedplug.v1.SessionEvent
-	(*ExplainRequest)(nil),           // 41: schedplug.v1.ExplainRequest
-	(*ExplainedNode)(nil),            // 42: schedplug.v1.ExplainedNode
-	(*PluginTiming)(nil),             // 43: schedplug.v1.PluginTiming
-	(*ExplainedCycle)(nil),           // 44: schedplug.v1.ExplainedCycle
-	(*ExplainResponse)(nil),          // 45: schedplug.v1.ExplainResponse
-	(*CycleNotes)(nil),               // 46: schedplug.v1.CycleNotes
-	(*CycleNotesResponse)(nil),       // 47: schedplug.v1.CycleNotesResponse
-	(*FastRequest)(nil),              // 48: schedplug.v1.FastRequest
-	(*FastResponse)(nil),             // 49: schedplug.v1.FastResponse
-	(*StatusRequest)(nil),            // 50: schedplug.v1.StatusRequest
-	(*PluginBuild)(nil),              // 51: schedplug.v1.PluginBuild
-	(*RefusedChange)(nil),            // 52: schedplug.v1.RefusedChange
-	(*StatusResponse)(nil),           // 53: schedplug.v1.StatusResponse
+	(*WaitingPodDecision)(nil),       // 41: schedplug.v1.WaitingPodDecision
+	(*PodAtNodeRequest)(nil),         // 42: schedplug.v1.PodAtNodeRequest
+	(*HookStatus)(nil),               // 43: schedplug.v1.HookStatus
+	(*ReserveResponse)(nil),          // 44: schedplug.v1.ReserveResponse
+	(*UnreserveResponse)(nil),        // 45: schedplug.v1.UnreserveResponse
+	(*PermitResponse)(nil),           // 46: schedplug.v1.PermitResponse
+	(*PermitWait)(nil),               // 47: schedplug.v1.PermitWait
+	(*PreBindResponse)(nil),          // 48: schedplug.v1.PreBindResponse
+	(*PreEnqueueRequest)(nil),        // 49: schedplug.v1.PreEnqueueRequest
+	(*PreEnqueueResponse)(nil),       // 50: schedplug.v1.PreEnqueueResponse
+	(*ExplainRequest)(nil),           // 51: schedplug.v1.ExplainRequest
+	(*ExplainedNode)(nil),            // 52: schedplug.v1.ExplainedNode
+	(*PluginTiming)(nil),             // 53: schedplug.v1.PluginTiming
+	(*ExplainedCycle)(nil),           // 54: schedplug.v1.ExplainedCycle
+	(*ExplainResponse)(nil),          // 55: schedplug.v1.ExplainResponse
+	(*CycleNotes)(nil),               // 56: schedplug.v1.CycleNotes
+	(*CycleNotesResponse)(nil),       // 57: schedplug.v1.CycleNotesResponse
+	(*FastRequest)(nil),              // 58: schedplug.v1.FastRequest
+	(*FastResponse)(nil),             // 59: schedplug.v1.FastResponse
+	(*StatusRequest)(nil),            // 60: schedplug.v1.StatusRequest
+	(*PluginBuild)(nil),              // 61: schedplug.v1.PluginBuild
+	(*RefusedChange)(nil),            // 62: schedplug.v1.RefusedChange
+	(*StatusResponse)(nil),           // 63: schedplug.v1.StatusResponse
 }
 var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
-	0,  // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
-	5,  // 1: schedplug.v1.HandshakeRequest.profiles:type_name -> schedplug.v1.ProfilePlugins
-	6,  // 2: schedplug.v1.ProfilePlugins.settings:type_name -> schedplug.v1.PluginSettings
-	0,  // 3: schedplug.v1.HandshakeResponse.protocol_version:type_name -> schedplug.v1.ProtocolVersion
-	8,  // 4: schedplug.v1.HandshakeResponse.plugins:type_name -> schedplug.v1.PluginInfo
-	3,  // 5: schedplug.v1.HandshakeResponse.identity:type_name -> schedplug.v1.HostIdentity
-	10, // 6: schedplug.v1.Container.requests:type_name -> schedplug.v1.Resource
-	10, // 7: schedplug.v1.Container.limits:type_name -> schedplug.v1.Resource
-	14, // 8: schedplug.v1.Container.ports:type_name -> schedplug.v1.ContainerPort
-	9,  // 9: schedplug.v1.NodePod.labels:type_name -> schedplug.v1.KeyValue
-	10, // 10: schedplug.v1.NodePod.requests:type_name -> schedplug.v1.Resource
-	9,  // 11: schedplug.v1.LabelSelector.match_labels:type_name -> schedplug.v1.KeyValue
-	20, // 12: schedplug.v1.LabelSelector.match_expressions:type_name -> schedplug.v1.SelectorRequirement
-	20, // 13: schedplug.v1.NodeSelectorTerm.match_expressions:type_name -> schedplug.v1.SelectorRequirement
-	20, // 14: schedplug.v1.NodeSelectorTerm.match_fields:type_name -> schedplug.v1.SelectorRequirement
-	21, // 15: schedplug.v1.TopologySpreadConstraint.label_selector:type_name -> schedplug.v1.LabelSelector
-	21, // 16: schedplug.v1.PodAffinityTerm.label_selector:type_name -> schedplug.v1.LabelSelector
-	21, // 17: schedplug.v1.PodAffinityTerm.namespace_selector:type_name -> schedplug.v1.LabelSelector
-	9,  // 18: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
-	9,  // 19: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
-	10, // 20: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
-	9,  // 21: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
-	12, // 22: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
-	13, // 23: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
-	15, // 24: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
-	18, // 25: schedplug.v1.Pod.volumes:type_name -> schedplug.v1.Volume
-	22, // 26: schedplug.v1.Pod.node_affinity_required:type_name -> schedplug.v1.NodeSelectorTerm
-	22, // 27: schedplug.v1.Pod.node_affinity_preferred:type_name -> schedplug.v1.NodeSelectorTerm
-	23, // 28: schedplug.v1.Pod.topology_spread:type_name -> schedplug.v1.TopologySpreadConstraint
-	24, // 29: schedplug.v1.Pod.pod_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
-	24, // 30: schedplug.v1.Pod.pod_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
-	24, // 31: schedplug.v1.Pod.pod_anti_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
-	24, // 32: schedplug.v1.Pod.pod_anti_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
-	9,  // 33: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
-	9,  // 34: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
-	11, // 35: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
-	10, // 36: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
-	10, // 37: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
-	16, // 38: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
-	10, // 39: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
-	17, // 40: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
-	19, // 41: schedplug.v1.Node.images:type_name -> schedplug.v1.NodeImage
-	26, // 42: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
-	25, // 43: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
-	27, // 44: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	29, // 45: schedplug.v1.PreFilterRequest.placed:type_name -> schedplug.v1.Placement
-	1,  // 46: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
-	32, // 47: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	3,  // 48: schedplug.v1.PreFilterResponse.identity:type_name -> schedplug.v1.HostIdentity
-	31, // 49: schedplug.v1.PreFilterResponse.scores_ahead:type_name -> schedplug.v1.ScoresAhead
-	37, // 50: schedplug.v1.ScoresAhead.plugins:type_name -> schedplug.v1.PluginScores
-	25, // 51: schedplug.v1.FilterNodesRequest.pod:type_name -> schedplug.v1.Pod
-	25, // 52: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
-	26, // 53: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
-	1,  // 54: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
-	32, // 55: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
-	3,  // 56: schedplug.v1.FilterResponse.identity:type_name -> schedplug.v1.HostIdentity
-	25, // 57: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
-	27, // 58: schedplug.v1.PreScoreRequest.delta:type_name -> schedplug.v1.NodeTableDelta
-	29, // 59: schedplug.v1.PreScoreRequest.placed:type_name -> schedplug.v1.Placement
-	2,  // 60: schedplug.v1.PluginScores.normalization:type_name -> schedplug.v1.Normalization
-	37, // 61: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
-	3,  // 62: schedplug.v1.PreScoreResponse.identity:type_name -> schedplug.v1.HostIdentity
-	3,  // 63: schedplug.v1.SessionEvent.identity:type_name -> schedplug.v1.HostIdentity
-	8,  // 64: schedplug.v1.SessionEvent.plugins:type_name -> schedplug.v1.PluginInfo
-	1,  // 65: schedplug.v1.ExplainedNode.code:type_name -> schedplug.v1.Code
-	42, // 66: schedplug.v1.ExplainedCycle.nodes:type_name -> schedplug.v1.ExplainedNode
-	43, // 67: schedplug.v1.ExplainedCycle.timings:type_name -> schedplug.v1.PluginTiming
-	44, // 68: schedplug.v1.ExplainResponse.cycles:type_name -> schedplug.v1.ExplainedCycle
-	3,  // 69: schedplug.v1.ExplainResponse.identity:type_name -> schedplug.v1.HostIdentity
-	29, // 70: schedplug.v1.CycleNotes.placed:type_name -> schedplug.v1.Placement
-	3,  // 71: schedplug.v1.CycleNotesResponse.identity:type_name -> schedplug.v1.HostIdentity
-	28, // 72: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
-	36, // 73: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
-	33, // 74: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
-	46, // 75: schedplug.v1.FastRequest.notes:type_name -> schedplug.v1.CycleNotes
-	30, // 76: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
-	38, // 77: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
-	47, // 78: schedplug.v1.FastResponse.notes:type_name -> schedplug.v1.CycleNotesResponse
-	3,  // 79: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
-	51, // 80: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
-	52, // 81: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
-	51, // 82: schedplug.v1.StatusResponse.shadows:type_name -> schedplug.v1.PluginBuild
-	4,  // 83: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	28, // 84: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	33, // 85: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
-	34, // 86: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	36, // 87: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	39, // 88: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
-	41, // 89: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
-	46, // 90: schedplug.v1.Host.NoteCycles:input_type -> schedplug.v1.CycleNotes
-	50, // 91: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
-	7,  // 92: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	30, // 93: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	30, // 94: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
-	35, // 95: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	38, // 96: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	40, // 97: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
-	45, // 98: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
-	47, // 99: schedplug.v1.Host.NoteCycles:output_type -> schedplug.v1.CycleNotesResponse
-	53, // 100: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
-	92, // [92:101] is the sub-list for method output_type
-	83, // [83:92] is the sub-list for method input_type
-	83, // [83:83] is the sub-list for extension type_name
-	83, // [83:83] is the sub-list for extension extendee
-	0,  // [0:83] is the sub-list for field type_name
+	0,   // 0: schedplug.v1.HandshakeRequest.protocol_version:type_name -> schedplug.v1.ProtocolVersion
+	5,   // 1: schedplug.v1.HandshakeRequest.profiles:type_name -> schedplug.v1.ProfilePlugins
+	6,   // 2: schedplug.v1.ProfilePlugins.settings:type_name -> schedplug.v1.PluginSettings
+	0,   // 3: schedplug.v1.HandshakeResponse.protocol_version:type_name -> schedplug.v1.ProtocolVersion
+	8,   // 4: schedplug.v1.HandshakeResponse.plugins:type_name -> schedplug.v1.PluginInfo
+	3,   // 5: schedplug.v1.HandshakeResponse.identity:type_name -> schedplug.v1.HostIdentity
+	10,  // 6: schedplug.v1.Container.requests:type_name -> schedplug.v1.Resource
+	10,  // 7: schedplug.v1.Container.limits:type_name -> schedplug.v1.Resource
+	14,  // 8: schedplug.v1.Container.ports:type_name -> schedplug.v1.ContainerPort
+	9,   // 9: schedplug.v1.NodePod.labels:type_name -> schedplug.v1.KeyValue
+	10,  // 10: schedplug.v1.NodePod.requests:type_name -> schedplug.v1.Resource
+	9,   // 11: schedplug.v1.LabelSelector.match_labels:type_name -> schedplug.v1.KeyValue
+	20,  // 12: schedplug.v1.LabelSelector.match_expressions:type_name -> schedplug.v1.SelectorRequirement
+	20,  // 13: schedplug.v1.NodeSelectorTerm.match_expressions:type_name -> schedplug.v1.SelectorRequirement
+	20,  // 14: schedplug.v1.NodeSelectorTerm.match_fields:type_name -> schedplug.v1.SelectorRequirement
+	21,  // 15: schedplug.v1.TopologySpreadConstraint.label_selector:type_name -> schedplug.v1.LabelSelector
+	21,  // 16: schedplug.v1.PodAffinityTerm.label_selector:type_name -> schedplug.v1.LabelSelector
+	21,  // 17: schedplug.v1.PodAffinityTerm.namespace_selector:type_name -> schedplug.v1.LabelSelector
+	9,   // 18: schedplug.v1.Pod.labels:type_name -> schedplug.v1.KeyValue
+	9,   // 19: schedplug.v1.Pod.annotations:type_name -> schedplug.v1.KeyValue
+	10,  // 20: schedplug.v1.Pod.requests:type_name -> schedplug.v1.Resource
+	9,   // 21: schedplug.v1.Pod.node_selector:type_name -> schedplug.v1.KeyValue
+	12,  // 22: schedplug.v1.Pod.tolerations:type_name -> schedplug.v1.Toleration
+	13,  // 23: schedplug.v1.Pod.owners:type_name -> schedplug.v1.OwnerRef
+	15,  // 24: schedplug.v1.Pod.containers:type_name -> schedplug.v1.Container
+	18,  // 25: schedplug.v1.Pod.volumes:type_name -> schedplug.v1.Volume
+	22,  // 26: schedplug.v1.Pod.node_affinity_required:type_name -> schedplug.v1.NodeSelectorTerm
+	22,  // 27: schedplug.v1.Pod.node_affinity_preferred:type_name -> schedplug.v1.NodeSelectorTerm
+	23,  // 28: schedplug.v1.Pod.topology_spread:type_name -> schedplug.v1.TopologySpreadConstraint
+	24,  // 29: schedplug.v1.Pod.pod_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
+	24,  // 30: schedplug.v1.Pod.pod_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
+	24,  // 31: schedplug.v1.Pod.pod_anti_affinity_required:type_name -> schedplug.v1.PodAffinityTerm
+	24,  // 32: schedplug.v1.Pod.pod_anti_affinity_preferred:type_name -> schedplug.v1.PodAffinityTerm
+	9,   // 33: schedplug.v1.Node.labels:type_name -> schedplug.v1.KeyValue
+	9,   // 34: schedplug.v1.Node.annotations:type_name -> schedplug.v1.KeyValue
+	11,  // 35: schedplug.v1.Node.taints:type_name -> schedplug.v1.Taint
+	10,  // 36: schedplug.v1.Node.allocatable:type_name -> schedplug.v1.Resource
+	10,  // 37: schedplug.v1.Node.requested:type_name -> schedplug.v1.Resource
+	16,  // 38: schedplug.v1.Node.conditions:type_name -> schedplug.v1.NodeCondition
+	10,  // 39: schedplug.v1.Node.capacity:type_name -> schedplug.v1.Resource
+	17,  // 40: schedplug.v1.Node.pods:type_name -> schedplug.v1.NodePod
+	19,  // 41: schedplug.v1.Node.images:type_name -> schedplug.v1.NodeImage
+	26,  // 42: schedplug.v1.NodeTableDelta.upserts:type_name -> schedplug.v1.Node
+	25,  // 43: schedplug.v1.PreFilterRequest.pod:type_name -> schedplug.v1.Pod
+	27,  // 44: schedplug.v1.PreFilterRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	29,  // 45: schedplug.v1.PreFilterRequest.placed:type_name -> schedplug.v1.Placement
+	1,   // 46: schedplug.v1.PreFilterResponse.codes:type_name -> schedplug.v1.Code
+	32,  // 47: schedplug.v1.PreFilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	3,   // 48: schedplug.v1.PreFilterResponse.identity:type_name -> schedplug.v1.HostIdentity
+	31,  // 49: schedplug.v1.PreFilterResponse.scores_ahead:type_name -> schedplug.v1.ScoresAhead
+	37,  // 50: schedplug.v1.ScoresAhead.plugins:type_name -> schedplug.v1.PluginScores
+	25,  // 51: schedplug.v1.FilterNodesRequest.pod:type_name -> schedplug.v1.Pod
+	25,  // 52: schedplug.v1.FilterRequest.pod:type_name -> schedplug.v1.Pod
+	26,  // 53: schedplug.v1.FilterRequest.node:type_name -> schedplug.v1.Node
+	1,   // 54: schedplug.v1.FilterResponse.code:type_name -> schedplug.v1.Code
+	32,  // 55: schedplug.v1.FilterResponse.unfinished:type_name -> schedplug.v1.UnfinishedPlugin
+	3,   // 56: schedplug.v1.FilterResponse.identity:type_name -> schedplug.v1.HostIdentity
+	25,  // 57: schedplug.v1.PreScoreRequest.pod:type_name -> schedplug.v1.Pod
+	27,  // 58: schedplug.v1.PreScoreRequest.delta:type_name -> schedplug.v1.NodeTableDelta
+	29,  // 59: schedplug.v1.PreScoreRequest.placed:type_name -> schedplug.v1.Placement
+	2,   // 60: schedplug.v1.PluginScores.normalization:type_name -> schedplug.v1.Normalization
+	37,  // 61: schedplug.v1.PreScoreResponse.plugins:type_name -> schedplug.v1.PluginScores
+	3,   // 62: schedplug.v1.PreScoreResponse.identity:type_name -> schedplug.v1.HostIdentity
+	3,   // 63: schedplug.v1.SessionEvent.identity:type_name -> schedplug.v1.HostIdentity
+	8,   // 64: schedplug.v1.SessionEvent.plugins:type_name -> schedplug.v1.PluginInfo
+	41,  // 65: schedplug.v1.SessionEvent.waiting_pods:type_name -> schedplug.v1.WaitingPodDecision
+	25,  // 66: schedplug.v1.PodAtNodeRequest.pod:type_name -> schedplug.v1.Pod
+	43,  // 67: schedplug.v1.ReserveResponse.failed:type_name -> schedplug.v1.HookStatus
+	3,   // 68: schedplug.v1.ReserveResponse.identity:type_name -> schedplug.v1.HostIdentity
+	3,   // 69: schedplug.v1.UnreserveResponse.identity:type_name -> schedplug.v1.HostIdentity
+	43,  // 70: schedplug.v1.PermitResponse.failed:type_name -> schedplug.v1.HookStatus
+	47,  // 71: schedplug.v1.PermitResponse.waits:type_name -> schedplug.v1.PermitWait
+	3,   // 72: schedplug.v1.PermitResponse.identity:type_name -> schedplug.v1.HostIdentity
+	43,  // 73: schedplug.v1.PreBindResponse.failed:type_name -> schedplug.v1.HookStatus
+	9,   // 74: schedplug.v1.PreBindResponse.annotations:type_name -> schedplug.v1.KeyValue
+	9,   // 75: schedplug.v1.PreBindResponse.labels:type_name -> schedplug.v1.KeyValue
+	3,   // 76: schedplug.v1.PreBindResponse.identity:type_name -> schedplug.v1.HostIdentity
+	25,  // 77: schedplug.v1.PreEnqueueRequest.pod:type_name -> schedplug.v1.Pod
+	43,  // 78: schedplug.v1.PreEnqueueResponse.gated:type_name -> schedplug.v1.HookStatus
+	3,   // 79: schedplug.v1.PreEnqueueResponse.identity:type_name -> schedplug.v1.HostIdentity
+	1,   // 80: schedplug.v1.ExplainedNode.code:type_name -> schedplug.v1.Code
+	52,  // 81: schedplug.v1.ExplainedCycle.nodes:type_name -> schedplug.v1.ExplainedNode
+	53,  // 82: schedplug.v1.ExplainedCycle.timings:type_name -> schedplug.v1.PluginTiming
+	54,  // 83: schedplug.v1.ExplainResponse.cycles:type_name -> schedplug.v1.ExplainedCycle
+	3,   // 84: schedplug.v1.ExplainResponse.identity:type_name -> schedplug.v1.HostIdentity
+	29,  // 85: schedplug.v1.CycleNotes.placed:type_name -> schedplug.v1.Placement
+	3,   // 86: schedplug.v1.CycleNotesResponse.identity:type_name -> schedplug.v1.HostIdentity
+	28,  // 87: schedplug.v1.FastRequest.pre_filter:type_name -> schedplug.v1.PreFilterRequest
+	36,  // 88: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
+	33,  // 89: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
+	56,  // 90: schedplug.v1.FastRequest.notes:type_name -> schedplug.v1.CycleNotes
+	30,  // 91: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
+	38,  // 92: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
+	57,  // 93: schedplug.v1.FastResponse.notes:type_name -> schedplug.v1.CycleNotesResponse
+	3,   // 94: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
+	61,  // 95: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
+	62,  // 96: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
+	61,  // 97: schedplug.v1.StatusResponse.shadows:type_name -> schedplug.v1.PluginBuild
+	4,   // 98: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	28,  // 99: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	33,  // 100: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	34,  // 101: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	36,  // 102: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	39,  // 103: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
+	51,  // 104: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
+	56,  // 105: schedplug.v1.Host.NoteCycles:input_type -> schedplug.v1.CycleNotes
+	60,  // 106: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
+	42,  // 107: schedplug.v1.Host.Reserve:input_type -> schedplug.v1.PodAtNodeRequest
+	42,  // 108: schedplug.v1.Host.Unreserve:input_type -> schedplug.v1.PodAtNodeRequest
+	42,  // 109: schedplug.v1.Host.Permit:input_type -> schedplug.v1.PodAtNodeRequest
+	42,  // 110: schedplug.v1.Host.PreBind:input_type -> schedplug.v1.PodAtNodeRequest
+	49,  // 111: schedplug.v1.Host.PreEnqueue:input_type -> schedplug.v1.PreEnqueueRequest
+	7,   // 112: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	30,  // 113: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	30,  // 114: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	35,  // 115: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	38,  // 116: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	40,  // 117: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
+	55,  // 118: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
+	57,  // 119: schedplug.v1.Host.NoteCycles:output_type -> schedplug.v1.CycleNotesResponse
+	63,  // 120: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
+	44,  // 121: schedplug.v1.Host.Reserve:output_type -> schedplug.v1.ReserveResponse
+	45,  // 122: schedplug.v1.Host.Unreserve:output_type -> schedplug.v1.UnreserveResponse
+	46,  // 123: schedplug.v1.Host.Permit:output_type -> schedplug.v1.PermitResponse
+	48,  // 124: schedplug.v1.Host.PreBind:output_type -> schedplug.v1.PreBindResponse
+	50,  // 125: schedplug.v1.Host.PreEnqueue:output_type -> schedplug.v1.PreEnqueueResponse
+	112, // [112:126] is the sub-list for method output_type
+	98,  // [98:112] is the sub-list for method input_type
+	98,  // [98:98] is the sub-list for extension type_name
+	98,  // [98:98] is the sub-list for extension extendee
+	0,   // [0:98] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -5338,13 +6133,13 @@ func file_schedplug_v1_schedplug_proto_init() {
 		return
 	}
 	file_schedplug_v1_schedplug_proto_msgTypes[9].OneofWrappers = []any{}
-	file_schedplug_v1_schedplug_proto_msgTypes[45].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[55].OneofWrappers = []any{
 		(*FastRequest_PreFilter)(nil),
 		(*FastRequest_PreScore)(nil),
 		(*FastRequest_FilterNodes)(nil),
 		(*FastRequest_Notes)(nil),
 	}
-	file_schedplug_v1_schedplug_proto_msgTypes[46].OneofWrappers = []any{
+	file_schedplug_v1_schedplug_proto_msgTypes[56].OneofWrappers = []any{
 		(*FastResponse_PreFilter)(nil),
 		(*FastResponse_PreScore)(nil),
 		(*FastResponse_Notes)(nil),
@@ -5355,7 +6150,7 @@ func file_schedplug_v1_schedplug_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedplug_v1_schedplug_proto_rawDesc), len(file_schedplug_v1_schedplug_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   51,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

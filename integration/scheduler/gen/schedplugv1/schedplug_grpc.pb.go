@@ -23,6 +23,18 @@
 //               found): for the host's record behind Explain; no answer
 //               depends on it
 //
+// Plugins that own a resource (ABI v1.6 hooks) add, only for profiles whose
+// native plugins implement them, one call per extension point and pod, each
+// running every such native plugin of the profile in the profile's order:
+//
+//   Reserve     in the scheduling cycle, after scoring
+//   Permit      at the end of the scheduling cycle
+//   Unreserve   when a later step fails (any goroutine)
+//   PreBind     on the pod's binding goroutine, before the binding
+//   PreEnqueue  when a pod is added or updated, before it enters the queue
+//
+// and SessionEvent carries the plugins' decisions about waiting pods.
+//
 // Every answer names the host that computed it (HostIdentity). The shim
 // keeps some answers beyond their cycle (a node's verdict for the next
 // replicas of a pod) and uses them only while the identity that computed
@@ -80,6 +92,11 @@ const (
 	Host_Explain_FullMethodName      = "/schedplug.v1.Host/Explain"
 	Host_NoteCycles_FullMethodName   = "/schedplug.v1.Host/NoteCycles"
 	Host_Status_FullMethodName       = "/schedplug.v1.Host/Status"
+	Host_Reserve_FullMethodName      = "/schedplug.v1.Host/Reserve"
+	Host_Unreserve_FullMethodName    = "/schedplug.v1.Host/Unreserve"
+	Host_Permit_FullMethodName       = "/schedplug.v1.Host/Permit"
+	Host_PreBind_FullMethodName      = "/schedplug.v1.Host/PreBind"
+	Host_PreEnqueue_FullMethodName   = "/schedplug.v1.Host/PreEnqueue"
 )
 
 // HostClient is the client API for Host service.
@@ -105,6 +122,15 @@ type HostClient interface {
 	// refused to take (`schedplug-host probe --details`). Served to the same
 	// peers as the other calls.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// The ABI v1.6 hooks (plugin.h). Each runs the hook of every plugin in
+	// `plugins`, in that order; Reserve, Permit and PreBind stop at the
+	// first plugin that does not succeed, Unreserve runs them all (in the
+	// reverse order, as kube-scheduler does).
+	Reserve(ctx context.Context, in *PodAtNodeRequest, opts ...grpc.CallOption) (*ReserveResponse, error)
+	Unreserve(ctx context.Context, in *PodAtNodeRequest, opts ...grpc.CallOption) (*UnreserveResponse, error)
+	Permit(ctx context.Context, in *PodAtNodeRequest, opts ...grpc.CallOption) (*PermitResponse, error)
+	PreBind(ctx context.Context, in *PodAtNodeRequest, opts ...grpc.CallOption) (*PreBindResponse, error)
+	PreEnqueue(ctx context.Context, in *PreEnqueueRequest, opts ...grpc.CallOption) (*PreEnqueueResponse, error)
 }
 
 type hostClient struct {
@@ -214,6 +240,56 @@ func (c *hostClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *hostClient) Reserve(ctx context.Context, in *PodAtNodeRequest, opts ...grpc.CallOption) (*ReserveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReserveResponse)
+	err := c.cc.Invoke(ctx, Host_Reserve_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) Unreserve(ctx context.Context, in *PodAtNodeRequest, opts ...grpc.CallOption) (*UnreserveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnreserveResponse)
+	err := c.cc.Invoke(ctx, Host_Unreserve_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) Permit(ctx context.Context, in *PodAtNodeRequest, opts ...grpc.CallOption) (*PermitResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PermitResponse)
+	err := c.cc.Invoke(ctx, Host_Permit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) PreBind(ctx context.Context, in *PodAtNodeRequest, opts ...grpc.CallOption) (*PreBindResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PreBindResponse)
+	err := c.cc.Invoke(ctx, Host_PreBind_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) PreEnqueue(ctx context.Context, in *PreEnqueueRequest, opts ...grpc.CallOption) (*PreEnqueueResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PreEnqueueResponse)
+	err := c.cc.Invoke(ctx, Host_PreEnqueue_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -237,6 +313,15 @@ type HostServer interface {
 	// refused to take (`schedplug-host probe --details`). Served to the same
 	// peers as the other calls.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// The ABI v1.6 hooks (plugin.h). Each runs the hook of every plugin in
+	// `plugins`, in that order; Reserve, Permit and PreBind stop at the
+	// first plugin that does not succeed, Unreserve runs them all (in the
+	// reverse order, as kube-scheduler does).
+	Reserve(context.Context, *PodAtNodeRequest) (*ReserveResponse, error)
+	Unreserve(context.Context, *PodAtNodeRequest) (*UnreserveResponse, error)
+	Permit(context.Context, *PodAtNodeRequest) (*PermitResponse, error)
+	PreBind(context.Context, *PodAtNodeRequest) (*PreBindResponse, error)
+	PreEnqueue(context.Context, *PreEnqueueRequest) (*PreEnqueueResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -273,6 +358,21 @@ func (UnimplementedHostServer) NoteCycles(context.Context, *CycleNotes) (*CycleN
 }
 func (UnimplementedHostServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedHostServer) Reserve(context.Context, *PodAtNodeRequest) (*ReserveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Reserve not implemented")
+}
+func (UnimplementedHostServer) Unreserve(context.Context, *PodAtNodeRequest) (*UnreserveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Unreserve not implemented")
+}
+func (UnimplementedHostServer) Permit(context.Context, *PodAtNodeRequest) (*PermitResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Permit not implemented")
+}
+func (UnimplementedHostServer) PreBind(context.Context, *PodAtNodeRequest) (*PreBindResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PreBind not implemented")
+}
+func (UnimplementedHostServer) PreEnqueue(context.Context, *PreEnqueueRequest) (*PreEnqueueResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PreEnqueue not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -450,6 +550,96 @@ func _Host_Status_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_Reserve_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PodAtNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Reserve(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Reserve_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Reserve(ctx, req.(*PodAtNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_Unreserve_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PodAtNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Unreserve(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Unreserve_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Unreserve(ctx, req.(*PodAtNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_Permit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PodAtNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Permit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Permit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Permit(ctx, req.(*PodAtNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_PreBind_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PodAtNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).PreBind(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_PreBind_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).PreBind(ctx, req.(*PodAtNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_PreEnqueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PreEnqueueRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).PreEnqueue(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_PreEnqueue_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).PreEnqueue(ctx, req.(*PreEnqueueRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -488,6 +678,26 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _Host_Status_Handler,
+		},
+		{
+			MethodName: "Reserve",
+			Handler:    _Host_Reserve_Handler,
+		},
+		{
+			MethodName: "Unreserve",
+			Handler:    _Host_Unreserve_Handler,
+		},
+		{
+			MethodName: "Permit",
+			Handler:    _Host_Permit_Handler,
+		},
+		{
+			MethodName: "PreBind",
+			Handler:    _Host_PreBind_Handler,
+		},
+		{
+			MethodName: "PreEnqueue",
+			Handler:    _Host_PreEnqueue_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
