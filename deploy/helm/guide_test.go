@@ -1,3 +1,7 @@
+// TestDeployGuide: docs/deploy.md's code blocks, parsed and carried out by
+// marker. One file: the guide parser and what each marker does are one
+// interpreter over the same guide state.
+
 package helm
 
 import (

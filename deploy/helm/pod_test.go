@@ -1,3 +1,7 @@
+// TestChartPodRunsTheBuiltBinaries and the pod runner it needs (namespaces,
+// mounts, users, probes, as a kubelet would). One file: pod and process serve
+// this test only, and their steps follow the pod spec's fields in order.
+
 package helm
 
 import (

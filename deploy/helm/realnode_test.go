@@ -1,3 +1,7 @@
+// TestRealNode: a reader following docs/deploy.md on deploy/realnode's cluster.
+// One file: every step is a method of realNode, which carries the cluster, the
+// images and the rebuilt plugins from one step to the next.
+
 package helm
 
 import (

@@ -1,3 +1,7 @@
+// One test and its steps: building the images twice, unpacking them with umoci,
+// running each entry point in a read-only chroot. One file: each step hands the
+// next the unpacked roots, which nothing else uses.
+
 package image
 
 import (

@@ -7,6 +7,10 @@
 // Stop takes it all down again and says what it could not: nothing stays
 // running or mounted, and the kernel settings the kubelet changes are put
 // back.
+//
+// One file: Start and Stop mirror each other (every program, network namespace
+// and sysctl Start sets up, Stop takes down or puts back), and reading them
+// side by side is how one checks nothing stays behind.
 package realnode
 
 import (

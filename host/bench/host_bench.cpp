@@ -27,6 +27,9 @@
 //                              one-node delta to an N-node table
 //   BM_TableMemory/N           heap bytes of an N-node table (20 labels per
 //                              node), reported as counters
+// One file, one binary: the benchmarks share the plugins, thread pools and
+// in-process hosts built once below, so every figure is taken on the same
+// set-up.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 

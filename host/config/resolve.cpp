@@ -1,3 +1,7 @@
+// resolve_profiles: each profile's native plugins per extension point in
+// upstream's order, with their weights, args and host settings checked. One
+// file: it follows upstream's merge of a profile's plugin sets step by step,
+// and the weight, args and pin checks read the sets that merge gives.
 #include "host/config/resolve.hpp"
 
 #include <algorithm>

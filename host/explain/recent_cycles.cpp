@@ -1,3 +1,7 @@
+// The record of recent cycles (recent_cycles.hpp): CycleRecord's compact form
+// and its conversion to ExplainedCycle, and the RecentCycles store. One file:
+// merging a cycle's parts, settling scores ahead and the byte cap all read
+// CycleRecord's flat buffers, so they change together.
 #include "host/explain/recent_cycles.hpp"
 
 #include <algorithm>

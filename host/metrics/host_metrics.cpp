@@ -1,3 +1,7 @@
+// HostMetrics (host_metrics.hpp): every family the host exposes is registered
+// in the constructor with its help text and buckets, and updated by one small
+// method each. One file: the families read as one list, the list /metrics
+// shows.
 #include "host/metrics/host_metrics.hpp"
 
 #include <malloc.h>

@@ -1,3 +1,7 @@
+// CycleRecorder (cycle_recorder.hpp): the calling side that queues items and
+// the writer thread that writes them. One file: the writer's size accounting
+// (fits, make_room, remove_oldest, the pause on a full disk) and its file
+// rotation change the same counters and the same open file.
 #include "host/record/cycle_recorder.hpp"
 
 #include <sys/stat.h>

@@ -1,3 +1,7 @@
+// `schedplug replay` (replayer.hpp): Replay walks a recording's files in order,
+// mirrors each session's node table, replays every call on an in-process host
+// and compares the answers. One file: the replay of calls, the table mirroring
+// and the comparisons all read Replay's per-session state.
 #include "host/record/replayer.hpp"
 
 #include <stdlib.h>

@@ -1,3 +1,7 @@
+// PluginReloader (plugin_reload.hpp): one reload attempt, from the files read
+// to the swap or the refusal. One file: restart_needed()'s list of what
+// kube-scheduler registered and the attempt's checks compare the same current
+// and candidate generations.
 #include "host/reload/plugin_reload.hpp"
 
 #include <sys/stat.h>

@@ -1,5 +1,7 @@
 // The C++ layer (plugin.hpp) without a host: build descriptors from test
 // classes and call their trampolines as the host would.
+// One file: the cases call descriptors made from test classes as the host does,
+// with the Fixture's pod and node and the Reason buffer below.
 #include <gtest/gtest.h>
 
 #include <array>

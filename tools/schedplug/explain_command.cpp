@@ -1,3 +1,7 @@
+// `schedplug explain` (explain_command.hpp): the Explain call and each cycle
+// printed as text or JSON. One file: both forms print the same facts (outcome,
+// rejection groups, scores) through the same helpers, so they cannot drift
+// apart.
 #include "tools/schedplug/explain_command.hpp"
 
 #include <algorithm>

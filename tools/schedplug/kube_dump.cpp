@@ -1,3 +1,7 @@
+// Reading kubectl dumps (kube_dump.hpp) and Kubernetes quantities. One file:
+// every field reader takes the Reader, whose position makes each message name
+// the file, document, item and field, and quantities are read inside those
+// fields.
 #include "tools/schedplug/kube_dump.hpp"
 
 #include <yaml-cpp/yaml.h>

@@ -1,3 +1,7 @@
+// Simulation places the pending pods one by one, and each placement changes the
+// NodeState (requests, pods) the next pod's filters and scores read. One file:
+// the declared-data masking, the placement loop and the explain rows all read
+// NodeState and PodResult.
 #include "tools/schedplug/simulate_native.hpp"
 
 #include <algorithm>

@@ -1,6 +1,8 @@
 // The ABI v1.1 hooks and fields through the real loader and runtime: typed
 // args for C plugins, per-instance settings returned by create(), and the
 // per-pod state hook (pod_begin / pod_end) with its separate gates.
+// One file for the one ABI minor version: the cases share the loading and node
+// helpers below, and typed args and settings are both read in create().
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

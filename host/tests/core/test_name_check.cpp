@@ -1,4 +1,7 @@
 // The name rules of docs/check.md.
+// One file for the checks `schedplug check` and the host run before serving:
+// names, create() and suggestions, on the same config() and load() helpers and
+// the test plugin corpus.
 #include "host/check/name_check.hpp"
 
 #include <gmock/gmock.h>

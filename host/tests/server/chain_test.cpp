@@ -1,4 +1,7 @@
 // The filter and score chains on the test plugins, without gRPC.
+// One file: every case makes instances from the test plugin directory with
+// make() and node() below and runs the chains as PreFilter and PreScore do; the
+// pod-state cases reuse the same fixture.
 #include <gtest/gtest.h>
 
 #include <cstdio>

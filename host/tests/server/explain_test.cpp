@@ -3,6 +3,9 @@
 // what the shim reports became of a cycle (a later call's Placements, or
 // NoteCycles) becomes its outcome; the caps drop the oldest cycles and say
 // so.
+// One file: the ExplainTest cases run cycles through run_cycle() on the
+// fixture's 40-node host and check what Explain returns; the RecentCyclesTest
+// cases check the store's cuts and caps directly.
 #include <gtest/gtest.h>
 
 #include "host/explain/recent_cycles.hpp"

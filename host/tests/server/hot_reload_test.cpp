@@ -4,6 +4,9 @@
 // configuration that fails any check is refused, counted and logged, and
 // the loaded version keeps serving; the answers' identity changes with
 // every swap, and the session watch says so at once.
+// One file: every case drives the same reload fixture (a plugin directory and
+// configuration replaced in place, the reloadable_vN builds) and checks which
+// version answers.
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -1,3 +1,7 @@
+// The node table and its records: CompactNode and PodRecord copy and view every
+// field a plugin may declare, and NodeTable applies full tables and deltas. One
+// file: the table cases build their nodes through the same CompactNode copy the
+// record cases check.
 #include "host/table/node_table.hpp"
 
 #include <gtest/gtest.h>

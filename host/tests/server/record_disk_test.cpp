@@ -6,6 +6,8 @@
 // sequence 999,999. A full disk is RLIMIT_FSIZE here: a write past the
 // limit fails with EFBIG from the kernel, as one on a full disk fails with
 // ENOSPC, and needs no mount (the tests run unprivileged too).
+// The three cases live together: they share the log capture and the lowered
+// RLIMIT_FSIZE set up below.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>

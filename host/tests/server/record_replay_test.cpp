@@ -8,6 +8,8 @@
 // last whole entry, and the size cap removes the oldest files. A recording
 // is input like any other: replay checks every index it holds and never
 // loads code from outside --plugins (a hostile recording, below).
+// One file: each case records with a host of its own and replays the files, so
+// recording and replay share the fixtures (plugin versions, profile) below.
 #include <stdlib.h>
 
 #include <cstdio>

@@ -1,5 +1,8 @@
 // Who may talk to the host: socket modes whatever the umask, peer uid
 // checks on the unix socket, TCP only with TLS (mutual TLS accepted).
+// One file: every case starts a host with one listen and permission set-up and
+// connects as someone (another uid in a child process, a TLS client), with the
+// mode, uid and test-PKI helpers below.
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>

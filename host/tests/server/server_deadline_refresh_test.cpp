@@ -1,4 +1,6 @@
 // Deadlines name the slow plugin; background refresh never blocks requests.
+// One file: deadlines, applies, skip and refresh are each timed or counted per
+// plugin call, and the cases share full_table() and prefilter() below.
 #include <gtest/gtest.h>
 
 #include <regex>

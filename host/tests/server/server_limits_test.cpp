@@ -5,6 +5,8 @@
 // and sessions per peer (a peer's own oldest session goes, never another
 // peer's). After each refusal a good call succeeds. A 5000-node cluster
 // with 110 pods on every node fits the default bounds (figures printed).
+// One file: each limit is checked the same way, a refused call and then a good
+// one, through the call helpers below.
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <unistd.h>

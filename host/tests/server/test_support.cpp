@@ -1,3 +1,7 @@
+// The definitions behind test_support.hpp. One file: RunningHost starts from
+// write_test_config's configuration, DirectEvaluator runs that configuration's
+// plugins as the reference the host's answers are compared with, and
+// RandomCluster makes the pods and nodes both are given.
 #include "test_support.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,7 @@
+// One file: fakeHost answers every call the shim makes from one state (its
+// table, counters, faults and delays), which the tests steer and read back; the
+// label rules below are its whole plugin behaviour.
+
 package shim
 
 import (

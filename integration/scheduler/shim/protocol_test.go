@@ -1,3 +1,7 @@
+// One file: the protocol's corner cases (lazy calls, dropped sessions, lost
+// answers, refused deltas, unfinished plugins), each a call sequence the main
+// paths of shim_test.go never make, on the same env and fakeHost.
+
 package shim
 
 import (

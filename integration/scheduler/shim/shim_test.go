@@ -1,3 +1,7 @@
+// The shim's main paths on fakeHost, with the fake framework handle and env
+// that protocol_test.go reuses. One file: the env and its fakes are what every
+// case here sets up first.
+
 package shim
 
 import (

@@ -1,3 +1,8 @@
+// What native plugins see of pods and nodes on a real cluster: the data probes,
+// and NodeNumber reading spec.nodeName. One file: both tests check the data the
+// shim converts from the same cluster objects, with the profile handle and
+// score helpers below.
+
 package e2e
 
 import (

@@ -1,3 +1,8 @@
+// TestGoTwinDifferential: native plugins and their Go twins on one random
+// cluster that twinWorkload grows and changes while pods are scheduled. One
+// file: the workload's steps are the test's own and share its random source and
+// its lists of nodes and live pods.
+
 package e2e
 
 import (

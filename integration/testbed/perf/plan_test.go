@@ -1,3 +1,8 @@
+// The perf plan: variants, workloads and the scheduler configuration each
+// variant gets. One file: which variant runs which workload is decided by
+// predicates over both (runsVariant, isNative, isScoreOnly), so they stay
+// together.
+
 package perf
 
 import (

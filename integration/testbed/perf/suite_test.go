@@ -12,6 +12,10 @@
 //	SCHEDPLUG_PERF=full go test -run '^$' -bench BenchmarkSchedplugPerf -benchtime 1x -timeout 0 ./testbed/perf/
 //
 // or `bash tools/dev/perf.sh`, which also builds what it needs.
+//
+// One file: the runner's steps (set-up, one run per workload and variant,
+// watching the pods, reading scheduler_perf's data items, the results) all
+// work on the suite's state; the workloads and variants are in plan_test.go.
 package perf
 
 import (

@@ -1,3 +1,7 @@
+// The cluster behind `schedplug simulate`'s fixtures: its recipe, the dump
+// trimmed into fixture files, and RunSimulate over them. One file: the recipe's
+// names and counts are what the fixtures and results are checked against.
+
 package testenv
 
 import (

@@ -104,6 +104,10 @@
  *     kube-scheduler runs them: reserve, then permit, then pre_bind, with
  *     unreserve possibly after any of them; never two at once for the same
  *     pod. State they share (reservations) needs a lock.
+ *
+ * One header, although long: it is the whole C ABI, the one file a C plugin
+ * includes, and tests/layout.rs of the Rust SDK compares it with abi.rs item by
+ * item.
  */
 #ifndef SCHEDPLUG_PLUGIN_H
 #define SCHEDPLUG_PLUGIN_H

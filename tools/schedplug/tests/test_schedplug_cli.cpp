@@ -1,4 +1,6 @@
 // Runs the built `schedplug` binary and checks exit codes and messages.
+// One file: every subcommand (check, inspect, bundle) runs through the same
+// run() and Outcome helpers on the built binary and the test corpus.
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -1,6 +1,8 @@
 // `schedplug simulate`: the dump reader (quantities, effective requests,
 // messages on bad dumps) directly, and the command through the built
 // binary with test plugins (placements, ties, load, explain, exit codes).
+// One file: the reader's cases and the command's check the same conversions,
+// once directly and once in the placements they lead to.
 #include <sys/wait.h>
 #include <unistd.h>
 

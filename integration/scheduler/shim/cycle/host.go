@@ -1,3 +1,7 @@
+// One file: the cycle's calls and the placement notes all work on Host's fields
+// (the node table, the call ahead, what was placed), and the order in which
+// they settle one another reads top to bottom.
+
 package cycle
 
 import (

@@ -2,6 +2,10 @@
 // kube-scheduler with the sample plugins, native (the shim over a real
 // schedplug-host) against their Go twins (testbed/twin). How to run it and
 // compare the variants: docs/performance.md, "The cycle benchmark".
+//
+// One file: BenchmarkCycle and TestCycleVariantsAgree run the same env (a
+// kube-scheduler profile over fake informers, native or twin), and the test is
+// what keeps the benchmark's variants comparable.
 package cyclebench
 
 import (

@@ -2,6 +2,8 @@
 // it builds -- compile-time detection of a class's hooks, the C trampolines
 // that call them (catching every exception), and the static descriptor.
 // Included by <schedplug/plugin.hpp>; nothing here is called directly.
+// Over 400 lines because the hook concepts, the trampolines and the descriptor
+// builder must agree hook by hook, like one table read across.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,8 @@
 // schedplug C++ layer, part "views": Pod, Node, KeyValues, Resources --
 // read-only wrappers of the borrowed C views of plugin.h, indexed with the
 // element sizes the host sends. Included by <schedplug/plugin.hpp>.
+// Over 400 lines because it wraps every struct of plugin.h a plugin reads, one
+// accessor per field, in the order the ABI versions added them.
 #pragma once
 
 #include <cstddef>

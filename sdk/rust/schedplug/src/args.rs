@@ -29,6 +29,10 @@
 //! In create(), `ctx.args()?` parses them, and an [`ArgsError`] converts
 //! into the error [`Status`] that stops the host with its sentence.
 
+// One file, although over 800 lines: the JSON parser, the closest-key
+// suggestion and the typed getters make each sentence together, and those must
+// match args.hpp's.
+
 use crate::status::Status;
 use std::collections::BTreeMap;
 use std::time::Duration;

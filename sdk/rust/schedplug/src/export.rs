@@ -2,6 +2,9 @@
 //! descriptor and the C trampolines that call a [`Plugin`]'s methods,
 //! catching every panic. Not called directly by plugin code.
 
+// One file, although over 800 lines: the macros and the trampolines they point
+// at are one piece; the hook bits pick which trampolines the descriptor gets.
+
 use crate::abi::*;
 use crate::plugin::{log, Create, Gates, LogLevel, NodeScore, Normalize, Plugin, Settings};
 use crate::status::{set_reason, Status};

@@ -6,6 +6,10 @@
 //! so a plugin runs unchanged on an older host. Arrays are indexed with the
 //! element size the host sent.
 
+// One file, although long: every view reads through the struct_size-checked
+// read_field! and the element-size Array at the top, one small wrapper per
+// plugin.h struct.
+
 use crate::abi::*;
 use std::marker::PhantomData;
 use std::mem::size_of;

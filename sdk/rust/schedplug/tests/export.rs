@@ -1,6 +1,9 @@
 //! Drives the descriptors export_plugin! / plugin_descriptor! build through
 //! their extern "C" functions, with hand-built abi structs, as the host
 //! would. The plugins themselves use no `unsafe`.
+//!
+//! One file, although over 700 lines: the plugins under test and the hand-built
+//! host below serve every test after them.
 
 use schedplug::abi::*;
 use schedplug::{Create, Gates, LogLevel, Node, NodeScore, Normalize, Plugin, Pod, Status};

@@ -14,6 +14,9 @@
 //!     so an addition on either side that the other lacks fails too.
 //!
 //! SCHEDPLUG_PLUGIN_H=<path> tests another header (default: the SDK's).
+//!
+//! One file, although long: the item list, the header reader and the C program
+//! built from them are checked against each other.
 
 use schedplug::abi::*;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,6 +1,10 @@
 //! The test kit (schedplug::testing) on plugins of its own: cycles as the
 //! host runs them, the host's messages, and the hint checks, each caught
 //! with its sentence.
+//!
+//! One file, although long: each case sits beside the small plugin it runs, and
+//! all of them go through the kit's public API only, as a plugin author's tests
+//! would.
 
 use schedplug::abi::*;
 use schedplug::testing::{self, Node, Pod, Row, Toleration};

@@ -2,6 +2,10 @@
 //! plugin.h v1.1 (`arg_*`), which C plugins call in create(). They read the
 //! args with [`Args`](crate::Args), which follows the C++ layer's rules and
 //! sentences, as schedplug-host's services (runtime::ArgsSession) do.
+//!
+//! One file, although over 400 lines: every `arg_*` service reads and fills the
+//! one create()-long Session of HostContext, and the tests at the end drive
+//! them through it.
 
 use crate::abi::*;
 use crate::args::{Args, ArgsError};
