@@ -7,6 +7,13 @@
 //                              with the record of recent cycles behind
 //                              `schedplug explain` on (E=1, the default) or
 //                              off (E=0, --explain-cycles 0)
+//   BM_PreFilterRoundTripShadow/N/S  the round trip while a shadow
+//                              candidate runs after each answer (S=1) or
+//                              not (S=0): what shadow mode costs live calls
+//   BM_PreFilterRoundTripRecord/N/R  the round trip with every call
+//                              recorded (R=1, --record) or not (R=0)
+//   BM_RecordPreFilterCall/N   what --record adds to the live thread of one
+//                              PreFilter: serializing and queueing it
 //   BM_PreFilterOneNodeDelta/N the same with a one-node delta, as the shim
 //                              sends it in steady state
 //   BM_PreFilterMetrics/N/M    BM_PreFilterHostSideOneThread with the pod
