@@ -1,4 +1,4 @@
-// The Handshake's config-skew check (issue 11, item 7): the shim sends the
+// The Handshake's config-skew check: the shim sends the
 // weights, failure policies and args kube-scheduler read for each native
 // plugin; the host refuses a session whose settings differ from its own
 // reading of the config, naming the profile, the plugin and the field, and

@@ -21,7 +21,7 @@ import (
 	"schedplug.dev/integration/scheduler/shim/session"
 )
 
-// Tests of the shim/host protocol's corner cases (issue 7).
+// Tests of the shim/host protocol's corner cases.
 
 func lazyCount(t *testing.T, method string) float64 {
 	t.Helper()

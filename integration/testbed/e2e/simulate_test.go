@@ -158,7 +158,7 @@ func cleanMeta(m *metav1.ObjectMeta) {
 // that `schedplug simulate`, which runs kube-scheduler itself on the
 // dumps, predicts what it does with the same dumps:
 //
-//   - InTreePluginsDecide: issue 28's cluster
+//   - InTreePluginsDecide: the in-tree cluster
 //     (integration/testbed/testdata/simulate-in-tree), where the CPU left on
 //     a node and a taint decide: every placement and every FailedScheduling
 //     message must be kube-scheduler's own. `--native-only` still gives the
@@ -202,7 +202,7 @@ func TestSimulateAgreesWithKubeScheduler(t *testing.T) {
 			t.Fatal(err)
 		}
 		if native := simulate(dir, "--native-only"); native.Pod("in-tree/vault-big").Node != "enc-1" {
-			t.Errorf("--native-only: vault-big %+v; the native plugins alone put it on enc-1 (issue 28)", native.Pod("in-tree/vault-big"))
+			t.Errorf("--native-only: vault-big %+v; the native plugins alone put it on enc-1", native.Pod("in-tree/vault-big"))
 		}
 		sim := simulate(dir)
 		if p := sim.Pod("in-tree/vault-big"); p.Status != "unschedulable" || !strings.Contains(p.Reason, "Insufficient cpu") {

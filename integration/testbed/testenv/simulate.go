@@ -45,7 +45,7 @@ func SimFixtureDir() (string, error) {
 }
 
 // SimInTreeFixtureDir is integration/testbed/testdata/simulate-in-tree:
-// issue 28's cluster, where kube-scheduler's in-tree filters decide.
+// the in-tree cluster, where kube-scheduler's in-tree filters decide.
 func SimInTreeFixtureDir() (string, error) {
 	root, err := RepoRoot()
 	if err != nil {

@@ -1,5 +1,5 @@
 /* expect: too many arguments to function */
-/* The C kit's node pod before issue 51: (node, namespace, name, priority,
+/* The C kit's node pod in its old form: (node, namespace, name, priority,
  * owner_kind), two strings a swap mixed up silently. It is refused now;
  * the name comes alone, the rest by name. */
 #include <schedplug/testing.h>

@@ -226,8 +226,8 @@ long config_line(const std::string& message, const std::string& config) {
 // schedplug-host refuses to start on the problems `schedplug check` finds,
 // and prints every one of them, exactly as check does (one code path:
 // host/check/startup_check.hpp): the same sentences, errors first, then
-// warnings, each in the order of the configuration file's lines. Issue 50:
-// with two wrong names and one wrong arg, the host reported only the names.
+// warnings, each in the order of the configuration file's lines: with two wrong
+// names and one wrong arg, the host once reported only the names.
 TEST(CheckAndHost, ReportEveryProblemWithTheSameSentencesInFileLineOrder) {
   const std::pair<const char*, const char*> cases[] = {
       {"names_and_args.yaml", "good.d"},
