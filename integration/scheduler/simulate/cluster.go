@@ -24,16 +24,16 @@ var podsResource = v1.SchemeGroupVersion.WithResource("pods")
 // the pod writes and the pod events the scheduler's informer delivered,
 // so the simulation knows when kube-scheduler has seen everything.
 type cluster struct {
-	client *fake.Clientset
-	record *record
-	writes atomic.Int64 // pod changes made through the client
-	seen   atomic.Int64 // pod events delivered by the informer
+	client  *fake.Clientset
+	history *history
+	writes  atomic.Int64 // pod changes made through the client
+	seen    atomic.Int64 // pod events delivered by the informer
 }
 
 // newCluster holds the nodes, the namespaces of the pods and the pods
 // already bound (they are the nodes' load from the start).
-func newCluster(nodes []*v1.Node, bound []*v1.Pod, namespaces []string, rec *record) (*cluster, error) {
-	c := &cluster{client: fake.NewClientset(), record: rec}
+func newCluster(nodes []*v1.Node, bound []*v1.Pod, namespaces []string, hist *history) (*cluster, error) {
+	c := &cluster{client: fake.NewClientset(), history: hist}
 	tracker := c.client.Tracker()
 	for _, ns := range namespaces {
 		if err := tracker.Add(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -68,7 +68,7 @@ func (c *cluster) countWrites(action clienttesting.Action) (bool, runtime.Object
 	if err == nil {
 		c.writes.Add(1)
 		if d, ok := action.(clienttesting.DeleteAction); ok {
-			c.record.deleted(d.GetNamespace() + "/" + d.GetName())
+			c.history.deleted(d.GetNamespace() + "/" + d.GetName())
 		}
 	}
 	return true, obj, err
@@ -97,7 +97,7 @@ func (c *cluster) bind(action clienttesting.Action) (bool, runtime.Object, error
 		return true, nil, err
 	}
 	c.writes.Add(1)
-	c.record.bound(key(pod), b.Target.Name)
+	c.history.bound(key(pod), b.Target.Name)
 	return true, b, nil
 }
 

@@ -10,7 +10,7 @@ import (
 // eventRecorder takes the events kube-scheduler records instead of an
 // API server: it keeps which pod preemption evicted for which.
 type eventRecorder struct {
-	record *record
+	history *history
 }
 
 var _ events.EventRecorderLogger = eventRecorder{}
@@ -22,7 +22,7 @@ func (e eventRecorder) Eventf(regarding, related runtime.Object, eventtype, reas
 	victim, err1 := meta.Accessor(regarding)
 	by, err2 := meta.Accessor(related)
 	if err1 == nil && err2 == nil {
-		e.record.preempted(victim.GetNamespace()+"/"+victim.GetName(), by.GetNamespace()+"/"+by.GetName())
+		e.history.preempted(victim.GetNamespace()+"/"+victim.GetName(), by.GetNamespace()+"/"+by.GetName())
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // podResult is what became of a pending pod.
-func podResult(p *v1.Pod, profiles map[string]bool, rec *record, nodes []*v1.Node) PodResult {
+func podResult(p *v1.Pod, profiles map[string]bool, hist *history, nodes []*v1.Node) PodResult {
 	k := key(p)
 	r := PodResult{Pod: k, Profile: p.Spec.SchedulerName, Tie: []string{}}
 	if !profiles[p.Spec.SchedulerName] {
@@ -17,7 +17,7 @@ func podResult(p *v1.Pod, profiles map[string]bool, rec *record, nodes []*v1.Nod
 		r.Reason = fmt.Sprintf("spec.schedulerName %q is not a profile of the configuration; another scheduler places this pod", p.Spec.SchedulerName)
 		return r
 	}
-	s := rec.snapshot(k)
+	s := hist.snapshot(k)
 	r.Attempts = s.attempts
 	if c := s.cycle; c != nil {
 		r.FeasibleNodes, r.EvaluatedNodes, r.Scored = c.feasible, c.evaluated, c.scored
@@ -27,7 +27,7 @@ func podResult(p *v1.Pod, profiles map[string]bool, rec *record, nodes []*v1.Nod
 		if len(c.tie) > 1 {
 			r.Tie = c.tie
 		}
-		if rec.detailed(k) {
+		if hist.detailed(k) {
 			r.Explain = explain(c, nodes)
 		}
 	}

@@ -91,8 +91,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	explainAll := slices.Contains(o.Explain, "*")
 	detailed := func(k string) bool { return explainAll || slices.Contains(o.Explain, k) }
 
-	rec := newRecord(nodes, detailed)
-	cl, err := newCluster(nodes, bound, namespaces, rec)
+	hist := newHistory(nodes, detailed)
+	cl, err := newCluster(nodes, bound, namespaces, hist)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	informers := scheduler.NewInformerFactory(cl.client, 0, nil)
-	recorder := func(string) events.EventRecorderLogger { return eventRecorder{rec} }
+	recorder := func(string) events.EventRecorderLogger { return eventRecorder{hist} }
 	sched, err := scheduler.New(ctx, cl.client, informers, nil, recorder,
 		scheduler.WithComponentConfigVersion(cfg.TypeMeta.APIVersion),
 		scheduler.WithProfiles(cfg.Profiles...),
@@ -123,7 +123,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for _, p := range cfg.Profiles {
 		result.Profiles = append(result.Profiles, profileOf(p.SchedulerName, sched.Profiles[p.SchedulerName]))
 	}
-	observe(sched, rec, cl)
+	observe(sched, hist, cl)
 
 	follow, err := cl.follow(informers.Core().V1().Pods().Informer())
 	if err != nil {
@@ -162,15 +162,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	go sched.Run(ctx)
-	if err := settle(ctx, sched, cl, rec, queued, o.Timeout); err != nil {
+	if err := settle(ctx, sched, cl, hist, queued, o.Timeout); err != nil {
 		return nil, err
 	}
 
 	for _, p := range pending {
-		result.Pods = append(result.Pods, podResult(p, profiles, rec, nodes))
+		result.Pods = append(result.Pods, podResult(p, profiles, hist, nodes))
 	}
 	for _, p := range bound {
-		if s := rec.snapshot(key(p)); s.deleted {
+		if s := hist.snapshot(key(p)); s.deleted {
 			result.Evicted = append(result.Evicted, Eviction{Pod: key(p), Node: p.Spec.NodeName, By: s.evictedBy})
 		}
 	}

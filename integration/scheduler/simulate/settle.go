@@ -15,7 +15,7 @@ import (
 // settle waits until kube-scheduler has tried every queued pod, holds
 // nothing in its active or backoff queue or in flight, and its informer
 // delivered every pod change, for settleTime.
-func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, rec *record, queued []*v1.Pod, timeout time.Duration) error {
+func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, hist *history, queued []*v1.Pod, timeout time.Duration) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	var quietSince time.Time
@@ -26,14 +26,14 @@ func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, rec *r
 			_, summary := sched.SchedulingQueue.PendingPods()
 			waiting := 0
 			for _, p := range queued {
-				if !rec.done(key(p)) {
+				if !hist.done(key(p)) {
 					waiting++
 				}
 			}
 			return fmt.Errorf("kube-scheduler did not settle within %s (%d of %d pods never tried; queue %s); give --timeout more time", timeout, waiting, len(queued), summary)
 		case <-tick.C:
 		}
-		idle, err := idle(sched, cl, rec, queued)
+		idle, err := idle(sched, cl, hist, queued)
 		if err != nil {
 			return err
 		}
@@ -51,15 +51,15 @@ func settle(ctx context.Context, sched *scheduler.Scheduler, cl *cluster, rec *r
 
 var queueSummary = regexp.MustCompile(`activeQ:(\d+); backoffQ:(\d+)`)
 
-func idle(sched *scheduler.Scheduler, cl *cluster, rec *record, queued []*v1.Pod) (bool, error) {
+func idle(sched *scheduler.Scheduler, cl *cluster, hist *history, queued []*v1.Pod) (bool, error) {
 	for _, p := range queued {
-		if rec.done(key(p)) {
+		if hist.done(key(p)) {
 			continue
 		}
 		// A pod a PreEnqueue plugin holds back (spec.schedulingGates, for
 		// one) is never tried until something lets it in.
 		if info, ok := sched.SchedulingQueue.GetPod(p.Name, p.Namespace, nil); ok && info.Gated() {
-			rec.gated(key(p), info.GatingPlugin)
+			hist.gated(key(p), info.GatingPlugin)
 			continue
 		}
 		return false, nil

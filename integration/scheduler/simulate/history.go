@@ -10,17 +10,17 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-// record is what the simulation saw happen to each pod: its latest
+// history is what the simulation saw happen to each pod: its latest
 // scheduling cycle (from the framework's own calls), its binding, its
 // failures and evictions. Every method is safe from any goroutine.
-type record struct {
+type history struct {
 	mu        sync.Mutex
 	nodeOrder map[string]int    // a node's position in the dump
 	detailed  func(string) bool // pods whose cycles are kept node by node
-	pods      map[string]*podRecord
+	pods      map[string]*podHistory
 }
 
-type podRecord struct {
+type podHistory struct {
 	cycle     *cycle
 	node      string // bound to
 	failed    bool   // at least one failed cycle
@@ -47,8 +47,8 @@ type cycle struct {
 	best      int64
 }
 
-func newRecord(nodes []*v1.Node, detailed func(string) bool) *record {
-	r := &record{nodeOrder: map[string]int{}, detailed: detailed, pods: map[string]*podRecord{}}
+func newHistory(nodes []*v1.Node, detailed func(string) bool) *history {
+	r := &history{nodeOrder: map[string]int{}, detailed: detailed, pods: map[string]*podHistory{}}
 	for i, n := range nodes {
 		r.nodeOrder[n.Name] = i
 	}
@@ -57,17 +57,17 @@ func newRecord(nodes []*v1.Node, detailed func(string) bool) *record {
 
 func key(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
-func (r *record) pod(k string) *podRecord {
+func (r *history) pod(k string) *podHistory {
 	p := r.pods[k]
 	if p == nil {
-		p = &podRecord{}
+		p = &podHistory{}
 		r.pods[k] = p
 	}
 	return p
 }
 
 // begin starts the pod's cycle once PreFilter has run.
-func (r *record) begin(pod *v1.Pod, state fwk.CycleState, prefilter *fwk.Status) {
+func (r *history) begin(pod *v1.Pod, state fwk.CycleState, prefilter *fwk.Status) {
 	c := &cycle{filters: map[string]*fwk.Status{}}
 	if !prefilter.IsSuccess() {
 		c.prefilter = prefilter
@@ -82,7 +82,7 @@ func (r *record) begin(pod *v1.Pod, state fwk.CycleState, prefilter *fwk.Status)
 
 // filtered keeps one node's Filter verdict for a pod explained node by
 // node.
-func (r *record) filtered(pod *v1.Pod, node string, status *fwk.Status) {
+func (r *history) filtered(pod *v1.Pod, node string, status *fwk.Status) {
 	k := key(pod)
 	if !r.detailed(k) {
 		return
@@ -96,7 +96,7 @@ func (r *record) filtered(pod *v1.Pod, node string, status *fwk.Status) {
 
 // scored keeps the cycle's scores: the total of every scored node, and
 // each plugin's share.
-func (r *record) scored(pod *v1.Pod, scores []fwk.NodePluginScores) {
+func (r *history) scored(pod *v1.Pod, scores []fwk.NodePluginScores) {
 	kept := make([]fwk.NodePluginScores, len(scores))
 	for i, s := range scores {
 		kept[i] = fwk.NodePluginScores{Name: s.Name, TotalScore: s.TotalScore,
@@ -115,7 +115,7 @@ func (r *record) scored(pod *v1.Pod, scores []fwk.NodePluginScores) {
 // node and tied pods still spread as they do in a cluster. It remembers the
 // tie (the node taken first, then the others in the dump's order) and
 // returns the node to take.
-func (r *record) decide(pod *v1.Pod, suggested string, feasible, evaluated, attempts int) string {
+func (r *history) decide(pod *v1.Pod, suggested string, feasible, evaluated, attempts int) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.pod(key(pod))
@@ -154,7 +154,7 @@ func (r *record) decide(pod *v1.Pod, suggested string, feasible, evaluated, atte
 }
 
 // failed notes a failed cycle and what kube-scheduler reported.
-func (r *record) failed(pod *v1.Pod, status *fwk.Status, nominated *fwk.NominatingInfo, attempts int) {
+func (r *history) failed(pod *v1.Pod, status *fwk.Status, nominated *fwk.NominatingInfo, attempts int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.pod(key(pod))
@@ -170,45 +170,45 @@ func (r *record) failed(pod *v1.Pod, status *fwk.Status, nominated *fwk.Nominati
 	}
 }
 
-func (r *record) bound(k, node string) {
+func (r *history) bound(k, node string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.pod(k)
 	p.node, p.nominated = node, ""
 }
 
-func (r *record) deleted(k string) {
+func (r *history) deleted(k string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pod(k).deleted = true
 }
 
-func (r *record) gated(k, plugin string) {
+func (r *history) gated(k, plugin string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pod(k).gatedBy = plugin
 }
 
-func (r *record) preempted(victim, by string) {
+func (r *history) preempted(victim, by string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pod(victim).evictedBy = by
 }
 
 // done: the pod was bound, failed or removed at least once.
-func (r *record) done(k string) bool {
+func (r *history) done(k string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.pods[k]
 	return p != nil && (p.node != "" || p.failed || p.deleted)
 }
 
-// snapshot copies a pod's record.
-func (r *record) snapshot(k string) podRecord {
+// snapshot copies a pod's history.
+func (r *history) snapshot(k string) podHistory {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if p := r.pods[k]; p != nil {
 		return *p
 	}
-	return podRecord{}
+	return podHistory{}
 }
