@@ -20,6 +20,7 @@
  * it, so a host that read them would be wrong). PROBE_UNRESERVE_ONLY: only
  * unreserve(), which the host refuses at load. PROBE_NO_HOOKS: none of
  * them (filter only). */
+#define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stddef.h>
 #include <time.h>
