@@ -30,6 +30,7 @@ add_library(schedplug_host_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/pipeline/handshake.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pipeline/filter_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pipeline/score_call.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pipeline/hook_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/observers/metrics_observer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/observers/record_observer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/observers/explain_observer.cpp

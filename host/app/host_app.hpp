@@ -52,8 +52,8 @@ struct HostOptions {
   bool fast_path = true;
   ServiceOptions service;
   SecurityOptions security;  // socket modes, allowed uids, TLS
-  // A plugin hook (applies, filter, score, normalize_score) running longer
-  // than this makes the host report NOT_SERVING and exit with
+  // A plugin hook of the request path (filter, score, ..., pre_bind) running
+  // longer than this makes the host report NOT_SERVING and exit with
   // kExitHookHung. 0 turns the watchdog off.
   std::chrono::milliseconds hook_hard_limit{5000};
   // Hot reload (host/reload/): watch the plugin directory and the

@@ -26,13 +26,24 @@ std::string offers(const PluginLibrary& lib) {
   std::vector<std::string> points;
   if (lib.has_filter()) points.emplace_back("PreFilter/Filter");
   if (lib.has_score()) points.emplace_back("PreScore/Score");
+  if (lib.has_reserve()) points.emplace_back("Reserve");
+  if (lib.has_permit()) points.emplace_back("Permit");
+  if (lib.has_pre_bind()) points.emplace_back("PreBind");
+  if (lib.has_pre_enqueue()) points.emplace_back("PreEnqueue");
   return points.empty() ? "no extension point" : join(points);
+}
+
+// Any of the ABI v1.6 hooks.
+bool has_v16_hook(const PluginLibrary& lib) {
+  return lib.has_reserve() || lib.has_permit() || lib.has_pre_bind() ||
+         lib.has_pre_enqueue();
 }
 
 // The YAML extension points under which `lib` may be enabled.
 std::vector<std::string> allowed_points(const PluginLibrary& lib) {
   std::vector<std::string> points;
-  if (lib.has_filter() || lib.has_score()) points.emplace_back("multiPoint");
+  if (lib.has_filter() || lib.has_score() || has_v16_hook(lib))
+    points.emplace_back("multiPoint");
   if (lib.has_filter()) {
     points.emplace_back("preFilter");
     points.emplace_back("filter");
@@ -41,6 +52,10 @@ std::vector<std::string> allowed_points(const PluginLibrary& lib) {
     points.emplace_back("preScore");
     points.emplace_back("score");
   }
+  if (lib.has_reserve()) points.emplace_back("reserve");
+  if (lib.has_permit()) points.emplace_back("permit");
+  if (lib.has_pre_bind()) points.emplace_back("preBind");
+  if (lib.has_pre_enqueue()) points.emplace_back("preEnqueue");
   return points;
 }
 
@@ -49,8 +64,8 @@ bool implements(const PluginLibrary& lib, ExtensionPoint point,
                 std::string* needs) {
   switch (point) {
     case ExtensionPoint::kMultiPoint:
-      *needs = "Filter or Score";
-      return lib.has_filter() || lib.has_score();
+      *needs = "Filter, Score, Reserve, Permit, PreBind or PreEnqueue";
+      return lib.has_filter() || lib.has_score() || has_v16_hook(lib);
     case ExtensionPoint::kPreFilter:
       *needs = "PreFilter";
       return lib.has_filter();
@@ -64,11 +79,23 @@ bool implements(const PluginLibrary& lib, ExtensionPoint point,
       *needs = "Score";
       return lib.has_score();
     case ExtensionPoint::kReserve:
+      // The shim serves it for every native plugin (it tells the host what
+      // became of each cycle, docs/explain.md), and calls reserve() too.
+      *needs = "Filter, Score or Reserve";
+      return lib.has_filter() || lib.has_score() || lib.has_reserve();
     case ExtensionPoint::kPostFilter:
-      // The shim serves them for every native plugin: they tell the host
-      // what became of each cycle (docs/explain.md).
+      // The shim serves it for every native plugin (docs/explain.md).
       *needs = "Filter or Score";
       return lib.has_filter() || lib.has_score();
+    case ExtensionPoint::kPermit:
+      *needs = "Permit";
+      return lib.has_permit();
+    case ExtensionPoint::kPreBind:
+      *needs = "PreBind";
+      return lib.has_pre_bind();
+    case ExtensionPoint::kPreEnqueue:
+      *needs = "PreEnqueue";
+      return lib.has_pre_enqueue();
     default:
       *needs = "";
       return false;

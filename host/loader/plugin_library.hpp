@@ -44,6 +44,14 @@ class PluginLibrary {
   bool has_normalize_score() const {
     return descriptor_.normalize_score != nullptr;
   }
+  // The v1.6 hooks (zero for a descriptor too small to hold them).
+  // Reserve: kube-scheduler's Reserve and Unreserve go together.
+  bool has_reserve() const {
+    return descriptor_.reserve != nullptr || descriptor_.unreserve != nullptr;
+  }
+  bool has_permit() const { return descriptor_.permit != nullptr; }
+  bool has_pre_bind() const { return descriptor_.pre_bind != nullptr; }
+  bool has_pre_enqueue() const { return descriptor_.pre_enqueue != nullptr; }
   // A per-pod gate of its own (pod_begin or applies); without one the
   // host's begin_pod calls nothing of the plugin.
   bool has_gate() const {

@@ -46,6 +46,21 @@ HostIdentity CallPipeline::identity_of(const Call& call) const {
   return {.epoch = epoch_, .build = call.plugins->build};
 }
 
+void CallPipeline::connect_waiting(const PluginGeneration& set) const {
+  for (const ProfilePlugins& profile : set.created->profiles()) {
+    for (const PluginInstance* p : profile.plugins) {
+      if (p->library().has_permit())
+        p->waiting().connect(profile.scheduler_name, waiting_sink_);
+    }
+  }
+}
+
+void CallPipeline::set_waiting_pod_sink(std::shared_ptr<WaitingPodSink> sink) {
+  std::lock_guard lock(plugins_mutex_);
+  waiting_sink_ = std::move(sink);
+  connect_waiting(*plugins_);
+}
+
 void CallPipeline::swap_plugins(std::shared_ptr<const PluginGeneration> next) {
   const HostIdentity identity{.epoch = epoch_, .build = next->build};
   std::shared_ptr<const PluginGeneration> current = next;
@@ -53,6 +68,9 @@ void CallPipeline::swap_plugins(std::shared_ptr<const PluginGeneration> next) {
       previous;  // released outside the lock
   {
     std::lock_guard lock(plugins_mutex_);
+    // Before any call can reach them: a permit() of the new set may make a
+    // pod wait.
+    connect_waiting(*next);
     previous = std::exchange(plugins_, std::move(next));
   }
   tell(&CallObserver::plugins_swapped, *current, identity);
@@ -199,6 +217,14 @@ grpc::Status CallPipeline::find_profile(const Call& call,
       "unknown profile \"" + scheduler_name + "\": the host's config has " +
           (known.empty() ? std::string("no profiles") : "profiles " + known) +
           "; give kube-scheduler and schedplug-host the same --config file"};
+}
+
+grpc::Status CallPipeline::find_session_and_profile(
+    const Call& call, const std::string& session_id,
+    const std::string& scheduler_name, std::shared_ptr<Session>& session,
+    const ProfilePlugins*& profile) {
+  if (auto s = find_session(session_id, session); !s.ok()) return s;
+  return find_profile(call, scheduler_name, profile);
 }
 
 std::vector<Deadline> CallPipeline::plugin_deadlines(

@@ -32,6 +32,9 @@
 
 namespace schedplug::host {
 
+// One of the extension points of the v1.6 hooks (hook_calls.cpp).
+struct HookPoint;
+
 struct ServiceOptions {
   size_t max_sessions = 16;
   // A peer (peer_identity.hpp) holding this many sessions loses its own
@@ -102,6 +105,26 @@ class CallPipeline {
                          v1::PreScoreResponse& response);
   grpc::Status note_cycles(CallContext& context, const v1::CycleNotes& request,
                            v1::CycleNotesResponse& response);
+  // The v1.6 hooks (hook_calls.cpp): the request's plugins of the profile,
+  // in its order.
+  grpc::Status reserve(CallContext& context,
+                       const v1::PodAtNodeRequest& request,
+                       v1::ReserveResponse& response);
+  grpc::Status unreserve(CallContext& context,
+                         const v1::PodAtNodeRequest& request,
+                         v1::UnreserveResponse& response);
+  grpc::Status permit(CallContext& context, const v1::PodAtNodeRequest& request,
+                      v1::PermitResponse& response);
+  grpc::Status pre_bind(CallContext& context,
+                        const v1::PodAtNodeRequest& request,
+                        v1::PreBindResponse& response);
+  grpc::Status pre_enqueue(CallContext& context,
+                           const v1::PreEnqueueRequest& request,
+                           v1::PreEnqueueResponse& response);
+  // Where the plugins' decisions about pods their permit() made wait go
+  // (the session watches): every instance served now and after a reload
+  // is connected to it.
+  void set_waiting_pod_sink(std::shared_ptr<WaitingPodSink> sink);
   // A call that reaches no session (Explain, Status): `answer` fills the
   // response and may set the debug log's summary; the observers see the
   // call end as any other.
@@ -131,6 +154,20 @@ class CallPipeline {
   struct Call;
   struct PodCallPlan;
   struct PodCallState;
+  struct HookCallState;
+
+  // The skeleton of the v1.6 hooks' calls: the session and profile, the
+  // pod, the request's plugins checked, the node copied out of the table;
+  // then `steps`, then finish().
+  template <class Request, class Response, class Steps>
+  grpc::Status run_hook_call(const HookPoint& point, CallContext& context,
+                             const Request& request, Response& response,
+                             Steps&& steps);
+  // The pod waits on none of the profile's plugins any more.
+  void forget_waiting(const ProfilePlugins& profile,
+                      const std::string& pod_uid) const;
+  // Connects every instance of `set` to the waiting-pod sink.
+  void connect_waiting(const PluginGeneration& set) const;
 
   // The skeleton every pod call shares (pod_call.hpp): the session and
   // profile, the request's pod (and delta) decoded, the session's call
@@ -151,6 +188,12 @@ class CallPipeline {
   // In the call's plugin set (Call::plugins).
   grpc::Status find_profile(const Call& call, const std::string& scheduler_name,
                             const ProfilePlugins*& profile) const;
+  // Both, in that order.
+  grpc::Status find_session_and_profile(const Call& call,
+                                        const std::string& session_id,
+                                        const std::string& scheduler_name,
+                                        std::shared_ptr<Session>& session,
+                                        const ProfilePlugins*& profile);
   HostIdentity identity_of(const Call& call) const;
   // A call that continues `cycle` runs on the plugin set the cycle began
   // with: switches the call's set and `profile` to it when a reload came
@@ -235,7 +278,8 @@ class CallPipeline {
   // after a reload changed plugin args (the Handshake's skew check).
   const std::vector<ResolvedProfile> startup_resolved_;
   std::vector<CallObserver*> observers_;
-  bool keeps_raw_scores_ = false;  // some observer does
+  bool keeps_raw_scores_ = false;                 // some observer does
+  std::shared_ptr<WaitingPodSink> waiting_sink_;  // guarded by plugins_mutex_
   SessionRegistry sessions_;
 };
 

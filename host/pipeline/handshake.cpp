@@ -83,6 +83,8 @@ grpc::Status CallPipeline::handshake(const v1::HandshakeRequest& request_in,
     return finish(call, {grpc::StatusCode::INVALID_ARGUMENT, message});
   }
   auto session = sessions_.create(request->client_id(), peer);
+  for (const v1::ProfilePlugins& p : request->profiles())
+    session->profiles.push_back(p.scheduler_name());
   tell(&CallObserver::session_opened, *session, *request);
   response->set_protocol_version(v1::PROTOCOL_VERSION_1);
   response->set_session_id(session->id);

@@ -43,6 +43,14 @@ std::vector<uint8_t> known_applies(
   return out;
 }
 
+// "pod ns/name on node \"n\" (profile \"p\")" (node: nullptr for none).
+inline std::string pod_call_what(const v1::Pod& pod, const std::string* node,
+                                 const std::string& profile) {
+  return "pod " + pod_label(pod) +
+         (node ? " on node \"" + clipped(*node) + "\"" : "") + " (profile \"" +
+         profile + "\")";
+}
+
 // A PreScore or FilterNodes works on the table its cycle's PreFilter
 // answered for; after any change the shim must start over with the full
 // table.
@@ -140,15 +148,14 @@ grpc::Status CallPipeline::run_pod_call(const PodCallPlan& plan,
                                         Steps&& steps) {
   using namespace call_support;
   Call call = begin_call(plan.method, context);
-  call.what = "pod " + pod_label(request.pod()) +
-              (plan.node ? " on node \"" + clipped(*plan.node) + "\"" : "") +
-              " (profile \"" + request.scheduler_name() + "\")";
+  call.what = pod_call_what(request.pod(), plan.node, request.scheduler_name());
   call.record_as(plan.recorded, request, response);
   std::shared_ptr<Session> session;
   const ProfilePlugins* profile = nullptr;
-  if (auto s = find_session(request.session_id(), session); !s.ok())
-    return finish(call, s);
-  if (auto s = find_profile(call, request.scheduler_name(), profile); !s.ok())
+  if (auto s =
+          find_session_and_profile(call, request.session_id(),
+                                   request.scheduler_name(), session, profile);
+      !s.ok())
     return finish(call, s);
   // Decoded and checked before the table is reached, so a refusal carries
   // no table-version trailer: a resync would send the same node again.

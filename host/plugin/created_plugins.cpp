@@ -63,6 +63,7 @@ std::unique_ptr<CreatedPlugins> CreatedPlugins::create(
       PluginInstance* raw = instance_of_library(plugin.library, plugin, false);
       by_name[raw->name()] = raw;
       out.plugins.push_back(raw);
+      out.plugin_timeout_ms.push_back(plugin.settings.timeout_ms);
       return raw;
     };
     std::unordered_map<std::string, const PluginInstance*> shadow_by_name;

@@ -29,6 +29,8 @@ struct ProfilePlugins {
   // the time of the plugins after it.
   std::vector<int> filter_timeout_ms;
   std::vector<int> scorer_timeout_ms;
+  // The same for every plugin of `plugins` (the v1.6 hooks' calls).
+  std::vector<int> plugin_timeout_ms;
   // The shadow candidate of each filter / scorer (host/shadow/), parallel
   // to `filters` / `scorers`; nullptr where none is configured. Never in
   // `plugins`: a candidate takes no part in the cycle.

@@ -75,6 +75,16 @@ const char* hook_name(Hook hook) {
       return "pod_begin";
     case Hook::kPodEnd:
       return "pod_end";
+    case Hook::kReserve:
+      return "reserve";
+    case Hook::kUnreserve:
+      return "unreserve";
+    case Hook::kPermit:
+      return "permit";
+    case Hook::kPreBind:
+      return "pre_bind";
+    case Hook::kPreEnqueue:
+      return "pre_enqueue";
     case Hook::kNone:
       break;
   }

@@ -33,6 +33,11 @@ enum class Hook : uint8_t {
   kNormalizeScore,
   kPodBegin,
   kPodEnd,
+  kReserve,
+  kUnreserve,
+  kPermit,
+  kPreBind,
+  kPreEnqueue,
 };
 // "filter", "score", ... as plugin.h names the hook.
 const char* hook_name(Hook hook);

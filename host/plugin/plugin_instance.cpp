@@ -47,6 +47,55 @@ void host_log(void* context, schedplug_log_level level, schedplug_str msg) {
   spdlog::log(spd, "[{}] {}", instance->name(), text);
 }
 
+std::string_view view_of(schedplug_str s) {
+  return {s.data, s.data == nullptr ? 0 : s.len};
+}
+
+// schedplug_host.permit_allow / permit_reject: callable from any thread,
+// so nothing may escape into the plugin.
+schedplug_code permit_allow(void* context, schedplug_str pod_uid) {
+  const auto* instance = static_cast<const PluginInstance*>(context);
+  try {
+    return instance->waiting().decide(instance->name(), view_of(pod_uid), true,
+                                      {});
+  } catch (...) {
+    return SCHEDPLUG_ERROR;
+  }
+}
+
+schedplug_code permit_reject(void* context, schedplug_str pod_uid,
+                             schedplug_str reason) {
+  const auto* instance = static_cast<const PluginInstance*>(context);
+  try {
+    std::string_view text = view_of(reason);
+    if (text.size() >= SCHEDPLUG_REASON_MAX)
+      text = text.substr(0, SCHEDPLUG_REASON_MAX - 1);
+    return instance->waiting().decide(instance->name(), view_of(pod_uid), false,
+                                      runtime::valid_utf8(text));
+  } catch (...) {
+    return SCHEDPLUG_ERROR;
+  }
+}
+
+// What a v1.6 hook returned, as the host reports it: SKIP is SUCCESS, WAIT
+// only permit() may answer.
+Verdict hook_verdict(const std::string& plugin, const char* hook,
+                     schedplug_code code, std::string_view reason,
+                     bool may_wait) {
+  if (code == SCHEDPLUG_SUCCESS || code == SCHEDPLUG_SKIP) return {};
+  if (code == SCHEDPLUG_WAIT && may_wait) return {SCHEDPLUG_WAIT, {}};
+  if (!runtime::is_known_code(code)) {
+    return {SCHEDPLUG_ERROR,
+            "plugin " + plugin + " returned the " +
+                (code == SCHEDPLUG_WAIT
+                     ? std::string("code WAIT, which only "
+                                   "permit() may return,")
+                     : "unknown status code " + std::to_string(code)) +
+                " from " + hook + "()"};
+  }
+  return {code, runtime::valid_utf8(reason)};
+}
+
 }  // namespace
 
 namespace {
@@ -59,6 +108,8 @@ PluginInstance::PluginInstance(std::shared_ptr<const PluginLibrary> library)
   host_api_.struct_size = sizeof(schedplug_host);
   host_api_.context = this;
   host_api_.log = &host_log;
+  host_api_.permit_allow = &permit_allow;
+  host_api_.permit_reject = &permit_reject;
   ArgsSession::install(host_api_, nullptr);
   settings_ = runtime::initial_settings(library_->descriptor());
 }
@@ -300,6 +351,103 @@ Verdict PluginInstance::refresh() {
   }
   if (code == SCHEDPLUG_SUCCESS) return {};
   return {SCHEDPLUG_ERROR, runtime::refresh_failed(name(), reason.str())};
+}
+
+Verdict PluginInstance::reserve(const schedplug_pod& pod,
+                                const schedplug_node& node) const {
+  const auto& d = library_->descriptor();
+  if (d.reserve == nullptr) return {};
+  ReasonBuffer reason;
+  schedplug_code code;
+  try {
+    const HookScope watched(this, Hook::kReserve);
+    code = d.reserve(instance_, &pod, &node, reason.get());
+  } catch (...) {
+    return {SCHEDPLUG_ERROR,
+            threw_message(name(), "reserve", std::current_exception())};
+  }
+  return hook_verdict(name(), "reserve", code, reason.str(), false);
+}
+
+void PluginInstance::unreserve(const schedplug_pod& pod,
+                               const schedplug_node& node) const {
+  const auto& d = library_->descriptor();
+  if (d.unreserve == nullptr) return;
+  try {
+    const HookScope watched(this, Hook::kUnreserve);
+    d.unreserve(instance_, &pod, &node);
+  } catch (...) {
+    spdlog::error("{}",
+                  threw_message(name(), "unreserve", std::current_exception()));
+  }
+}
+
+Verdict PluginInstance::permit(const schedplug_pod& pod,
+                               const schedplug_node& node,
+                               uint64_t* timeout_ms) const {
+  const auto& d = library_->descriptor();
+  *timeout_ms = 0;
+  if (d.permit == nullptr) return {};
+  ReasonBuffer reason;
+  schedplug_permit_result result{};
+  result.struct_size = sizeof(result);
+  schedplug_code code;
+  try {
+    const HookScope watched(this, Hook::kPermit);
+    code = d.permit(instance_, &pod, &node, &result, reason.get());
+  } catch (...) {
+    return {SCHEDPLUG_ERROR,
+            threw_message(name(), "permit", std::current_exception())};
+  }
+  Verdict v = hook_verdict(name(), "permit", code, reason.str(), true);
+  if (v.code == SCHEDPLUG_WAIT) {
+    // 0 means the most; more than kube-scheduler allows is cut to it.
+    *timeout_ms = result.timeout_ms == 0
+                      ? SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS
+                      : std::min<uint64_t>(result.timeout_ms,
+                                           SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS);
+  }
+  return v;
+}
+
+Verdict PluginInstance::pre_bind(const schedplug_pod& pod,
+                                 const schedplug_node& node,
+                                 PodPatch& patch) const {
+  const auto& d = library_->descriptor();
+  if (d.pre_bind == nullptr) return {};
+  ReasonBuffer reason;
+  schedplug_code code;
+  try {
+    const HookScope watched(this, Hook::kPreBind);
+    code = d.pre_bind(instance_, &pod, &node, patch.abi(), reason.get());
+  } catch (...) {
+    return {SCHEDPLUG_ERROR,
+            threw_message(name(), "pre_bind", std::current_exception())};
+  }
+  Verdict v = hook_verdict(name(), "pre_bind", code, reason.str(), false);
+  if (!patch.refused().empty()) {
+    // The plugin's choice would not reach the pod whole.
+    std::string why = "plugin " + name() + "'s pre_bind(): " + patch.refused();
+    if (!v.ok() && !v.reason.empty())
+      why += " (the plugin says: " + v.reason + ")";
+    return {SCHEDPLUG_ERROR, std::move(why)};
+  }
+  return v;
+}
+
+Verdict PluginInstance::pre_enqueue(const schedplug_pod& pod) const {
+  const auto& d = library_->descriptor();
+  if (d.pre_enqueue == nullptr) return {};
+  ReasonBuffer reason;
+  schedplug_code code;
+  try {
+    const HookScope watched(this, Hook::kPreEnqueue);
+    code = d.pre_enqueue(instance_, &pod, reason.get());
+  } catch (...) {
+    return {SCHEDPLUG_ERROR,
+            threw_message(name(), "pre_enqueue", std::current_exception())};
+  }
+  return hook_verdict(name(), "pre_enqueue", code, reason.str(), false);
 }
 
 }  // namespace schedplug::host

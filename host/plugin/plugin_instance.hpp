@@ -18,6 +18,8 @@
 
 #include "host/loader/plugin_library.hpp"
 #include "host/plugin/hook_cost.hpp"
+#include "host/plugin/pod_patch.hpp"
+#include "host/plugin/waiting_pods.hpp"
 #include "schedplug/plugin.h"
 #include "schedplug/runtime.hpp"
 
@@ -151,6 +153,25 @@ class PluginInstance {
   // refresh(); SUCCESS when the plugin has none.
   Verdict refresh();
 
+  // The v1.6 hooks (plugin.h), each SUCCESS when the plugin lacks it. A
+  // SKIP is a SUCCESS (the plugin has nothing to say about the pod); an
+  // exception, an unknown code or WAIT from another hook than permit() is
+  // an ERROR whose reason names the plugin and the hook.
+  Verdict reserve(const schedplug_pod& pod, const schedplug_node& node) const;
+  // Exceptions are logged: unreserve() cannot fail.
+  void unreserve(const schedplug_pod& pod, const schedplug_node& node) const;
+  // With SCHEDPLUG_WAIT, *timeout_ms is how long the pod may wait (1 ms to
+  // SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS).
+  Verdict permit(const schedplug_pod& pod, const schedplug_node& node,
+                 uint64_t* timeout_ms) const;
+  // What the plugin set goes into `patch`; an entry the host refused fails
+  // the call even when the plugin returned SUCCESS.
+  Verdict pre_bind(const schedplug_pod& pod, const schedplug_node& node,
+                   PodPatch& patch) const;
+  Verdict pre_enqueue(const schedplug_pod& pod) const;
+  // The pods its permit() made wait, and where its decisions go.
+  WaitingPods& waiting() const { return waiting_; }
+
   // What its filter and score calls cost (the chain decides from it
   // whether to share a loop over nodes with the pool's workers).
   HookCost& filter_cost() const { return filter_cost_; }
@@ -170,6 +191,7 @@ class PluginInstance {
   std::unique_ptr<ArgsSession> args_session_;
   mutable HookCost filter_cost_;
   mutable HookCost score_cost_;
+  mutable WaitingPods waiting_;
 };
 
 }  // namespace schedplug::host

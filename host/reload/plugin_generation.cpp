@@ -100,6 +100,10 @@ std::vector<v1::PluginInfo> plugin_infos(const PluginGeneration& set) {
     info.set_has_filter(lib->has_filter());
     info.set_has_score(lib->has_score());
     info.set_has_normalize_score(lib->has_normalize_score());
+    info.set_has_reserve(lib->has_reserve());
+    info.set_has_permit(lib->has_permit());
+    info.set_has_pre_bind(lib->has_pre_bind());
+    info.set_has_pre_enqueue(lib->has_pre_enqueue());
     // One pass over the plugin's instances (create() may set each of these
     // from its args):
     //  - events: the union, 0 (every event) when any instance asks for

@@ -59,6 +59,20 @@ std::string names(const std::vector<const PluginInstance*>& plugins) {
   return out.empty() ? "none" : out;
 }
 
+// The v1.6 hooks a plugin has, as kube-scheduler's extension points:
+// "Reserve, PreBind", or "none".
+std::string hook_names(const v1::PluginInfo& info) {
+  std::string out;
+  const auto add = [&out](bool has, const char* name) {
+    if (has) out += (out.empty() ? "" : ", ") + std::string(name);
+  };
+  add(info.has_reserve(), "Reserve");
+  add(info.has_permit(), "Permit");
+  add(info.has_pre_bind(), "PreBind");
+  add(info.has_pre_enqueue(), "PreEnqueue");
+  return out.empty() ? "none of Reserve, Permit, PreBind, PreEnqueue" : out;
+}
+
 const std::shared_ptr<PluginLibrary>* library_named(
     const std::vector<std::shared_ptr<PluginLibrary>>& libraries,
     const std::string& name) {
@@ -161,6 +175,11 @@ std::vector<std::string> restart_needed(const PluginGeneration& current,
           a.version(),
           a.has_filter() ? (a.has_score() ? "Filter and Score" : "Filter")
                          : (a.has_score() ? "Score" : "neither")));
+    }
+    if (hook_names(a) != hook_names(*b)) {
+      restart(fmt::format(
+          "{} implements {} where the running version {} implements {}", plugin,
+          hook_names(*b), a.version(), hook_names(a)));
     }
     // 0 is every event; fewer events than registered only requeue less.
     if (a.events() != 0 &&

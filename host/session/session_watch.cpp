@@ -1,5 +1,6 @@
 #include "host/session/session_watch.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -18,8 +19,9 @@ class SessionWatches::Watch final : public SessionWatches::Reactor {
 
   const std::shared_ptr<Session>& session() const { return session_; }
 
-  // Sends the identity and the heartbeat; while a write is in flight, as
-  // soon as it is done (a new identity must not wait for the next beat).
+  // Sends the identity and the heartbeat (and the decisions queued); while
+  // a write is in flight, as soon as it is done (a new identity must not
+  // wait for the next beat).
   void beat() {
     const HostIdentity identity = hub_.current_identity();
     {
@@ -33,8 +35,27 @@ class SessionWatches::Watch final : public SessionWatches::Reactor {
       event_.Clear();
       identity.to_proto(*event_.mutable_identity());
       event_.set_heartbeat_ms(static_cast<uint32_t>(hub_.heartbeat_.count()));
+      for (v1::WaitingPodDecision& d : decisions_)
+        *event_.add_waiting_pods() = std::move(d);
+      decisions_.clear();
     }
     StartWrite(&event_);
+  }
+
+  // Queues `decision` and sends it with the next write, which begins now
+  // unless one is in flight. False once the watch is ending.
+  bool decided(const v1::WaitingPodDecision& decision) {
+    {
+      std::lock_guard lock(mutex_);
+      if (ending_ || pending_end_) return false;
+      decisions_.push_back(decision);
+      if (writing_) {
+        beat_pending_ = true;
+        return true;
+      }
+    }
+    beat();
+    return true;
   }
 
   void end(grpc::Status status) {
@@ -87,6 +108,8 @@ class SessionWatches::Watch final : public SessionWatches::Reactor {
   bool ending_ = false;
   bool beat_pending_ = false;  // asked for while a write was in flight
   std::optional<grpc::Status> pending_end_;
+  // Waiting-pod decisions for the next write.
+  std::vector<v1::WaitingPodDecision> decisions_;
   v1::SessionEvent event_;  // the write in flight reads it
 };
 
@@ -165,6 +188,26 @@ void SessionWatches::sessions_ended() {
     check_sessions_ = true;
   }
   wake_.notify_one();
+}
+
+size_t SessionWatches::waiting_pod_decided(
+    const v1::WaitingPodDecision& decision) {
+  std::vector<std::shared_ptr<Watch>> watches;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return 0;
+    for (const auto& [_, watch] : watches_) {
+      const std::vector<std::string>& profiles = watch->session()->profiles;
+      if (std::find(profiles.begin(), profiles.end(),
+                    decision.scheduler_name()) != profiles.end())
+        watches.push_back(watch);
+    }
+  }
+  size_t sent = 0;
+  for (const auto& watch : watches) {
+    if (!watch->session()->evicted() && watch->decided(decision)) ++sent;
+  }
+  return sent;
 }
 
 size_t SessionWatches::open_watches() const {

@@ -45,6 +45,11 @@ class SessionWatches {
   // plugins): every watch sends it at once. Thread-safe, never blocks on a
   // stream.
   void identity_changed(HostIdentity identity);
+  // Sends `decision` (about a pod waiting in profile
+  // decision.scheduler_name) at once on the watch of every session whose
+  // Handshake named that profile. Returns how many watches took it.
+  // Thread-safe, never blocks on a stream.
+  size_t waiting_pod_decided(const v1::WaitingPodDecision& decision);
   // Ends every watch with UNAVAILABLE and refuses new ones: call before
   // the gRPC server's Shutdown, which waits for open streams.
   void stop();

@@ -38,6 +38,10 @@ class Session {
   std::string id;
   std::string client_id;
   std::string peer;  // who opened it (PeerIdentities::identify)
+  // The profiles (schedulerNames) its Handshake named: decisions about
+  // pods waiting in one of them go to this session's watches. Set before
+  // the Handshake answers, never changed after.
+  std::vector<std::string> profiles;
   // Held for a whole call (SessionCall): one scheduler runs one cycle at a
   // time, so this only orders the rare overlapping calls of one session,
   // e.g. a call the shim gave up on that is still running here.

@@ -17,6 +17,44 @@ std::string plural(std::size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+// The native plugins of each profile that implement a v1.6 hook, by
+// kube-scheduler's extension point, in the profile's order; only profiles
+// with at least one.
+struct ProfileHooks {
+  std::string profile;
+  std::vector<std::pair<const char*, std::vector<std::string>>> points;
+};
+
+std::vector<ProfileHooks> profile_hooks(
+    const std::vector<host::ResolvedProfile>& profiles) {
+  std::vector<ProfileHooks> out;
+  for (const host::ResolvedProfile& profile : profiles) {
+    ProfileHooks hooks{.profile = profile.scheduler_name, .points = {}};
+    bool any = false;
+    const auto point = [&](const char* name,
+                           bool (host::PluginLibrary::*has)() const) {
+      std::vector<std::string> names;
+      for (const host::ResolvedPlugin& p : profile.plugins) {
+        if (((*p.library).*has)()) names.push_back(p.library->name());
+      }
+      any = any || !names.empty();
+      hooks.points.emplace_back(name, std::move(names));
+    };
+    point("Reserve", &host::PluginLibrary::has_reserve);
+    point("Permit", &host::PluginLibrary::has_permit);
+    point("PreBind", &host::PluginLibrary::has_pre_bind);
+    point("PreEnqueue", &host::PluginLibrary::has_pre_enqueue);
+    if (any) out.push_back(std::move(hooks));
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace
 
 int run_check(const CheckOptions& options, std::ostream& out,
@@ -64,6 +102,12 @@ int run_check(const CheckOptions& options, std::ostream& out,
     }
     j["errors"] = errors;
     j["warnings"] = warnings;
+    j["hooks"] = nlohmann::json::array();
+    for (const ProfileHooks& p : profile_hooks(check.profiles)) {
+      nlohmann::json points;
+      for (const auto& [point, names] : p.points) points[point] = names;
+      j["hooks"].push_back({{"profile", p.profile}, {"plugins", points}});
+    }
     // replace: a message may quote bytes of a file that are not UTF-8.
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << "\n";
@@ -71,6 +115,14 @@ int run_check(const CheckOptions& options, std::ostream& out,
     for (const auto& d : diagnostics) {
       out << (d.severity == Severity::kError ? "error: " : "warning: ")
           << d.message << "\n";
+    }
+    // The v1.6 hooks kube-scheduler will call per profile (the shim
+    // registers these extension points only where a plugin has them).
+    for (const ProfileHooks& p : profile_hooks(check.profiles)) {
+      out << "profile \"" << p.profile << "\" hooks:";
+      for (const auto& [point, names] : p.points)
+        out << " " << point << ": " << joined(names) << ";";
+      out << "\n";
     }
     if (diagnostics.empty()) {
       out << "ok: " << plural(loaded.plugins.size(), "plugin") << " in "

@@ -27,6 +27,14 @@ std::vector<std::string> extension_points(const PluginLibrary& lib) {
     points.emplace_back("Score");
     points.emplace_back("NormalizeScore");
   }
+  // The v1.6 hooks (kube-scheduler's Reserve and Unreserve go together).
+  if (lib.has_reserve()) {
+    points.emplace_back("Reserve");
+    points.emplace_back("Unreserve");
+  }
+  if (lib.has_permit()) points.emplace_back("Permit");
+  if (lib.has_pre_bind()) points.emplace_back("PreBind");
+  if (lib.has_pre_enqueue()) points.emplace_back("PreEnqueue");
   return points;
 }
 
@@ -197,7 +205,7 @@ int run_inspect(const InspectOptions& options, std::ostream& out,
           " (this host: " + std::to_string(SCHEDPLUG_ABI_VERSION) +
           "), descriptor " + std::to_string(d.struct_size) + " bytes");
   row("extension points:",
-      points.empty() ? "none (no filter or score hook)" : join(points));
+      points.empty() ? "none (no filter, score or v1.6 hook)" : join(points));
   row("per-pod hooks:", pod_hooks_text(d));
   if (lib->has_score()) row("normalization:", normalization_text(*lib));
   row("refresh:", lib->has_refresh()

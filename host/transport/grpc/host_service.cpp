@@ -9,6 +9,29 @@ HostService::HostService(CallPipeline& pipeline, GrpcServiceContext context)
       context_(context),
       watches_(pipeline.identity(), context.heartbeat) {
   pipeline_.add_observer(watch_observer_);
+  pipeline_.set_waiting_pod_sink(waiting_pods_);
+}
+
+HostService::~HostService() { waiting_pods_->detach(); }
+
+bool HostService::WaitingPodWatches::decided(std::string_view profile,
+                                             std::string_view plugin,
+                                             std::string_view pod_uid,
+                                             bool allow,
+                                             std::string_view reason) {
+  v1::WaitingPodDecision decision;
+  decision.set_scheduler_name(std::string(profile));
+  decision.set_plugin(std::string(plugin));
+  decision.set_pod_uid(std::string(pod_uid));
+  decision.set_allow(allow);
+  decision.set_reason(std::string(reason));
+  std::lock_guard lock(mutex_);
+  return watches_ != nullptr && watches_->waiting_pod_decided(decision) > 0;
+}
+
+void HostService::WaitingPodWatches::detach() {
+  std::lock_guard lock(mutex_);
+  watches_ = nullptr;
 }
 
 grpc::Status HostService::refuse_read_only(const grpc::ServerContext& context,
@@ -77,6 +100,39 @@ grpc::Status HostService::NoteCycles(grpc::ServerContext* context,
                                      v1::CycleNotesResponse* response) {
   return serve("NoteCycles", context, *request, *response,
                &CallPipeline::note_cycles);
+}
+
+grpc::Status HostService::Reserve(grpc::ServerContext* context,
+                                  const v1::PodAtNodeRequest* request,
+                                  v1::ReserveResponse* response) {
+  return serve("Reserve", context, *request, *response, &CallPipeline::reserve);
+}
+
+grpc::Status HostService::Unreserve(grpc::ServerContext* context,
+                                    const v1::PodAtNodeRequest* request,
+                                    v1::UnreserveResponse* response) {
+  return serve("Unreserve", context, *request, *response,
+               &CallPipeline::unreserve);
+}
+
+grpc::Status HostService::Permit(grpc::ServerContext* context,
+                                 const v1::PodAtNodeRequest* request,
+                                 v1::PermitResponse* response) {
+  return serve("Permit", context, *request, *response, &CallPipeline::permit);
+}
+
+grpc::Status HostService::PreBind(grpc::ServerContext* context,
+                                  const v1::PodAtNodeRequest* request,
+                                  v1::PreBindResponse* response) {
+  return serve("PreBind", context, *request, *response,
+               &CallPipeline::pre_bind);
+}
+
+grpc::Status HostService::PreEnqueue(grpc::ServerContext* context,
+                                     const v1::PreEnqueueRequest* request,
+                                     v1::PreEnqueueResponse* response) {
+  return serve("PreEnqueue", context, *request, *response,
+               &CallPipeline::pre_enqueue);
 }
 
 grpc::ServerWriteReactor<v1::SessionEvent>* HostService::WatchSession(

@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 #include <grpcpp/grpcpp.h>
 
@@ -67,6 +70,22 @@ class HostService final
   grpc::Status Status(grpc::ServerContext* context,
                       const v1::StatusRequest* request,
                       v1::StatusResponse* response) override;
+  grpc::Status Reserve(grpc::ServerContext* context,
+                       const v1::PodAtNodeRequest* request,
+                       v1::ReserveResponse* response) override;
+  grpc::Status Unreserve(grpc::ServerContext* context,
+                         const v1::PodAtNodeRequest* request,
+                         v1::UnreserveResponse* response) override;
+  grpc::Status Permit(grpc::ServerContext* context,
+                      const v1::PodAtNodeRequest* request,
+                      v1::PermitResponse* response) override;
+  grpc::Status PreBind(grpc::ServerContext* context,
+                       const v1::PodAtNodeRequest* request,
+                       v1::PreBindResponse* response) override;
+  grpc::Status PreEnqueue(grpc::ServerContext* context,
+                          const v1::PreEnqueueRequest* request,
+                          v1::PreEnqueueResponse* response) override;
+  ~HostService() override;
 
   // Ends every WatchSession stream (UNAVAILABLE): before the server's
   // Shutdown, which would otherwise wait for them.
@@ -90,6 +109,21 @@ class HostService final
     SessionWatches& watches_;
   };
 
+  // The plugins' decisions about waiting pods, onto the session watches;
+  // detached when the service goes (an instance may outlive it).
+  class WaitingPodWatches final : public WaitingPodSink {
+   public:
+    explicit WaitingPodWatches(SessionWatches& watches) : watches_(&watches) {}
+    bool decided(std::string_view profile, std::string_view plugin,
+                 std::string_view pod_uid, bool allow,
+                 std::string_view reason) override;
+    void detach();
+
+   private:
+    std::mutex mutex_;
+    SessionWatches* watches_;  // guarded by mutex_; nullptr once detached
+  };
+
   // PERMISSION_DENIED for a peer that may only read (--read-only-uid,
   // --read-only-group), naming `method`; OK for everyone else.
   grpc::Status refuse_read_only(const grpc::ServerContext& context,
@@ -106,6 +140,8 @@ class HostService final
   GrpcServiceContext context_;
   SessionWatches watches_;
   WatchObserver watch_observer_{watches_};
+  std::shared_ptr<WaitingPodWatches> waiting_pods_ =
+      std::make_shared<WaitingPodWatches>(watches_);
 };
 
 }  // namespace schedplug::host

@@ -249,6 +249,20 @@ inline std::string accept_descriptor(const schedplug_plugin* entry,
   // fields this host ignores; an older one leaves ours zero.
   std::memcpy(&out, entry,
               std::min<std::size_t>(entry->struct_size, sizeof(out)));
+  // A hook the descriptor's size covers only in part was not set by the
+  // plugin: no pointer is read from bytes of whatever follows it.
+  const auto covered = [&](std::size_t offset, std::size_t size) {
+    return offset + size <= entry->struct_size;
+  };
+#define SCHEDPLUG_ZERO_UNCOVERED(field)                               \
+  if (!covered(offsetof(schedplug_plugin, field), sizeof(out.field))) \
+    out.field = nullptr;
+  SCHEDPLUG_ZERO_UNCOVERED(reserve)
+  SCHEDPLUG_ZERO_UNCOVERED(unreserve)
+  SCHEDPLUG_ZERO_UNCOVERED(permit)
+  SCHEDPLUG_ZERO_UNCOVERED(pre_bind)
+  SCHEDPLUG_ZERO_UNCOVERED(pre_enqueue)
+#undef SCHEDPLUG_ZERO_UNCOVERED
   const schedplug_plugin& d = out;
   // The order matters only for which message a plugin with several
   // problems sees first.
@@ -296,6 +310,12 @@ inline std::string accept_descriptor(const schedplug_plugin* entry,
            "\" sets both normalize_score and a normalize_policy; use one: "
            "drop normalize_score or set the policy to "
            "SCHEDPLUG_NORMALIZE_NONE";
+  }
+  if (d.unreserve != nullptr && d.reserve == nullptr && d.permit == nullptr) {
+    return "plugin \"" + name +
+           "\" implements unreserve() but neither reserve() nor permit(), so "
+           "nothing it could release is ever taken; set `reserve` (or "
+           "`permit`) too, or remove `unreserve`";
   }
   if (d.refresh != nullptr && d.refresh_period_ms == 0) {
     return "plugin \"" + name +

@@ -353,6 +353,61 @@ TEST(Inspect, TextShowsTheDescriptor) {
                     HasSubstr("events:           NodeAdd, PodDelete")));
 }
 
+// The ABI v1.6 hooks: inspect shows them as extension points, check lists
+// them per profile and refuses unreserve() without reserve() or permit().
+TEST(Inspect, ShowsTheHooksOfAPlugin) {
+  Outcome r =
+      schedplug("inspect --no-create " + plugin_dir("hooks.d") + "/HookA.so");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("PreFilter, Filter, Reserve, Unreserve, "
+                               "Permit, PreBind, PreEnqueue"));
+}
+
+TEST(Check, ListsTheHooksOfEachProfile) {
+  const std::string config = ::testing::TempDir() + "/hooks-config.yaml";
+  std::ofstream(config) << R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: hooks
+    plugins:
+      multiPoint:
+        enabled:
+          - name: HookB
+          - name: HookA
+  - schedulerName: plain
+)";
+  Outcome r = schedplug("check --no-create --config " + config + " --plugins " +
+                        plugin_dir("hooks.d"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("profile \"hooks\" hooks: Reserve: HookB, HookA; "
+                              "Permit: HookB, HookA; PreBind: HookB, HookA; "
+                              "PreEnqueue: HookB, HookA;"),
+                    Not(HasSubstr("profile \"plain\""))));
+  r = schedplug("check --json --no-create --config " + config + " --plugins " +
+                plugin_dir("hooks.d"));
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["hooks"].size(), 1u);
+  EXPECT_EQ(j["hooks"][0]["profile"], "hooks");
+  EXPECT_EQ(j["hooks"][0]["plugins"]["PreBind"],
+            (std::vector<std::string>{"HookB", "HookA"}));
+}
+
+TEST(Check, UnreserveWithoutReserveOrPermitIsAnError) {
+  const std::string config = ::testing::TempDir() + "/plain-config.yaml";
+  std::ofstream(config) << R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: plain
+)";
+  Outcome r = schedplug("check --no-create --config " + config + " --plugins " +
+                        plugin_dir("hooks-bad.d"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out + r.err,
+              HasSubstr("plugin \"HookUnreserveOnly\" implements unreserve() "
+                        "but neither reserve() nor permit()"));
+}
+
 #ifdef SCHEDPLUG_SAMPLE_HW_ENCRYPT
 // What an instance declares is set by create() and may follow the args:
 // inspect creates one with --args (default {}) and shows it.
