@@ -109,6 +109,12 @@ type fakeHost struct {
 	epoch, build uint64
 	epochSeq     uint64
 	watchChanged chan struct{}
+
+	// hookReqs: every hook call's method and plugins, in order;
+	// decisions: waiting-pod decisions the next watch events carry
+	// (hooks_fakehost_test.go).
+	hookReqs  []hookReq
+	decisions []*pb.WaitingPodDecision
 }
 
 // watchHeartbeat is the fake host's heartbeat on WatchSession streams.
@@ -730,7 +736,11 @@ func (h *fakeHost) WatchSession(req *pb.WatchSessionRequest, stream pb.Host_Watc
 		if !known {
 			return status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
 		}
-		if err := stream.Send(&pb.SessionEvent{Identity: id, HeartbeatMs: uint32(watchHeartbeat / time.Millisecond)}); err != nil {
+		h.mu.Lock()
+		decisions := h.decisions
+		h.decisions = nil
+		h.mu.Unlock()
+		if err := stream.Send(&pb.SessionEvent{Identity: id, HeartbeatMs: uint32(watchHeartbeat / time.Millisecond), WaitingPods: decisions}); err != nil {
 			return err
 		}
 		select {
