@@ -114,7 +114,10 @@ func (m *Manager) hookTimeout(profile string, plugins []string) time.Duration {
 	for _, n := range plugins {
 		d += m.registry.PluginTimeout(profile, n)
 	}
-	return max(d, DefaultTimeout)
+	if d == 0 {
+		d = DefaultTimeout
+	}
+	return d
 }
 
 // hookAnswer is the outcome of one hook call, made once (get) and read by
