@@ -140,7 +140,7 @@ func (h *fakeHost) setBuild(b uint64) {
 	h.kickWatches()
 }
 
-func newFakeHost(t *testing.T, plugins ...*pb.PluginInfo) *fakeHost {
+func newFakeHost(t testing.TB, plugins ...*pb.PluginInfo) *fakeHost {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sp")
 	if err != nil {
@@ -174,7 +174,7 @@ func (h *fakeHost) reset() {
 	h.kickWatches()
 }
 
-func (h *fakeHost) start(t *testing.T) {
+func (h *fakeHost) start(t testing.TB) {
 	t.Helper()
 	_ = os.Remove(h.sock)
 	lis, err := net.Listen("unix", h.sock)

@@ -132,7 +132,7 @@ func newEnvOn(t *testing.T, host *fakeHost, infos []*pb.PluginInfo, pols map[str
 	return e
 }
 
-func newTestManager(t *testing.T, target string, infos []*pb.PluginInfo) *Manager {
+func newTestManager(t testing.TB, target string, infos []*pb.PluginInfo) *Manager {
 	t.Helper()
 	var names []string
 	for _, i := range infos {
