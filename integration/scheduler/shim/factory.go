@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"schedplug.dev/integration/scheduler/shim/session"
@@ -159,7 +160,9 @@ func Factory(name string) func(context.Context, runtime.Object, fwk.Handle) (fwk
 	}
 }
 
-// FactoryFor is Factory on a given manager (tests use their own).
+// FactoryFor is Factory on a given manager (tests use their own). The
+// plugin it returns has Permit, PreBind and PreEnqueue only when the host's
+// start-up Handshake reports the native plugin's hook (extensions.go).
 func FactoryFor(manager func() (*Manager, error), name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 	return func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		pol, err := ParseArgs(name, args)
@@ -182,6 +185,12 @@ func FactoryFor(manager func() (*Manager, error), name string) func(context.Cont
 		if err := m.Start(ctx); err != nil {
 			return nil, err
 		}
-		return p, nil
+		info := m.pluginInfo(name)
+		if info == nil {
+			klog.FromContext(ctx).Info("schedplug-host did not answer at start: native plugin "+name+" is registered at Permit, PreBind and PreEnqueue in case it has those hooks; it calls the host only for the hooks the host reports once it answers",
+				"plugin", name, "profile", p.profile)
+		}
+		p.hooks = hooksOf(info)
+		return withHooks(p), nil
 	}
 }

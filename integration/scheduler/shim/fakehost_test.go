@@ -113,6 +113,12 @@ type fakeHost struct {
 	epoch, build uint64
 	epochSeq     uint64
 	watchChanged chan struct{}
+
+	// hookReqs: every hook call's method and plugins, in order;
+	// decisions: waiting-pod decisions the next watch events carry
+	// (hooks_fakehost_test.go).
+	hookReqs  []hookReq
+	decisions []*pb.WaitingPodDecision
 }
 
 // watchHeartbeat is the fake host's heartbeat on WatchSession streams.
@@ -138,7 +144,7 @@ func (h *fakeHost) setBuild(b uint64) {
 	h.kickWatches()
 }
 
-func newFakeHost(t *testing.T, plugins ...*pb.PluginInfo) *fakeHost {
+func newFakeHost(t testing.TB, plugins ...*pb.PluginInfo) *fakeHost {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sp")
 	if err != nil {
@@ -172,7 +178,7 @@ func (h *fakeHost) reset() {
 	h.kickWatches()
 }
 
-func (h *fakeHost) start(t *testing.T) {
+func (h *fakeHost) start(t testing.TB) {
 	t.Helper()
 	_ = os.Remove(h.sock)
 	lis, err := net.Listen("unix", h.sock)
@@ -734,7 +740,11 @@ func (h *fakeHost) WatchSession(req *pb.WatchSessionRequest, stream pb.Host_Watc
 		if !known {
 			return status.Errorf(codes.FailedPrecondition, "unknown session %q", req.SessionId)
 		}
-		if err := stream.Send(&pb.SessionEvent{Identity: id, HeartbeatMs: uint32(watchHeartbeat / time.Millisecond)}); err != nil {
+		h.mu.Lock()
+		decisions := h.decisions
+		h.decisions = nil
+		h.mu.Unlock()
+		if err := stream.Send(&pb.SessionEvent{Identity: id, HeartbeatMs: uint32(watchHeartbeat / time.Millisecond), WaitingPods: decisions}); err != nil {
 			return err
 		}
 		select {

@@ -96,6 +96,9 @@ type Manager struct {
 	tracker  *cycle.Tracker
 	registry *registry
 	refused  refusedPods
+	// enqueues: PreEnqueue answers for the profiles' later plugins
+	// (preenqueue.go).
+	enqueues enqueueAnswers
 	// annotations writes the simulator's annotations (annotations.go).
 	annotations annotations
 
@@ -114,7 +117,8 @@ func NewManager(cfg Config) (*Manager, error) {
 		Request: func(ctx context.Context) *pb.HandshakeRequest {
 			return m.registry.handshake(ctx, m.client.Config().ClientID)
 		},
-		Opened: func(ctx context.Context, _ *session.Session) { go m.activateRefused(ctx) },
+		Opened:      func(ctx context.Context, _ *session.Session) { go m.activateRefused(ctx) },
+		WaitingPods: func(ctx context.Context, d []*pb.WaitingPodDecision) { m.applyDecisions(ctx, d) },
 	})
 	if err != nil {
 		return nil, err

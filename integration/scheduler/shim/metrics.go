@@ -33,12 +33,24 @@ var (
 		Help:           "Times a plugin's failurePolicy decided the verdict because the host could not answer for it (unreachable, too slow, or the plugin did not finish within its deadline on the host).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"plugin", "policy"})
+	waitingDecisions = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "waiting_pod_decisions_total",
+		Help:           "Decisions of native plugins about pods their Permit made wait, by what the shim did: allow, reject, or gone (the pod no longer waited).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"decision"})
+	podPatches = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "prebind_patches_total",
+		Help:           "Patches writing the labels and annotations of native plugins' PreBind onto pods, by outcome (ok, error: the binding failed).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"outcome"})
 )
 
 var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(lazyCalls, panicsRecovered, policyApplied, normalize.Duration)
+		legacyregistry.MustRegister(lazyCalls, panicsRecovered, policyApplied, waitingDecisions, podPatches, normalize.Duration)
 	})
 }

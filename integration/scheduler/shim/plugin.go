@@ -34,6 +34,9 @@ type Plugin struct {
 	policy  Policy
 	mgr     *Manager
 	handle  fwk.Handle
+	// hooks: the ABI v1.6 hooks the host reported when the factory ran
+	// (hooks.go).
+	hooks hookSet
 }
 
 var (
@@ -53,6 +56,7 @@ func NewPlugin(m *Manager, name string, pol Policy, h fwk.Handle) *Plugin {
 	if h != nil {
 		profile = h.ProfileName()
 		act = h
+		m.registry.noteHandle(profile, h)
 	}
 	m.registry.register(profile, name, pol, act)
 	return &Plugin{name: name, profile: profile, policy: pol, mgr: m, handle: h}

@@ -31,13 +31,15 @@ type registry struct {
 	profiles  []Profile
 	policies  map[string]map[string]Policy // profile -> plugin -> policy
 	activator fwk.PodActivator
+	// handles: each profile's framework handle (its waiting pods).
+	handles map[string]fwk.Handle
 	// annotations: each profile's simulatorAnnotations setting
 	// (annotations.go).
 	annotations map[string]*annotationSetting
 }
 
 func newRegistry(profiles []Profile) *registry {
-	r := &registry{policies: map[string]map[string]Policy{}, annotations: map[string]*annotationSetting{}}
+	r := &registry{policies: map[string]map[string]Policy{}, handles: map[string]fwk.Handle{}, annotations: map[string]*annotationSetting{}}
 	for _, p := range profiles {
 		r.profiles = append(r.profiles, Profile{SchedulerName: p.SchedulerName, Plugins: append([]string(nil), p.Plugins...), Configs: append([]PluginConfig(nil), p.Configs...)})
 	}
@@ -116,6 +118,22 @@ func (r *registry) Plugins(profile string) []string {
 		}
 	}
 	return nil
+}
+
+// noteHandle records the framework handle of a profile.
+func (r *registry) noteHandle(profile string, h fwk.Handle) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.handles[profile] == nil {
+		r.handles[profile] = h
+	}
+}
+
+// handle is the profile's framework handle (nil: none registered).
+func (r *registry) handle(profile string) fwk.Handle {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.handles[profile]
 }
 
 func (r *registry) podActivator() fwk.PodActivator {

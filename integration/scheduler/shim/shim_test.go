@@ -90,6 +90,16 @@ func (h *fakeHandle) activatedPods() []string {
 	return append([]string(nil), h.activated...)
 }
 
+// waitActivated waits up to 10s for pods to be re-activated and returns
+// them.
+func (h *fakeHandle) waitActivated() []string {
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.activatedPods()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return h.activatedPods()
+}
+
 func filterScorePlugin(name string) *pb.PluginInfo {
 	return &pb.PluginInfo{Name: name, HasFilter: true, HasScore: true}
 }
@@ -126,7 +136,7 @@ func newEnvOn(t *testing.T, host *fakeHost, infos []*pb.PluginInfo, pols map[str
 	return e
 }
 
-func newTestManager(t *testing.T, target string, infos []*pb.PluginInfo) *Manager {
+func newTestManager(t testing.TB, target string, infos []*pb.PluginInfo) *Manager {
 	t.Helper()
 	var names []string
 	for _, i := range infos {
@@ -735,11 +745,7 @@ func TestRejectedPodsActivatedWhenHostReturns(t *testing.T) {
 	}
 	e.host.reset()
 	e.host.start(t)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(e.handle.activatedPods()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if got := e.handle.activatedPods(); len(got) != 1 || got[0] != "default/q" {
+	if got := e.handle.waitActivated(); len(got) != 1 || got[0] != "default/q" {
 		t.Fatalf("activated %v, want [default/q]", got)
 	}
 	// Its next cycle resyncs with the restarted host.

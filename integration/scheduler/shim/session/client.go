@@ -44,6 +44,9 @@ type Hooks struct {
 	// Opened, when set, is told of every new session after it became the
 	// current one.
 	Opened func(ctx context.Context, s *Session)
+	// WaitingPods, when set, is given the decisions the host's plugins made
+	// about pods their Permit made wait, as the watch stream brings them.
+	WaitingPods func(ctx context.Context, decisions []*pb.WaitingPodDecision)
 }
 
 // ErrNoSession is returned while there is no session with the host.

@@ -19,7 +19,8 @@ import (
 // a scheduling call, which a cycle answered from kept verdicts never makes:
 // the session ends, every answer kept from it stops counting
 // (Session.Trusted), and the cycles that follow call a new session or meet
-// the failure policy.
+// the failure policy. The stream also brings the plugins' decisions about
+// pods their Permit made wait (Hooks.WaitingPods).
 
 // silentHeartbeats is how many heartbeats the host may miss before the
 // shim takes it for gone.
@@ -62,6 +63,9 @@ func (c *Client) follow(ctx context.Context, s *Session, cancel context.CancelFu
 		silent.Reset(silentHeartbeats * beat)
 		if !s.noteEvent(ev) {
 			return "the host answering the session is another process"
+		}
+		if d := ev.GetWaitingPods(); len(d) > 0 && c.hooks.WaitingPods != nil {
+			c.hooks.WaitingPods(ctx, d)
 		}
 	}
 	select {
