@@ -74,22 +74,30 @@ DeviceSet NodeDevices::present() const {
 }
 
 void NodeDevices::AddPod(std::string_view namespace_name, std::string_view name,
-                         std::string_view assigned_label) {
-  const auto devices = ParseAssigned(assigned_label);
-  if (!devices.has_value()) return;
-  const DeviceSet on_node = *devices & present();
-  labelled_ |= on_node;
-  pods_.push_back({namespace_name, name, *devices});
+                         std::optional<std::string_view> assigned_label) {
+  std::optional<DeviceSet> devices;
+  if (assigned_label.has_value()) devices = ParseAssigned(*assigned_label);
+  if (devices.has_value()) labelled_ |= *devices & present();
+  pods_.push_back({namespace_name, name, devices});
+}
+
+const NodeDevices::Pod* NodeDevices::Find(std::string_view namespace_name,
+                                          std::string_view name) const {
+  for (const Pod& p : pods_) {
+    if (p.name == name && p.namespace_name == namespace_name) return &p;
+  }
+  return nullptr;
 }
 
 bool NodeDevices::Shows(std::string_view namespace_name, std::string_view name,
                         const DeviceSet& devices) const {
-  for (const Pod& p : pods_) {
-    if (p.name == name && p.namespace_name == namespace_name) {
-      return p.devices == devices;
-    }
-  }
-  return false;
+  const Pod* p = Find(namespace_name, name);
+  return p != nullptr && p->devices == devices;
+}
+
+bool NodeDevices::Has(std::string_view namespace_name,
+                      std::string_view name) const {
+  return Find(namespace_name, name) != nullptr;
 }
 
 Ledger::Ledger(std::function<Clock::time_point()> now) : now_(std::move(now)) {}
@@ -104,6 +112,7 @@ void Ledger::CollectLocked(std::string_view node, const NodeDevices& devices,
       if (seen != nullptr) seen->push_back(uid);
       continue;
     }
+    if (r.prebound && !devices.Has(r.namespace_name, r.name)) continue;
     used |= r.devices;
   }
 }
@@ -188,6 +197,7 @@ std::optional<std::vector<int>> Ledger::PreBind(std::string_view uid) {
     return std::nullopt;
   }
   it->second.expires = now + kTtl;
+  it->second.prebound = true;
   return Indices(it->second.devices);
 }
 

@@ -18,6 +18,16 @@
 // scheduler's view showed it bound), or kPermitMax + kTtl after Reserve (a
 // scheduler that went away between Reserve and PreBind).
 //
+// A reservation past PreBind counts only while the node shows its pod:
+// kube-scheduler keeps a pod on its node from Reserve on (assumed, then
+// bound), so a node without it is one the pod was deleted from, or a copy
+// of the node without the pod (a preemption dry run asking "would the pod
+// fit if these were evicted?"); its devices are free in both. Such a
+// reservation is kept (the copy is not the node) until it expires. Before
+// PreBind a reservation always counts: the pods of one pod-group cycle are
+// reserved on one snapshot, which does not show the members reserved
+// before.
+//
 // Thread safety: every member of Ledger may be called from any thread; one
 // lock guards the reservations (shared for reading, exclusive to change).
 #pragma once
@@ -79,12 +89,13 @@ class NodeDevices {
  public:
   explicit NodeDevices(int count) : count_(count) {}
 
-  // A pod on the node and its assigned label. A label that does not parse
-  // marks nothing: the plugin cannot know which devices such a pod holds
-  // (it did not write the label). Indices at or above the node's count are
-  // left out: the node does not have them (its count label was lowered).
+  // A pod on the node and its assigned label, if it has one. A label that
+  // does not parse marks nothing: the plugin cannot know which devices such
+  // a pod holds (it did not write the label). Indices at or above the
+  // node's count are left out: the node does not have them (its count
+  // label was lowered).
   void AddPod(std::string_view namespace_name, std::string_view name,
-              std::string_view assigned_label);
+              std::optional<std::string_view> assigned_label);
 
   int count() const { return count_; }
   // The devices that exist on the node.
@@ -94,15 +105,18 @@ class NodeDevices {
   // True when the node shows pod namespace/name with exactly `devices`.
   bool Shows(std::string_view namespace_name, std::string_view name,
              const DeviceSet& devices) const;
+  // True when the node shows pod namespace/name, labelled or not.
+  bool Has(std::string_view namespace_name, std::string_view name) const;
 
  private:
   struct Pod {
     std::string_view namespace_name, name;
-    DeviceSet devices;
+    std::optional<DeviceSet> devices;  // its readable label
   };
+  const Pod* Find(std::string_view namespace_name, std::string_view name) const;
   int count_;
   DeviceSet labelled_;
-  std::vector<Pod> pods_;  // the pods with a readable label
+  std::vector<Pod> pods_;
 };
 
 // The pod a reservation is for.
@@ -147,6 +161,7 @@ class Ledger {
     std::string namespace_name, name, node;
     DeviceSet devices;
     Clock::time_point expires;
+    bool prebound = false;
   };
   // Reservations on `node` that are live at `now`, ORed into `used`; the
   // uids of those the node shows are appended to `seen`.

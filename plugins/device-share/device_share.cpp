@@ -30,9 +30,7 @@ device_share::NodeDevices DevicesOf(const schedplug::Node& node, int count) {
   device_share::NodeDevices devices(count);
   for (size_t i = 0; i < node.pod_list_count(); ++i) {
     const schedplug::NodePod p = node.pod_list(i);
-    if (const auto label = p.label(kAssignedKey)) {
-      devices.AddPod(p.namespace_name(), p.name(), *label);
-    }
+    devices.AddPod(p.namespace_name(), p.name(), p.label(kAssignedKey));
   }
   return devices;
 }

@@ -170,8 +170,10 @@ TEST_F(LedgerTest, ReservationExpiresTtlAfterPreBind) {
   ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n1", d, 1));
   clock.now += minutes(5);  // waited in Permit
   ASSERT_EQ(ledger.PreBind("uid-a"), (std::vector<int>{0}));
-  // Bound, then deleted before the scheduler's view showed it: the
-  // devices come back once the TTL has run from PreBind.
+  // The node keeps showing the pod without the label PreBind wrote (the
+  // label was taken off, or the scheduler's view is stuck): the devices
+  // come back once the TTL has run from PreBind.
+  d.AddPod("ns", "a", std::nullopt);
   clock.now += Ledger::kTtl - seconds(1);
   EXPECT_EQ(ledger.Used("n1", d), Set({0}));
   clock.now += seconds(1);
@@ -179,6 +181,37 @@ TEST_F(LedgerTest, ReservationExpiresTtlAfterPreBind) {
   EXPECT_EQ(ledger.InFlight(), 0u);
   EXPECT_EQ(ledger.Reserve({"uid-b", "ns", "b"}, "n1", d, 1),
             (std::vector<int>{0}));
+}
+
+TEST_F(LedgerTest, PreBoundReservationCountsWhileTheNodeShowsItsPod) {
+  ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n1", NodeDevices(4), 2));
+  ASSERT_TRUE(ledger.PreBind("uid-a"));
+  // Assumed, not bound yet: shown without its label.
+  NodeDevices assumed(4);
+  assumed.AddPod("ns", "a", std::nullopt);
+  EXPECT_EQ(ledger.Used("n1", assumed), Set({0, 1}));
+  // Deleted (or left out of a preemption dry run's copy of the node):
+  // free, and the next pod may have them.
+  NodeDevices without(4);
+  without.AddPod("ns", "other", std::nullopt);
+  EXPECT_EQ(ledger.Used("n1", without), Set({}));
+  EXPECT_EQ(ledger.Reserve({"uid-b", "ns", "b"}, "n1", without, 2),
+            (std::vector<int>{0, 1}));
+  // The reservation is kept: a dry run's copy is not the node.
+  ledger.Unreserve("uid-b");
+  EXPECT_EQ(ledger.InFlight(), 1u);
+  EXPECT_EQ(ledger.Used("n1", assumed), Set({0, 1}));
+}
+
+TEST_F(LedgerTest, ReservationBeforePreBindCountsWithoutItsPod) {
+  // A pod-group cycle reserves its members on one snapshot, which shows
+  // none of them: the first member's devices stay taken for the second.
+  NodeDevices snapshot(4);
+  ASSERT_EQ(ledger.Reserve({"uid-a", "ns", "a"}, "n1", snapshot, 2),
+            (std::vector<int>{0, 1}));
+  EXPECT_EQ(ledger.Used("n1", snapshot), Set({0, 1}));
+  EXPECT_EQ(ledger.Reserve({"uid-b", "ns", "b"}, "n1", snapshot, 2),
+            (std::vector<int>{2, 3}));
 }
 
 TEST_F(LedgerTest, ReservationWithoutPreBindOutlivesTheLongestPermit) {
