@@ -112,7 +112,8 @@ class DeviceShare {
   schedplug::Status Reserve(const schedplug::Pod& pod,
                             const schedplug::Node& node) {
     const auto value = pod.annotation(kRequestAnnotation);
-    if (!value.has_value()) return schedplug::Status::Skip();
+    // Not a device pod: nothing to take (plugin.h allows no Skip here).
+    if (!value.has_value()) return schedplug::Status::Success();
     const auto request = device_share::ParseRequest(*value);
     if (!request.has_value()) {
       return schedplug::Status::Error(std::string(bad_request_.view()));
@@ -140,7 +141,7 @@ class DeviceShare {
                             const schedplug::Node& node,
                             schedplug::PodPatch& patch) {
     if (!pod.annotation(kRequestAnnotation).has_value()) {
-      return schedplug::Status::Skip();
+      return schedplug::Status::Success();  // nothing to write
     }
     const auto indices = ledger_->PreBind(pod.uid());
     if (!indices.has_value()) {

@@ -222,16 +222,18 @@ TEST(DeviceShareHooks, FilterSeesReservationsInFlightUntilUnreserve) {
   EXPECT_TRUE(patch.labels.empty() && patch.annotations.empty());
 }
 
-TEST(DeviceShareHooks, PodsWithoutTheAnnotationAreSkipped) {
+TEST(DeviceShareHooks, PodsWithoutTheAnnotationTakeAndWriteNothing) {
   Instance plugin;
   const Node node = DeviceNode("n1", "4");
   Pod plain("plain");
   plain.uid("uid-plain");
-  EXPECT_EQ(plugin.Reserve(plain, node).first, SCHEDPLUG_SKIP);
+  EXPECT_EQ(plugin.Reserve(plain, node), kOk);
   Patch patch;
-  EXPECT_EQ(plugin.PreBind(plain, node, patch).first, SCHEDPLUG_SKIP);
-  EXPECT_TRUE(patch.labels.empty());
+  EXPECT_EQ(plugin.PreBind(plain, node, patch), kOk);
+  EXPECT_TRUE(patch.labels.empty() && patch.annotations.empty());
   plugin.Unreserve(plain, node);
+  // It took nothing: a pod asking for every device still fits.
+  EXPECT_EQ(plugin.Reserve(DevicePod("all", "4"), node), kOk);
 }
 
 TEST(DeviceShareHooks, ARestartedInstanceRebuildsFromThePodsLabels) {
