@@ -100,7 +100,8 @@ bool NodeDevices::Has(std::string_view namespace_name,
   return Find(namespace_name, name) != nullptr;
 }
 
-Ledger::Ledger(std::function<Clock::time_point()> now) : now_(std::move(now)) {}
+Ledger::Ledger(std::function<Clock::time_point()> now)
+    : now_(std::move(now)), start_(now_()) {}
 
 void Ledger::CollectLocked(std::string_view node, const NodeDevices& devices,
                            Clock::time_point now, DeviceSet& used,

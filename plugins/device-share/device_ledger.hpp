@@ -156,6 +156,13 @@ class Ledger {
   // Live reservations (for tests and logs).
   size_t InFlight() const;
 
+  // How long ago the ledger was made. A new ledger (a restarted host, a
+  // reloaded plugin) does not know the pods whose PreBind an earlier one
+  // answered and whose binding the scheduler's view does not show yet:
+  // they sit on their node without the label. The plugin hands out no
+  // devices until such bindings have had time to arrive.
+  Clock::duration Age() const { return now_() - start_; }
+
  private:
   struct Reservation {
     std::string namespace_name, name, node;
@@ -176,6 +183,7 @@ class Ledger {
                                 Clock::time_point now);
 
   std::function<Clock::time_point()> now_;
+  Clock::time_point start_;
   mutable std::shared_mutex mu_;
   // By pod uid. Few entries: only the pods between Reserve and the node
   // showing them bound.

@@ -13,6 +13,7 @@
 // bookkeeping is device_ledger.hpp's; this file adapts it to the hooks.
 #include <schedplug/plugin.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,7 +56,8 @@ class DeviceShare {
 
   explicit DeviceShare(const schedplug::Args& args)
       : ledger_(std::make_unique<device_share::Ledger>()) {
-    args.allow_only({});
+    args.allow_only({"startupSettle"});
+    settle_ = args.duration("startupSettle", std::chrono::seconds(10));
   }
 
   // The pod's request, parsed once per cycle.
@@ -118,6 +120,10 @@ class DeviceShare {
     if (!request.has_value()) {
       return schedplug::Status::Error(std::string(bad_request_.view()));
     }
+    if (ledger_->Age() < settle_) {
+      // Errors go to kube-scheduler's backoff queue: retried in seconds.
+      return schedplug::Status::Error(settling_);
+    }
     const auto count =
         device_share::ParseCount(node.label(kCountLabel).value_or(""));
     if (!count.has_value()) {
@@ -160,6 +166,9 @@ class DeviceShare {
 
  private:
   std::unique_ptr<device_share::Ledger> ledger_;
+  // How long after start Reserve waits for the bindings in flight of an
+  // earlier instance to show on their nodes (Ledger::Age).
+  std::chrono::nanoseconds settle_;
   schedplug::Reason too_few_free_{"node(s) had too few free devices"};
   schedplug::Reason too_small_{
       "node(s) had fewer devices than the pod requests"};
@@ -169,6 +178,10 @@ class DeviceShare {
                                std::string(kCountLabel) +
                                " label (want a whole number from 0 to " +
                                std::to_string(device_share::kMaxDevices) + ")"};
+  std::string settling_{
+      "DeviceShare hands out no devices in its first seconds (arg "
+      "startupSettle), until the bindings in flight before it started show "
+      "on their nodes; kube-scheduler retries the pod"};
   schedplug::Reason bad_request_{"pod's annotation " +
                                  std::string(kRequestAnnotation) +
                                  " must be a whole number from 1 to " +

@@ -303,9 +303,11 @@ func TestDeviceShareAssignsDistinctDevices(t *testing.T) {
 
 // The host is killed and restarted while pods that fill every device are
 // scheduled, with slow bindings. The restarted plugin has no reservations:
-// it rebuilds the used devices from the bound pods' labels, and a pod it
-// reserved before the crash fails its PreBind and is scheduled again.
-// Every pod ends bound, no device twice.
+// it rebuilds the used devices from the bound pods' labels, hands out none
+// until the bindings answered before the crash can have reached the node
+// view (its startupSettle, 10 s), and a pod it reserved before the crash
+// fails its PreBind and is scheduled again. Every pod ends bound, no
+// device twice.
 func TestDeviceShareHostRestart(t *testing.T) {
 	s := startDeviceStack(t)
 	ctx := s.ctx()

@@ -228,6 +228,12 @@ TEST_F(LedgerTest, ReservationWithoutPreBindOutlivesTheLongestPermit) {
   EXPECT_EQ(ledger.PreBind("uid-b"), std::nullopt);
 }
 
+TEST_F(LedgerTest, AgeCountsFromConstruction) {
+  EXPECT_EQ(ledger.Age(), Ledger::Clock::duration::zero());
+  clock.now += seconds(7);
+  EXPECT_EQ(ledger.Age(), seconds(7));
+}
+
 TEST(Ledger, RestartRebuildsFromTheNodesPodsLabels) {
   FakeClock clock;
   NodeDevices d(4);

@@ -46,6 +46,8 @@ TEST(DeviceShare, DeclaresItsHooksDataAndEvents) {
   EXPECT_EQ(d.events, SCHEDPLUG_EVENT_POD_DELETE | SCHEDPLUG_EVENT_NODE_ADD |
                           SCHEDPLUG_EVENT_NODE_UPDATE_LABEL);
   EXPECT_THROW(create_plugin(DEVICE_SHARE_SO, R"({"devices": 4})"), Error);
+  EXPECT_THROW(create_plugin(DEVICE_SHARE_SO, R"({"startupSettle": 10})"),
+               Error);
 }
 
 TEST(DeviceShare, FilterCountsTheNodesPodsLabelsAndScorePacks) {
@@ -121,7 +123,8 @@ struct Patch {
 // a host older than ABI v1.1: the C++ layer begins the pod inside them.
 class Instance {
  public:
-  Instance() {
+  // A settle time of 1 ns: Reserve works at once.
+  explicit Instance(const std::string& args = R"({"startupSettle": "1ns"})") {
     handle_ = dlopen(DEVICE_SHARE_SO, RTLD_NOW | RTLD_LOCAL);
     if (handle_ == nullptr) throw std::runtime_error(dlerror());
     const auto entry = reinterpret_cast<schedplug_plugin_v1_fn>(
@@ -132,7 +135,7 @@ class Instance {
     host_.struct_size = sizeof host_;
     host_.settings = &settings_;
     Reason error;
-    if (d_->create("{}", 2, &host_, &instance_, &error.r) !=
+    if (d_->create(args.c_str(), args.size(), &host_, &instance_, &error.r) !=
         SCHEDPLUG_SUCCESS) {
       throw std::runtime_error(error.str());
     }
@@ -220,6 +223,24 @@ TEST(DeviceShareHooks, FilterSeesReservationsInFlightUntilUnreserve) {
             std::string::npos)
       << none.second;
   EXPECT_TRUE(patch.labels.empty() && patch.annotations.empty());
+}
+
+TEST(DeviceShareHooks, ReserveWaitsForTheStartupSettleTime) {
+  // The default, 10 s: a new instance cannot know the pods an earlier one
+  // handed devices to whose binding has not reached the node view yet.
+  Instance plugin("{}");
+  const Node node = DeviceNode("n1", "4");
+  const Pod web = DevicePod("web", "1");
+  EXPECT_EQ(plugin.Filter(web, node), kOk);
+  const Answer early = plugin.Reserve(web, node);
+  EXPECT_EQ(early.first, SCHEDPLUG_ERROR);
+  EXPECT_NE(early.second.find("DeviceShare hands out no devices in its first "
+                              "seconds (arg startupSettle)"),
+            std::string::npos)
+      << early.second;
+  // Nothing was reserved: PreBind has nothing to write.
+  Patch patch;
+  EXPECT_EQ(plugin.PreBind(web, node, patch).first, SCHEDPLUG_ERROR);
 }
 
 TEST(DeviceShareHooks, PodsWithoutTheAnnotationTakeAndWriteNothing) {
