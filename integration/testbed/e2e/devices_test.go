@@ -314,6 +314,16 @@ func TestDeviceShareHostRestart(t *testing.T) {
 	ns := s.namespace("devices-restart")
 	nodes := createDeviceNodes(t, s)
 
+	// A first pod bound shows the plugin past its startupSettle, so that
+	// the batch below is being reserved and bound when the host dies.
+	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, devicePodSpec("probe", 1, nil))))
+	if _, err := testenv.WaitForBound(ctx, s.client, ns, []string{"probe"}, 60*time.Second); err != nil {
+		msg, _ := testenv.FailedSchedulingMessage(ctx, s.client, ns, "probe")
+		t.Fatalf("%v; FailedScheduling: %q", err, msg)
+	}
+	s.must(s.client.CoreV1().Pods(ns).Delete(ctx, "probe", metav1.DeleteOptions{}))
+	waitPodGone(t, s, ns, "probe")
+
 	// One device each, as many pods as devices: every pod fits however
 	// they are packed, and only if no device is lost or given twice.
 	const total = deviceNodes * devicesPerNode
