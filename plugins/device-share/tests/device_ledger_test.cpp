@@ -28,7 +28,7 @@ struct FakeClock {
 };
 
 // A ledger on a fake clock.
-class LedgerTest : public ::testing::Test {
+class DeviceLedgerTest : public ::testing::Test {
  protected:
   FakeClock clock;
   Ledger ledger{clock.fn()};
@@ -40,7 +40,7 @@ DeviceSet Set(std::initializer_list<int> indices) {
   return s;
 }
 
-TEST(ParseNumber, AcceptsPlainDigitsInRange) {
+TEST(DeviceLedgerParse, AcceptsPlainDigitsInRange) {
   EXPECT_EQ(ParseCount("0"), 0);
   EXPECT_EQ(ParseCount("4"), 4);
   EXPECT_EQ(ParseCount("064"), 64);
@@ -48,7 +48,7 @@ TEST(ParseNumber, AcceptsPlainDigitsInRange) {
   EXPECT_EQ(ParseRequest("16"), 16);
 }
 
-TEST(ParseNumber, RefusesEverythingElse) {
+TEST(DeviceLedgerParse, RefusesEverythingElse) {
   for (const char* bad : {"", " 4", "4 ", "+4", "-1", "4.0", "0x4", "four",
                           "1e3", "4,", "99999999999999999999", "2147483648"}) {
     EXPECT_EQ(ParseCount(bad), std::nullopt) << '"' << bad << '"';
@@ -59,7 +59,7 @@ TEST(ParseNumber, RefusesEverythingElse) {
   EXPECT_EQ(ParseRequest("17"), std::nullopt);
 }
 
-TEST(ParseAssigned, ReadsDashSeparatedIndices) {
+TEST(DeviceLedgerParseAssigned, ReadsDashSeparatedIndices) {
   EXPECT_EQ(ParseAssigned("0"), Set({0}));
   EXPECT_EQ(ParseAssigned("0-3-5"), Set({0, 3, 5}));
   EXPECT_EQ(ParseAssigned("63"), Set({63}));
@@ -67,14 +67,14 @@ TEST(ParseAssigned, ReadsDashSeparatedIndices) {
   EXPECT_EQ(ParseAssigned("1-1-2"), Set({1, 2}));
 }
 
-TEST(ParseAssigned, RefusesMalformedLabels) {
+TEST(DeviceLedgerParseAssigned, RefusesMalformedLabels) {
   for (const char* bad : {"", "-", "1-", "-1", "1--2", "1,2", "a", "1-a", "64",
                           "1-99999999999", " 1"}) {
     EXPECT_EQ(ParseAssigned(bad), std::nullopt) << '"' << bad << '"';
   }
 }
 
-TEST(Assigned, LabelAndAnnotationFormats) {
+TEST(DeviceLedgerFormat, LabelAndAnnotationFormats) {
   EXPECT_EQ(AssignedLabel({0, 3, 5}), "0-3-5");
   EXPECT_EQ(AssignedAnnotation({0, 3, 5}), "0,3,5");
   EXPECT_EQ(AssignedLabel({7}), "7");
@@ -88,7 +88,7 @@ TEST(Assigned, LabelAndAnnotationFormats) {
             static_cast<size_t>(kMaxRequest));
 }
 
-TEST(NodeDevices, UnionOfLabelsSkipsBadLabelsAndMissingDevices) {
+TEST(DeviceLedgerNodeDevices, UnionOfLabelsSkipsBadLabelsAndMissingDevices) {
   NodeDevices d(4);
   d.AddPod("ns", "a", "0-1");
   d.AddPod("ns", "b", "1-2");      // overlaps a: counted once
@@ -102,7 +102,7 @@ TEST(NodeDevices, UnionOfLabelsSkipsBadLabelsAndMissingDevices) {
   EXPECT_TRUE(d.Shows("ns", "d", Set({3, 9})));
 }
 
-TEST_F(LedgerTest, UsedIsLabelsUnionReservations) {
+TEST_F(DeviceLedgerTest, UsedIsLabelsUnionReservations) {
   NodeDevices d(4);
   d.AddPod("ns", "bound", "0");
   ASSERT_EQ(ledger.Reserve({"uid-a", "ns", "a"}, "n1", d, 2),
@@ -117,7 +117,7 @@ TEST_F(LedgerTest, UsedIsLabelsUnionReservations) {
   EXPECT_EQ(ledger.InFlight(), 2u);
 }
 
-TEST_F(LedgerTest, APodBothLabelledAndReservedCountsOnce) {
+TEST_F(DeviceLedgerTest, APodBothLabelledAndReservedCountsOnce) {
   NodeDevices before(4);
   ASSERT_EQ(ledger.Reserve({"uid-a", "ns", "a"}, "n1", before, 2),
             (std::vector<int>{0, 1}));
@@ -130,7 +130,8 @@ TEST_F(LedgerTest, APodBothLabelledAndReservedCountsOnce) {
   EXPECT_EQ(ledger.InFlight(), 0u);
 }
 
-TEST_F(LedgerTest, ReservationKeptWhileTheNodeShowsThePodWithoutItsLabel) {
+TEST_F(DeviceLedgerTest,
+       ReservationKeptWhileTheNodeShowsThePodWithoutItsLabel) {
   ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n1", NodeDevices(4), 2));
   // The scheduler's view has the pod (assumed) without the label yet, or
   // an older pod of the same name with other devices.
@@ -140,7 +141,7 @@ TEST_F(LedgerTest, ReservationKeptWhileTheNodeShowsThePodWithoutItsLabel) {
   EXPECT_EQ(ledger.InFlight(), 1u);
 }
 
-TEST_F(LedgerTest, UnreserveReleases) {
+TEST_F(DeviceLedgerTest, UnreserveReleases) {
   NodeDevices d(2);
   ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n1", d, 2));
   EXPECT_EQ(ledger.Reserve({"uid-b", "ns", "b"}, "n1", d, 1), std::nullopt);
@@ -156,7 +157,7 @@ TEST_F(LedgerTest, UnreserveReleases) {
   EXPECT_EQ(ledger.PreBind("uid-a"), std::nullopt);
 }
 
-TEST_F(LedgerTest, ReserveAgainReplacesThePodsReservation) {
+TEST_F(DeviceLedgerTest, ReserveAgainReplacesThePodsReservation) {
   NodeDevices d(4);
   ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n1", d, 2));
   ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n2", d, 1));
@@ -165,7 +166,7 @@ TEST_F(LedgerTest, ReserveAgainReplacesThePodsReservation) {
   EXPECT_EQ(ledger.InFlight(), 1u);
 }
 
-TEST_F(LedgerTest, ReservationExpiresTtlAfterPreBind) {
+TEST_F(DeviceLedgerTest, ReservationExpiresTtlAfterPreBind) {
   NodeDevices d(4);
   ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n1", d, 1));
   clock.now += minutes(5);  // waited in Permit
@@ -183,7 +184,7 @@ TEST_F(LedgerTest, ReservationExpiresTtlAfterPreBind) {
             (std::vector<int>{0}));
 }
 
-TEST_F(LedgerTest, PreBoundReservationCountsWhileTheNodeShowsItsPod) {
+TEST_F(DeviceLedgerTest, PreBoundReservationCountsWhileTheNodeShowsItsPod) {
   ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n1", NodeDevices(4), 2));
   ASSERT_TRUE(ledger.PreBind("uid-a"));
   // Assumed, not bound yet: shown without its label.
@@ -203,7 +204,7 @@ TEST_F(LedgerTest, PreBoundReservationCountsWhileTheNodeShowsItsPod) {
   EXPECT_EQ(ledger.Used("n1", assumed), Set({0, 1}));
 }
 
-TEST_F(LedgerTest, ReservationBeforePreBindCountsWithoutItsPod) {
+TEST_F(DeviceLedgerTest, ReservationBeforePreBindCountsWithoutItsPod) {
   // A pod-group cycle reserves its members on one snapshot, which shows
   // none of them: the first member's devices stay taken for the second.
   NodeDevices snapshot(4);
@@ -214,7 +215,7 @@ TEST_F(LedgerTest, ReservationBeforePreBindCountsWithoutItsPod) {
             (std::vector<int>{2, 3}));
 }
 
-TEST_F(LedgerTest, ReservationWithoutPreBindOutlivesTheLongestPermit) {
+TEST_F(DeviceLedgerTest, ReservationWithoutPreBindOutlivesTheLongestPermit) {
   NodeDevices d(4);
   ASSERT_TRUE(ledger.Reserve({"uid-a", "ns", "a"}, "n1", d, 1));
   clock.now += Ledger::kPermitMax;
@@ -228,13 +229,13 @@ TEST_F(LedgerTest, ReservationWithoutPreBindOutlivesTheLongestPermit) {
   EXPECT_EQ(ledger.PreBind("uid-b"), std::nullopt);
 }
 
-TEST_F(LedgerTest, AgeCountsFromConstruction) {
+TEST_F(DeviceLedgerTest, AgeCountsFromConstruction) {
   EXPECT_EQ(ledger.Age(), Ledger::Clock::duration::zero());
   clock.now += seconds(7);
   EXPECT_EQ(ledger.Age(), seconds(7));
 }
 
-TEST(Ledger, RestartRebuildsFromTheNodesPodsLabels) {
+TEST(DeviceLedger, RestartRebuildsFromTheNodesPodsLabels) {
   FakeClock clock;
   NodeDevices d(4);
   {
@@ -257,7 +258,7 @@ TEST(Ledger, RestartRebuildsFromTheNodesPodsLabels) {
   EXPECT_EQ(after.PreBind("uid-a"), std::nullopt);
 }
 
-TEST(Ledger, ConcurrentReservesNeverShareAnIndex) {
+TEST(DeviceLedger, ConcurrentReservesNeverShareAnIndex) {
   constexpr int kThreads = 8;
   constexpr int kPodsPerThread = 40;
   Ledger ledger;
