@@ -124,6 +124,15 @@ func ShapeFitPluginDir() (string, error) {
 		"shape_fit.so", "the sample plugin", "")
 }
 
+// DeviceSharePluginDir is the directory of the sample plugin that owns
+// devices (plugins/device-share: Reserve, Unreserve, PreBind):
+// device_share.so from $SCHEDPLUG_DEVICE_SHARE_PLUGIN_DIR or
+// build/plugins/device-share.d.
+func DeviceSharePluginDir() (string, error) {
+	return pluginDirWith("SCHEDPLUG_DEVICE_SHARE_PLUGIN_DIR", filepath.Join("build", "plugins", "device-share.d"),
+		"device_share.so", "the sample plugin", "")
+}
+
 // NoHintsPluginDir is the directory of the sample plugins the perf
 // suite's Filter+Score workloads without hints load (DedicatedNodes built
 // without its hints, and NetworkLatency; plugins/CMakeLists.txt):

@@ -37,6 +37,23 @@
 //       instance reads, for SCHEDPLUG_HINT_FILTER_READS_DECLARED_POD_KEYS
 //       (called once, after Configure; absent: none)
 //
+// Hooks for plugins that own a resource (devices, quotas, gates; ABI v1.6;
+// a v1.5 host never calls them). They may be non-const: they change the
+// plugin's own state, under the class's own lock, since they run
+// concurrently for different pods and with Filter / Score:
+//
+//   Status   Reserve(const Pod&, const Node&)      take what the pod needs
+//   void     Unreserve(const Pod&, const Node&)    give it back (needs Reserve
+//       or Permit; must tolerate pods never reserved; an exception is
+//       logged through the host's log and ignored)
+//   Status   Permit(const Pod&, const Node&)       Success, Unschedulable
+//       (reject), or Status::Wait(timeout) until Host::PermitAllow /
+//       PermitReject names the pod's uid
+//   Status   PreBind(const Pod&, const Node&, PodPatch& patch)   labels and
+//       annotations the scheduler writes on the pod before binding it
+//   Status   PreEnqueue(const Pod&)                Success admits the pod
+//       to the queue; UnschedulableAndUnresolvable keeps it out
+//
 // Per-pod state (plugin.h's pod_begin): a class that declares a type
 // `PodState` and BeginPod gets it built once per pod and passed to every
 // Filter / Score call for that pod, instead of Applies:
@@ -59,6 +76,7 @@
 //   schedplug/cpp/status.hpp     Status, Reason
 //   schedplug/cpp/args.hpp       Args, ArgsError
 //   schedplug/cpp/host.hpp       Host, Settings, Gates
+//   schedplug/cpp/pod_patch.hpp  PodPatch
 //   schedplug/cpp/published.hpp  Published<T>
 //   schedplug/cpp/export.hpp     SCHEDPLUG_PLUGIN and its trampolines
 // Include this header, not the parts.
@@ -67,6 +85,7 @@
 #include "schedplug/cpp/args.hpp"
 #include "schedplug/cpp/export.hpp"
 #include "schedplug/cpp/host.hpp"
+#include "schedplug/cpp/pod_patch.hpp"
 #include "schedplug/cpp/published.hpp"
 #include "schedplug/cpp/status.hpp"
 #include "schedplug/cpp/views.hpp"

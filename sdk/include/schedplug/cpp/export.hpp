@@ -20,6 +20,7 @@
 
 #include "schedplug/cpp/args.hpp"
 #include "schedplug/cpp/host.hpp"
+#include "schedplug/cpp/pod_patch.hpp"
 #include "schedplug/cpp/status.hpp"
 #include "schedplug/cpp/views.hpp"
 #include "schedplug/plugin.h"
@@ -110,6 +111,30 @@ concept HasStateScore = HasPodState<T> &&
   { t.Score(p, n, s, v) } -> std::same_as<Status>;
 };
 
+// The hooks of plugins that own a resource (ABI v1.6) change the plugin's
+// own state (reservations), so they may be non-const: `T&` accepts both.
+template <class T>
+concept HasReserve = requires(T& t, const Pod& p, const Node& n) {
+  { t.Reserve(p, n) } -> std::same_as<Status>;
+};
+template <class T>
+concept HasUnreserve = requires(T& t, const Pod& p, const Node& n) {
+  { t.Unreserve(p, n) } -> std::same_as<void>;
+};
+template <class T>
+concept HasPermit = requires(T& t, const Pod& p, const Node& n) {
+  { t.Permit(p, n) } -> std::same_as<Status>;
+};
+template <class T>
+concept HasPreBind = requires(T& t, const Pod& p, const Node& n,
+                              PodPatch& patch) {
+  { t.PreBind(p, n, patch) } -> std::same_as<Status>;
+};
+template <class T>
+concept HasPreEnqueue = requires(T& t, const Pod& p) {
+  { t.PreEnqueue(p) } -> std::same_as<Status>;
+};
+
 // A member with a hook's name but not its signature would silently leave the
 // hook out; these catch that at compile time.
 template <class T>
@@ -143,6 +168,26 @@ concept NamesPodLabelKeys = requires {
 template <class T>
 concept NamesPodAnnotationKeys = requires {
   &T::PodAnnotationKeys;
+};
+template <class T>
+concept NamesReserve = requires {
+  &T::Reserve;
+};
+template <class T>
+concept NamesUnreserve = requires {
+  &T::Unreserve;
+};
+template <class T>
+concept NamesPermit = requires {
+  &T::Permit;
+};
+template <class T>
+concept NamesPreBind = requires {
+  &T::PreBind;
+};
+template <class T>
+concept NamesPreEnqueue = requires {
+  &T::PreEnqueue;
 };
 
 constexpr bool is_upper_camel_case(const char* s) {
@@ -502,6 +547,86 @@ schedplug_code refresh(void* instance, schedplug_reason* reason) noexcept {
   });
 }
 
+template <class T>
+schedplug_code reserve(void* instance, const schedplug_pod* pod,
+                       const schedplug_node* node,
+                       schedplug_reason* reason) noexcept {
+  return guarded("Reserve", reason, [&] {
+    return report(plugin_of<T>(instance).Reserve(Pod(*pod), Node(*node)),
+                  reason);
+  });
+}
+
+// unreserve cannot fail: an exception is logged and swallowed.
+template <class T>
+void unreserve(void* instance, const schedplug_pod* pod,
+               const schedplug_node* node) noexcept {
+  Holder<T>& h = *static_cast<Holder<T>*>(instance);
+  const auto where = [&] {
+    return "exception in Unreserve of pod " +
+           std::string(detail::sv(pod->namespace_name)) + "/" +
+           std::string(detail::sv(pod->name)) + " on node " +
+           std::string(detail::sv(node->name)) +
+           " (ignored: Unreserve cannot "
+           "fail; release what Reserve took without throwing)";
+  };
+  try {
+    h.plugin.Unreserve(Pod(*pod), Node(*node));
+  } catch (const std::exception& e) {
+    try {
+      h.host.error(where() + ": " + e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      h.host.error("unknown " + where());
+    } catch (...) {
+    }
+  }
+}
+
+template <class T>
+schedplug_code permit(void* instance, const schedplug_pod* pod,
+                      const schedplug_node* node, schedplug_permit_result* out,
+                      schedplug_reason* reason) noexcept {
+  return guarded("Permit", reason, [&] {
+    const Status s = plugin_of<T>(instance).Permit(Pod(*pod), Node(*node));
+    if (s.code() == SCHEDPLUG_WAIT) {
+      const auto ms = s.timeout().count();
+      if (ms < 1 ||
+          ms > static_cast<int64_t>(SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS)) {
+        return report(
+            Status::Error("Permit returned Status::Wait(" + std::to_string(ms) +
+                          "ms); the timeout must be from 1 ms to " +
+                          std::to_string(SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS) +
+                          " ms (15 minutes, kube-scheduler's limit)"),
+            reason);
+      }
+      if (out != nullptr) out->timeout_ms = static_cast<uint64_t>(ms);
+    }
+    return report(s, reason);
+  });
+}
+
+template <class T>
+schedplug_code pre_bind(void* instance, const schedplug_pod* pod,
+                        const schedplug_node* node, schedplug_pod_patch* patch,
+                        schedplug_reason* reason) noexcept {
+  return guarded("PreBind", reason, [&] {
+    PodPatch p(patch);
+    return report(plugin_of<T>(instance).PreBind(Pod(*pod), Node(*node), p),
+                  reason);
+  });
+}
+
+template <class T>
+schedplug_code pre_enqueue(void* instance, const schedplug_pod* pod,
+                           schedplug_reason* reason) noexcept {
+  return guarded("PreEnqueue", reason, [&] {
+    return report(plugin_of<T>(instance).PreEnqueue(Pod(*pod)), reason);
+  });
+}
+
 // The class's kHints, 0 without.
 template <class T>
 constexpr uint64_t static_hints() {
@@ -557,6 +682,26 @@ constexpr schedplug_plugin make_descriptor(const char* name,
                 "a plugin with Refresh must declare "
                 "`static constexpr uint32_t kRefreshPeriodMs` (> 0)");
 
+  static_assert(!NamesReserve<T> || HasReserve<T>,
+                "Reserve must be `schedplug::Status Reserve(const "
+                "schedplug::Pod&, const schedplug::Node&)`");
+  static_assert(!NamesUnreserve<T> || HasUnreserve<T>,
+                "Unreserve must be `void Unreserve(const schedplug::Pod&, "
+                "const schedplug::Node&)`");
+  static_assert(!NamesPermit<T> || HasPermit<T>,
+                "Permit must be `schedplug::Status Permit(const "
+                "schedplug::Pod&, const schedplug::Node&)`");
+  static_assert(!NamesPreBind<T> || HasPreBind<T>,
+                "PreBind must be `schedplug::Status PreBind(const "
+                "schedplug::Pod&, const schedplug::Node&, "
+                "schedplug::PodPatch& patch)`");
+  static_assert(!NamesPreEnqueue<T> || HasPreEnqueue<T>,
+                "PreEnqueue must be `schedplug::Status PreEnqueue(const "
+                "schedplug::Pod&)`");
+  static_assert(!HasUnreserve<T> || HasReserve<T> || HasPermit<T>,
+                "Unreserve undoes what Reserve or Permit did; add Reserve "
+                "(or Permit), or remove Unreserve");
+
   schedplug_plugin d{};
   d.abi_version = SCHEDPLUG_ABI_VERSION;
   d.struct_size = sizeof(schedplug_plugin);
@@ -573,6 +718,11 @@ constexpr schedplug_plugin make_descriptor(const char* name,
   if constexpr (HasFilter<T> || HasStateFilter<T>) d.filter = &filter<T>;
   if constexpr (HasScore<T> || HasStateScore<T>) d.score = &score<T>;
   if constexpr (HasNormalizeScore<T>) d.normalize_score = &normalize_score<T>;
+  if constexpr (HasReserve<T>) d.reserve = &reserve<T>;
+  if constexpr (HasUnreserve<T>) d.unreserve = &unreserve<T>;
+  if constexpr (HasPermit<T>) d.permit = &permit<T>;
+  if constexpr (HasPreBind<T>) d.pre_bind = &pre_bind<T>;
+  if constexpr (HasPreEnqueue<T>) d.pre_enqueue = &pre_enqueue<T>;
   if constexpr (HasNormalizePolicy<T>) {
     d.normalize_policy = T::kNormalize;
   } else {

@@ -2,6 +2,8 @@
 // Reason, a rejection reason built once. Included by <schedplug/plugin.hpp>.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,12 +58,23 @@ class Status {
     return Status(SCHEDPLUG_ERROR, std::move(message));
   }
   static Status Skip() { return Status(SCHEDPLUG_SKIP); }
+  // Permit only (ABI v1.6): hold the pod until Host::PermitAllow /
+  // PermitReject names its uid, or until `timeout` passes (then the pod is
+  // rejected). From 1 ms to SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS (15 min);
+  // anything else makes Permit fail with an ERROR saying so.
+  static Status Wait(std::chrono::milliseconds timeout) {
+    Status s(SCHEDPLUG_WAIT);
+    s.timeout_ = timeout;
+    return s;
+  }
 
   schedplug_code code() const { return code_; }
   std::string_view reason() const {
     return borrowed_.data() != nullptr ? borrowed_ : std::string_view(owned_);
   }
   bool ok() const { return code_ == SCHEDPLUG_SUCCESS; }
+  // The wait of Status::Wait; zero for the other statuses.
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
   explicit Status(schedplug_code code) : code_(code) {}
@@ -72,6 +85,7 @@ class Status {
   schedplug_code code_;
   std::string owned_;          // a reason built for this call
   std::string_view borrowed_;  // or a view of a Reason the plugin keeps
+  std::chrono::milliseconds timeout_{0};
 };
 
 }  // namespace schedplug
