@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -37,6 +38,16 @@ type Plugin struct {
 	// hooks: the ABI v1.6 hooks the host reported when the factory ran
 	// (hooks.go).
 	hooks hookSet
+	// last is the CycleState in which the plugin last found its cycle,
+	// with that cycle: the framework's Filter and Score workers call with
+	// the same state for every node, and a CycleState never gets another
+	// cycle once it has one (see cycleIn).
+	last atomic.Pointer[stateCycle]
+}
+
+type stateCycle struct {
+	state fwk.CycleState
+	c     *cycle.Cycle
 }
 
 var (
@@ -81,6 +92,21 @@ func (p *Plugin) recoverStatus(ctx context.Context, where string, st **fwk.Statu
 // shim plugins: the first to run starts the cycle, the others read it.
 const cycleKey fwk.StateKey = "schedplug.dev/cycle"
 
+// cycleIn is readCycle, remembered for the state it was found in: it
+// spares the CycleState lookup (a concurrent map's) of every Filter and
+// Score on every node after the first. Only a state without a cycle gets
+// one written (startCycle, cycleOf), so a remembered answer stays true.
+func (p *Plugin) cycleIn(state fwk.CycleState) *cycle.Cycle {
+	if l := p.last.Load(); l != nil && l.state == state {
+		return l.c
+	}
+	c := readCycle(state)
+	if c != nil {
+		p.last.Store(&stateCycle{state: state, c: c})
+	}
+	return c
+}
+
 func readCycle(state fwk.CycleState) *cycle.Cycle {
 	if d, err := state.Read(cycleKey); err == nil {
 		if c, ok := d.(*cycle.Cycle); ok {
@@ -111,7 +137,7 @@ func (p *Plugin) startCycle(state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeI
 // (kube-scheduler's nominated-pods pass clones it before any Filter runs
 // on the original).
 func (p *Plugin) cycleOf(state fwk.CycleState, pod *v1.Pod, fallback []fwk.NodeInfo) *cycle.Cycle {
-	if c := readCycle(state); c != nil {
+	if c := p.cycleIn(state); c != nil {
 		return c
 	}
 	c := p.mgr.tracker.Lazy(cycleToken(state), func() *cycle.Cycle {

@@ -88,7 +88,7 @@ func nodeNames(nodes []fwk.NodeInfo) []string {
 // NormalizeScore replaces.
 func (p *Plugin) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (_ int64, st *fwk.Status) {
 	defer p.recoverStatus(ctx, "Score", &st)
-	c := readCycle(state)
+	c := p.cycleIn(state)
 	if c == nil || ni.Node() == nil {
 		return 0, nil
 	}
@@ -135,7 +135,12 @@ func (p *Plugin) NormalizeScore(ctx context.Context, state fwk.CycleState, pod *
 		if ps == nil {
 			continue
 		}
-		j, ok := s.Position(scores[i].Name)
+		j, ok := i, i < len(s.Nodes()) && s.Nodes()[i] == scores[i].Name
+		if !ok {
+			// The framework lists the nodes in PreScore's order; a caller
+			// that does not is looked up by name.
+			j, ok = s.Position(scores[i].Name)
+		}
 		if !ok || j >= len(ps.GetScores()) {
 			return fwk.AsStatus(fmt.Errorf("plugin %s: node %q was not among the nodes scored by schedplug-host", p.name, scores[i].Name))
 		}

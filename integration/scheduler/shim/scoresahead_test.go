@@ -265,3 +265,36 @@ func TestScoresAheadAcrossAHostRestart(t *testing.T) {
 		t.Fatalf("PreScore calls on the restarted host = %d, want 0", ps)
 	}
 }
+
+// NormalizeScore reads each node's score by position when the framework
+// lists the nodes in PreScore's order; a list in another order still gets
+// each node its own score.
+func TestNormalizeScoreInAnotherOrderThanPreScore(t *testing.T) {
+	infos := []*pb.PluginInfo{{Name: "F", HasFilter: true}, {Name: "S", HasScore: true}}
+	e := newAheadEnv(t, infos, nil)
+	a := testNode("a", map[string]string{"score-S": "10"}, 0)
+	c := testNode("c", map[string]string{"score-S": "55"}, 0)
+	d := testNode("d", map[string]string{"score-S": "70"}, 0)
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	pod := testPod("p", nil)
+	nodes := asList(a, c, d)
+	for _, n := range []string{"F", "S"} {
+		if _, st := e.plugins[n].PreFilter(ctx, state, pod, nodes); !st.IsSuccess() && !st.IsSkip() {
+			t.Fatalf("PreFilter %s: %v", n, st)
+		}
+	}
+	if st := e.plugins["S"].PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
+		t.Fatalf("PreScore: %v", st)
+	}
+	list := fwk.NodeScoreList{{Name: "d"}, {Name: "a"}, {Name: "c"}}
+	if st := e.plugins["S"].NormalizeScore(ctx, state, pod, list); !st.IsSuccess() {
+		t.Fatalf("NormalizeScore: %v", st)
+	}
+	want := map[string]int64{"a": 10, "c": 55, "d": 70}
+	for _, s := range list {
+		if s.Score != want[s.Name] {
+			t.Errorf("score of %s = %d, want %d", s.Name, s.Score, want[s.Name])
+		}
+	}
+}

@@ -145,7 +145,7 @@ func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInf
 		}
 		positions[i] = uint32(pos)
 	}
-	s := &Scores{position: make(map[string]int, len(feasible)), plugins: make(map[string]*pb.PluginScores, len(a.plugins))}
+	s := &Scores{nodes: feasible, position: make(map[string]int, len(feasible)), plugins: make(map[string]*pb.PluginScores, len(a.plugins))}
 	for i, name := range feasible {
 		s.position[name] = i
 	}

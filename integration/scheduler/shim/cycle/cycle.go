@@ -185,13 +185,12 @@ func (c *Cycle) Filter(ctx context.Context, plugin string, ni fwk.NodeInfo) Answ
 // fromCall is the call's verdict on ni, if the host evaluated exactly this
 // state of it; outside the window, after the cycle's FilterNodes call.
 func (c *Cycle) fromCall(ctx context.Context, r *callResult, idx int, slot uint32, ni fwk.NodeInfo) (Answer, bool) {
-	st := nodetable.StateOf(ni)
-	v, ok, outside := r.lookup(idx, slot, st, false)
+	v, ok, outside := r.lookup(idx, slot, ni, c.podGroupCycle, false)
 	if outside {
 		if err, _ := c.evaluateRest(ctx, r); err != nil {
 			return Answer{Err: err, Timeout: c.timeout()}, true
 		}
-		v, ok, _ = r.lookup(idx, slot, st, false)
+		v, ok, _ = r.lookup(idx, slot, ni, c.podGroupCycle, false)
 	}
 	return v.answer(), ok
 }

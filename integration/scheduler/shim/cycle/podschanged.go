@@ -6,7 +6,6 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"schedplug.dev/integration/scheduler/shim/abi"
-	"schedplug.dev/integration/scheduler/shim/nodetable"
 )
 
 // The node's own verdict for a copy whose pods alone changed, the fourth
@@ -33,11 +32,10 @@ func (c *Cycle) fromPodsChanged(ctx context.Context, r *callResult, idx int, plu
 	if snap == nil || snap.Node() != ni.Node() {
 		return Answer{}, false
 	}
-	st := nodetable.StateOf(snap)
-	v, ok, outside := r.lookup(idx, slot, st, true)
+	v, ok, outside := r.lookup(idx, slot, snap, c.podGroupCycle, true)
 	if outside {
 		if err, _ := c.evaluateRest(ctx, r); err == nil {
-			v, ok, _ = r.lookup(idx, slot, st, true)
+			v, ok, _ = r.lookup(idx, slot, snap, c.podGroupCycle, true)
 		}
 	}
 	if ok {

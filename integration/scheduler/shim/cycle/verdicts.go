@@ -129,18 +129,19 @@ type verdict struct {
 }
 
 // lookup returns the plugin's verdict on the node in `slot` if the host
-// evaluated exactly this state of it (nodetable.State); ok=false means the
+// evaluated exactly this state of it (nodetable.State.Holds: whole compares
+// every value, not the generation alone); ok=false means the
 // host must be asked about this NodeInfo explicitly. outside: the state is
 // the one sent, but the node is outside the window PreFilter evaluated and
 // FilterNodes has not been asked yet. own: an earlier plugin's rejection
 // says nothing of this one (ok=false), as for a changed copy of the node
 // on which the earlier plugin may pass.
-func (r *callResult) lookup(pluginIdx int, slot uint32, st nodetable.State, own bool) (v verdict, ok, outside bool) {
+func (r *callResult) lookup(pluginIdx int, slot uint32, ni fwk.NodeInfo, whole, own bool) (v verdict, ok, outside bool) {
 	vt := r.verdicts.Load()
 	if int(slot) >= len(vt.rejection) {
 		return verdict{}, false, false
 	}
-	if held, ok := r.states.At(slot); !ok || held != st {
+	if held, ok := r.states.At(slot); !ok || !held.Holds(ni, whole) {
 		return verdict{}, false, false
 	}
 	unfinished := vt.unfinished

@@ -256,10 +256,7 @@ func (pl *planner) setSlotOfInfo(n int) {
 // the generation alone says so, except while the snapshot may change in
 // place (wholeStates, see State). Callers hold t.mu (read).
 func (t *Table) unchangedAt(s uint32, ni fwk.NodeInfo, wholeStates bool) bool {
-	if wholeStates {
-		return t.gens[s] == StateOf(ni)
-	}
-	return t.gens[s].gen == ni.GetGeneration()
+	return t.gens[s].Holds(ni, wholeStates)
 }
 
 // planStates returns the slot states after p: the table's, with p's
