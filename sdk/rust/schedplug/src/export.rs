@@ -938,6 +938,30 @@ macro_rules! plugin_descriptor {
 /// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [filter]);
 /// # fn main() {}
 /// ```
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Plugin, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// }
+/// // unreserve undoes what reserve or permit did
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [unreserve]);
+/// # fn main() {}
+/// ```
+///
+/// ```
+/// # use schedplug::{Create, Plugin, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// }
+/// // The same with permit (or reserve) compiles.
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [permit, unreserve]);
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! export_plugin {
     ($($args:tt)*) => {
