@@ -42,8 +42,9 @@ TEST(KitHooks, ReserveFilterUnreserveAndPreBindTheAssignment) {
   plugin->unreserve(a, n);
   EXPECT_EQ(plugin->filter(b, n).code, SCHEDPLUG_SUCCESS);
   EXPECT_EQ(plugin->pre_bind(a, n).reason, "no slots reserved for the pod");
-  // A pod without the annotation is skipped.
-  EXPECT_EQ(plugin->reserve(st::Pod("plain"), n).code, SCHEDPLUG_SKIP);
+  // A pod without the annotation is skipped, which the host reads as
+  // success.
+  EXPECT_EQ(plugin->reserve(st::Pod("plain"), n).code, SCHEDPLUG_SUCCESS);
   EXPECT_EQ(plugin->unreserve_problem(b, n), "");
 }
 
@@ -92,11 +93,17 @@ TEST(KitHooks, TheCarelessBuildsMistakesAreReported) {
   ASSERT_TRUE(plugin->reserve(wanting("a", "2"), n).ok());
   const st::PreBindResult bound = plugin->pre_bind(wanting("a", "2"), n);
   EXPECT_EQ(bound.code, SCHEDPLUG_ERROR);
-  EXPECT_EQ(bound.reason,
-            "plugin SlotOwner's pre_bind() wrote a pod patch the host "
-            "refused: the label slots.example.com/assigned=\"0,1\" is not a "
-            "valid label value: the value must consist of letters, digits, "
-            "'-', '_' and '.', and begin and end with a letter or digit");
+  // The host's sentence, then what the plugin said about the refusal.
+  EXPECT_EQ(bound.reason.rfind(
+                "plugin SlotOwner's pre_bind(): the label "
+                "\"slots.example.com/assigned\" was refused: its value \"0,1\" "
+                "is not valid (a label value is empty or 1 to 63 characters: "
+                "letters, digits, '-', '_' and '.', beginning and ending with "
+                "a letter or digit) (the plugin says: the host refused the pod "
+                "label \"slots.example.com/assigned\"=\"0,1\" (",
+                0),
+            0u)
+      << bound.reason;
   EXPECT_TRUE(bound.labels.empty());
 
   const st::PermitResult waits = plugin->permit(
@@ -130,27 +137,46 @@ TEST(PodPatchRules, LabelsAsKubernetesValidatesThem) {
   EXPECT_NE(pod_label_problem("x", "a b"), "");
   EXPECT_NE(pod_label_problem("", "a"), "");
   EXPECT_NE(pod_label_problem("Example.com/a", "a"), "");
+  EXPECT_NE(pod_label_problem(std::string(64, 'p') + ".com/a", "a"), "");
   EXPECT_NE(pod_label_problem("a/b/c", "a"), "");
   EXPECT_NE(pod_label_problem("example..com/a", "a"), "");
   EXPECT_NE(pod_label_problem("example.com/", "a"), "");
   EXPECT_NE(pod_label_problem(std::string(254, 'a') + "/b", "a"), "");
   EXPECT_NE(pod_label_problem(std::string(64, 'k'), "a"), "");
   EXPECT_EQ(pod_label_problem("a/b/c", "v"),
-            "the label key \"a/b/c\" is not a qualified name ([prefix/]name, "
-            "e.g. example.com/device): it has more than one '/'");
+            "the label key \"a/b/c\" was refused: its name \"b/c\" is not a "
+            "qualified name (1 to 63 characters: letters, digits, '-', '_' "
+            "and '.', beginning and ending with a letter or digit)");
 }
 
 TEST(PodPatchRules, AnnotationsKeysQualifiedValuesBounded) {
-  EXPECT_EQ(pod_annotation_problem("Example.COM/Key", "any, text: \n"), "");
+  EXPECT_EQ(pod_annotation_problem("example.com/Key", "any, text: \n"), "");
+  EXPECT_NE(pod_annotation_problem("Example.COM/Key", "v"), "");
   EXPECT_EQ(pod_annotation_problem(
                 "k", std::string(SCHEDPLUG_POD_PATCH_VALUE_MAX, 'v')),
             "");
   EXPECT_EQ(pod_annotation_problem(
                 "k", std::string(SCHEDPLUG_POD_PATCH_VALUE_MAX + 1, 'v')),
-            "the annotation k has a value of 4097 bytes, more than the 4096 "
-            "a pre_bind() may set");
+            "the annotation \"k\" was refused: its value is 4097 bytes, more "
+            "than SCHEDPLUG_POD_PATCH_VALUE_MAX (4096)");
   EXPECT_NE(pod_annotation_problem("k", "\xff"), "");
   EXPECT_NE(pod_annotation_problem("bad key", "v"), "");
+}
+
+TEST(ResourceHookRules, CodesAsTheHostReadsThem) {
+  using schedplug::runtime::resource_hook_verdict;
+  EXPECT_EQ(
+      resource_hook_verdict("P", "reserve", SCHEDPLUG_SKIP, "x", false).code,
+      SCHEDPLUG_SUCCESS);
+  EXPECT_EQ(
+      resource_hook_verdict("P", "permit", SCHEDPLUG_WAIT, "x", true).code,
+      SCHEDPLUG_WAIT);
+  EXPECT_EQ(
+      resource_hook_verdict("P", "reserve", SCHEDPLUG_WAIT, "", false).reason,
+      "plugin P returned the code WAIT, which only permit() may return, from "
+      "reserve()");
+  EXPECT_EQ(resource_hook_verdict("P", "pre_enqueue", 9, "", false).reason,
+            "plugin P returned the unknown status code 9 from pre_enqueue()");
 }
 
 TEST(PodPatchRules, TheRecorderRefusesTheSeventeenthEntryAndKeepsTheLast) {
@@ -168,8 +194,9 @@ TEST(PodPatchRules, TheRecorderRefusesTheSeventeenthEntryAndKeepsTheLast) {
   EXPECT_EQ(rec.labels().at("k0"), "again");
   EXPECT_EQ(set(false, "k99", "v"), SCHEDPLUG_ERROR);
   EXPECT_EQ(rec.refused(),
-            "setting k99 would make the patch hold more than 16 labels and "
-            "annotations");
+            "the annotation \"k99\" was refused: the patch already holds 16 "
+            "labels and annotations, the most one pre_bind() may set "
+            "(SCHEDPLUG_POD_PATCH_MAX)");
   EXPECT_EQ(set(true, "bad key", "v"), SCHEDPLUG_ERROR);
   EXPECT_EQ(rec.labels().size() + rec.annotations().size(),
             SCHEDPLUG_POD_PATCH_MAX);

@@ -6,7 +6,6 @@
 // both use, like schedplug/runtime.hpp.
 #pragma once
 
-#include <cctype>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -19,121 +18,117 @@
 namespace schedplug::runtime {
 
 // ---------------------------------------------------------------------------
-// Kubernetes names (k8s.io/apimachinery/pkg/util/validation).
+// Kubernetes names (k8s.io/apimachinery/pkg/util/validation), with
+// schedplug-host's sentences.
 
-// Why `s` is not a DNS-1123 subdomain (a qualified name's prefix:
-// lowercase letters, digits, '-' and '.', each dot-separated part starting
-// and ending with a letter or digit, at most 253 characters), or empty.
-inline std::string dns_subdomain_problem(std::string_view s) {
-  if (s.empty()) return "the prefix before '/' is empty";
-  if (s.size() > 253)
-    return "the prefix before '/' is longer than 253 characters";
-  const auto alnum = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-  };
+namespace names_detail {
+inline bool alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9');
+}
+inline bool lower_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+}  // namespace names_detail
+
+// [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])? of at most 63 characters.
+inline bool is_name_part(std::string_view s) {
+  using names_detail::alnum;
+  if (s.empty() || s.size() > 63) return false;
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s) {
+    if (!(alnum(c) || c == '-' || c == '_' || c == '.')) return false;
+  }
+  return true;
+}
+
+// A DNS-1123 subdomain: lowercase labels of [a-z0-9-], alphanumeric at both
+// ends, at most 63 characters each, joined by '.', at most 253 in all.
+inline bool is_dns_subdomain(std::string_view s) {
+  using names_detail::lower_alnum;
+  if (s.empty() || s.size() > 253) return false;
   size_t start = 0;
   while (start <= s.size()) {
     size_t end = s.find('.', start);
     if (end == std::string_view::npos) end = s.size();
-    const std::string_view part = s.substr(start, end - start);
-    bool ok = !part.empty() && alnum(part.front()) && alnum(part.back());
-    for (char c : part) ok = ok && (alnum(c) || c == '-');
-    if (!ok) {
-      return "the prefix \"" + std::string(s) +
-             "\" is not a DNS subdomain (lowercase letters, digits, '-' and "
-             "'.', each part between dots beginning and ending with a letter "
-             "or digit)";
+    const std::string_view label = s.substr(start, end - start);
+    if (label.empty() || label.size() > 63) return false;
+    if (!lower_alnum(label.front()) || !lower_alnum(label.back())) return false;
+    for (char c : label) {
+      if (!(lower_alnum(c) || c == '-')) return false;
     }
     start = end + 1;
   }
-  return {};
+  return true;
 }
 
-// Why `s` is not a label value / a qualified name's name part (at most 63
-// characters of [A-Za-z0-9_.-], beginning and ending with a letter or
-// digit; empty only when `empty_ok`), or empty. `what` names it.
-inline std::string name_part_problem(std::string_view s, const char* what,
-                                     bool empty_ok) {
-  if (s.empty()) {
-    return empty_ok ? std::string() : std::string(what) + " is empty";
-  }
-  if (s.size() > 63) {
-    return std::string(what) + " is " + std::to_string(s.size()) +
-           " characters long, more than 63";
-  }
-  const auto alnum = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0;
-  };
-  bool ok = alnum(s.front()) && alnum(s.back());
-  for (char c : s) ok = ok && (alnum(c) || c == '-' || c == '_' || c == '.');
-  if (!ok) {
-    return std::string(what) +
-           " must consist of letters, digits, '-', '_' and '.', and begin "
-           "and end with a letter or digit";
-  }
-  return {};
+// A key or value as a message shows it: valid UTF-8, cut at 80 bytes.
+inline std::string shown(std::string_view s) {
+  std::string text = valid_utf8(s.substr(0, 80));
+  if (s.size() > 80) text += "...";
+  return text;
 }
 
-// Why `key` is not a qualified name ([prefix/]name: a label key, and, with
-// its prefix lowercased, an annotation key), or empty.
+// Why `key` is not a Kubernetes qualified name (a label or annotation key:
+// an optional DNS subdomain prefix and '/', then a name of at most 63
+// characters); empty when it is one.
 inline std::string qualified_name_problem(std::string_view key) {
-  const size_t slash = key.find('/');
-  if (slash == std::string_view::npos) {
-    return name_part_problem(key, "the name", false);
+  std::string_view name = key;
+  if (const size_t slash = key.find('/'); slash != std::string_view::npos) {
+    const std::string_view prefix = key.substr(0, slash);
+    name = key.substr(slash + 1);
+    if (!is_dns_subdomain(prefix)) {
+      return "its prefix \"" + shown(prefix) +
+             "\" is not a DNS subdomain (lowercase letters, digits, '-' and "
+             "'.', at most 253 characters)";
+    }
   }
-  if (key.find('/', slash + 1) != std::string_view::npos) {
-    return "it has more than one '/'";
+  if (!is_name_part(name)) {
+    return "its name \"" + shown(name) +
+           "\" is not a qualified name (1 to 63 characters: letters, digits, "
+           "'-', '_' and '.', beginning and ending with a letter or digit)";
   }
-  if (std::string p = dns_subdomain_problem(key.substr(0, slash)); !p.empty()) {
-    return p;
-  }
-  return name_part_problem(key.substr(slash + 1), "the name after '/'", false);
+  return {};
 }
 
-// Why Kubernetes would refuse the pod label `key`=`value`, in a sentence,
-// or empty.
+// Why `value` is not a valid label value; empty when it is one.
+inline std::string label_value_problem(std::string_view value) {
+  if (value.empty() || is_name_part(value)) return {};
+  return "a label value is empty or 1 to 63 characters: letters, digits, "
+         "'-', '_' and '.', beginning and ending with a letter or digit";
+}
+
+// Why the host refuses the pod label `key`=`value`, in a sentence naming
+// the key, or empty.
 inline std::string pod_label_problem(std::string_view key,
                                      std::string_view value) {
   if (std::string p = qualified_name_problem(key); !p.empty()) {
-    return "the label key \"" + valid_utf8(key) +
-           "\" is not a qualified name ([prefix/]name, e.g. "
-           "example.com/device): " +
-           p;
+    return "the label key \"" + shown(key) + "\" was refused: " + p;
   }
-  if (std::string p = name_part_problem(value, "the value", true); !p.empty()) {
-    return "the label " + std::string(key) + "=\"" +
-           valid_utf8(value.substr(0, 80)) +
-           "\" is not a valid label value: " + p;
+  if (std::string p = label_value_problem(value); !p.empty()) {
+    return "the label \"" + shown(key) + "\" was refused: its value \"" +
+           shown(value) + "\" is not valid (" + p + ")";
   }
   return {};
 }
 
-// Why the pod annotation `key`=`value` is refused (a key Kubernetes would
-// refuse, a value that is not UTF-8 or longer than
-// SCHEDPLUG_POD_PATCH_VALUE_MAX bytes), in a sentence, or empty.
+// Why the host refuses the pod annotation `key`=`value` (a key that is not
+// a qualified name, a value over SCHEDPLUG_POD_PATCH_VALUE_MAX bytes or
+// not UTF-8), in a sentence naming the key, or empty.
 inline std::string pod_annotation_problem(std::string_view key,
                                           std::string_view value) {
-  std::string lower(key);
-  const size_t slash = lower.find('/');
-  for (size_t i = 0; i < lower.size() && i < slash; ++i) {
-    lower[i] =
-        static_cast<char>(std::tolower(static_cast<unsigned char>(lower[i])));
-  }
-  if (std::string p = qualified_name_problem(lower); !p.empty()) {
-    return "the annotation key \"" + valid_utf8(key) +
-           "\" is not a qualified name ([prefix/]name, e.g. "
-           "example.com/device): " +
-           p;
+  if (std::string p = qualified_name_problem(key); !p.empty()) {
+    return "the annotation key \"" + shown(key) + "\" was refused: " + p;
   }
   if (value.size() > SCHEDPLUG_POD_PATCH_VALUE_MAX) {
-    return "the annotation " + std::string(key) + " has a value of " +
-           std::to_string(value.size()) + " bytes, more than the " +
-           std::to_string(SCHEDPLUG_POD_PATCH_VALUE_MAX) +
-           " a pre_bind() may set";
+    return "the annotation \"" + shown(key) + "\" was refused: its value is " +
+           std::to_string(value.size()) +
+           " bytes, more than SCHEDPLUG_POD_PATCH_VALUE_MAX (" +
+           std::to_string(SCHEDPLUG_POD_PATCH_VALUE_MAX) + ")";
   }
   if (!is_valid_utf8(value)) {
-    return "the annotation " + std::string(key) +
-           " has a value that is not valid UTF-8";
+    return "the annotation \"" + shown(key) +
+           "\" was refused: its value is not valid UTF-8";
   }
   return {};
 }
@@ -186,9 +181,12 @@ class PodPatchRecorder {
     std::lock_guard lock(mu_);
     if (problem.empty() && into.find(std::string(key)) == into.end() &&
         labels_.size() + annotations_.size() >= SCHEDPLUG_POD_PATCH_MAX) {
-      problem = "setting " + valid_utf8(key) + " would make the patch hold " +
-                "more than " + std::to_string(SCHEDPLUG_POD_PATCH_MAX) +
-                " labels and annotations";
+      problem = std::string("the ") +
+                (&into == &labels_ ? "label" : "annotation") + " \"" +
+                shown(key) + "\" was refused: the patch already holds " +
+                std::to_string(SCHEDPLUG_POD_PATCH_MAX) +
+                " labels and annotations, the most one pre_bind() may set "
+                "(SCHEDPLUG_POD_PATCH_MAX)";
     }
     if (!problem.empty()) {
       if (refused_.empty()) refused_ = std::move(problem);
@@ -208,23 +206,24 @@ class PodPatchRecorder {
 // The hooks' results.
 
 // What reserve(), permit(), pre_bind() or pre_enqueue() (`hook`) returned,
-// as the host reports it: an unknown code, or SCHEDPLUG_WAIT from any hook
-// but permit(), is an ERROR naming the plugin.
+// as the host reads it: SKIP is SUCCESS; SCHEDPLUG_WAIT (without a reason)
+// only from permit() (`may_wait`); any other unknown code an ERROR naming
+// the plugin.
 inline Verdict resource_hook_verdict(const std::string& plugin,
                                      const char* hook, schedplug_code code,
-                                     std::string reason) {
-  if (code == SCHEDPLUG_WAIT && std::string_view(hook) != "permit") {
-    return {SCHEDPLUG_ERROR, "plugin " + plugin +
-                                 " returned SCHEDPLUG_WAIT from " + hook +
-                                 "(); only permit() may make a pod wait"};
+                                     std::string_view reason, bool may_wait) {
+  if (code == SCHEDPLUG_SUCCESS || code == SCHEDPLUG_SKIP) return {};
+  if (code == SCHEDPLUG_WAIT && may_wait) return {SCHEDPLUG_WAIT, {}};
+  if (!is_known_code(code)) {
+    return {SCHEDPLUG_ERROR,
+            "plugin " + plugin + " returned the " +
+                (code == SCHEDPLUG_WAIT
+                     ? std::string("code WAIT, which only permit() may "
+                                   "return,")
+                     : "unknown status code " + std::to_string(code)) +
+                " from " + hook + "()"};
   }
-  if (code != SCHEDPLUG_WAIT && !is_known_code(code)) {
-    return {SCHEDPLUG_ERROR, "plugin " + plugin +
-                                 " returned the unknown status code " +
-                                 std::to_string(static_cast<int>(code)) +
-                                 " from " + hook + "()"};
-  }
-  return {code, std::move(reason)};
+  return {code, valid_utf8(reason)};
 }
 
 // How long a pod waits after permit() returned SCHEDPLUG_WAIT with
@@ -244,18 +243,17 @@ inline uint64_t permit_wait_ms(const std::string& plugin, uint64_t timeout_ms,
   return timeout_ms;
 }
 
-// Why pre_bind() failed: the first entry the patch refused (the host names
-// the key in the pod's failure, whatever code the plugin returned), else
-// the plugin's ERROR; empty when it succeeded.
-inline std::string pre_bind_problem(const std::string& plugin, const Verdict& v,
+// Why pre_bind() failed when the patch refused an entry (the host names
+// the key in the pod's failure, whatever code the plugin returned, with the
+// plugin's own reason when it gave one); empty when nothing was refused.
+inline std::string pre_bind_refused(const std::string& plugin, const Verdict& v,
                                     const PodPatchRecorder& patch) {
-  if (!patch.refused().empty()) {
-    return "plugin " + plugin + "'s pre_bind() wrote a pod patch the host " +
-           "refused: " + patch.refused();
+  if (patch.refused().empty()) return {};
+  std::string why = "plugin " + plugin + "'s pre_bind(): " + patch.refused();
+  if (!v.ok() && !v.reason.empty()) {
+    why += " (the plugin says: " + v.reason + ")";
   }
-  if (v.code == SCHEDPLUG_SUCCESS || v.code == SCHEDPLUG_SKIP) return {};
-  return "plugin " + plugin + " failed pre_bind(): " +
-         (v.reason.empty() ? "(no reason given)" : v.reason);
+  return why;
 }
 
 }  // namespace schedplug::runtime

@@ -25,7 +25,8 @@ inline Verdict Plugin::reserve(const Pod& pod, const Node& node) const {
   const schedplug_node n = sent(node.view());
   runtime::ReasonBuffer reason;
   const schedplug_code code = d_.reserve(instance_, &p, &n, reason.get());
-  return runtime::resource_hook_verdict(name_, "reserve", code, reason.str());
+  return runtime::resource_hook_verdict(name_, "reserve", code, reason.str(),
+                                        false);
 }
 
 inline void Plugin::unreserve(const Pod& pod, const Node& node) const {
@@ -47,7 +48,7 @@ inline PermitResult Plugin::permit(const Pod& pod, const Node& node) const {
   runtime::ReasonBuffer reason;
   const schedplug_code code = d_.permit(instance_, &p, &n, &out, reason.get());
   const Verdict v =
-      runtime::resource_hook_verdict(name_, "permit", code, reason.str());
+      runtime::resource_hook_verdict(name_, "permit", code, reason.str(), true);
   if (v.code != SCHEDPLUG_WAIT) return {v.code, v.reason, 0};
   std::string problem;
   const uint64_t wait = runtime::permit_wait_ms(name_, out.timeout_ms, problem);
@@ -67,14 +68,14 @@ inline PreBindResult Plugin::pre_bind(const Pod& pod, const Node& node) const {
   runtime::ReasonBuffer reason;
   const schedplug_code code =
       d_.pre_bind(instance_, &p, &n, patch.get(), reason.get());
-  const Verdict v =
-      runtime::resource_hook_verdict(name_, "pre_bind", code, reason.str());
+  const Verdict v = runtime::resource_hook_verdict(name_, "pre_bind", code,
+                                                   reason.str(), false);
   PreBindResult out{v.code, v.reason, patch.labels(), patch.annotations()};
-  // A refused entry fails the call whatever the plugin returned; the
-  // plugin's own ERROR keeps its reason, as reserve()'s does.
-  if (!patch.refused().empty()) {
+  // A refused entry fails the call whatever the plugin returned.
+  if (std::string why = runtime::pre_bind_refused(name_, v, patch);
+      !why.empty()) {
     out.code = SCHEDPLUG_ERROR;
-    out.reason = runtime::pre_bind_problem(name_, v, patch);
+    out.reason = std::move(why);
   }
   return out;
 }
@@ -86,7 +87,7 @@ inline Verdict Plugin::pre_enqueue(const Pod& pod) const {
   runtime::ReasonBuffer reason;
   const schedplug_code code = d_.pre_enqueue(instance_, &p, reason.get());
   return runtime::resource_hook_verdict(name_, "pre_enqueue", code,
-                                        reason.str());
+                                        reason.str(), false);
 }
 
 inline std::vector<PermitDecision> Plugin::permit_decisions() const {

@@ -248,11 +248,15 @@ fn the_careless_modes_mistakes_are_reported() {
     let a = wanting("a", "2");
     assert!(p.reserve(&a.view(), &n.view()).is_success());
     let bound = p.pre_bind(&a.view(), &n.view());
-    assert_eq!(
-        bound.status.reason(),
-        "plugin Slots's pre_bind() wrote a pod patch the host refused: the label \
-         slots.example.com/assigned=\"0,1\" is not a valid label value: the value must consist \
-         of letters, digits, '-', '_' and '.', and begin and end with a letter or digit"
+    assert!(
+        bound.status.reason().starts_with(
+            "plugin Slots's pre_bind(): the label \"slots.example.com/assigned\" was refused: its \
+             value \"0,1\" is not valid (a label value is empty or 1 to 63 characters: letters, \
+             digits, '-', '_' and '.', beginning and ending with a letter or digit) (the plugin \
+             says: the host refused the pod label"
+        ),
+        "{}",
+        bound.status.reason()
     );
     assert!(bound.labels.is_empty());
     let g = wanting("g", "1").annotation("slots.example.com/gang", "2");

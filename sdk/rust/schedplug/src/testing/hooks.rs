@@ -184,7 +184,7 @@ impl Plugin {
         let mut reason = ReasonBuffer::new();
         // SAFETY: the instance is alive; the views are valid for the call.
         let code = unsafe { f(self.instance, &p, &n, reason.get()) };
-        resource_hook_verdict(&self.name, "reserve", code, reason.text())
+        resource_hook_verdict(&self.name, "reserve", code, reason.text(), false)
     }
 
     /// unreserve() once (nothing without the hook); the pod stops waiting.
@@ -223,7 +223,7 @@ impl Plugin {
         let mut reason = ReasonBuffer::new();
         // SAFETY: as for reserve.
         let code = unsafe { f(self.instance, &p, &n, &mut out, reason.get()) };
-        let status = resource_hook_verdict(&self.name, "permit", code, reason.text());
+        let status = resource_hook_verdict(&self.name, "permit", code, reason.text(), true);
         if status.code() != SCHEDPLUG_WAIT {
             return PermitResult {
                 status,
@@ -275,13 +275,15 @@ impl Plugin {
         let mut reason = ReasonBuffer::new();
         // SAFETY: as for reserve; the patch lives through the call.
         let code = unsafe { f(self.instance, &p, &n, &mut patch, reason.get()) };
-        let mut status = resource_hook_verdict(&self.name, "pre_bind", code, reason.text());
+        let mut status = resource_hook_verdict(&self.name, "pre_bind", code, reason.text(), false);
         let book = book.into_inner().unwrap_or_else(|e| e.into_inner());
+        // A refused entry fails the call whatever the plugin returned.
         if let Some(refused) = book.refused {
-            status = Status::error(format!(
-                "plugin {}'s pre_bind() wrote a pod patch the host refused: {refused}",
-                self.name
-            ));
+            let mut why = format!("plugin {}'s pre_bind(): {refused}", self.name);
+            if !status.is_success() && !status.reason().is_empty() {
+                why += &format!(" (the plugin says: {})", status.reason());
+            }
+            status = Status::error(why);
         }
         PreBindResult {
             status,
@@ -301,7 +303,7 @@ impl Plugin {
         let mut reason = ReasonBuffer::new();
         // SAFETY: as for reserve.
         let code = unsafe { f(self.instance, &p, reason.get()) };
-        resource_hook_verdict(&self.name, "pre_enqueue", code, reason.text())
+        resource_hook_verdict(&self.name, "pre_enqueue", code, reason.text(), false)
     }
 
     /// The plugin's permit_allow / permit_reject calls so far, in order.

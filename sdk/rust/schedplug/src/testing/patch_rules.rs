@@ -8,106 +8,110 @@ use crate::abi::*;
 use crate::status::Status;
 use std::collections::BTreeMap;
 
-/// Why `s` is not a DNS-1123 subdomain (a qualified name's prefix).
-fn dns_subdomain_problem(s: &str) -> Option<String> {
-    if s.is_empty() {
-        return Some("the prefix before '/' is empty".to_string());
-    }
-    if s.len() > 253 {
-        return Some("the prefix before '/' is longer than 253 characters".to_string());
-    }
-    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let bad = s.split('.').any(|part| {
-        let b = part.as_bytes();
-        b.is_empty()
-            || !alnum(b[0])
-            || !alnum(b[b.len() - 1])
-            || !b.iter().all(|&c| alnum(c) || c == b'-')
-    });
-    if bad {
-        return Some(format!(
-            "the prefix \"{s}\" is not a DNS subdomain (lowercase letters, digits, '-' and \
-             '.', each part between dots beginning and ending with a letter or digit)"
-        ));
-    }
-    None
+fn alnum(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
 }
 
-/// Why `s` is not a label value / a qualified name's name part.
-fn name_part_problem(s: &str, what: &str, empty_ok: bool) -> Option<String> {
-    if s.is_empty() {
-        return if empty_ok {
-            None
-        } else {
-            Some(format!("{what} is empty"))
-        };
-    }
-    if s.len() > 63 {
-        return Some(format!(
-            "{what} is {} characters long, more than 63",
-            s.len()
-        ));
-    }
+fn lower_alnum(c: u8) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit()
+}
+
+/// [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])? of at most 63 characters.
+fn is_name_part(s: &str) -> bool {
     let b = s.as_bytes();
-    let ok = b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
+    !b.is_empty()
+        && b.len() <= 63
+        && alnum(b[0])
+        && alnum(b[b.len() - 1])
         && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.');
-    if ok {
-        None
-    } else {
-        Some(format!(
-            "{what} must consist of letters, digits, '-', '_' and '.', and begin and end with a \
-             letter or digit"
-        ))
+            .all(|&c| alnum(c) || c == b'-' || c == b'_' || c == b'.')
+}
+
+/// A DNS-1123 subdomain: lowercase labels of [a-z0-9-], alphanumeric at
+/// both ends, at most 63 characters each, joined by '.', at most 253.
+fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|label| {
+            let b = label.as_bytes();
+            !b.is_empty()
+                && b.len() <= 63
+                && lower_alnum(b[0])
+                && lower_alnum(b[b.len() - 1])
+                && b.iter().all(|&c| lower_alnum(c) || c == b'-')
+        })
+}
+
+/// A key or value as a message shows it: cut at 80 bytes.
+fn shown(s: &str) -> String {
+    if s.len() <= 80 {
+        return s.to_string();
     }
+    let mut n = 80;
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    format!("{}...", &s[..n])
 }
 
 fn qualified_name_problem(key: &str) -> Option<String> {
-    match key.find('/') {
-        None => name_part_problem(key, "the name", false),
-        Some(slash) if key[slash + 1..].contains('/') => {
-            Some("it has more than one '/'".to_string())
+    let name = match key.find('/') {
+        Some(slash) => {
+            let prefix = &key[..slash];
+            if !is_dns_subdomain(prefix) {
+                return Some(format!(
+                    "its prefix \"{}\" is not a DNS subdomain (lowercase letters, digits, '-' \
+                     and '.', at most 253 characters)",
+                    shown(prefix)
+                ));
+            }
+            &key[slash + 1..]
         }
-        Some(slash) => dns_subdomain_problem(&key[..slash])
-            .or_else(|| name_part_problem(&key[slash + 1..], "the name after '/'", false)),
-    }
-}
-
-/// Why Kubernetes would refuse the pod label `key`=`value`, in a sentence.
-pub fn pod_label_problem(key: &str, value: &str) -> Option<String> {
-    if let Some(p) = qualified_name_problem(key) {
-        return Some(format!(
-            "the label key \"{key}\" is not a qualified name ([prefix/]name, e.g. \
-             example.com/device): {p}"
-        ));
-    }
-    name_part_problem(value, "the value", true).map(|p| {
-        let shown: String = value.chars().take(80).collect();
-        format!("the label {key}=\"{shown}\" is not a valid label value: {p}")
+        None => key,
+    };
+    (!is_name_part(name)).then(|| {
+        format!(
+            "its name \"{}\" is not a qualified name (1 to 63 characters: letters, digits, \
+             '-', '_' and '.', beginning and ending with a letter or digit)",
+            shown(name)
+        )
     })
 }
 
-/// Why the pod annotation `key`=`value` is refused, in a sentence.
+/// Why the host refuses the pod label `key`=`value`, in a sentence naming
+/// the key.
+pub fn pod_label_problem(key: &str, value: &str) -> Option<String> {
+    if let Some(p) = qualified_name_problem(key) {
+        return Some(format!("the label key \"{}\" was refused: {p}", shown(key)));
+    }
+    (!value.is_empty() && !is_name_part(value)).then(|| {
+        format!(
+            "the label \"{}\" was refused: its value \"{}\" is not valid (a label value is \
+             empty or 1 to 63 characters: letters, digits, '-', '_' and '.', beginning and \
+             ending with a letter or digit)",
+            shown(key),
+            shown(value)
+        )
+    })
+}
+
+/// Why the host refuses the pod annotation `key`=`value`, in a sentence
+/// naming the key.
 pub fn pod_annotation_problem(key: &str, value: &str) -> Option<String> {
-    let lower = match key.find('/') {
-        Some(slash) => format!("{}{}", key[..slash].to_ascii_lowercase(), &key[slash..]),
-        None => key.to_string(),
-    };
-    if let Some(p) = qualified_name_problem(&lower) {
+    if let Some(p) = qualified_name_problem(key) {
         return Some(format!(
-            "the annotation key \"{key}\" is not a qualified name ([prefix/]name, e.g. \
-             example.com/device): {p}"
+            "the annotation key \"{}\" was refused: {p}",
+            shown(key)
         ));
     }
-    if value.len() > SCHEDPLUG_POD_PATCH_VALUE_MAX as usize {
-        return Some(format!(
-            "the annotation {key} has a value of {} bytes, more than the \
-             {SCHEDPLUG_POD_PATCH_VALUE_MAX} a pre_bind() may set",
+    (value.len() > SCHEDPLUG_POD_PATCH_VALUE_MAX as usize).then(|| {
+        format!(
+            "the annotation \"{}\" was refused: its value is {} bytes, more than \
+             SCHEDPLUG_POD_PATCH_VALUE_MAX ({SCHEDPLUG_POD_PATCH_VALUE_MAX})",
+            shown(key),
             value.len()
-        ));
-    }
-    None
+        )
+    })
 }
 
 /// What one pre_bind() call recorded, checked entry by entry.
@@ -126,7 +130,7 @@ impl PatchBook {
             (Ok(k), Ok(v)) => (k, v),
             _ => {
                 return self.refuse(format!(
-                    "the {} {} is not valid UTF-8",
+                    "the {} \"{}\" was refused: its value is not valid UTF-8",
                     if label { "label" } else { "annotation" },
                     String::from_utf8_lossy(key)
                 ))
@@ -147,8 +151,11 @@ impl PatchBook {
                 self.labels.len() + self.annotations.len() >= SCHEDPLUG_POD_PATCH_MAX as usize;
             (full && !into.contains_key(key)).then(|| {
                 format!(
-                    "setting {key} would make the patch hold more than \
-                     {SCHEDPLUG_POD_PATCH_MAX} labels and annotations"
+                    "the {} \"{}\" was refused: the patch already holds \
+                     {SCHEDPLUG_POD_PATCH_MAX} labels and annotations, the most one pre_bind() \
+                     may set (SCHEDPLUG_POD_PATCH_MAX)",
+                    if label { "label" } else { "annotation" },
+                    shown(key)
                 )
             })
         });
@@ -171,24 +178,25 @@ impl PatchBook {
 }
 
 /// What reserve(), permit(), pre_bind() or pre_enqueue() (`hook`) returned,
-/// as the host reads it.
+/// as the host reads it: SKIP is success; WAIT (without a reason) only from
+/// permit() (`may_wait`); any other unknown code an error naming the plugin.
 pub(super) fn resource_hook_verdict(
     plugin: &str,
     hook: &str,
     code: schedplug_code,
     reason: String,
+    may_wait: bool,
 ) -> Status {
     match code {
-        SCHEDPLUG_WAIT if hook != "permit" => Status::error(format!(
-            "plugin {plugin} returned SCHEDPLUG_WAIT from {hook}(); only permit() may make a pod \
-             wait"
+        SCHEDPLUG_SUCCESS | SCHEDPLUG_SKIP => Status::success(),
+        SCHEDPLUG_WAIT if may_wait => Status::new(SCHEDPLUG_WAIT, ""),
+        SCHEDPLUG_WAIT => Status::error(format!(
+            "plugin {plugin} returned the code WAIT, which only permit() may return, from \
+             {hook}()"
         )),
-        SCHEDPLUG_SUCCESS
-        | SCHEDPLUG_ERROR
-        | SCHEDPLUG_UNSCHEDULABLE
-        | SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE
-        | SCHEDPLUG_WAIT
-        | SCHEDPLUG_SKIP => Status::new(code, reason),
+        SCHEDPLUG_ERROR | SCHEDPLUG_UNSCHEDULABLE | SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE => {
+            Status::new(code, reason)
+        }
         _ => Status::error(format!(
             "plugin {plugin} returned the unknown status code {code} from {hook}()"
         )),
@@ -232,24 +240,28 @@ mod tests {
             assert!(pod_label_problem(k, &v).is_some(), "{k}={v}");
         }
         assert!(pod_label_problem(&format!("{}/b", "a".repeat(254)), "a").is_some());
+        assert!(pod_label_problem(&format!("{}.com/a", "p".repeat(64)), "a").is_some());
         assert_eq!(
             pod_label_problem("a/b/c", "v").unwrap(),
-            "the label key \"a/b/c\" is not a qualified name ([prefix/]name, e.g. \
-             example.com/device): it has more than one '/'"
+            "the label key \"a/b/c\" was refused: its name \"b/c\" is not a qualified name (1 \
+             to 63 characters: letters, digits, '-', '_' and '.', beginning and ending with a \
+             letter or digit)"
         );
     }
 
     #[test]
     fn annotation_keys_qualified_values_bounded() {
         assert_eq!(
-            pod_annotation_problem("Example.COM/Key", "any, text: \n"),
+            pod_annotation_problem("example.com/Key", "any, text: \n"),
             None
         );
+        assert!(pod_annotation_problem("Example.COM/Key", "v").is_some());
         let max = SCHEDPLUG_POD_PATCH_VALUE_MAX as usize;
         assert_eq!(pod_annotation_problem("k", &"v".repeat(max)), None);
         assert_eq!(
             pod_annotation_problem("k", &"v".repeat(max + 1)).unwrap(),
-            "the annotation k has a value of 4097 bytes, more than the 4096 a pre_bind() may set"
+            "the annotation \"k\" was refused: its value is 4097 bytes, more than \
+             SCHEDPLUG_POD_PATCH_VALUE_MAX (4096)"
         );
         assert!(pod_annotation_problem("bad key", "v").is_some());
     }
@@ -270,7 +282,28 @@ mod tests {
         assert_eq!(book.put(true, b"bad key", b"v"), SCHEDPLUG_ERROR);
         assert_eq!(
             book.refused.as_deref(),
-            Some("setting k99 would make the patch hold more than 16 labels and annotations")
+            Some(
+                "the annotation \"k99\" was refused: the patch already holds 16 labels and \
+                 annotations, the most one pre_bind() may set (SCHEDPLUG_POD_PATCH_MAX)"
+            )
+        );
+    }
+
+    #[test]
+    fn codes_as_the_host_reads_them() {
+        let v = |code, hook, may_wait| resource_hook_verdict("P", hook, code, "x".into(), may_wait);
+        assert_eq!(v(SCHEDPLUG_SKIP, "reserve", false), Status::success());
+        assert_eq!(
+            v(SCHEDPLUG_WAIT, "permit", true),
+            Status::new(SCHEDPLUG_WAIT, "")
+        );
+        assert_eq!(
+            v(SCHEDPLUG_WAIT, "reserve", false).reason(),
+            "plugin P returned the code WAIT, which only permit() may return, from reserve()"
+        );
+        assert_eq!(
+            v(9, "pre_enqueue", false).reason(),
+            "plugin P returned the unknown status code 9 from pre_enqueue()"
         );
     }
 
