@@ -1,6 +1,7 @@
 /* schedplug test kit for tests written in C: load a built plugin .so the way
  * schedplug-host does, build pods and nodes, run one scheduling cycle
- * (filter, score, normalize) and read each node's row.
+ * (filter, score, normalize) and read each node's row; call the hooks of
+ * plugins that own a resource (reserve ... pre_enqueue, ABI v1.6).
  *
  *   schedplug_test_plugin* p = schedplug_test_load("zone_required.so", "{}",
  *                                                  err, sizeof err);
@@ -50,6 +51,9 @@ void schedplug_test_pod_annotation(schedplug_test_pod* pod, const char* key,
 void schedplug_test_pod_request(schedplug_test_pod* pod, const char* resource,
                                 int64_t value);
 void schedplug_test_pod_priority(schedplug_test_pod* pod, int32_t priority);
+/* Without it: "uid-1". Pods that reserve, wait in permit or are decided on
+ * need uids of their own. */
+void schedplug_test_pod_uid(schedplug_test_pod* pod, const char* uid);
 void schedplug_test_pod_free(schedplug_test_pod* pod);
 
 /* Declared data (SCHEDPLUG_DATA_*, ABI v1.2). A plugin sees only the data
@@ -219,6 +223,62 @@ int32_t schedplug_test_requeue_problem(const schedplug_test_plugin* plugin,
                                        const schedplug_test_node* before,
                                        const schedplug_test_node* after,
                                        char* problem, size_t problem_size);
+
+/* Hooks of plugins that own a resource (ABI v1.6), each called once as the
+ * host calls it after a cycle placed `pod` on `node`, with the host's
+ * rules (schedplug/testing.hpp's Plugin::reserve and the others). Each
+ * returns the hook's status code as the host reads it (SUCCESS without the
+ * hook), its reason in `reason`. */
+schedplug_code schedplug_test_reserve(const schedplug_test_plugin* plugin,
+                                      const schedplug_test_pod* pod,
+                                      const schedplug_test_node* node,
+                                      char* reason, size_t reason_size);
+void schedplug_test_unreserve(const schedplug_test_plugin* plugin,
+                              const schedplug_test_pod* pod,
+                              const schedplug_test_node* node);
+/* SCHEDPLUG_WAIT with the wait in `timeout_ms` (may be NULL); a timeout
+ * longer than SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS is ERROR saying so. */
+schedplug_code schedplug_test_permit(const schedplug_test_plugin* plugin,
+                                     const schedplug_test_pod* pod,
+                                     const schedplug_test_node* node,
+                                     uint64_t* timeout_ms, char* reason,
+                                     size_t reason_size);
+/* The labels and annotations one pre_bind() set, checked as the host
+ * checks them (a refused entry makes pre_bind ERROR, naming it). */
+typedef struct schedplug_test_patch schedplug_test_patch;
+schedplug_test_patch* schedplug_test_patch_new(void);
+/* The value pre_bind() set for the key, NULL when it set none. */
+const char* schedplug_test_patch_label(const schedplug_test_patch* patch,
+                                       const char* key);
+const char* schedplug_test_patch_annotation(const schedplug_test_patch* patch,
+                                            const char* key);
+/* Labels and annotations together. */
+uint64_t schedplug_test_patch_count(const schedplug_test_patch* patch);
+void schedplug_test_patch_free(schedplug_test_patch* patch);
+/* `patch` (may be NULL) receives what pre_bind() set, replacing what it
+ * held. */
+schedplug_code schedplug_test_pre_bind(const schedplug_test_plugin* plugin,
+                                       const schedplug_test_pod* pod,
+                                       const schedplug_test_node* node,
+                                       schedplug_test_patch* patch,
+                                       char* reason, size_t reason_size);
+schedplug_code schedplug_test_pre_enqueue(const schedplug_test_plugin* plugin,
+                                          const schedplug_test_pod* pod,
+                                          char* reason, size_t reason_size);
+/* The plugin's permit_allow / permit_reject calls so far, one a line:
+ * "allow <uid> -> <answer>" or "reject <uid> (<reason>) -> <answer>", the
+ * answer being the kit's as the host's: Success for a pod that waited in
+ * permit, Skip for any other. Returns the number of calls. */
+uint64_t schedplug_test_permit_decisions(const schedplug_test_plugin* plugin,
+                                         char* out, size_t out_size);
+/* plugin.h's promise for unreserve(): 0 (and "" in `problem`) when
+ * filtering `pod` on `node` answers the same before and after unreserve()
+ * ran twice for the never reserved pod, and after reserve() and unreserve()
+ * twice; else 1 with the sentence in `problem`. */
+int32_t schedplug_test_unreserve_problem(const schedplug_test_plugin* plugin,
+                                         const schedplug_test_pod* pod,
+                                         const schedplug_test_node* node,
+                                         char* problem, size_t problem_size);
 
 #ifdef __cplusplus
 }

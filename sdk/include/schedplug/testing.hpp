@@ -29,6 +29,13 @@
 // before_nodes, nodes) checks that on every node of a cycle
 // (schedplug/testing/events.hpp).
 //
+// Plugins that own a resource (ABI v1.6): plugin->reserve(pod, node),
+// unreserve, permit (with the plugin's permit_allow / permit_reject calls
+// in permit_decisions()), pre_bind (the patch as maps, checked as the host
+// checks it), pre_enqueue, and unreserve_problem(pod, node), the check that
+// unreserve() tolerates pods it never reserved and being called twice
+// (schedplug/testing/hooks.hpp).
+//
 // C-callable functions for tests written in C: schedplug/testing.h.
 // Header-only, C++20; needs nlohmann/json (like the C++ layer) and -ldl.
 //
@@ -40,7 +47,10 @@
 //   schedplug/testing/plugin.hpp    Plugin, PodScope: the harness
 //   schedplug/testing/checks.hpp    the checks of hints, declared keys and data
 //   schedplug/testing/events.hpp    the checks of declared events
+//   schedplug/testing/hooks.hpp     reserve, unreserve, permit, pre_bind,
+//                                   pre_enqueue (ABI v1.6) and their checks
 //   schedplug/testing/c_api.inc     the C kit's (testing.h) definitions
+//   schedplug/testing/c_api_hooks.inc  ... of its calls of the v1.6 hooks
 // The kit runs plugins by the host's rules (schedplug/runtime.hpp), which
 // are not on a plugin's include path: link schedplug::testing, as
 // schedplug_add_plugin_test() does.
@@ -50,10 +60,12 @@
 #include "schedplug/testing/cycle.hpp"
 #include "schedplug/testing/elements.hpp"
 #include "schedplug/testing/events.hpp"
+#include "schedplug/testing/hooks.hpp"
 #include "schedplug/testing/node.hpp"
 #include "schedplug/testing/plugin.hpp"
 #include "schedplug/testing/pod.hpp"
 
 #ifdef SCHEDPLUG_TESTING_DEFINE_C_API
 #include "schedplug/testing/c_api.inc"
+#include "schedplug/testing/c_api_hooks.inc"
 #endif

@@ -82,6 +82,8 @@ inline const char* code_name(schedplug_code code) {
       return "Unschedulable";
     case SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE:
       return "UnschedulableAndUnresolvable";
+    case SCHEDPLUG_WAIT:
+      return "Wait";
     case SCHEDPLUG_SKIP:
       return "Skip";
     default:

@@ -17,7 +17,10 @@
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -39,6 +42,31 @@ class Error : public std::runtime_error {
 };
 
 class Plugin;
+
+// What permit() answered (ABI v1.6): with SCHEDPLUG_WAIT, how long the pod
+// waits (the host's reading: 0 from the plugin is the most).
+struct PermitResult {
+  schedplug_code code = SCHEDPLUG_SUCCESS;
+  std::string reason;
+  uint64_t timeout_ms = 0;
+};
+// What pre_bind() answered, and the labels and annotations it set on the
+// pod, checked as the host checks them (a refused entry makes it ERROR).
+struct PreBindResult {
+  schedplug_code code = SCHEDPLUG_SUCCESS;
+  std::string reason;
+  std::map<std::string, std::string> labels, annotations;
+};
+// A call of schedplug_host.permit_allow / permit_reject by the plugin, and
+// the kit's answer as the host gives it: SUCCESS for a pod whose permit()
+// answered WAIT and that is still waiting (it stops waiting), SKIP for any
+// other uid.
+struct PermitDecision {
+  std::string uid;
+  bool allow = false;
+  std::string reason;  // permit_reject's
+  schedplug_code answer = SCHEDPLUG_SKIP;
+};
 
 // One pod as one plugin sees it during a cycle (plugin.h's pod_begin):
 // whether its filter and score run, the pod view carrying the plugin's
@@ -154,6 +182,40 @@ class Plugin {
   bool has_filter() const { return d_.filter != nullptr; }
   bool has_score() const { return d_.score != nullptr; }
   bool has_refresh() const { return d_.refresh != nullptr; }
+
+  // ---- Hooks of plugins that own a resource (ABI v1.6), in
+  // schedplug/testing/hooks.hpp. Each calls the hook once, as the host
+  // does after a cycle placed `pod` on `node`: the views show the declared
+  // data, the pod without per-pod state. Without the hook: SUCCESS (and
+  // nothing for unreserve). reserve() and pre_enqueue() answer as the host
+  // reads them (an unknown code, or SCHEDPLUG_WAIT, is an ERROR).
+  bool has_reserve() const { return d_.reserve != nullptr; }
+  bool has_unreserve() const { return d_.unreserve != nullptr; }
+  bool has_permit() const { return d_.permit != nullptr; }
+  bool has_pre_bind() const { return d_.pre_bind != nullptr; }
+  bool has_pre_enqueue() const { return d_.pre_enqueue != nullptr; }
+  Verdict reserve(const Pod& pod, const Node& node) const;
+  void unreserve(const Pod& pod, const Node& node) const;
+  // A WAIT longer than SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS is an ERROR saying
+  // so; a pod that waits is remembered for permit_allow / permit_reject
+  // until they name it, or unreserve() / pre_bind() of the pod.
+  PermitResult permit(const Pod& pod, const Node& node) const;
+  // The patch checked as the host checks it: Kubernetes label key and
+  // value syntax, annotation keys qualified names, values of at most
+  // SCHEDPLUG_POD_PATCH_VALUE_MAX bytes, at most SCHEDPLUG_POD_PATCH_MAX
+  // entries. A refused entry makes the result ERROR naming it (the
+  // entries the host accepted are kept in the maps).
+  PreBindResult pre_bind(const Pod& pod, const Node& node) const;
+  Verdict pre_enqueue(const Pod& pod) const;
+  // The plugin's permit_allow / permit_reject calls so far, in order
+  // (from any thread).
+  std::vector<PermitDecision> permit_decisions() const;
+  // plugin.h's promise for unreserve(): empty when filtering `pod` on
+  // `node` answers the same before and after unreserve() ran twice for the
+  // pod, which was never reserved, and, with a reserve hook, after
+  // reserve() succeeded and unreserve() ran twice; else a sentence saying
+  // which changed. Empty without an unreserve hook.
+  std::string unreserve_problem(const Pod& pod, const Node& node) const;
 
   // Begins `pod` for this plugin as the host does once per cycle:
   // pod_begin() when the plugin has one, else applies() for both gates.
@@ -719,6 +781,8 @@ class Plugin {
     host_.struct_size = sizeof(schedplug_host);
     host_.context = this;
     host_.log = &Plugin::log;
+    host_.permit_allow = &Plugin::permit_allow;
+    host_.permit_reject = &Plugin::permit_reject;
     settings_ = runtime::initial_settings(d_);
     args_session_ = std::make_unique<runtime::ArgsSession>(args_json);
     runtime::ArgsSession::install<&Plugin::session_of>(host_,
@@ -767,6 +831,19 @@ class Plugin {
   std::unique_ptr<runtime::ArgsSession> args_session_;
   std::vector<std::string> logs_;
   uint64_t extra_data_ = 0;
+  // The pods permit() made wait and the plugin's decisions; behind a
+  // pointer so that the const hooks and the host's functions can change it.
+  struct Permits {
+    std::mutex mu;
+    std::set<std::string> waiting;
+    std::vector<PermitDecision> decisions;
+  };
+  std::unique_ptr<Permits> permits_ = std::make_unique<Permits>();
+  static schedplug_code permit_allow(void* context, schedplug_str uid);
+  static schedplug_code permit_reject(void* context, schedplug_str uid,
+                                      schedplug_str reason);
+  schedplug_code decide(schedplug_str uid, bool allow, std::string reason);
+  void stop_waiting(const schedplug_pod& pod) const;
 };
 
 }  // namespace schedplug::testing

@@ -377,6 +377,9 @@ pub const SCHEDPLUG_ERROR: schedplug_code = 1;
 pub const SCHEDPLUG_UNSCHEDULABLE: schedplug_code = 2;
 /// The node does not fit and preemption cannot change that.
 pub const SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE: schedplug_code = 3;
+/// v1.6, permit() only: hold the pod until the plugin allows or rejects it
+/// (schedplug_host.permit_allow / permit_reject) or its timeout passes.
+pub const SCHEDPLUG_WAIT: schedplug_code = 4;
 /// This plugin has nothing to say about this pod.
 pub const SCHEDPLUG_SKIP: schedplug_code = 5;
 
@@ -586,6 +589,17 @@ pub struct schedplug_host {
             error: *mut schedplug_reason,
         ) -> schedplug_code,
     >,
+    // v1.6: valid until destroy() returns, from any thread.
+    pub permit_allow: Option<
+        unsafe extern "C" fn(context: *mut c_void, pod_uid: schedplug_str) -> schedplug_code,
+    >,
+    pub permit_reject: Option<
+        unsafe extern "C" fn(
+            context: *mut c_void,
+            pod_uid: schedplug_str,
+            reason: schedplug_str,
+        ) -> schedplug_code,
+    >,
 }
 
 /// What pod_begin() returns besides its status (v1.1).
@@ -601,6 +615,49 @@ pub struct schedplug_pod_begin_result {
 pub const SCHEDPLUG_SKIP_FILTER: u32 = 1;
 /// Skip this plugin's score for the pod (it adds nothing to any node).
 pub const SCHEDPLUG_SKIP_SCORE: u32 = 2;
+
+/// What permit() returns besides its status (v1.6).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct schedplug_permit_result {
+    pub struct_size: u32,
+    pub reserved: u32,
+    /// With SCHEDPLUG_WAIT: milliseconds, 1 to
+    /// SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS; 0 means the most.
+    pub timeout_ms: u64,
+}
+
+/// The longest a pod may wait in permit(): kube-scheduler's limit, 15 min.
+pub const SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS: u32 = 900000;
+
+/// The labels and annotations pre_bind() asks to set on the pod (v1.6).
+/// Host-owned, valid during pre_bind() only.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct schedplug_pod_patch {
+    pub struct_size: u32,
+    pub reserved: u32,
+    pub context: *mut c_void,
+    pub set_annotation: Option<
+        unsafe extern "C" fn(
+            context: *mut c_void,
+            key: schedplug_str,
+            value: schedplug_str,
+        ) -> schedplug_code,
+    >,
+    pub set_label: Option<
+        unsafe extern "C" fn(
+            context: *mut c_void,
+            key: schedplug_str,
+            value: schedplug_str,
+        ) -> schedplug_code,
+    >,
+}
+
+/// The most labels and annotations one pre_bind() may set, together.
+pub const SCHEDPLUG_POD_PATCH_MAX: u32 = 16;
+/// The longest annotation value pre_bind() may set, in bytes.
+pub const SCHEDPLUG_POD_PATCH_VALUE_MAX: u32 = 4096;
 
 // ---------------------------------------------------------------------------
 // The descriptor
@@ -668,6 +725,47 @@ pub struct schedplug_plugin {
         ) -> schedplug_code,
     >,
     pub pod_end: Option<unsafe extern "C" fn(instance: *mut c_void, state: *mut c_void)>,
+    // v1.6
+    pub reserve: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            pod: *const schedplug_pod,
+            node: *const schedplug_node,
+            reason: *mut schedplug_reason,
+        ) -> schedplug_code,
+    >,
+    pub unreserve: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            pod: *const schedplug_pod,
+            node: *const schedplug_node,
+        ),
+    >,
+    pub permit: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            pod: *const schedplug_pod,
+            node: *const schedplug_node,
+            out: *mut schedplug_permit_result,
+            reason: *mut schedplug_reason,
+        ) -> schedplug_code,
+    >,
+    pub pre_bind: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            pod: *const schedplug_pod,
+            node: *const schedplug_node,
+            patch: *mut schedplug_pod_patch,
+            reason: *mut schedplug_reason,
+        ) -> schedplug_code,
+    >,
+    pub pre_enqueue: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            pod: *const schedplug_pod,
+            reason: *mut schedplug_reason,
+        ) -> schedplug_code,
+    >,
 }
 
 /// The type of the entry symbol.
@@ -709,5 +807,7 @@ zeroed_default!(
     schedplug_settings,
     schedplug_host,
     schedplug_pod_begin_result,
+    schedplug_permit_result,
+    schedplug_pod_patch,
     schedplug_plugin,
 );

@@ -6,7 +6,9 @@
 // at are one piece; the hook bits pick which trampolines the descriptor gets.
 
 use crate::abi::*;
-use crate::plugin::{log, Create, Gates, LogLevel, NodeScore, Normalize, Plugin, Settings};
+use crate::plugin::{
+    log, Create, Gates, LogLevel, NodeScore, Normalize, Plugin, PodPatch, Settings,
+};
 use crate::status::{set_reason, Status};
 use crate::view::{read_field, Node, Pod};
 use std::any::Any;
@@ -27,6 +29,16 @@ pub const HOOK_SCORE: u32 = 1 << 3;
 pub const HOOK_NORMALIZE_SCORE: u32 = 1 << 4;
 /// `hooks = [refresh]`.
 pub const HOOK_REFRESH: u32 = 1 << 5;
+/// `hooks = [reserve]` (ABI v1.6).
+pub const HOOK_RESERVE: u32 = 1 << 6;
+/// `hooks = [unreserve]` (needs reserve or permit).
+pub const HOOK_UNRESERVE: u32 = 1 << 7;
+/// `hooks = [permit]`.
+pub const HOOK_PERMIT: u32 = 1 << 8;
+/// `hooks = [pre_bind]`.
+pub const HOOK_PRE_BIND: u32 = 1 << 9;
+/// `hooks = [pre_enqueue]`.
+pub const HOOK_PRE_ENQUEUE: u32 = 1 << 10;
 
 /// A plugin type with its name, version and hooks; export_plugin!
 /// implements it on a type of its own.
@@ -145,6 +157,10 @@ pub const fn descriptor<E: Export>() -> schedplug_plugin {
         panic!("POD_LABEL_KEYS and POD_ANNOTATION_KEYS may not hold an empty key");
     }
 
+    if has!(HOOK_UNRESERVE) && !has!(HOOK_RESERVE) && !has!(HOOK_PERMIT) {
+        panic!("unreserve undoes what reserve or permit did: list reserve (or permit) in hooks, or drop unreserve");
+    }
+
     type Applies = unsafe extern "C" fn(*mut c_void, *const schedplug_pod) -> i32;
     let applies: Option<Applies> = if has!(HOOK_POD_BEGIN) {
         // A v1.0 host calls applies, never pod_begin.
@@ -188,6 +204,31 @@ pub const fn descriptor<E: Export>() -> schedplug_plugin {
         },
         pod_end: if has!(HOOK_POD_BEGIN) {
             Some(pod_end::<E>)
+        } else {
+            None
+        },
+        reserve: if has!(HOOK_RESERVE) {
+            Some(reserve::<E>)
+        } else {
+            None
+        },
+        unreserve: if has!(HOOK_UNRESERVE) {
+            Some(unreserve::<E>)
+        } else {
+            None
+        },
+        permit: if has!(HOOK_PERMIT) {
+            Some(permit::<E>)
+        } else {
+            None
+        },
+        pre_bind: if has!(HOOK_PRE_BIND) {
+            Some(pre_bind::<E>)
+        } else {
+            None
+        },
+        pre_enqueue: if has!(HOOK_PRE_ENQUEUE) {
+            Some(pre_enqueue::<E>)
         } else {
             None
         },
@@ -690,6 +731,95 @@ unsafe extern "C" fn refresh<E: Export>(
 /// The descriptor of a [`Plugin`] type, as a `&'static schedplug_plugin`,
 /// without exporting it (for tests and hosts in Rust; a plugin uses
 /// [`export_plugin!`](crate::export_plugin)). Same arguments.
+unsafe extern "C" fn reserve<E: Export>(
+    instance: *mut c_void,
+    pod: *const schedplug_pod,
+    node: *const schedplug_node,
+    reason: *mut schedplug_reason,
+) -> schedplug_code {
+    guarded::<E>("reserve", reason, || {
+        let p = &self::instance::<E>(instance).plugin;
+        p.reserve(&Pod::from_raw(pod), &Node::from_raw(node))
+    })
+}
+
+/// unreserve cannot fail: a panic is logged and ignored.
+unsafe extern "C" fn unreserve<E: Export>(
+    instance: *mut c_void,
+    pod: *const schedplug_pod,
+    node: *const schedplug_node,
+) {
+    let inst = self::instance::<E>(instance);
+    let (pod, node) = (Pod::from_raw(pod), Node::from_raw(node));
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| inst.plugin.unreserve(&pod, &node))) {
+        let msg = panicked::<E>("unreserve", payload);
+        log(
+            inst.host,
+            LogLevel::Error,
+            &format!(
+                "{msg} (pod {}/{} on node {}; ignored: unreserve cannot fail, release what \
+                 reserve took without panicking)",
+                pod.namespace(),
+                pod.name(),
+                node.name()
+            ),
+        );
+    }
+}
+
+unsafe extern "C" fn permit<E: Export>(
+    instance: *mut c_void,
+    pod: *const schedplug_pod,
+    node: *const schedplug_node,
+    out: *mut schedplug_permit_result,
+    reason: *mut schedplug_reason,
+) -> schedplug_code {
+    guarded::<E>("permit", reason, || {
+        let p = &self::instance::<E>(instance).plugin;
+        let status = p.permit(&Pod::from_raw(pod), &Node::from_raw(node));
+        if status.code() != SCHEDPLUG_WAIT {
+            return status;
+        }
+        let ms = status.timeout().as_millis();
+        if ms < 1 || ms > u128::from(SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS) {
+            return Status::error(format!(
+                "permit returned Status::wait({ms} ms); the timeout must be from 1 ms to \
+                 {SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS} ms (15 minutes, kube-scheduler's limit)"
+            ));
+        }
+        if !out.is_null() {
+            write_field!(out, schedplug_permit_result, timeout_ms, ms as u64);
+        }
+        status
+    })
+}
+
+unsafe extern "C" fn pre_bind<E: Export>(
+    instance: *mut c_void,
+    pod: *const schedplug_pod,
+    node: *const schedplug_node,
+    patch: *mut schedplug_pod_patch,
+    reason: *mut schedplug_reason,
+) -> schedplug_code {
+    guarded::<E>("pre_bind", reason, || {
+        let p = &self::instance::<E>(instance).plugin;
+        let mut patch = PodPatch::from_raw(patch);
+        p.pre_bind(&Pod::from_raw(pod), &Node::from_raw(node), &mut patch)
+    })
+}
+
+unsafe extern "C" fn pre_enqueue<E: Export>(
+    instance: *mut c_void,
+    pod: *const schedplug_pod,
+    reason: *mut schedplug_reason,
+) -> schedplug_code {
+    guarded::<E>("pre_enqueue", reason, || {
+        self::instance::<E>(instance)
+            .plugin
+            .pre_enqueue(&Pod::from_raw(pod))
+    })
+}
+
 #[macro_export]
 macro_rules! plugin_descriptor {
     ($ty:ty, name = $name:literal, version = $version:literal,
@@ -811,6 +941,30 @@ macro_rules! plugin_descriptor {
 /// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [filter]);
 /// # fn main() {}
 /// ```
+///
+/// ```compile_fail
+/// # use schedplug::{Create, Plugin, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// }
+/// // unreserve undoes what reserve or permit did
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [unreserve]);
+/// # fn main() {}
+/// ```
+///
+/// ```
+/// # use schedplug::{Create, Plugin, Status};
+/// struct P;
+/// impl Plugin for P {
+///     type PodState = ();
+///     fn create(_: &Create<'_>) -> Result<Self, Status> { Ok(P) }
+/// }
+/// // The same with permit (or reserve) compiles.
+/// schedplug::export_plugin!(P, name = "P", version = "1", hooks = [permit, unreserve]);
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! export_plugin {
     ($($args:tt)*) => {
@@ -843,11 +997,27 @@ macro_rules! __schedplug_hook {
     (refresh) => {
         $crate::export::HOOK_REFRESH
     };
+    (reserve) => {
+        $crate::export::HOOK_RESERVE
+    };
+    (unreserve) => {
+        $crate::export::HOOK_UNRESERVE
+    };
+    (permit) => {
+        $crate::export::HOOK_PERMIT
+    };
+    (pre_bind) => {
+        $crate::export::HOOK_PRE_BIND
+    };
+    (pre_enqueue) => {
+        $crate::export::HOOK_PRE_ENQUEUE
+    };
     ($other:ident) => {
         compile_error!(concat!(
             "unknown schedplug hook `",
             stringify!($other),
-            "`; the hooks are applies, pod_begin, filter, score, normalize_score, refresh"
+            "`; the hooks are applies, pod_begin, filter, score, normalize_score, refresh, \
+             reserve, unreserve, permit, pre_bind, pre_enqueue"
         ))
     };
 }

@@ -55,7 +55,7 @@ pub mod testing;
 pub mod view;
 
 pub use args::{Args, ArgsError};
-pub use plugin::{Create, Gates, LogLevel, NodeScore, Normalize, Plugin, Settings};
+pub use plugin::{Create, Gates, Host, LogLevel, NodeScore, Normalize, Plugin, PodPatch, Settings};
 pub use status::Status;
 pub use view::{
     Container, ContainerPort, KeyValues, LabelSelector, List, Node, NodeCondition, NodeImage,

@@ -4,7 +4,9 @@
 use crate::abi::*;
 use crate::args::{Args, ArgsError};
 use crate::status::Status;
-use crate::view::{Node, Pod};
+use crate::view::{read_field, Node, Pod};
+use std::marker::PhantomData;
+use std::os::raw::c_char;
 
 /// How the host normalizes a plugin's raw scores when the plugin has no
 /// `normalize_score` hook (SCHEDPLUG_NORMALIZE_*).
@@ -140,6 +142,169 @@ impl<'a> Create<'a> {
         // during create().
         unsafe { log(self.host, level, msg) }
     }
+
+    /// The host's services for the instance's whole life (its log, the
+    /// permit decisions): keep it in the plugin.
+    pub fn host(&self) -> Host {
+        Host { raw: self.host }
+    }
+}
+
+fn raw_str(s: &str) -> schedplug_str {
+    schedplug_str {
+        data: s.as_ptr() as *const c_char,
+        len: s.len() as u64,
+    }
+}
+
+/// The host's services for one instance, from [`Create::host`]: valid
+/// until the instance is dropped, usable from any thread and any hook.
+#[derive(Clone, Copy, Debug)]
+pub struct Host {
+    raw: *const schedplug_host,
+}
+
+// SAFETY: plugin.h: the host struct stays valid until destroy() returns and
+// its functions are safe to call from any thread.
+unsafe impl Send for Host {}
+unsafe impl Sync for Host {}
+
+impl Host {
+    /// Writes a line to the host's log, prefixed with the plugin's name.
+    pub fn log(&self, level: LogLevel, msg: &str) {
+        // SAFETY: see the Send impl.
+        unsafe { log(self.raw, level, msg) }
+    }
+
+    /// Ends the wait of the pod with uid `pod_uid` that this instance's
+    /// permit answered [`Status::wait`] for (ABI v1.6): it goes on to
+    /// binding once every plugin that made it wait allowed it. SUCCESS when
+    /// the host passed the decision on, SKIP when no such pod waits on this
+    /// instance, ERROR when the scheduler is not connected or the host
+    /// predates ABI v1.6.
+    pub fn permit_allow(&self, pod_uid: &str) -> schedplug_code {
+        match self.permit_services() {
+            // SAFETY: the host's function, called with its context.
+            Some((allow, _, context)) => unsafe { allow(context, raw_str(pod_uid)) },
+            None => SCHEDPLUG_ERROR,
+        }
+    }
+
+    /// Rejects a waiting pod with `reason` (shown on the pod): its
+    /// reservations are undone and it goes back to the queue. Returns as
+    /// [`Host::permit_allow`] does.
+    pub fn permit_reject(&self, pod_uid: &str, reason: &str) -> schedplug_code {
+        match self.permit_services() {
+            // SAFETY: as for permit_allow.
+            Some((_, reject, context)) => unsafe {
+                reject(context, raw_str(pod_uid), raw_str(reason))
+            },
+            None => SCHEDPLUG_ERROR,
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn permit_services(
+        &self,
+    ) -> Option<(
+        unsafe extern "C" fn(*mut std::ffi::c_void, schedplug_str) -> schedplug_code,
+        unsafe extern "C" fn(*mut std::ffi::c_void, schedplug_str, schedplug_str) -> schedplug_code,
+        *mut std::ffi::c_void,
+    )> {
+        if self.raw.is_null() {
+            return None;
+        }
+        let allow = read_field!(self.raw, schedplug_host, permit_allow)??;
+        let reject = read_field!(self.raw, schedplug_host, permit_reject)??;
+        // SAFETY: a valid host struct (see the Send impl).
+        Some((allow, reject, unsafe { (*self.raw).context }))
+    }
+}
+
+type PatchSetter =
+    unsafe extern "C" fn(*mut std::ffi::c_void, schedplug_str, schedplug_str) -> schedplug_code;
+
+/// The labels and annotations pre_bind asks the scheduler to set on the
+/// pod before it is bound (plugin.h's `schedplug_pod_patch`, ABI v1.6):
+/// the host copies key and value; setting a key twice keeps the last
+/// value. Each call returns success, or an error status naming the key
+/// when the host refused the entry (a key that is not a qualified name, a
+/// label value Kubernetes would refuse, a value over
+/// SCHEDPLUG_POD_PATCH_VALUE_MAX bytes, more than SCHEDPLUG_POD_PATCH_MAX
+/// entries): nothing is recorded then, and pre_bind should return it.
+pub struct PodPatch<'a> {
+    raw: *mut schedplug_pod_patch,
+    _call: PhantomData<&'a mut schedplug_pod_patch>,
+}
+
+impl<'a> PodPatch<'a> {
+    /// # Safety
+    /// `raw` is NULL or the host's patch, valid for `'a`.
+    pub(crate) unsafe fn from_raw(raw: *mut schedplug_pod_patch) -> PodPatch<'a> {
+        PodPatch {
+            raw,
+            _call: PhantomData,
+        }
+    }
+
+    /// Sets the pod annotation `key` to `value`.
+    pub fn set_annotation(&mut self, key: &str, value: &str) -> Status {
+        let setter = self.field(|p| read_field!(p, schedplug_pod_patch, set_annotation));
+        self.set(setter, key, value, || {
+            format!(
+                "the host refused the pod annotation \"{key}\" (the key must be a qualified name \
+                 such as example.com/name, the value at most {SCHEDPLUG_POD_PATCH_VALUE_MAX} \
+                 bytes, the patch at most {SCHEDPLUG_POD_PATCH_MAX} labels and annotations)"
+            )
+        })
+    }
+
+    /// Sets the pod label `key` to `value`.
+    pub fn set_label(&mut self, key: &str, value: &str) -> Status {
+        let setter = self.field(|p| read_field!(p, schedplug_pod_patch, set_label));
+        self.set(setter, key, value, || {
+            let shown: String = value.chars().take(80).collect();
+            format!(
+                "the host refused the pod label \"{key}\"=\"{shown}\" (the key must be a \
+                 qualified name such as example.com/name, the value at most 63 characters of \
+                 [A-Za-z0-9_.-] that begin and end with a letter or digit, the patch at most \
+                 {SCHEDPLUG_POD_PATCH_MAX} labels and annotations)"
+            )
+        })
+    }
+
+    /// The patch's field `read` reads, when the host's patch has it.
+    fn field<T>(
+        &self,
+        read: impl FnOnce(*const schedplug_pod_patch) -> Option<Option<T>>,
+    ) -> Option<T> {
+        if self.raw.is_null() {
+            None
+        } else {
+            read(self.raw as *const schedplug_pod_patch).flatten()
+        }
+    }
+
+    fn set(
+        &mut self,
+        setter: Option<PatchSetter>,
+        key: &str,
+        value: &str,
+        refused: impl FnOnce() -> String,
+    ) -> Status {
+        let setter = match setter {
+            Some(f) => f,
+            None => return Status::error("this host gave pre_bind no pod patch to write to"),
+        };
+        // SAFETY: the host's function with the patch's context, during
+        // pre_bind.
+        let code = unsafe { setter((*self.raw).context, raw_str(key), raw_str(value)) };
+        if code == SCHEDPLUG_SUCCESS {
+            Status::success()
+        } else {
+            Status::error(refused())
+        }
+    }
 }
 
 /// Logs through the host, if it has a log.
@@ -251,6 +416,45 @@ pub trait Plugin: Sized + Send + Sync + 'static {
 
     /// Background work, every REFRESH_PERIOD_MS on a host thread.
     fn refresh(&self) -> Status {
+        Status::success()
+    }
+
+    // ---- ABI v1.6: plugins that own a resource. They change the
+    // plugin's own state (reservations) behind its own lock: they run
+    // concurrently for different pods and with filter / score. A v1.5 host
+    // never calls them.
+
+    /// kube-scheduler's Reserve: take what `pod` needs on `node` (pick
+    /// device indices, count it against a quota) so that the next pods'
+    /// filter calls see it. An unschedulable or error status fails the
+    /// pod's cycle, and every Reserve plugin's unreserve runs.
+    fn reserve(&self, _pod: &Pod<'_>, _node: &Node<'_>) -> Status {
+        Status::success()
+    }
+
+    /// kube-scheduler's Unreserve: release what reserve took for the pod.
+    /// It cannot fail (a panic is logged and ignored), and must tolerate
+    /// pods it never reserved and being called twice.
+    fn unreserve(&self, _pod: &Pod<'_>, _node: &Node<'_>) {}
+
+    /// kube-scheduler's Permit: success lets the pod go on to binding,
+    /// unschedulable rejects it, [`Status::wait`] holds it until
+    /// [`Host::permit_allow`] / [`Host::permit_reject`] names its uid.
+    fn permit(&self, _pod: &Pod<'_>, _node: &Node<'_>) -> Status {
+        Status::success()
+    }
+
+    /// kube-scheduler's PreBind: the labels and annotations to write on the
+    /// pod before it is bound (the choice reserve made, for the node's
+    /// device plugin). An error fails the binding.
+    fn pre_bind(&self, _pod: &Pod<'_>, _node: &Node<'_>, _patch: &mut PodPatch<'_>) -> Status {
+        Status::success()
+    }
+
+    /// kube-scheduler's PreEnqueue: success admits the pod to the queue;
+    /// unschedulable_and_unresolvable keeps it out with the reason until
+    /// one of the plugin's EVENTS. Keep it cheap; read nothing of nodes.
+    fn pre_enqueue(&self, _pod: &Pod<'_>) -> Status {
         Status::success()
     }
 }

@@ -4,8 +4,10 @@
 use crate::abi::{
     schedplug_code, schedplug_reason, SCHEDPLUG_ERROR, SCHEDPLUG_REASON_MAX, SCHEDPLUG_SKIP,
     SCHEDPLUG_SUCCESS, SCHEDPLUG_UNSCHEDULABLE, SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE,
+    SCHEDPLUG_WAIT,
 };
 use std::borrow::Cow;
+use std::time::Duration;
 
 /// A hook's result. A Filter reason is shown by kube-scheduler as
 /// "0/5 nodes are available: 3 <reason>.", so write a short phrase such as
@@ -15,6 +17,7 @@ use std::borrow::Cow;
 pub struct Status {
     code: schedplug_code,
     reason: Cow<'static, str>,
+    timeout: Duration,
 }
 
 impl Status {
@@ -44,11 +47,30 @@ impl Status {
         Status::new(SCHEDPLUG_SKIP, "")
     }
 
+    /// From permit only (ABI v1.6): hold the pod until
+    /// [`Host::permit_allow`](crate::Host::permit_allow) or
+    /// `permit_reject` names its uid, or until `timeout` passes (then the
+    /// pod is rejected). From 1 ms to SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS (15
+    /// minutes); anything else makes permit fail with an error saying so.
+    pub fn wait(timeout: Duration) -> Status {
+        Status {
+            code: SCHEDPLUG_WAIT,
+            reason: Cow::Borrowed(""),
+            timeout,
+        }
+    }
+
     pub(crate) fn new(code: schedplug_code, reason: impl Into<Cow<'static, str>>) -> Status {
         Status {
             code,
             reason: reason.into(),
+            timeout: Duration::ZERO,
         }
+    }
+
+    /// The wait of [`Status::wait`]; zero for the other statuses.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// The SCHEDPLUG_* status code.

@@ -44,6 +44,13 @@
 //! the host does. What the kit does not do: the host's file checks,
 //! deadlines, refresh threads and parallel calls.
 //!
+//! Plugins that own a resource (ABI v1.6): [`Plugin::reserve`],
+//! `unreserve`, `permit` (the plugin's permit_allow / permit_reject calls
+//! in [`Plugin::permit_decisions`]), `pre_bind` (the patch as maps, checked
+//! as the host checks it), `pre_enqueue`, and
+//! [`Plugin::unreserve_problem`], the check that unreserve tolerates pods
+//! it never reserved and being called twice (`testing/hooks.rs`).
+//!
 //! Declared events (SCHEDPLUG_EVENT_*): [`Plugin::requeue_problem`] says
 //! whether the events a plugin declared requeue a pod it rejected on a node
 //! before a change and passes after it; [`Plugin::run_after`] checks that
@@ -74,13 +81,17 @@ mod build;
 mod checks;
 mod cycle;
 mod events;
+mod hooks;
 mod host;
+mod patch_rules;
 mod rules;
 pub use build::*;
 use checks::{twin_differs, with_twin};
 pub use cycle::*;
 pub use events::{change_events, event_names};
+pub use hooks::{PermitDecision, PermitResult, PreBindResult};
 use host::HostContext;
+pub use patch_rules::{pod_annotation_problem, pod_label_problem};
 use rules::{accept_descriptor, c_text, copy_keys, no_reason, settings_problem};
 
 /// A host-owned reason buffer for one hook call.

@@ -226,13 +226,18 @@ abi_items! {
         schedplug_host {
             struct_size, context, log, settings, args, args_allow_only,
             arg_string, arg_bool, arg_int, arg_float, arg_duration,
-            arg_string_list, arg_object,
+            arg_string_list, arg_object, permit_allow, permit_reject,
         }
         schedplug_pod_begin_result { struct_size, skip, state }
+        schedplug_permit_result { struct_size, reserved, timeout_ms }
+        schedplug_pod_patch {
+            struct_size, reserved, context, set_annotation, set_label,
+        }
         schedplug_plugin {
             abi_version, struct_size, name, version, create, destroy, applies,
             filter, score, normalize_score, normalize_policy, refresh,
-            refresh_period_ms, events, pod_begin, pod_end,
+            refresh_period_ms, events, pod_begin, pod_end, reserve, unreserve,
+            permit, pre_bind, pre_enqueue,
         }
     }
     opaque { schedplug_args }
@@ -261,6 +266,7 @@ abi_items! {
         SCHEDPLUG_ERROR,
         SCHEDPLUG_UNSCHEDULABLE,
         SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE,
+        SCHEDPLUG_WAIT,
         SCHEDPLUG_SKIP,
         SCHEDPLUG_REASON_MAX,
         SCHEDPLUG_NORMALIZE_NONE,
@@ -289,6 +295,9 @@ abi_items! {
         SCHEDPLUG_HINT_ALL,
         SCHEDPLUG_SKIP_FILTER,
         SCHEDPLUG_SKIP_SCORE,
+        SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS,
+        SCHEDPLUG_POD_PATCH_MAX,
+        SCHEDPLUG_POD_PATCH_VALUE_MAX,
         SCHEDPLUG_POD_AFFINITY_REQUIRED,
         SCHEDPLUG_POD_AFFINITY_PREFERRED,
         SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED,

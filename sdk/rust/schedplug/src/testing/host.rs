@@ -32,6 +32,8 @@ struct Session {
 pub(super) struct HostContext {
     pub(super) logs: Mutex<Vec<String>>,
     session: Mutex<Option<Session>>,
+    /// The pods permit() made wait and the plugin's decisions (v1.6).
+    pub(super) permits: Mutex<super::hooks::Permits>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,6 +76,8 @@ pub(super) fn install(host: &mut schedplug_host) {
     host.arg_duration = Some(arg_duration);
     host.arg_string_list = Some(arg_string_list);
     host.arg_object = Some(arg_object);
+    host.permit_allow = Some(super::hooks::permit_allow);
+    host.permit_reject = Some(super::hooks::permit_reject);
 }
 
 unsafe extern "C" fn log(context: *mut c_void, level: schedplug_log_level, msg: schedplug_str) {
