@@ -60,6 +60,11 @@ type stackOptions struct {
 	HostMetrics bool
 	// HostArgs are more schedplug-host flags (--record DIR, ...).
 	HostArgs []string
+	// APIServerFlags are more kube-apiserver flags (--feature-gates,
+	// --runtime-config, ...).
+	APIServerFlags []string
+	// SchedulerArgs are more kube-scheduler flags (--feature-gates, ...).
+	SchedulerArgs []string
 }
 
 func startStackWith(t *testing.T, o stackOptions) *stack {
@@ -90,7 +95,7 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 
-	cp, err := testenv.StartControlPlane(t, shared.etcd, dir)
+	cp, err := testenv.StartControlPlane(t, shared.etcd, dir, o.APIServerFlags...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +136,7 @@ func startStackWith(t *testing.T, o stackOptions) *stack {
 		t.Fatal(err)
 	}
 	s.scheduler.AddEnv(o.SchedulerEnv...)
+	s.scheduler.AddArgs(o.SchedulerArgs...)
 	if err := s.scheduler.StartAndWait(60 * time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -39,14 +39,16 @@ var APIServerFlags = []string{
 
 // StartControlPlane starts kube-apiserver in this process, storing its data
 // in etcd under a fresh prefix, and writes a kubeconfig into workDir.
-// tb receives the apiserver's log lines.
-func StartControlPlane(tb TB, etcd *Etcd, workDir string) (*ControlPlane, error) {
+// tb receives the apiserver's log lines. extraFlags follow APIServerFlags
+// (e.g. --feature-gates, --runtime-config); the apiserver runs in this
+// process, so its feature gates hold for the process until tb's cleanup.
+func StartControlPlane(tb TB, etcd *Etcd, workDir string, extraFlags ...string) (*ControlPlane, error) {
 	storage := storagebackend.NewDefaultConfig(path.Join(uuid.New().String(), "registry"), nil)
 	storage.Transport.ServerList = []string{etcd.ClientURL}
 
 	opts := apiservertesting.NewDefaultTestServerOptions()
 	disableInvariantChecks(opts)
-	server, err := apiservertesting.StartTestServer(tb, opts, APIServerFlags, storage)
+	server, err := apiservertesting.StartTestServer(tb, opts, append(append([]string(nil), APIServerFlags...), extraFlags...), storage)
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver (etcd %s): %w", etcd.ClientURL, err)
 	}

@@ -41,6 +41,14 @@ func (p *Process) AddEnv(kv ...string) {
 	p.env = append(p.env, kv...)
 }
 
+// AddArgs gives the next Start more flags (the host's --record DIR,
+// kube-scheduler's --feature-gates, ...).
+func (p *Process) AddArgs(args ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.args = append(p.args, args...)
+}
+
 // Start runs the process. It dies with its parent (PR_SET_PDEATHSIG), so a
 // crashed test never leaves a scheduler or host behind.
 func (p *Process) Start() error {

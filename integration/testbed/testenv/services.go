@@ -46,13 +46,6 @@ func (h *Host) SetPluginDir(dir string) {
 	}
 }
 
-// AddArgs gives the next Start more flags (--record DIR, ...).
-func (h *Host) AddArgs(args ...string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.args = append(h.args, args...)
-}
-
 // ServeMetrics makes the next Start serve the host's Prometheus metrics on
 // a free loopback port, which Metrics then reads.
 func (h *Host) ServeMetrics() error {
