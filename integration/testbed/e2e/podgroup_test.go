@@ -281,12 +281,16 @@ func TestPodGroupNativeFilter(t *testing.T) {
 	}
 }
 
-// TestPodGroupDeviceShareUnreserve: DeviceShare reserves devices for each
-// member of a group in its pod-group cycle; the group does not fit (three
-// members of 3 devices, two nodes of 4), so kube-scheduler unreserves
-// every member it reserved. Then two pods of 4 devices each are bound,
-// one per node: each node must be wholly free again, so no member's
-// reservation was left behind on either.
+// TestPodGroupDeviceShareUnreserve: DeviceShare in pod-group cycles on
+// nodes of 4 devices. On two nodes, a pair of members of 3 devices each is
+// placed whole, one per node: the second member's Filter, in the same
+// cycle, must count the first one's reservation (the members are
+// identical, so a verdict kept from the first member's cycle state would
+// send both to the node Score prefers, and the group would fail). On two
+// other nodes, a group of three such members does not fit, so
+// kube-scheduler unreserves every member it reserved. Then two pods of 4
+// devices each are bound there, one per node: each node must be wholly
+// free again, so no member's reservation was left behind on either.
 func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 	dir, err := testenv.DeviceSharePluginDir()
 	if err != nil {
@@ -300,16 +304,37 @@ func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 	})
 	ctx := s.ctx()
 	ns := s.namespace("device-groups")
-	for i := 1; i <= 2; i++ {
+	// Two nodes for each case, kept apart by a node selector.
+	const caseLabel = "e2e.schedplug.dev/case"
+	for i := 1; i <= 4; i++ {
+		group := "pair"
+		if i > 2 {
+			group = "greedy"
+		}
 		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(fmt.Sprintf("dev-%d", i), bigNode,
-			map[string]string{deviceCountLabel: strconv.Itoa(devicesPerNode)})))
+			map[string]string{deviceCountLabel: strconv.Itoa(devicesPerNode), caseLabel: group})))
 	}
+	onPairNodes, onGreedyNodes := map[string]string{caseLabel: "pair"}, map[string]string{caseLabel: "greedy"}
 
 	start := time.Now()
-	greedy := createPodGroup(ctx, s, ns, "greedy", groupMembers("greedy", 3, func(name string) testenv.PodSpec {
-		return devicePodSpec(name, 3, nil)
+	pair := createPodGroup(ctx, s, ns, "pair", groupMembers("pair", 2, func(name string) testenv.PodSpec {
+		return devicePodSpec(name, 3, onPairNodes)
 	}))
-	out := waitGroupRejected(ctx, s, ns, "greedy", greedy)
+	out := waitGroupPlaced(ctx, s, ns, "pair", pair)
+	pods, err := deviceState(ctx, s, ns)
+	s.must(err)
+	if pods["pair-0"].node == pods["pair-1"].node {
+		t.Errorf("both members of pair are on %s, which has %d devices for their 6", pods["pair-0"].node, devicesPerNode)
+	}
+	t.Logf("group pair (2x3 devices on 2x%d): %d/%d members placed in %s: pair-0 on %s %v, pair-1 on %s %v", devicesPerNode,
+		len(out.bound), len(pair), time.Since(start).Round(time.Millisecond),
+		pods["pair-0"].node, pods["pair-0"].devices, pods["pair-1"].node, pods["pair-1"].devices)
+
+	start = time.Now()
+	greedy := createPodGroup(ctx, s, ns, "greedy", groupMembers("greedy", 3, func(name string) testenv.PodSpec {
+		return devicePodSpec(name, 3, onGreedyNodes)
+	}))
+	out = waitGroupRejected(ctx, s, ns, "greedy", greedy)
 	checkNoneBound(t, "greedy", out, tooFewDevices)
 	t.Logf("group greedy (3x3 devices on 2x%d): %d/%d members placed, rejected in %s: %v",
 		devicesPerNode, len(out.bound), len(greedy), time.Since(start).Round(time.Millisecond), out.messages)
@@ -317,13 +342,13 @@ func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 	start = time.Now()
 	whole := []string{"whole-1", "whole-2"}
 	for _, name := range whole {
-		s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, devicePodSpec(name, devicesPerNode, nil))))
+		s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, devicePodSpec(name, devicesPerNode, onGreedyNodes))))
 	}
 	if _, err := testenv.WaitForBound(ctx, s.client, ns, whole, groupSettleWithin); err != nil {
 		msgs := readGroup(ctx, s, ns, whole).messages
 		t.Fatalf("pods asking for every device of a node: %v (messages %v): a failed group member's reservation was not released", err, msgs)
 	}
-	pods, err := deviceState(ctx, s, ns)
+	pods, err = deviceState(ctx, s, ns)
 	s.must(err)
 	if pods["whole-1"].node == pods["whole-2"].node {
 		t.Errorf("whole-1 and whole-2 are both on %s, which has %d devices", pods["whole-1"].node, devicesPerNode)
