@@ -297,7 +297,9 @@ func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startStackWith(t, stackOptions{
-		Plugins:        []testenv.NativePlugin{{Name: "DeviceShare", FailurePolicy: "Fail", Timeout: "500ms"}},
+		// A fresh host has no bindings in flight to wait for.
+		Plugins: []testenv.NativePlugin{{Name: "DeviceShare", FailurePolicy: "Fail", Timeout: "500ms",
+			Args: map[string]any{"startupSettle": "100ms"}}},
 		PluginDir:      dir,
 		APIServerFlags: podGroupAPIServerFlags,
 		SchedulerArgs:  podGroupSchedulerArgs,
