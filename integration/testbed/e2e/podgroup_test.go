@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -365,4 +366,34 @@ func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 	}
 	t.Logf("after the group failed: whole-1 on %s %v, whole-2 on %s %v, in %s",
 		pods["whole-1"].node, pods["whole-1"].devices, pods["whole-2"].node, pods["whole-2"].devices, time.Since(start).Round(time.Millisecond))
+
+	// Every reservation the host made is either a bound pod's (the pair's
+	// and whole-1/2: 4) or was undone by its Unreserve. The greedy group
+	// is retried meanwhile: a count read in the middle of its cycle is
+	// read again.
+	var reserves, unreserves float64
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		metrics, err := s.scheduler.Metrics()
+		if err != nil {
+			return false, nil
+		}
+		reserves, unreserves = shimRPCs(metrics, "Reserve"), shimRPCs(metrics, "Unreserve")
+		return reserves-unreserves == 4, nil
+	})
+	if err != nil {
+		t.Errorf("the shim made %v Reserve and %v Unreserve calls to the host; want 4 more Reserve (the bound pods') than Unreserve", reserves, unreserves)
+	}
+	t.Logf("shim calls to the host: %v Reserve, %v Unreserve", reserves, unreserves)
+}
+
+// shimRPCs is the shim's count of calls of method to the host, all codes.
+func shimRPCs(metrics, method string) float64 {
+	line := regexp.MustCompile(`(?m)^schedplug_shim_rpcs_total\{[^}]*method="` + method + `"[^}]*\} (\S+)$`)
+	var sum float64
+	for _, m := range line.FindAllStringSubmatch(metrics, -1) {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
 }
