@@ -291,20 +291,52 @@ func TestPodGroupNativeFilter(t *testing.T) {
 // other nodes, a group of three such members does not fit, so
 // kube-scheduler unreserves every member it reserved. Then two pods of 4
 // devices each are bound there, one per node: each node must be wholly
-// free again, so no member's reservation was left behind on either.
+// free again, so no member's reservation was left behind on either. The
+// same with DeviceShare's Go twin binds the same members in each phase.
 func TestPodGroupDeviceShareUnreserve(t *testing.T) {
-	dir, err := testenv.DeviceSharePluginDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := startStackWith(t, stackOptions{
-		// A fresh host has no bindings in flight to wait for.
-		Plugins: []testenv.NativePlugin{{Name: "DeviceShare", FailurePolicy: "Fail", Timeout: "500ms",
-			Args: map[string]any{"startupSettle": "100ms"}}},
-		PluginDir:      dir,
-		APIServerFlags: podGroupAPIServerFlags,
-		SchedulerArgs:  podGroupSchedulerArgs,
+	var native, goTwin deviceGroupPhases
+	t.Run("native", func(t *testing.T) {
+		dir, err := testenv.DeviceSharePluginDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := startStackWith(t, stackOptions{
+			// A fresh host has no bindings in flight to wait for.
+			Plugins: []testenv.NativePlugin{{Name: "DeviceShare", FailurePolicy: "Fail", Timeout: "500ms",
+				Args: map[string]any{"startupSettle": "100ms"}}},
+			PluginDir:      dir,
+			APIServerFlags: podGroupAPIServerFlags,
+			SchedulerArgs:  podGroupSchedulerArgs,
+		})
+		native = runDeviceGroups(t, s)
+		checkUnreserved(t, s, len(native.pair)+len(native.whole))
 	})
+	t.Run("twin", func(t *testing.T) {
+		s := startStackWith(t, stackOptions{
+			Plugins:        []testenv.NativePlugin{{Name: "GoDeviceShare"}},
+			HostPlugins:    []testenv.NativePlugin{{Name: "HwEncrypt"}},
+			Twin:           true,
+			APIServerFlags: podGroupAPIServerFlags,
+			SchedulerArgs:  podGroupSchedulerArgs,
+		})
+		goTwin = runDeviceGroups(t, s)
+	})
+	if t.Failed() {
+		return
+	}
+	if fmt.Sprint(native) != fmt.Sprint(goTwin) {
+		t.Errorf("bound members per phase (pair, greedy, whole) differ: native %v, Go twin %v", native, goTwin)
+	}
+}
+
+// deviceGroupPhases is what one stack did with the DeviceShare groups.
+type deviceGroupPhases struct {
+	pair, greedy, whole []string // bound pods after each phase
+}
+
+func runDeviceGroups(t *testing.T, s *stack) deviceGroupPhases {
+	t.Helper()
+	var phases deviceGroupPhases
 	ctx := s.ctx()
 	ns := s.namespace("device-groups")
 	// Two nodes for each case, kept apart by a node selector.
@@ -326,6 +358,7 @@ func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 	out := waitGroupPlaced(ctx, s, ns, "pair", pair)
 	pods, err := deviceState(ctx, s, ns)
 	s.must(err)
+	phases.pair = out.boundNames()
 	if pods["pair-0"].node == pods["pair-1"].node {
 		t.Errorf("both members of pair are on %s, which has %d devices for their 6", pods["pair-0"].node, devicesPerNode)
 	}
@@ -339,6 +372,7 @@ func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 	}))
 	out = waitGroupRejected(ctx, s, ns, "greedy", greedy)
 	checkNoneBound(t, "greedy", out, tooFewDevices)
+	phases.greedy = out.boundNames()
 	t.Logf("group greedy (3x3 devices on 2x%d): %d/%d members placed, rejected in %s: %v",
 		devicesPerNode, len(out.bound), len(greedy), time.Since(start).Round(time.Millisecond), out.messages)
 
@@ -353,6 +387,7 @@ func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 	}
 	pods, err = deviceState(ctx, s, ns)
 	s.must(err)
+	phases.whole = whole
 	if pods["whole-1"].node == pods["whole-2"].node {
 		t.Errorf("whole-1 and whole-2 are both on %s, which has %d devices", pods["whole-1"].node, devicesPerNode)
 	}
@@ -366,22 +401,26 @@ func TestPodGroupDeviceShareUnreserve(t *testing.T) {
 	}
 	t.Logf("after the group failed: whole-1 on %s %v, whole-2 on %s %v, in %s",
 		pods["whole-1"].node, pods["whole-1"].devices, pods["whole-2"].node, pods["whole-2"].devices, time.Since(start).Round(time.Millisecond))
+	return phases
+}
 
-	// Every reservation the host made is either a bound pod's (the pair's
-	// and whole-1/2: 4) or was undone by its Unreserve. The greedy group
-	// is retried meanwhile: a count read in the middle of its cycle is
-	// read again.
+// checkUnreserved: every reservation the host made is either a bound
+// pod's or was undone by its Unreserve. The group that cannot fit is
+// retried meanwhile: a count read in the middle of its cycle is read
+// again.
+func checkUnreserved(t *testing.T, s *stack, bound int) {
+	t.Helper()
 	var reserves, unreserves float64
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(s.ctx(), 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		metrics, err := s.scheduler.Metrics()
 		if err != nil {
 			return false, nil
 		}
 		reserves, unreserves = shimRPCs(metrics, "Reserve"), shimRPCs(metrics, "Unreserve")
-		return reserves-unreserves == 4, nil
+		return reserves-unreserves == float64(bound), nil
 	})
 	if err != nil {
-		t.Errorf("the shim made %v Reserve and %v Unreserve calls to the host; want 4 more Reserve (the bound pods') than Unreserve", reserves, unreserves)
+		t.Errorf("the shim made %v Reserve and %v Unreserve calls to the host; want %d more Reserve (the bound pods') than Unreserve", reserves, unreserves, bound)
 	}
 	t.Logf("shim calls to the host: %v Reserve, %v Unreserve", reserves, unreserves)
 }

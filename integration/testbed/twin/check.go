@@ -269,6 +269,7 @@ func Registry() map[string]PluginFactory {
 	return map[string]PluginFactory{
 		"GoHwEncrypt":      NewHwEncrypt("GoHwEncrypt"),
 		"GoDedicatedNodes": NewDedicatedNodes("GoDedicatedNodes"),
+		"GoDeviceShare":    NewDeviceShare("GoDeviceShare"),
 		CheckName:          NewCheck,
 	}
 }

@@ -1,13 +1,15 @@
 // Package twin holds Go re-implementations ("twins") of the sample native
 // plugins HwEncrypt (plugins/hw-encrypt), DedicatedNodes
 // (plugins/dedicated-nodes) and NetworkLatency (plugins/network-latency;
-// network_latency.go), and TwinCheck, a Filter plugin that asks a native
-// plugin and its twin about the same pod and NodeInfo and records every
-// difference. The Filter twins and TwinCheck are compiled only into the
-// test build of kube-scheduler (integration/testbed/cmd/kube-scheduler-twin),
-// for the differential end-to-end test in
-// integration/testbed/e2e (docs/e2e.md); the scheduler_perf suite
-// (integration/testbed/perf) registers all three twins.
+// network_latency.go), the Filter and resource hooks of DeviceShare
+// (plugins/device-share; device_share.go), and TwinCheck, a Filter plugin
+// that asks a native plugin and its twin about the same pod and NodeInfo
+// and records every difference. The Filter twins, DeviceShare's and
+// TwinCheck are compiled only into the test build of kube-scheduler
+// (integration/testbed/cmd/kube-scheduler-twin), for the differential
+// end-to-end tests in integration/testbed/e2e (docs/e2e.md); the
+// scheduler_perf suite (integration/testbed/perf) registers the first
+// three twins.
 package twin
 
 import (
