@@ -255,30 +255,48 @@ func runHwEncryptGroups(t *testing.T, s *stack) hwGroupPhases {
 // member took looking free to the next) would bind two members on one node
 // or place the short group.
 func TestPodGroupNativeFilter(t *testing.T) {
-	var native, goTwin hwGroupPhases
-	t.Run("native", func(t *testing.T) {
-		s := startStackWith(t, stackOptions{
-			Plugins:        []testenv.NativePlugin{{Name: "HwEncrypt", FailurePolicy: "Fail", Timeout: "500ms"}},
-			APIServerFlags: podGroupAPIServerFlags,
-			SchedulerArgs:  podGroupSchedulerArgs,
+	nativeAndTwin(t, "bound members per phase (fits, short, short after a node joined)",
+		func(t *testing.T) hwGroupPhases {
+			return runHwEncryptGroups(t, startPodGroupStack(t, stackOptions{
+				Plugins: []testenv.NativePlugin{{Name: "HwEncrypt", FailurePolicy: "Fail", Timeout: "500ms"}},
+			}))
+		},
+		func(t *testing.T) hwGroupPhases {
+			return runHwEncryptGroups(t, startPodGroupTwinStack(t, "GoHwEncrypt"))
 		})
-		native = runHwEncryptGroups(t, s)
+}
+
+// startPodGroupStack starts a stack with pod-group scheduling on.
+func startPodGroupStack(t *testing.T, o stackOptions) *stack {
+	t.Helper()
+	o.APIServerFlags = append(o.APIServerFlags, podGroupAPIServerFlags...)
+	o.SchedulerArgs = append(o.SchedulerArgs, podGroupSchedulerArgs...)
+	return startStackWith(t, o)
+}
+
+// startPodGroupTwinStack runs the Go twin goPlugin alone in the twin build
+// of kube-scheduler (the host, which the shim needs, serves HwEncrypt).
+func startPodGroupTwinStack(t *testing.T, goPlugin string) *stack {
+	t.Helper()
+	return startPodGroupStack(t, stackOptions{
+		Plugins:     []testenv.NativePlugin{{Name: goPlugin}},
+		HostPlugins: []testenv.NativePlugin{{Name: "HwEncrypt"}},
+		Twin:        true,
 	})
-	t.Run("twin", func(t *testing.T) {
-		s := startStackWith(t, stackOptions{
-			Plugins:        []testenv.NativePlugin{{Name: "GoHwEncrypt"}},
-			HostPlugins:    []testenv.NativePlugin{{Name: "HwEncrypt"}},
-			Twin:           true,
-			APIServerFlags: podGroupAPIServerFlags,
-			SchedulerArgs:  podGroupSchedulerArgs,
-		})
-		goTwin = runHwEncryptGroups(t, s)
-	})
+}
+
+// nativeAndTwin runs a scenario on the native stack and on the Go twin's
+// and fails when what they report (what) differs.
+func nativeAndTwin[T any](t *testing.T, what string, native, goTwin func(t *testing.T) T) {
+	t.Helper()
+	var n, g T
+	t.Run("native", func(t *testing.T) { n = native(t) })
+	t.Run("twin", func(t *testing.T) { g = goTwin(t) })
 	if t.Failed() {
 		return
 	}
-	if fmt.Sprint(native) != fmt.Sprint(goTwin) {
-		t.Errorf("bound members per phase (fits, short, short after a node joined) differ: native %v, Go twin %v", native, goTwin)
+	if fmt.Sprint(n) != fmt.Sprint(g) {
+		t.Errorf("%s differ: native %v, Go twin %v", what, n, g)
 	}
 }
 
@@ -294,39 +312,25 @@ func TestPodGroupNativeFilter(t *testing.T) {
 // free again, so no member's reservation was left behind on either. The
 // same with DeviceShare's Go twin binds the same members in each phase.
 func TestPodGroupDeviceShareUnreserve(t *testing.T) {
-	var native, goTwin deviceGroupPhases
-	t.Run("native", func(t *testing.T) {
-		dir, err := testenv.DeviceSharePluginDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := startStackWith(t, stackOptions{
-			// A fresh host has no bindings in flight to wait for.
-			Plugins: []testenv.NativePlugin{{Name: "DeviceShare", FailurePolicy: "Fail", Timeout: "500ms",
-				Args: map[string]any{"startupSettle": "100ms"}}},
-			PluginDir:      dir,
-			APIServerFlags: podGroupAPIServerFlags,
-			SchedulerArgs:  podGroupSchedulerArgs,
+	nativeAndTwin(t, "bound pods per phase (pair, greedy, whole)",
+		func(t *testing.T) deviceGroupPhases {
+			dir, err := testenv.DeviceSharePluginDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := startPodGroupStack(t, stackOptions{
+				// A fresh host has no bindings in flight to wait for.
+				Plugins: []testenv.NativePlugin{{Name: "DeviceShare", FailurePolicy: "Fail", Timeout: "500ms",
+					Args: map[string]any{"startupSettle": "100ms"}}},
+				PluginDir: dir,
+			})
+			phases := runDeviceGroups(t, s)
+			checkUnreserved(t, s, len(phases.pair)+len(phases.whole))
+			return phases
+		},
+		func(t *testing.T) deviceGroupPhases {
+			return runDeviceGroups(t, startPodGroupTwinStack(t, "GoDeviceShare"))
 		})
-		native = runDeviceGroups(t, s)
-		checkUnreserved(t, s, len(native.pair)+len(native.whole))
-	})
-	t.Run("twin", func(t *testing.T) {
-		s := startStackWith(t, stackOptions{
-			Plugins:        []testenv.NativePlugin{{Name: "GoDeviceShare"}},
-			HostPlugins:    []testenv.NativePlugin{{Name: "HwEncrypt"}},
-			Twin:           true,
-			APIServerFlags: podGroupAPIServerFlags,
-			SchedulerArgs:  podGroupSchedulerArgs,
-		})
-		goTwin = runDeviceGroups(t, s)
-	})
-	if t.Failed() {
-		return
-	}
-	if fmt.Sprint(native) != fmt.Sprint(goTwin) {
-		t.Errorf("bound members per phase (pair, greedy, whole) differ: native %v, Go twin %v", native, goTwin)
-	}
 }
 
 // deviceGroupPhases is what one stack did with the DeviceShare groups.
