@@ -16,7 +16,6 @@ add_library(schedplug_host_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/loader/elf_image.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_file_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin/plugin_instance.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/plugin/pod_patch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin/waiting_pods.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin/args_services.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plugin/hook_watchdog.cpp

@@ -6,6 +6,7 @@
 // its table: the binding cycle's PreBind runs beside the next pod's
 // scheduling cycle.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -46,7 +47,14 @@ void set_failed(v1::HookStatus& out, const PluginInstance& plugin,
   out.set_reason(std::move(verdict.reason));
 }
 
-void add_entries(const PodPatch::Entries& entries,
+// Entries sorted by key; a later plugin's value replaces an earlier one's.
+using PatchEntries = std::map<std::string, std::string>;
+
+void merge_entries(PatchEntries& into, const PatchEntries& from) {
+  for (const auto& [key, value] : from) into[key] = value;
+}
+
+void add_entries(const PatchEntries& entries,
                  google::protobuf::RepeatedPtrField<v1::KeyValue>& out) {
   for (const auto& [key, value] : entries) {
     v1::KeyValue* kv = out.Add();
@@ -273,9 +281,9 @@ grpc::Status CallPipeline::pre_bind(CallContext& context,
       kPreBindPoint, context, request, response,
       [&](Call& call, const HookCallState& state) {
         forget_waiting(state.profile, request.pod().uid());
-        PodPatch::Entries annotations, labels;
+        PatchEntries annotations, labels;
         for (size_t i = 0; i < state.plugins.size(); ++i) {
-          PodPatch patch;
+          runtime::PodPatchRecorder patch;
           Verdict v = state.run(i, kPreBindPoint, [&](const auto& p) {
             return p.pre_bind(state.pod.view(), *state.node, patch);
           });

@@ -77,25 +77,6 @@ schedplug_code permit_reject(void* context, schedplug_str pod_uid,
   }
 }
 
-// What a v1.6 hook returned, as the host reports it: SKIP is SUCCESS, WAIT
-// only permit() may answer.
-Verdict hook_verdict(const std::string& plugin, const char* hook,
-                     schedplug_code code, std::string_view reason,
-                     bool may_wait) {
-  if (code == SCHEDPLUG_SUCCESS || code == SCHEDPLUG_SKIP) return {};
-  if (code == SCHEDPLUG_WAIT && may_wait) return {SCHEDPLUG_WAIT, {}};
-  if (!runtime::is_known_code(code)) {
-    return {SCHEDPLUG_ERROR,
-            "plugin " + plugin + " returned the " +
-                (code == SCHEDPLUG_WAIT
-                     ? std::string("code WAIT, which only "
-                                   "permit() may return,")
-                     : "unknown status code " + std::to_string(code)) +
-                " from " + hook + "()"};
-  }
-  return {code, runtime::valid_utf8(reason)};
-}
-
 }  // namespace
 
 namespace {
@@ -366,7 +347,8 @@ Verdict PluginInstance::reserve(const schedplug_pod& pod,
     return {SCHEDPLUG_ERROR,
             threw_message(name(), "reserve", std::current_exception())};
   }
-  return hook_verdict(name(), "reserve", code, reason.str(), false);
+  return runtime::resource_hook_verdict(name(), "reserve", code, reason.str(),
+                                        false);
 }
 
 void PluginInstance::unreserve(const schedplug_pod& pod,
@@ -399,37 +381,38 @@ Verdict PluginInstance::permit(const schedplug_pod& pod,
     return {SCHEDPLUG_ERROR,
             threw_message(name(), "permit", std::current_exception())};
   }
-  Verdict v = hook_verdict(name(), "permit", code, reason.str(), true);
+  Verdict v = runtime::resource_hook_verdict(name(), "permit", code,
+                                             reason.str(), true);
   if (v.code == SCHEDPLUG_WAIT) {
-    // 0 means the most; more than kube-scheduler allows is cut to it.
-    *timeout_ms = result.timeout_ms == 0
-                      ? SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS
-                      : std::min<uint64_t>(result.timeout_ms,
-                                           SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS);
+    // A wait longer than kube-scheduler allows breaks plugin.h's contract:
+    // refused as the test kits refuse it, not cut short in silence.
+    std::string problem;
+    *timeout_ms = runtime::permit_wait_ms(name(), result.timeout_ms, problem);
+    if (!problem.empty()) return {SCHEDPLUG_ERROR, std::move(problem)};
   }
   return v;
 }
 
 Verdict PluginInstance::pre_bind(const schedplug_pod& pod,
                                  const schedplug_node& node,
-                                 PodPatch& patch) const {
+                                 runtime::PodPatchRecorder& patch) const {
   const auto& d = library_->descriptor();
   if (d.pre_bind == nullptr) return {};
   ReasonBuffer reason;
   schedplug_code code;
   try {
     const HookScope watched(this, Hook::kPreBind);
-    code = d.pre_bind(instance_, &pod, &node, patch.abi(), reason.get());
+    code = d.pre_bind(instance_, &pod, &node, patch.get(), reason.get());
   } catch (...) {
     return {SCHEDPLUG_ERROR,
             threw_message(name(), "pre_bind", std::current_exception())};
   }
-  Verdict v = hook_verdict(name(), "pre_bind", code, reason.str(), false);
-  if (!patch.refused().empty()) {
-    // The plugin's choice would not reach the pod whole.
-    std::string why = "plugin " + name() + "'s pre_bind(): " + patch.refused();
-    if (!v.ok() && !v.reason.empty())
-      why += " (the plugin says: " + v.reason + ")";
+  Verdict v = runtime::resource_hook_verdict(name(), "pre_bind", code,
+                                             reason.str(), false);
+  // A refused entry fails the hook: the plugin's choice would not reach
+  // the pod whole.
+  if (std::string why = runtime::pre_bind_refused(name(), v, patch);
+      !why.empty()) {
     return {SCHEDPLUG_ERROR, std::move(why)};
   }
   return v;
@@ -447,7 +430,8 @@ Verdict PluginInstance::pre_enqueue(const schedplug_pod& pod) const {
     return {SCHEDPLUG_ERROR,
             threw_message(name(), "pre_enqueue", std::current_exception())};
   }
-  return hook_verdict(name(), "pre_enqueue", code, reason.str(), false);
+  return runtime::resource_hook_verdict(name(), "pre_enqueue", code,
+                                        reason.str(), false);
 }
 
 }  // namespace schedplug::host

@@ -18,9 +18,9 @@
 
 #include "host/loader/plugin_library.hpp"
 #include "host/plugin/hook_cost.hpp"
-#include "host/plugin/pod_patch.hpp"
 #include "host/plugin/waiting_pods.hpp"
 #include "schedplug/plugin.h"
+#include "schedplug/resource_hooks.hpp"
 #include "schedplug/runtime.hpp"
 
 namespace schedplug::host {
@@ -167,7 +167,7 @@ class PluginInstance {
   // What the plugin set goes into `patch`; an entry the host refused fails
   // the call even when the plugin returned SUCCESS.
   Verdict pre_bind(const schedplug_pod& pod, const schedplug_node& node,
-                   PodPatch& patch) const;
+                   runtime::PodPatchRecorder& patch) const;
   Verdict pre_enqueue(const schedplug_pod& pod) const;
   // The pods its permit() made wait, and where its decisions go.
   WaitingPods& waiting() const { return waiting_; }

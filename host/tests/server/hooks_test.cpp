@@ -278,9 +278,11 @@ TEST_F(Hooks, PreBindMergesThePatchesTheLaterPluginWinning) {
   const v1::PreBindResponse r = pre_bind(
       at(pod("u1", {{"patch-HookA", "good"}, {"patch-HookB", "good"}}), "n1"));
   EXPECT_FALSE(r.has_failed()) << r.failed().reason();
-  EXPECT_EQ(entries(r.annotations()), (Entries{{"example.com/HookA", "n1"},
-                                               {"example.com/shared", "HookB"},
-                                               {"example.com/HookB", "n1"}}));
+  // Sorted by key, the shared key holding the later plugin's value.
+  EXPECT_EQ(entries(r.annotations()),
+            (Entries{{"example.com/HookA", "n1"},
+                     {"example.com/HookB", "n1"},
+                     {"example.com/shared", "HookB"}}));
   EXPECT_EQ(entries(r.labels()), (Entries{{"example.com/assigned", "HookB"}}));
 }
 
@@ -425,6 +427,20 @@ TEST_F(Hooks, PermitWaitThenAllowAndRejectGoOutOnTheWatchAtOnce) {
               ::testing::IsSupersetOf({"HookB allow w1 0",  // SUCCESS
                                        "HookB reject w2 0",
                                        "HookB allow never 5"}));  // SKIP
+}
+
+TEST_F(Hooks, AWaitLongerThanKubeSchedulerAllowsIsAnErrorNamingThePlugin) {
+  const v1::PermitResponse r = permit(
+      at(pod("long", {{"wait-HookB",
+                       std::to_string(SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS + 1)}}),
+         "n1"));
+  ASSERT_TRUE(r.has_failed());
+  EXPECT_EQ(r.failed().plugin(), "HookB");
+  EXPECT_EQ(r.failed().code(), SCHEDPLUG_ERROR);
+  EXPECT_THAT(r.failed().reason(),
+              ::testing::HasSubstr("longer than the 900000 ms (15 minutes) "
+                                   "kube-scheduler allows"));
+  EXPECT_EQ(r.waits_size(), 0);
 }
 
 TEST_F(Hooks, AWaitingPodIsForgottenOnUnreserveAndUnheardWithoutAWatch) {
