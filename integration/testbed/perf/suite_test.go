@@ -448,7 +448,10 @@ type result struct {
 	// "Filter", "PreScore" and "Score" per cycle. They show where a variant
 	// lengthens the scheduling cycle, which kube-scheduler runs one pod at
 	// a time. (Its attempt histogram is no use here: it ends after the
-	// binding API call, which runs beside the next cycles.)
+	// binding API call, which runs beside the next cycles.) Also "Reserve"
+	// (the end of the scheduling cycle) and "PreBind" (in the binding
+	// cycle, beside the next scheduling cycles: a plugin's API writes
+	// before the binding are in it).
 	CycleMs map[string]float64 `json:"cycleMs,omitempty"`
 	// BatchAttempts counts the scheduler's opportunistic-batching
 	// attempts in the window by result (none when a plugin cannot sign
@@ -562,18 +565,20 @@ func perPod(start, end map[string]float64, n float64) map[string]float64 {
 	return out
 }
 
-// cycleStages are the extension points whose durations results keep.
-var cycleStages = []string{"PreFilter", "Filter", "PreScore", "Score"}
+// cycleStages are the extension points of filtering and scoring, whose
+// durations results keep; hookStages the others they keep.
+var (
+	cycleStages = []string{"PreFilter", "Filter", "PreScore", "Score"}
+	hookStages  = []string{"Reserve", "PreBind"}
+)
 
 // cycleKey names a data item that belongs in result.CycleMs ("" if none).
 func cycleKey(labels map[string]string) string {
 	if labels["Metric"] != "scheduler_framework_extension_point_duration_seconds" {
 		return ""
 	}
-	for _, s := range cycleStages {
-		if labels["extension_point"] == s {
-			return s
-		}
+	if s := labels["extension_point"]; slices.Contains(cycleStages, s) || slices.Contains(hookStages, s) {
+		return s
 	}
 	return ""
 }
