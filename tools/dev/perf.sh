@@ -22,7 +22,7 @@ need_go
 if [[ ! -f build/build.ninja ]]; then
   cxx_configure
 fi
-cmake --build build -j "${SCHEDPLUG_JOBS:-2}" --target schedplug-host hw_encrypt dedicated_nodes network_latency shape_fit \
+cmake --build build -j "${SCHEDPLUG_JOBS:-2}" --target schedplug-host hw_encrypt dedicated_nodes network_latency shape_fit device_share \
   dedicated_nodes_no_hints network_latency_no_hints
 
 export SCHEDPLUG_HOST_BIN="$root/build/host/schedplug-host"

@@ -83,15 +83,23 @@ func isNative(variant string) bool {
 // run the two Filter plugins; the mixed one all three sample plugins; the
 // compute one ShapeFit (plugins/shape-fit), which the host loads from its
 // own directory; the no-hints one DedicatedNodes built without its hints
-// and NetworkLatency, from theirs.
+// and NetworkLatency, from theirs; the devices one DeviceShare
+// (plugins/device-share: Filter, Score, Reserve, Unreserve, PreBind), from
+// its own, its twin the one with the native Score (the end-to-end tests'
+// GoDeviceShare has none).
 var (
 	filterPlugins  = []string{"HwEncrypt", "DedicatedNodes"}
 	scorePlugins   = []string{"NetworkLatency"}
 	allPlugins     = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
 	computePlugins = []string{"ShapeFit"}
 	noHintsPlugins = []string{"DedicatedNodes", "NetworkLatency"}
-	twinOf         = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency", "ShapeFit": "GoShapeFit"}
+	devicePlugins  = []string{"DeviceShare"}
+	twinOf         = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency", "ShapeFit": "GoShapeFit", "DeviceShare": "GoDeviceShare"}
 )
+
+// devicesPerNode is every node's device count in the devices workloads
+// (the label DeviceShare reads); each measured pod asks for 1 or 2.
+const devicesPerNode = 8
 
 // computeResolution and computeShapes are ShapeFit's args in the compute
 // workloads (native and twin alike): cpu and memory cut into 64 buckets
@@ -152,6 +160,8 @@ const (
 	// noHintsBuild: build/plugins/no-hints.d (DedicatedNodes without its
 	// hints, NetworkLatency).
 	noHintsBuild
+	// deviceShareBuild: build/plugins/device-share.d (DeviceShare).
+	deviceShareBuild
 )
 
 // basic is upstream's SchedulingBasic: nodes, pods to fill them a bit, and
@@ -195,9 +205,31 @@ func noHints(name string, nodes, initPods, measured int) shape {
 	return sh
 }
 
+// devices is SchedulingBasic with DeviceShare alone: every node has
+// devicesPerNode devices (its count label), the first pods ask for none,
+// and every measured pod asks for 1 or 2 (alternately), so that its cycle
+// is Filter and Score with the node's pods' labels, then Reserve picks the
+// indices and PreBind writes them on the pod (one patch) before the
+// binding. The caller sizes it so that every measured pod fits.
+func devices(name string, nodes, initPods, measured int) shape {
+	return shape{Name: name, Nodes: nodes, Measured: measured, plugins: devicePlugins, build: deviceShareBuild, ops: func(dir string) []map[string]any {
+		return []map[string]any{
+			{"opcode": "createNodes", "count": nodes,
+				"labelNodePrepareStrategy": map[string]any{"labelKey": twin.DeviceCountLabel, "labelValues": []string{strconv.Itoa(devicesPerNode)}}},
+			{"opcode": "createPods", "count": initPods},
+			{"opcode": "createPods", "count": measured, "collectMetrics": true, "namespace": measureNamespace,
+				"podTemplatePath": filepath.Join(dir, "pod-devices.yaml")},
+		}
+	}}
+}
+
 // usesShapeFit: the workload's native plugin is ShapeFit, which the host
 // loads from ShapeFit's own plugin directory.
 func usesShapeFit(sh shape) bool { return sh.build == shapeFitBuild }
+
+// ownsDevices: the workload's native plugin is DeviceShare, which has
+// Reserve, Unreserve and PreBind.
+func ownsDevices(sh shape) bool { return sh.build == deviceShareBuild }
 
 // runsVariant: the workload runs in that variant. The extender cannot run
 // ShapeFit: with nodeCacheCapable false kube-scheduler sends it the Node
@@ -205,9 +237,14 @@ func usesShapeFit(sh shape) bool { return sh.build == shapeFitBuild }
 // (an extender would need its own pod informer, which is not what the
 // extender variant measures). The no-hints workload compares native with
 // its twins only: its default, gRPC and extender runs would repeat Basic's
-// and Mixed's.
+// and Mixed's. So does the devices workload: an HTTP extender has no
+// Reserve, Unreserve or PreBind (only its bind verb could write the
+// devices, taking the binding from kube-scheduler), the fast path carries
+// only PreFilter and PreScore, which Mixed's gRPC runs already compare,
+// and the default plugins alone would bind the pods without the patch, so
+// that the difference to the twin mixes the Go plugin with its write.
 func runsVariant(sh shape, variant string) bool {
-	if sh.build == noHintsBuild {
+	if sh.build == noHintsBuild || ownsDevices(sh) {
 		return variant == VariantTwin || isNative(variant) && variant != VariantNativeGRPC
 	}
 	return variant != VariantExtender || !usesShapeFit(sh)
@@ -216,11 +253,14 @@ func runsVariant(sh shape, variant string) bool {
 // isScoreOnly: the workload's native plugins have no Filter.
 func isScoreOnly(sh shape) bool { return !slices.ContainsFunc(sh.plugins, isFilterPlugin) }
 
-func isFilterPlugin(name string) bool { return slices.Contains(filterPlugins, name) }
+func isFilterPlugin(name string) bool {
+	return slices.Contains(filterPlugins, name) || slices.Contains(devicePlugins, name)
+}
 
-// hasScorePlugin: a native plugin of the workload scores.
+// hasScorePlugin: a native plugin of the workload scores (DeviceShare
+// filters and scores).
 func hasScorePlugin(sh shape) bool {
-	return slices.ContainsFunc(sh.plugins, func(n string) bool { return !isFilterPlugin(n) })
+	return slices.ContainsFunc(sh.plugins, func(n string) bool { return !isFilterPlugin(n) || slices.Contains(devicePlugins, n) })
 }
 
 // mixed: a tenth of the nodes dedicated (DedicatedNodes rejects pods
@@ -296,6 +336,7 @@ func shapes(full bool) []shape {
 			preemption("Preemption500", 500, 2000, 100),
 			batching("Batching1000", 1000, 100),
 			batching("Batching3000", 3000, 100),
+			devices("Devices500", 500, 500, 1000),
 		}
 	}
 	return []shape{
@@ -306,6 +347,7 @@ func shapes(full bool) []shape {
 		compute("Compute", 20, 20, 60),
 		preemption("Preemption", 5, 20, 5),
 		batching("Batching", 20, 10),
+		devices("Devices", 20, 20, 60),
 	}
 }
 
@@ -424,44 +466,22 @@ status:
 `,
 	// Every third pod requires hardware encryption, every fifth may run
 	// on dedicated nodes.
-	"pod-mixed.yaml": `apiVersion: v1
-kind: Pod
-metadata:
-  generateName: pod-mixed-
-  annotations:
-    perf.schedplug.io/index: "{{.Index}}"
+	"pod-mixed.yaml": annotatedPod("pod-mixed-", `    perf.schedplug.io/index: "{{.Index}}"
 {{- if eq (Mod .Index 3) 0 }}
-    ` + twin.DefaultHwAnnotation + `: "true"
+    `+twin.DefaultHwAnnotation+`: "true"
 {{- end }}
 {{- if eq (Mod .Index 5) 0 }}
-    ` + twin.DefaultDedicatedAnnotation + `: "true"
+    `+twin.DefaultDedicatedAnnotation+`: "true"
 {{- end }}
-spec:
-  containers:
-  - image: registry.k8s.io/pause:3.10.2
-    name: pause
-    resources:
-      requests:
-        cpu: 100m
-        memory: 500Mi
-`,
+`, "100m", "500Mi"),
 	// upstream's templates/pod-saturation.yaml, with the annotation that
 	// makes HwEncrypt filter.
-	"pod-saturation.yaml": `apiVersion: v1
-kind: Pod
-metadata:
-  generateName: pod-saturation-
-  annotations:
-    ` + twin.DefaultHwAnnotation + `: "true"
-spec:
-  containers:
-  - image: registry.k8s.io/pause:3.10.2
-    name: pause
-    resources:
-      requests:
-        cpu: 3
-        memory: 1Gi
-`,
+	"pod-saturation.yaml": annotatedPod("pod-saturation-", `    `+twin.DefaultHwAnnotation+`: "true"
+`, "3", "1Gi"),
+	// 100m CPU as upstream's pod-default.yaml, and DeviceShare's request:
+	// 1 device for even indices, 2 for odd ones.
+	"pod-devices.yaml": annotatedPod("pod-devices-", `    `+twin.DeviceRequest+`: "{{ if eq (Mod .Index 2) 0 }}1{{ else }}2{{ end }}"
+`, "100m", "500Mi"),
 	"pod-low-priority.yaml": `apiVersion: v1
 kind: Pod
 metadata:
@@ -490,6 +510,26 @@ spec:
         cpu: 3000m
         memory: 500Mi
 `,
+}
+
+// annotatedPod is a pod template with annotations (YAML lines, indented
+// for metadata.annotations) and one pause container requesting cpu and
+// memory.
+func annotatedPod(generateName, annotations, cpu, memory string) string {
+	return `apiVersion: v1
+kind: Pod
+metadata:
+  generateName: ` + generateName + `
+  annotations:
+` + annotations + `spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10.2
+    name: pause
+    resources:
+      requests:
+        cpu: ` + cpu + `
+        memory: ` + memory + `
+`
 }
 
 // schedulerConfig is the KubeSchedulerConfiguration of a workload's
@@ -617,6 +657,11 @@ func sampleArgs(plugin, dir string) map[string]any {
 	case "ShapeFit":
 		args["resolution"] = computeResolution
 		args["shapes"] = computeShapes
+	case "DeviceShare":
+		// Every run starts a fresh host that no earlier instance gave
+		// devices from, so nothing needs the default 10 s of settling
+		// (the twin ignores the arg); the shortest duration the arg takes.
+		args["startupSettle"] = "1ns"
 	}
 	return args
 }

@@ -267,17 +267,18 @@ func (r *report) table() string {
 		batch = append(batch, fmt.Sprintf("  %s/%s: %s", s.Shape, s.Variant, keyed(s.BatchAttempts, "%.0f", "none")))
 	}
 	fmt.Fprintf(&buf, "opportunistic batching attempts in the window, by result:\n%s\n", strings.Join(batch, "\n"))
-	fmt.Fprintf(&buf, "scheduling cycle, mean ms per pod (kube-scheduler's extension-point histogram; RPC wall time as the shim sees it):\n")
+	fmt.Fprintf(&buf, "scheduling cycle, mean ms per pod (kube-scheduler's extension-point histogram, PreBind in the binding cycle; RPC wall time as the shim sees it):\n")
 	w = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "workload\tvariant\tPreFilter\tFilter\tPreScore\tScore\tthe four\tRPC wall, by method\t")
+	fmt.Fprintln(w, "workload\tvariant\tPreFilter\tFilter\tPreScore\tScore\tthe four\tReserve\tPreBind\tRPC wall, by method\t")
 	for _, s := range r.Summary {
 		var stages float64
 		for _, st := range cycleStages {
 			stages += s.CycleMs[st]
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Shape, s.Variant,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Shape, s.Variant,
 			num(s.CycleMs["PreFilter"], "%.2f"), num(s.CycleMs["Filter"], "%.2f"),
-			num(s.CycleMs["PreScore"], "%.2f"), num(s.CycleMs["Score"], "%.2f"), num(stages, "%.2f"), keyed(s.RPCWallMs, "%.2f", "-"))
+			num(s.CycleMs["PreScore"], "%.2f"), num(s.CycleMs["Score"], "%.2f"), num(stages, "%.2f"),
+			num(s.CycleMs["Reserve"], "%.2f"), num(s.CycleMs["PreBind"], "%.2f"), keyed(s.RPCWallMs, "%.2f", "-"))
 	}
 	w.Flush()
 	return buf.String()

@@ -86,6 +86,9 @@ type runState struct {
 	end       *snapshot // last measured pod bound
 	bound     int
 	hostHWMKB int64
+	// devices is what the measured pods of a devices workload carry at
+	// the end (nil for the other workloads).
+	devices   *deviceCheck
 	watchDone chan struct{}
 }
 
@@ -120,8 +123,9 @@ func BenchmarkSchedplugPerf(b *testing.B) {
 		twinOf["DedicatedNodes"]: twin.NewDedicatedNodes(twinOf["DedicatedNodes"]),
 		twinOf["NetworkLatency"]: twin.NewNetworkLatency(twinOf["NetworkLatency"]),
 		twinOf["ShapeFit"]:       twin.NewShapeFit(twinOf["ShapeFit"]),
+		twinOf["DeviceShare"]:    twin.NewDeviceSharePacking(twinOf["DeviceShare"]),
 	}
-	for _, n := range append(slices.Clone(allPlugins), computePlugins...) {
+	for _, n := range slices.Concat(allPlugins, computePlugins, devicePlugins) {
 		registry[n] = shim.FactoryFor(s.manager, n)
 	}
 	perf.RunBenchmarkPerfScheduling(b, s.cfgFile, "schedplug", registry,
@@ -204,6 +208,8 @@ func pluginBuildDir(b pluginBuild) (string, error) {
 		return testenv.ShapeFitPluginDir()
 	case noHintsBuild:
 		return testenv.NoHintsPluginDir()
+	case deviceShareBuild:
+		return testenv.DeviceSharePluginDir()
 	}
 	return testenv.PluginDir()
 }
@@ -375,6 +381,9 @@ func (s *suite) watch(ctx context.Context, client kubernetes.Interface, st *runS
 						st.hostHWMKB = procMemKB(st.hostPid, "VmHWM")
 					}
 					w.Stop()
+					if ownsDevices(st.shape) {
+						st.devices = readDevices(ctx, client)
+					}
 					return
 				}
 			}
@@ -439,7 +448,10 @@ type result struct {
 	// "Filter", "PreScore" and "Score" per cycle. They show where a variant
 	// lengthens the scheduling cycle, which kube-scheduler runs one pod at
 	// a time. (Its attempt histogram is no use here: it ends after the
-	// binding API call, which runs beside the next cycles.)
+	// binding API call, which runs beside the next cycles.) Also "Reserve"
+	// (the end of the scheduling cycle) and "PreBind" (in the binding
+	// cycle, beside the next scheduling cycles: a plugin's API writes
+	// before the binding are in it).
 	CycleMs map[string]float64 `json:"cycleMs,omitempty"`
 	// BatchAttempts counts the scheduler's opportunistic-batching
 	// attempts in the window by result (none when a plugin cannot sign
@@ -457,7 +469,10 @@ type result struct {
 	// ScoresAhead is the shim's scores ahead per measured pod by outcome:
 	// "used" (no PreScore call), else why the cycle asked PreScore.
 	ScoresAhead map[string]float64 `json:"scoresAheadPerPod,omitempty"`
-	Complete    bool               `json:"complete"`
+	// Devices is the devices workloads' check of the measured pods'
+	// assignments, read after the window.
+	Devices  *deviceCheck `json:"devices,omitempty"`
+	Complete bool         `json:"complete"`
 }
 
 func (s *suite) results() []result {
@@ -466,7 +481,7 @@ func (s *suite) results() []result {
 	for _, r := range s.runs {
 		st := s.byID[r.ID]
 		res := result{ID: r.ID, Shape: r.Shape, Variant: r.Variant, Rep: r.Rep, Nodes: r.shape.Nodes,
-			MeasuredPods: r.shape.Measured, BoundPods: st.bound}
+			MeasuredPods: r.shape.Measured, BoundPods: st.bound, Devices: st.devices}
 		for _, it := range items {
 			if !strings.Contains(it.Labels["Name"], "/"+r.ID+"/") {
 				continue
@@ -550,18 +565,20 @@ func perPod(start, end map[string]float64, n float64) map[string]float64 {
 	return out
 }
 
-// cycleStages are the extension points whose durations results keep.
-var cycleStages = []string{"PreFilter", "Filter", "PreScore", "Score"}
+// cycleStages are the extension points of filtering and scoring, whose
+// durations results keep; hookStages the others they keep.
+var (
+	cycleStages = []string{"PreFilter", "Filter", "PreScore", "Score"}
+	hookStages  = []string{"Reserve", "PreBind"}
+)
 
 // cycleKey names a data item that belongs in result.CycleMs ("" if none).
 func cycleKey(labels map[string]string) string {
 	if labels["Metric"] != "scheduler_framework_extension_point_duration_seconds" {
 		return ""
 	}
-	for _, s := range cycleStages {
-		if labels["extension_point"] == s {
-			return s
-		}
+	if s := labels["extension_point"]; slices.Contains(cycleStages, s) || slices.Contains(hookStages, s) {
+		return s
 	}
 	return ""
 }

@@ -69,7 +69,13 @@ func (r NetworkLatencyRules) Score(node string) int64 {
 // Normalize is the host's reversed min-max (SCHEDPLUG_NORMALIZE_REVERSE):
 // the lowest latency gets 100, the highest 0, rounded to nearest; every
 // node gets 100 when all are equal.
-func (r NetworkLatencyRules) Normalize(scores []int64) {
+func (r NetworkLatencyRules) Normalize(scores []int64) { minMax(scores, true) }
+
+// minMax is the host's min-max normalization onto [0, 100], rounded to
+// nearest: the highest raw score gets 100 (SCHEDPLUG_NORMALIZE_LINEAR), or
+// the lowest when reverse (SCHEDPLUG_NORMALIZE_REVERSE); every node gets
+// 100 when all are equal.
+func minMax(scores []int64, reverse bool) {
 	if len(scores) == 0 {
 		return
 	}
@@ -85,7 +91,11 @@ func (r NetworkLatencyRules) Normalize(scores []int64) {
 	}
 	span := hi - lo
 	for i, s := range scores {
-		scores[i] = ((hi-s)*100 + span/2) / span
+		d := s - lo
+		if reverse {
+			d = hi - s
+		}
+		scores[i] = (d*100 + span/2) / span
 	}
 }
 

@@ -9,7 +9,8 @@
 // (integration/testbed/cmd/kube-scheduler-twin), for the differential
 // end-to-end tests in integration/testbed/e2e (docs/e2e.md); the
 // scheduler_perf suite (integration/testbed/perf) registers the first
-// three twins.
+// three twins, ShapeFit's (shape_fit.go) and DeviceShare's with the native
+// Score (DeviceSharePacking).
 package twin
 
 import (
