@@ -30,7 +30,7 @@
 //   BM_PreScoreHostSide/500    three Score plugins + normalization on 500
 //                              feasible nodes
 //   BM_PreScoreRoundTrip/500/E the same through gRPC, record on or off
-//   BM_ApplyOneNodeDelta/N     building the node record and applying a
+//   BM_ApplyOneNodeDelta/N     building the node model and applying a
 //                              one-node delta to an N-node table
 //   BM_TableMemory/N           heap bytes of an N-node table (20 labels per
 //                              node), reported as counters
@@ -134,7 +134,7 @@ void BM_PreFilterHostSide(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   NodeTable table;
   table.apply(delta_from_proto(full_delta(n)));
-  const PodRecord pod(pod_from_proto(bench_pod()));
+  const PodModel pod(pod_from_proto(bench_pod()));
   size_t rejected = 0;
   for (auto _ : state) {
     FilterOutcome out = run_filters(plugins().filters, pod.view(),
@@ -152,7 +152,7 @@ void BM_PreFilterHostSideOneThread(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   NodeTable table;
   table.apply(delta_from_proto(full_delta(n)));
-  const PodRecord pod(pod_from_proto(bench_pod()));
+  const PodModel pod(pod_from_proto(bench_pod()));
   for (auto _ : state) {
     FilterOutcome out =
         run_filters(plugins().filters, pod.view(), table.views(),
@@ -186,7 +186,7 @@ void BM_PreFilterMetrics(benchmark::State& state) {
   for (const auto& p : plugins().owned) all.push_back(p.get());
   HostMetrics metrics(all);
   for (auto _ : state) {
-    const PodCycle cycle("bench", std::make_unique<const PodRecord>(pod), all);
+    const PodCycle cycle("bench", std::make_unique<const PodModel>(pod), all);
     FilterOutcome out =
         run_filters(plugins().filters, cycle.pod().view(), table.views(),
                     single_thread(), Deadline::never(),
@@ -214,7 +214,7 @@ void BM_RecordPreFilterMetrics(benchmark::State& state) {
   for (const auto& p : plugins().owned) all.push_back(p.get());
   HostMetrics metrics(all);
   const PodData pod = pod_from_proto(bench_pod());
-  const PodCycle cycle("bench", std::make_unique<const PodRecord>(pod), all);
+  const PodCycle cycle("bench", std::make_unique<const PodModel>(pod), all);
   ChainRuns runs(plugins().filters.size());
   for (size_t p = 0; p < runs.size(); ++p) {
     runs[p].plugin = plugins().filters[p];
@@ -233,9 +233,9 @@ void BM_RecordExplainCycle(benchmark::State& state) {
   NodeTable table;
   table.apply(delta_from_proto(full_delta(n)));
   const v1::Pod pod = bench_pod();
-  const PodRecord record(pod_from_proto(pod));
+  const PodModel model(pod_from_proto(pod));
   const FilterOutcome outcome =
-      run_filters(plugins().filters, record.view(), table.views(), pool(),
+      run_filters(plugins().filters, model.view(), table.views(), pool(),
                   Deadline::never());
   ProfilePlugins profile;
   profile.scheduler_name = "default-scheduler";
@@ -264,9 +264,9 @@ void BM_RecordExplainCycleAhead(benchmark::State& state) {
   NodeTable table;
   table.apply(delta_from_proto(full_delta(n)));
   const v1::Pod pod = bench_pod();
-  const PodRecord record(pod_from_proto(pod));
+  const PodModel model(pod_from_proto(pod));
   const FilterOutcome filtered =
-      run_filters(plugins().filters, record.view(), table.views(), pool(),
+      run_filters(plugins().filters, model.view(), table.views(), pool(),
                   Deadline::never());
   std::vector<const schedplug_node*> feasible;
   auto rejected = filtered.rejections.begin();
@@ -277,7 +277,7 @@ void BM_RecordExplainCycleAhead(benchmark::State& state) {
     }
     feasible.push_back(table.views()[slot]);
   }
-  const ScoreOutcome scored = run_scores(plugins().scorers, record.view(),
+  const ScoreOutcome scored = run_scores(plugins().scorers, model.view(),
                                          feasible, pool(), Deadline::never(),
                                          {.plugin_deadlines = {},
                                           .applies = {},
@@ -312,7 +312,7 @@ void BM_PreScoreHostSide(benchmark::State& state) {
   table.apply(delta_from_proto(full_delta(5000)));
   std::vector<const schedplug_node*> nodes;
   for (size_t i = 0; i < n; ++i) nodes.push_back(table.views()[i * (5000 / n)]);
-  const PodRecord pod(pod_from_proto(score_pod()));
+  const PodModel pod(pod_from_proto(score_pod()));
   for (auto _ : state) {
     ScoreOutcome out = run_scores(plugins().scorers, pod.view(), nodes, pool(),
                                   Deadline::never());
