@@ -233,7 +233,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       std::make_unique<CallPipeline>(std::move(context), options.service);
   CallPipeline& pipeline = *app->pipeline_;
   // The observers, in the order the pipeline tells them: the recorder,
-  // metrics, the record of recent cycles, the shadow candidates.
+  // metrics, the recent cycles, the shadow candidates.
   app->recent_ = std::make_unique<RecentCycles>(options.service.recent_cycles);
   if (app->recorder_) {
     app->observers_.push_back(std::make_unique<RecordObserver>(

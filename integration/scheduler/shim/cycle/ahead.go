@@ -172,7 +172,7 @@ func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInf
 			out.Scores, out.Error = nil, err.Error()
 		}
 	}
-	// The host's record of recent cycles normalizes its raw scores over
+	// The host's recent cycles normalize their raw scores over
 	// the same nodes (`schedplug explain`).
 	c.t.host.Scored(c.pod.GetUid(), ascending(positions, a.n))
 	return s, aheadUsed

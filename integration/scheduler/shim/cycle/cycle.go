@@ -63,7 +63,7 @@ type Cycle struct {
 	// cycle, by whoever met it first).
 	failureNoted atomic.Bool
 	// reserved, unreserved, unschedulable: what became of the cycle was
-	// passed to the host's record (once per cycle each, by the profile's
+	// passed to the host's recent cycles (once per cycle each, by the profile's
 	// first native plugin that kube-scheduler told).
 	reserved      atomic.Bool
 	unreserved    atomic.Bool
