@@ -18,18 +18,18 @@ var _ fwk.ReservePlugin = (*Plugin)(nil)
 // one (one host call for them all, made by the first; hooks.go), and
 // passes the node kube-scheduler chose to the host's recent
 // cycles (`schedplug explain`) and, for a profile that writes the
-// simulator's annotations, hands the cycle's record to their writer.
+// simulator's annotations, hands the cycle's answers to their writer.
 // Enabled through multiPoint, as the other extension points.
 func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) (st *fwk.Status) {
 	defer p.recoverStatus(ctx, "Reserve", &st)
 	if c := readCycle(state); c != nil {
 		c.Reserved(nodeName)
-		if rec := c.Record(); rec != nil {
+		if answers := c.Answers(); answers != nil {
 			var scores simannot.Scores
 			if s, ok := c.ScoresMade(); ok && s.Err == nil {
 				scores = s
 			}
-			p.mgr.annotations.reserved(rec, nodeName, scores)
+			p.mgr.annotations.reserved(answers, nodeName, scores)
 		}
 	}
 	if !p.hasHook(reservePoint) {
