@@ -18,9 +18,9 @@
 //                              sends it in steady state
 //   BM_PreFilterMetrics/N/M    BM_PreFilterHostSideOneThread with the pod
 //                              cycle's gates, and (M=1) the per-plugin
-//                              metrics PreFilter records, or (M=0) none
-//   BM_RecordPreFilterMetrics  the recording alone, for one such PreFilter
-//   BM_StoreExplainCycle/N    what keeping recent cycles adds to one
+//                              metrics PreFilter observes, or (M=0) none
+//   BM_ObservePreFilterMetrics the observing alone, for one such PreFilter
+//   BM_StoreExplainCycle/N     what keeping recent cycles adds to one
 //                              PreFilter on N nodes: its share of the cycle
 //                              (every rejected node) built and stored, in a
 //                              full store that drops its oldest
@@ -207,9 +207,9 @@ BENCHMARK(BM_PreFilterMetrics)
     ->ArgNames({"nodes", "metrics"})
     ->Unit(benchmark::kMicrosecond);
 
-// The recording alone: one PreFilter's worth (the cycle's gates, then the
+// The observing alone: one PreFilter's worth (the cycle's gates, then the
 // three filters' runs), on series created up front.
-void BM_RecordPreFilterMetrics(benchmark::State& state) {
+void BM_ObservePreFilterMetrics(benchmark::State& state) {
   std::vector<const PluginInstance*> all;
   for (const auto& p : plugins().owned) all.push_back(p.get());
   HostMetrics metrics(all);
@@ -226,7 +226,7 @@ void BM_RecordPreFilterMetrics(benchmark::State& state) {
     for (const PluginRun& run : runs) metrics.plugin_ran(run, "filter");
   }
 }
-BENCHMARK(BM_RecordPreFilterMetrics)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_ObservePreFilterMetrics)->Unit(benchmark::kNanosecond);
 
 void BM_StoreExplainCycle(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));

@@ -283,7 +283,7 @@ grpc::Status CallPipeline::pre_bind(CallContext& context,
         forget_waiting(state.profile, request.pod().uid());
         PatchEntries annotations, labels;
         for (size_t i = 0; i < state.plugins.size(); ++i) {
-          runtime::PodPatchRecorder patch;
+          runtime::PodPatchCollector patch;
           Verdict v = state.run(i, kPreBindPoint, [&](const auto& p) {
             return p.pre_bind(state.pod.view(), *state.node, patch);
           });

@@ -169,7 +169,7 @@ func (t *Tracker) noteLast() {
 	}
 	r, err, over := last.call.result()
 	if over && err == nil {
-		if windowed, missed := r.windowOutcome(); windowed && t.windows.record(missed) {
+		if windowed, missed := r.windowOutcome(); windowed && t.windows.add(missed) {
 			klog.Background().V(2).Info("kube-scheduler's Filter went beyond the filter window too often; schedplug-host evaluates every node for a while", "misses", windowMaxMisses, "of", windowLogSize, "pausedCycles", windowPause)
 		}
 	}

@@ -69,16 +69,16 @@ const (
 // windowLog is the outcome of the recent windowed cycles.
 type windowLog struct {
 	missed [windowLogSize]bool
-	n      int // outcomes recorded, up to windowLogSize
+	n      int // outcomes noted, up to windowLogSize
 	next   int // where the next outcome goes
-	misses int // true entries among the recorded
+	misses int // true entries among the noted
 	// paused: cycles left that evaluate every node.
 	paused int
 }
 
-// record notes whether a windowed cycle went beyond its window; it reports
+// add notes whether a windowed cycle went beyond its window; it reports
 // true when that pauses the window.
-func (l *windowLog) record(missed bool) (paused bool) {
+func (l *windowLog) add(missed bool) (paused bool) {
 	if l.n == windowLogSize {
 		if l.missed[l.next] {
 			l.misses--
