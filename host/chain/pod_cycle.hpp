@@ -43,7 +43,7 @@ class PodCycle {
   const PodModel& pod() const { return *pod_; }
   // The plugin's scope, or nullptr when the plugin is not in the cycle.
   const PodScope* scope_for(const PluginInstance* plugin) const;
-  // One run per plugin with its begin_pod time (none recorded for a plugin
+  // One run per plugin with its begin_pod time (none kept for a plugin
   // without pod_begin or applies), for the host's metrics.
   const ChainRuns& begin_runs() const { return begin_runs_; }
   const std::shared_ptr<const void>& owner() const { return owner_; }

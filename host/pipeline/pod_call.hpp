@@ -1,4 +1,4 @@
-// The skeleton every call of the pipeline shares: the record of one call
+// The skeleton every call of the pipeline shares: the state of one call
 // in flight (CallPipeline::Call), the helpers that describe calls in
 // messages, and run_pod_call, which takes a pod's call through its session,
 // lock, delta and cycle before the call's own steps. Internal to

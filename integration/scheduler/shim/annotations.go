@@ -25,7 +25,7 @@ type annotationSetting struct {
 	onBy, offBy string
 }
 
-// noteAnnotations records plugin's simulatorAnnotations. Callers hold r.mu.
+// noteAnnotations notes plugin's simulatorAnnotations. Callers hold r.mu.
 func (r *registry) noteAnnotations(profile, plugin string, t Toggle) {
 	a := r.annotations[profile]
 	if a == nil {

@@ -61,7 +61,7 @@ func checkSimulatorAnnotations(t *testing.T, s *stack, ns, name, nodeName string
 	t.Helper()
 	r := simulatorResult(t, s, ns, name)
 	if r.SelectedNode != nodeName || r.SelectedNode != c.ChosenNode {
-		t.Errorf("%s: selected-node %q; the pod is on %q, the host recorded %q", name, r.SelectedNode, nodeName, c.ChosenNode)
+		t.Errorf("%s: selected-node %q; the pod is on %q, the host kept %q", name, r.SelectedNode, nodeName, c.ChosenNode)
 	}
 	filters, scores, scored := 0, 0, 0
 	for _, n := range c.Explain {
@@ -74,7 +74,7 @@ func checkSimulatorAnnotations(t *testing.T, s *stack, ns, name, nodeName string
 				want = "passed"
 			}
 			if got, ok := r.Filter[n.Node][f.Plugin]; !ok || got != want {
-				t.Errorf("%s: filter-result[%s][%s] = %q (present %v); the host recorded %s %q", name, n.Node, f.Plugin, got, ok, f.Verdict, f.Reason)
+				t.Errorf("%s: filter-result[%s][%s] = %q (present %v); the host kept %s %q", name, n.Node, f.Plugin, got, ok, f.Verdict, f.Reason)
 			}
 			filters++
 		}

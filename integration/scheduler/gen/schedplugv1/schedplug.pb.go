@@ -447,7 +447,7 @@ func (x *ProfilePlugins) GetSettings() []*PluginSettings {
 type PluginSettings struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The Score weight kube-scheduler records for the plugin: its entry in
+	// The Score weight kube-scheduler gives the plugin: its entry in
 	// the profile's score list, else its multiPoint entry; a weight of 0 or
 	// none there means 1. 0 here: neither list enables it. The host compares
 	// it only for plugins that implement Score.

@@ -193,9 +193,9 @@ func ascending(positions []uint32, n int) []uint32 {
 	return out
 }
 
-// visitAll records the nodes a score-only cycle scored as visited: the
+// visitAll notes the nodes a score-only cycle scored as visited: the
 // next cycle's scores ahead are asked for the run after them (the cycle's
-// Filter, which makes the record for profiles with native filters, does
+// Filter, which notes them for profiles with native filters, does
 // not run for a profile whose native plugins only score).
 func (c *Cycle) visitAll(slots []uint32) {
 	if len(slots) == 0 {
