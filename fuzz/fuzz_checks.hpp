@@ -1,5 +1,5 @@
 // Shared by the fuzz targets: input reading and the invariants every
-// record view must keep (plugin.h's promises to plugins). A broken
+// pod and node view must keep (plugin.h's promises to plugins). A broken
 // invariant prints what broke and aborts, which libFuzzer reports as a
 // crash and the replay test as a failure.
 #pragma once
@@ -127,7 +127,7 @@ inline bool same_resources(const schedplug_resource_list& a,
   return true;
 }
 
-// Deep equality of two node views (a record's and its compact copy).
+// Deep equality of two node views (a NodeModel's and its compact copy).
 inline void check_same_node(const schedplug_node& a, const schedplug_node& b) {
   check_node_view(a);
   check_node_view(b);

@@ -3,9 +3,9 @@
 // The input is a serialized schedplug.v1.PreFilterRequest, the message
 // that carries both a pod and a node-table delta (Filter and PreScore carry
 // the same Pod message). Whatever protobuf accepts must convert without
-// crashing into records whose views keep plugin.h's promises: lists sorted
-// by key in byte order with unique keys, each key holding the last value
-// the request gave it, and compact node copies equal to their records.
+// crashing into pod and node models whose views keep plugin.h's promises: lists
+// sorted by key in byte order with unique keys, each key holding the last value
+// the request gave it, and compact node copies equal to their models.
 // The converted delta is then applied to an empty table and to one that
 // already holds nodes.
 #include <map>
@@ -14,7 +14,7 @@
 #include <google/protobuf/stubs/logging.h>
 #include "fuzz/fuzz_checks.hpp"
 #include "host/convert/convert.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/table/node_table.hpp"
 #include "schedplug/v1/schedplug.pb.h"
 
@@ -65,8 +65,8 @@ void check_resources_last_wins(const Repeated& input,
 }
 
 void check_pod(const v1::Pod& pod) {
-  const host::PodRecord record(host::pod_from_proto(pod));
-  const schedplug_pod& v = record.view();
+  const host::PodModel model(host::pod_from_proto(pod));
+  const schedplug_pod& v = model.view();
   SCHEDPLUG_FUZZ_CHECK(v.struct_size == sizeof(schedplug_pod), "struct_size");
   SCHEDPLUG_FUZZ_CHECK(sv(v.namespace_name) == pod.namespace_() &&
                            sv(v.name) == pod.name() && sv(v.uid) == pod.uid(),
@@ -95,8 +95,8 @@ void check_pod(const v1::Pod& pod) {
 }
 
 void check_node(const v1::Node& node) {
-  const host::NodeRecord record(host::node_from_proto(node));
-  const schedplug_node& v = record.view();
+  const host::NodeModel model(host::node_from_proto(node));
+  const schedplug_node& v = model.view();
   SCHEDPLUG_FUZZ_CHECK(sv(v.name) == node.name(), "node name");
   SCHEDPLUG_FUZZ_CHECK(v.pod_count == node.pod_count(), "pod_count");
   check_last_wins(node.labels(), v.labels, "node labels");
@@ -136,12 +136,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                        "upsert count");
   for (size_t i = 0; i < delta.upserts.size(); ++i) {
     const v1::Node& node = request.delta().upserts(static_cast<int>(i));
-    const host::NodeRecord record(host::node_from_proto(node));
+    const host::NodeModel model(host::node_from_proto(node));
     SCHEDPLUG_FUZZ_CHECK(delta.upserts[i].slot == node.index() &&
                              delta.upserts[i].generation == node.generation(),
                          "upsert slot/generation");
-    schedplug::fuzz::check_same_node(record.view(),
-                                     delta.upserts[i].record->view());
+    schedplug::fuzz::check_same_node(model.view(),
+                                     delta.upserts[i].node->view());
   }
 
   // Into an empty table, and into one holding nodes the delta may touch.
@@ -154,7 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (uint32_t slot = 0; slot < 4; ++slot) {
       host::NodeData d;
       d.name = "node-" + std::to_string(slot);
-      const host::NodeRecord r(std::move(d));
+      const host::NodeModel r(std::move(d));
       seed.upserts.push_back({slot, 1, host::CompactNode::copy_of(r.view())});
     }
     filled.apply(seed);
@@ -175,7 +175,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // make the target crawl.
     for (const host::NodeUpsert& u : delta.upserts) {
       const host::CompactNode* n = table->at(u.slot);
-      SCHEDPLUG_FUZZ_CHECK(n != nullptr && n->name() == u.record->name(),
+      SCHEDPLUG_FUZZ_CHECK(n != nullptr && n->name() == u.node->name(),
                            "an applied upsert is not in its slot");
       schedplug::fuzz::check_node_view(n->view());
       SCHEDPLUG_FUZZ_CHECK(table->find(n->name()) == u.slot, "find()");

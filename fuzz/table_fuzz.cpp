@@ -4,9 +4,9 @@
 // one). Each delta goes to the real NodeTable and to a plain reference
 // model written from the rules in node_table.hpp and the proto comments;
 // after every delta both must agree on acceptance, the error kind, the
-// version and every slot (name, generation, find(), views()). Records are
-// built the way the service builds them (NodeRecord, then CompactNode), and
-// each compact copy must equal its record's view.
+// version and every slot (name, generation, find(), views()). Nodes are
+// built the way the service builds them (NodeModel, then CompactNode), and
+// each compact copy must equal its NodeModel's view.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "fuzz/fuzz_checks.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/table/compact_node.hpp"
 #include "host/table/node_table.hpp"
 
@@ -24,7 +24,7 @@ using schedplug::fuzz::Bytes;
 using schedplug::host::CompactNode;
 using schedplug::host::DeltaError;
 using schedplug::host::NodeData;
-using schedplug::host::NodeRecord;
+using schedplug::host::NodeModel;
 using schedplug::host::NodeTable;
 using schedplug::host::TableDelta;
 
@@ -69,7 +69,7 @@ Outcome model_apply(Model& m, const TableDelta& d) {
   const size_t slot_limit =
       in_use + d.upserts.size() + NodeTable::kSlotHeadroom;
   for (const auto& u : d.upserts) {
-    const std::string name(u.record->name());
+    const std::string name(u.node->name());
     if (name.empty() || u.slot >= NodeTable::kMaxSlots ||
         u.slot >= slot_limit || !seen_slots.insert(u.slot).second ||
         !seen_names.insert(name).second)
@@ -82,7 +82,7 @@ Outcome model_apply(Model& m, const TableDelta& d) {
     }
   }
   for (const auto& u : d.upserts)
-    next[u.slot] = {std::string(u.record->name()), u.generation};
+    next[u.slot] = {std::string(u.node->name()), u.generation};
   m.slots = std::move(next);
   m.version = d.new_version;
   return Outcome::kApplied;
@@ -114,9 +114,9 @@ std::shared_ptr<const CompactNode> node_of(Bytes& in) {
     d.requested.emplace_back(in.str(4), static_cast<int64_t>(in.u64()));
   }
   d.pod_count = in.u8();
-  const NodeRecord record(std::move(d));
-  auto compact = CompactNode::copy_of(record.view());
-  schedplug::fuzz::check_same_node(record.view(), compact->view());
+  const NodeModel built(std::move(d));
+  auto compact = CompactNode::copy_of(built.view());
+  schedplug::fuzz::check_same_node(built.view(), compact->view());
   return compact;
 }
 

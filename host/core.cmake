@@ -1,5 +1,5 @@
 # schedplug_host_core: everything of the host that needs no network —
-# pod/node records, config parsing and profile resolution, the plugin loader,
+# pod/node models, config parsing and profile resolution, the plugin loader,
 # the name checks, the created plugins (plugin/). Linked by schedplug-host, the
 # schedplug CLI and plugin tests.
 
@@ -11,7 +11,7 @@ find_package(OpenSSL REQUIRED)  # SHA-256 of plugin files
 find_package(fmt REQUIRED)
 
 add_library(schedplug_host_core STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/model/records.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model/models.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/elf_image.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loader/plugin_file_check.cpp

@@ -236,7 +236,7 @@ func (g *guide) fail(c guideCommand, format string, args ...any) {
 }
 
 // clusterCommand carries out one command meant for a real cluster as far
-// as this machine allows, and records what only a cluster shows.
+// as this machine allows, and notes what only a cluster shows.
 func (g *guide) clusterCommand(c guideCommand) {
 	w := c.words
 	switch {

@@ -98,7 +98,7 @@ func TestRealNode(t *testing.T) {
 			}
 			r.step(b)
 			if strings.Contains(b.text, "build-images.sh") {
-				r.recordImages()
+				r.noteImages()
 			}
 		case "cluster":
 			if strings.Contains(b.text, "only-scheduler") {
@@ -195,8 +195,8 @@ func (r *realNode) rebuildPlugin() {
 	}
 }
 
-// recordImages notes the images build-images.sh wrote, by name and digest.
-func (r *realNode) recordImages() {
+// noteImages notes the images build-images.sh wrote, by name and digest.
+func (r *realNode) noteImages() {
 	archives, _ := filepath.Glob(filepath.Join(r.dir, "build", "images", "*.oci.tar"))
 	if len(archives) == 0 {
 		r.t.Fatal("deploy/build-images.sh wrote no archive into build/images")

@@ -52,7 +52,7 @@ func (c *Cluster) ImportImage(archive string) error {
 
 // TagByDigest gives the loaded image name (repository:tag) its
 // repository@digest name too: what a pull by digest from a registry
-// records, so pods that pin the digest find the image on the node.
+// leaves, so pods that pin the digest find the image on the node.
 func (c *Cluster) TagByDigest(name, digest string) error {
 	repo := name
 	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {

@@ -57,10 +57,10 @@ std::filesystem::path fast_path_socket_path(
 
 // Gives freed heap memory back to the system. glibc keeps memory freed in
 // the middle of its heaps (a full node-table upload frees tens of MiB of
-// small protobuf and record allocations between long-lived table nodes),
-// so without this RSS climbs with every upload while the heap in use stays
-// flat. mallinfo2() and malloc_trim() are cheap next to an upload, and run
-// on this thread, never on a request thread.
+// small protobuf and pod/node model allocations between long-lived table
+// nodes), so without this RSS climbs with every upload while the heap in use
+// stays flat. mallinfo2() and malloc_trim() are cheap next to an upload, and
+// run on this thread, never on a request thread.
 class HostApp::MemoryTrimmer {
  public:
   explicit MemoryTrimmer(std::chrono::milliseconds interval)
@@ -233,7 +233,7 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
       std::make_unique<CallPipeline>(std::move(context), options.service);
   CallPipeline& pipeline = *app->pipeline_;
   // The observers, in the order the pipeline tells them: the recorder,
-  // metrics, the record of recent cycles, the shadow candidates.
+  // metrics, the recent cycles, the shadow candidates.
   app->recent_ = std::make_unique<RecentCycles>(options.service.recent_cycles);
   if (app->recorder_) {
     app->observers_.push_back(std::make_unique<RecordObserver>(

@@ -120,7 +120,7 @@ class HostApp {
   // transport.
   const CallPipeline& pipeline() const { return *pipeline_; }
   CallPipeline& pipeline() { return *pipeline_; }
-  // The record of recent cycles Explain answers from.
+  // The recent cycles Explain answers from.
   const RecentCycles& recent_cycles() const { return *recent_; }
 
  private:

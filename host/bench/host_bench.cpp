@@ -4,7 +4,7 @@
 //                              FreeCpu) on N nodes, on the host's thread pool
 //   BM_PreFilterRoundTrip/N/E  the same through gRPC over the unix socket,
 //                              with an empty delta (the table is in place),
-//                              with the record of recent cycles behind
+//                              with the recent cycles behind
 //                              `schedplug explain` on (E=1, the default) or
 //                              off (E=0, --explain-cycles 0)
 //   BM_PreFilterRoundTripShadow/N/S  the round trip while a shadow
@@ -18,19 +18,19 @@
 //                              sends it in steady state
 //   BM_PreFilterMetrics/N/M    BM_PreFilterHostSideOneThread with the pod
 //                              cycle's gates, and (M=1) the per-plugin
-//                              metrics PreFilter records, or (M=0) none
-//   BM_RecordPreFilterMetrics  the recording alone, for one such PreFilter
-//   BM_RecordExplainCycle/N    what the record of recent cycles adds to one
+//                              metrics PreFilter observes, or (M=0) none
+//   BM_ObservePreFilterMetrics the observing alone, for one such PreFilter
+//   BM_StoreExplainCycle/N     what keeping recent cycles adds to one
 //                              PreFilter on N nodes: its share of the cycle
 //                              (every rejected node) built and stored, in a
 //                              full store that drops its oldest
-//   BM_RecordExplainCycleAhead/N the same for a PreFilter with scores
+//   BM_StoreExplainCycleAhead/N the same for a PreFilter with scores
 //                              ahead: rejections, then the raw scores of
 //                              every node they let through
 //   BM_PreScoreHostSide/500    three Score plugins + normalization on 500
 //                              feasible nodes
-//   BM_PreScoreRoundTrip/500/E the same through gRPC, record on or off
-//   BM_ApplyOneNodeDelta/N     building the node record and applying a
+//   BM_PreScoreRoundTrip/500/E the same through gRPC, explain on or off
+//   BM_ApplyOneNodeDelta/N     building the node model and applying a
 //                              one-node delta to an N-node table
 //   BM_TableMemory/N           heap bytes of an N-node table (20 labels per
 //                              node), reported as counters
@@ -134,7 +134,7 @@ void BM_PreFilterHostSide(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   NodeTable table;
   table.apply(delta_from_proto(full_delta(n)));
-  const PodRecord pod(pod_from_proto(bench_pod()));
+  const PodModel pod(pod_from_proto(bench_pod()));
   size_t rejected = 0;
   for (auto _ : state) {
     FilterOutcome out = run_filters(plugins().filters, pod.view(),
@@ -152,7 +152,7 @@ void BM_PreFilterHostSideOneThread(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   NodeTable table;
   table.apply(delta_from_proto(full_delta(n)));
-  const PodRecord pod(pod_from_proto(bench_pod()));
+  const PodModel pod(pod_from_proto(bench_pod()));
   for (auto _ : state) {
     FilterOutcome out =
         run_filters(plugins().filters, pod.view(), table.views(),
@@ -186,7 +186,7 @@ void BM_PreFilterMetrics(benchmark::State& state) {
   for (const auto& p : plugins().owned) all.push_back(p.get());
   HostMetrics metrics(all);
   for (auto _ : state) {
-    const PodCycle cycle("bench", std::make_unique<const PodRecord>(pod), all);
+    const PodCycle cycle("bench", std::make_unique<const PodModel>(pod), all);
     FilterOutcome out =
         run_filters(plugins().filters, cycle.pod().view(), table.views(),
                     single_thread(), Deadline::never(),
@@ -207,14 +207,14 @@ BENCHMARK(BM_PreFilterMetrics)
     ->ArgNames({"nodes", "metrics"})
     ->Unit(benchmark::kMicrosecond);
 
-// The recording alone: one PreFilter's worth (the cycle's gates, then the
+// The observing alone: one PreFilter's worth (the cycle's gates, then the
 // three filters' runs), on series created up front.
-void BM_RecordPreFilterMetrics(benchmark::State& state) {
+void BM_ObservePreFilterMetrics(benchmark::State& state) {
   std::vector<const PluginInstance*> all;
   for (const auto& p : plugins().owned) all.push_back(p.get());
   HostMetrics metrics(all);
   const PodData pod = pod_from_proto(bench_pod());
-  const PodCycle cycle("bench", std::make_unique<const PodRecord>(pod), all);
+  const PodCycle cycle("bench", std::make_unique<const PodModel>(pod), all);
   ChainRuns runs(plugins().filters.size());
   for (size_t p = 0; p < runs.size(); ++p) {
     runs[p].plugin = plugins().filters[p];
@@ -226,23 +226,23 @@ void BM_RecordPreFilterMetrics(benchmark::State& state) {
     for (const PluginRun& run : runs) metrics.plugin_ran(run, "filter");
   }
 }
-BENCHMARK(BM_RecordPreFilterMetrics)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_ObservePreFilterMetrics)->Unit(benchmark::kNanosecond);
 
-void BM_RecordExplainCycle(benchmark::State& state) {
+void BM_StoreExplainCycle(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   NodeTable table;
   table.apply(delta_from_proto(full_delta(n)));
   const v1::Pod pod = bench_pod();
-  const PodRecord record(pod_from_proto(pod));
+  const PodModel model(pod_from_proto(pod));
   const FilterOutcome outcome =
-      run_filters(plugins().filters, record.view(), table.views(), pool(),
+      run_filters(plugins().filters, model.view(), table.views(), pool(),
                   Deadline::never());
   ProfilePlugins profile;
   profile.scheduler_name = "default-scheduler";
   profile.filters = plugins().filters;
   RecentCycles recent;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(recent.record(
+    benchmark::DoNotOptimize(recent.add(
         "bench", true, filter_part(profile, pod, table, outcome, n)));
   }
   const RecentCycles::Stats held = recent.stats();
@@ -251,7 +251,7 @@ void BM_RecordExplainCycle(benchmark::State& state) {
   state.counters["bytes_per_cycle"] =
       static_cast<double>(held.bytes) / static_cast<double>(held.cycles);
 }
-BENCHMARK(BM_RecordExplainCycle)
+BENCHMARK(BM_StoreExplainCycle)
     ->Arg(500)
     ->Arg(5000)
     ->Unit(benchmark::kMicrosecond);
@@ -259,14 +259,14 @@ BENCHMARK(BM_RecordExplainCycle)
 // A PreFilter with scores ahead, as a Filter+Score profile makes it: the
 // rejections part begins the cycle and the raw scores of every node it let
 // through join it, in a full store that drops its oldest.
-void BM_RecordExplainCycleAhead(benchmark::State& state) {
+void BM_StoreExplainCycleAhead(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   NodeTable table;
   table.apply(delta_from_proto(full_delta(n)));
   const v1::Pod pod = bench_pod();
-  const PodRecord record(pod_from_proto(pod));
+  const PodModel model(pod_from_proto(pod));
   const FilterOutcome filtered =
-      run_filters(plugins().filters, record.view(), table.views(), pool(),
+      run_filters(plugins().filters, model.view(), table.views(), pool(),
                   Deadline::never());
   std::vector<const schedplug_node*> feasible;
   auto rejected = filtered.rejections.begin();
@@ -277,7 +277,7 @@ void BM_RecordExplainCycleAhead(benchmark::State& state) {
     }
     feasible.push_back(table.views()[slot]);
   }
-  const ScoreOutcome scored = run_scores(plugins().scorers, record.view(),
+  const ScoreOutcome scored = run_scores(plugins().scorers, model.view(),
                                          feasible, pool(), Deadline::never(),
                                          {.plugin_deadlines = {},
                                           .applies = {},
@@ -290,18 +290,18 @@ void BM_RecordExplainCycleAhead(benchmark::State& state) {
   const std::vector<int> weights;
   RecentCycles recent;
   for (auto _ : state) {
-    recent.record("bench", true, filter_part(profile, pod, table, filtered, n));
-    CycleRecord ahead =
+    recent.add("bench", true, filter_part(profile, pod, table, filtered, n));
+    CycleSummary ahead =
         score_part(profile, weights, pod, table, feasible, scored);
     mark_ahead(profile, scored, ahead);
-    benchmark::DoNotOptimize(recent.record("bench", false, std::move(ahead)));
+    benchmark::DoNotOptimize(recent.add("bench", false, std::move(ahead)));
   }
   const RecentCycles::Stats held = recent.stats();
   state.counters["rejected"] = static_cast<double>(filtered.rejections.size());
   state.counters["scored"] = static_cast<double>(feasible.size());
   state.counters["held_cycles"] = static_cast<double>(held.cycles);
 }
-BENCHMARK(BM_RecordExplainCycleAhead)
+BENCHMARK(BM_StoreExplainCycleAhead)
     ->Arg(500)
     ->Arg(5000)
     ->Unit(benchmark::kMicrosecond);
@@ -312,7 +312,7 @@ void BM_PreScoreHostSide(benchmark::State& state) {
   table.apply(delta_from_proto(full_delta(5000)));
   std::vector<const schedplug_node*> nodes;
   for (size_t i = 0; i < n; ++i) nodes.push_back(table.views()[i * (5000 / n)]);
-  const PodRecord pod(pod_from_proto(score_pod()));
+  const PodModel pod(pod_from_proto(score_pod()));
   for (auto _ : state) {
     ScoreOutcome out = run_scores(plugins().scorers, pod.view(), nodes, pool(),
                                   Deadline::never());
@@ -374,15 +374,16 @@ BENCHMARK(BM_TableMemory)
     ->Iterations(3);
 
 // One host for the round-trip benchmarks, with a session per table size.
+// `explain`: with the recent cycles behind Explain (the host's default).
 // `shadow`: FreeCpu runs a shadow candidate (another load of itself).
 // `record_dir`: every call is recorded there (--record).
 struct Host {
-  explicit Host(bool record, bool shadow = false,
+  explicit Host(bool explain, bool shadow = false,
                 std::filesystem::path record_dir = {})
       : host(
-            [record, record_dir](HostOptions& o) {
+            [explain, record_dir](HostOptions& o) {
               o.max_message_bytes = 256 << 20;
-              if (!record) o.service.recent_cycles.max_cycles = 0;
+              if (!explain) o.service.recent_cycles.max_cycles = 0;
               o.record.dir = record_dir;
             },
             {.shadow_free_cpu = shadow}) {}
@@ -406,14 +407,14 @@ struct Host {
   }
 };
 
-// `record`: with the record of recent cycles (the host's default).
-Host& host(bool record = true) {
+// `explain`: with the recent cycles (the host's default).
+Host& host(bool explain = true) {
   static Host on(true);
   static Host off(false);
-  return record ? on : off;
+  return explain ? on : off;
 }
 
-// With FreeCpu's shadow candidate (and the record of recent cycles).
+// With FreeCpu's shadow candidate (and the recent cycles).
 Host& shadow_host() {
   static Host shadowed(true, true);
   return shadowed;

@@ -88,7 +88,7 @@ struct ChainLimits {
   // when the shim sent it back. Empty: ask the plugin.
   std::span<const uint8_t> applies;
   // run_scores also keeps each plugin's raw scores (before normalizing),
-  // for `schedplug simulate --explain`, the explain record and the shim's
+  // for `schedplug simulate --explain`, explain's recent cycles and the shim's
   // simulator annotations (PreScoreRequest.want_raw_scores).
   bool keep_raw_scores = false;
   // run_scores leaves the scores of a plugin with a declared normalization

@@ -253,7 +253,7 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
         [](const FilterRejection& a, const FilterRejection& b) {
           return a.node < b.node;
         });
-    plugin.filter_cost().record(run.duration, run.calls);
+    plugin.filter_cost().add(run.duration, run.calls);
     if (ran < chunks || cut.load(std::memory_order_relaxed)) {
       out.unfinished.push_back(
           {static_cast<uint32_t>(p), &plugin,

@@ -4,7 +4,7 @@
 
 namespace schedplug::host {
 
-PodCycle::PodCycle(std::string key, std::unique_ptr<const PodRecord> pod,
+PodCycle::PodCycle(std::string key, std::unique_ptr<const PodModel> pod,
                    std::span<const PluginInstance* const> plugins,
                    std::shared_ptr<const void> owner)
     : owner_(std::move(owner)), key_(std::move(key)), pod_(std::move(pod)) {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "host/chain/chain_types.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
@@ -31,7 +31,7 @@ class PodCycle {
   // `key` identifies the cycle's pod and profile (see cycle_key()).
   // `owner` keeps the plugins alive until the cycle ended (the plugin set
   // they belong to, which a reload may replace meanwhile).
-  PodCycle(std::string key, std::unique_ptr<const PodRecord> pod,
+  PodCycle(std::string key, std::unique_ptr<const PodModel> pod,
            std::span<const PluginInstance* const> plugins,
            std::shared_ptr<const void> owner = {});
   // Ends every scope (pod_end), in reverse order of beginning.
@@ -40,10 +40,10 @@ class PodCycle {
   PodCycle& operator=(const PodCycle&) = delete;
 
   const std::string& key() const { return key_; }
-  const PodRecord& pod() const { return *pod_; }
+  const PodModel& pod() const { return *pod_; }
   // The plugin's scope, or nullptr when the plugin is not in the cycle.
   const PodScope* scope_for(const PluginInstance* plugin) const;
-  // One run per plugin with its begin_pod time (none recorded for a plugin
+  // One run per plugin with its begin_pod time (none kept for a plugin
   // without pod_begin or applies), for the host's metrics.
   const ChainRuns& begin_runs() const { return begin_runs_; }
   const std::shared_ptr<const void>& owner() const { return owner_; }
@@ -51,7 +51,7 @@ class PodCycle {
  private:
   std::shared_ptr<const void> owner_;  // first: it outlives the scopes
   std::string key_;
-  std::unique_ptr<const PodRecord> pod_;
+  std::unique_ptr<const PodModel> pod_;
   std::vector<std::pair<const PluginInstance*, PodScope>> scopes_;
   ChainRuns begin_runs_;
 };

@@ -111,7 +111,7 @@ ScoreOutcome run_scores(std::span<const PluginInstance* const> scorers,
     const auto scored = Clock::now();
     run.hooks.add(TimedHook::kScore, scored - gated);
     run.calls = std::min(nodes.size(), ran * chunk);
-    plugin.score_cost().record(scored - start, run.calls);
+    plugin.score_cost().add(scored - start, run.calls);
     if (ran < chunks || cut.load(std::memory_order_relaxed)) {
       run.duration = scored - start;
       result.unfinished =

@@ -37,7 +37,7 @@ struct ResolvedPlugin {
   std::string args_json;  // without the `schedplug` key
   HostSettings settings;
   int weight = 1;  // score weight (kube-scheduler applies it; informational)
-  // The weight kube-scheduler records for the plugin (upstream's
+  // The weight kube-scheduler gives the plugin (upstream's
   // getScoreWeights): its entry in the score list, else in multiPoint's,
   // 0 or none meaning 1; 0 when neither list enables it. Compared with the
   // shim's in the Handshake's config-skew check.

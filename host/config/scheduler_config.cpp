@@ -26,7 +26,7 @@ constexpr const char* kKind = "KubeSchedulerConfiguration";
 
 // Builds "file:line: message" errors for one file and collects them.
 // fail() throws (ConfigError) out of the part being parsed; recover() runs
-// a part, and when it fails records the problem and carries on, so one
+// a part, and when it fails notes the problem and carries on, so one
 // run reports every problem it can step over.
 class Reporter {
  public:
@@ -42,11 +42,11 @@ class Reporter {
   [[noreturn]] void fail(const YAML::Node& node, const std::string& msg) const {
     throw ConfigError(where(node) + ": " + msg);
   }
-  // Records a problem and lets the caller go on.
+  // Notes a problem and lets the caller go on.
   void report(const YAML::Node& node, const std::string& msg) const {
     problems_->push_back(where(node) + ": " + msg);
   }
-  // Runs `part`; a ConfigError from it is recorded. False when it failed.
+  // Runs `part`; a ConfigError from it is noted. False when it failed.
   template <class F>
   bool recover(F&& part) const {
     try {

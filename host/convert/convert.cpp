@@ -510,18 +510,18 @@ TableDelta delta_from_proto(const v1::NodeTableDelta& delta) {
   out.full = delta.full();
   out.upserts.reserve(static_cast<size_t>(delta.upserts_size()));
   for (const v1::Node& node : delta.upserts()) {
-    // NodeRecord sorts and deduplicates; the table keeps a compact copy.
-    const NodeRecord record(node_data(node, node.index()));
+    // NodeModel sorts and deduplicates; the table keeps a compact copy.
+    const NodeModel model(node_data(node, node.index()));
     out.upserts.push_back(
-        {node.index(), node.generation(), CompactNode::copy_of(record.view())});
+        {node.index(), node.generation(), CompactNode::copy_of(model.view())});
   }
   out.removed.assign(delta.removed().begin(), delta.removed().end());
   return out;
 }
 
 size_t estimated_bytes(const PodData& pod) {
-  // The record: PodData, its view and the view's arrays (PodRecord).
-  size_t out = sizeof(PodRecord) + 256;
+  // The model: PodData, its view and the view's arrays (PodModel).
+  size_t out = sizeof(PodModel) + 256;
   for (const std::string* s :
        {&pod.namespace_name, &pod.name, &pod.uid, &pod.node_name,
         &pod.nominated_node_name, &pod.priority_class_name}) {

@@ -1,6 +1,6 @@
-// From schedplug.v1 messages to the host's records, with the bounds every
-// pod and node must keep (docs/security.md, "Limits"), checked once, here,
-// while converting.
+// From schedplug.v1 messages to the host's pod and node models, with the bounds
+// every pod and node must keep (docs/security.md, "Limits"), checked once,
+// here, while converting.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/table/node_table.hpp"
 #include "schedplug/v1/schedplug.pb.h"
 
@@ -64,11 +64,11 @@ class FieldLimitError : public std::invalid_argument {
 // Each throws FieldLimitError for a pod or node over FieldLimits.
 PodData pod_from_proto(const v1::Pod& pod);
 NodeData node_from_proto(const v1::Node& node);
-// Builds the records of every upsert (outside any lock); the table
+// Builds the nodes of every upsert (outside any lock); the table
 // validates the rest when the delta is applied.
 TableDelta delta_from_proto(const v1::NodeTableDelta& delta);
 
-// The memory a PodRecord of `pod` holds, estimated from its strings and
+// The memory a PodModel of `pod` holds, estimated from its strings and
 // lists (what a session keeps for its current pod cycle).
 size_t estimated_bytes(const PodData& pod);
 

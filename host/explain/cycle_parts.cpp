@@ -9,10 +9,10 @@ std::string_view str(const schedplug_str& s) {
   return s.len == 0 ? std::string_view() : std::string_view(s.data, s.len);
 }
 
-// The part of a record every call starts with: the pod and its profile.
-CycleRecord part_for(const std::string& scheduler_name, const v1::Pod& pod,
-                     const NodeTable& table) {
-  CycleRecord part;
+// The part of a cycle summary every call starts with: the pod and its profile.
+CycleSummary part_for(const std::string& scheduler_name, const v1::Pod& pod,
+                      const NodeTable& table) {
+  CycleSummary part;
   part.scheduler_name = scheduler_name;
   part.pod_namespace = pod.namespace_();
   part.pod_name = pod.name();
@@ -25,7 +25,7 @@ CycleRecord part_for(const std::string& scheduler_name, const v1::Pod& pod,
   return part;
 }
 
-void add_timings(const ChainRuns& runs, CycleRecord& part) {
+void add_timings(const ChainRuns& runs, CycleSummary& part) {
   for (const PluginRun& run : runs) {
     for (size_t h = 0; h < kTimedHooks; ++h) {
       const auto hook = static_cast<TimedHook>(h);
@@ -42,10 +42,10 @@ constexpr size_t kNameBytes = 24;
 
 }  // namespace
 
-CycleRecord filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
-                        const NodeTable& table, const FilterOutcome& outcome,
-                        size_t filtered) {
-  CycleRecord part = part_for(profile.scheduler_name, pod, table);
+CycleSummary filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
+                         const NodeTable& table, const FilterOutcome& outcome,
+                         size_t filtered) {
+  CycleSummary part = part_for(profile.scheduler_name, pod, table);
   for (size_t i = 0; i < profile.filters.size(); ++i) {
     part.filters.push_back(profile.filters[i]->name());
     part.filter_skipped.push_back(i < outcome.skipped.size() &&
@@ -69,12 +69,12 @@ CycleRecord filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
   return part;
 }
 
-CycleRecord score_part(const ProfilePlugins& profile,
-                       const std::vector<int>& weights, const v1::Pod& pod,
-                       const NodeTable& table,
-                       std::span<const schedplug_node* const> nodes,
-                       const ScoreOutcome& outcome) {
-  CycleRecord part = part_for(profile.scheduler_name, pod, table);
+CycleSummary score_part(const ProfilePlugins& profile,
+                        const std::vector<int>& weights, const v1::Pod& pod,
+                        const NodeTable& table,
+                        std::span<const schedplug_node* const> nodes,
+                        const ScoreOutcome& outcome) {
+  CycleSummary part = part_for(profile.scheduler_name, pod, table);
   const size_t scorers = profile.scorers.size();
   for (size_t p = 0; p < scorers; ++p) {
     const PluginScoreOutcome& o = outcome.plugins[p];
@@ -102,14 +102,14 @@ CycleRecord score_part(const ProfilePlugins& profile,
 }
 
 void mark_ahead(const ProfilePlugins& profile, const ScoreOutcome& outcome,
-                CycleRecord& part) {
+                CycleSummary& part) {
   part.scores_ahead = true;
   part.ahead_policy.clear();
   for (size_t p = 0; p < profile.scorers.size(); ++p) {
     const bool raw = p < outcome.plugins.size() && outcome.plugins[p].raw_only;
     part.ahead_policy.push_back(
         raw ? profile.scorers[p]->settings().normalize_policy
-            : CycleRecord::kOwnNormalization);
+            : CycleSummary::kOwnNormalization);
   }
 }
 

@@ -1,4 +1,4 @@
-// One call's share of a cycle record (recent_cycles.hpp), from the chain's
+// One call's share of a cycle summary (recent_cycles.hpp), from the chain's
 // outcome: what PreFilter and FilterNodes found (filter_part) and what
 // PreScore found (score_part). The service stores them; the host bench
 // times them.
@@ -17,21 +17,21 @@
 namespace schedplug::host {
 
 // `filtered`: the node evaluations the filters made.
-CycleRecord filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
-                        const NodeTable& table, const FilterOutcome& outcome,
-                        size_t filtered);
+CycleSummary filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
+                         const NodeTable& table, const FilterOutcome& outcome,
+                         size_t filtered);
 
 // `weights`: per scorer of the profile (missing ones count 1); `nodes`:
 // the scored nodes, parallel to the outcome's scores.
-CycleRecord score_part(const ProfilePlugins& profile,
-                       const std::vector<int>& weights, const v1::Pod& pod,
-                       const NodeTable& table,
-                       std::span<const schedplug_node* const> nodes,
-                       const ScoreOutcome& outcome);
+CycleSummary score_part(const ProfilePlugins& profile,
+                        const std::vector<int>& weights, const v1::Pod& pod,
+                        const NodeTable& table,
+                        std::span<const schedplug_node* const> nodes,
+                        const ScoreOutcome& outcome);
 
 // Makes a score part one of scores ahead: each scorer's policy, for the
 // normalization that waits for kube-scheduler's choice of nodes.
 void mark_ahead(const ProfilePlugins& profile, const ScoreOutcome& outcome,
-                CycleRecord& part);
+                CycleSummary& part);
 
 }  // namespace schedplug::host

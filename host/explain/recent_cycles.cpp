@@ -1,7 +1,7 @@
-// The record of recent cycles (recent_cycles.hpp): CycleRecord's compact form
+// The recent cycles (recent_cycles.hpp): CycleSummary's compact form
 // and its conversion to ExplainedCycle, and the RecentCycles store. One file:
 // merging a cycle's parts, settling scores ahead and the byte cap all read
-// CycleRecord's flat buffers, so they change together.
+// CycleSummary's flat buffers, so they change together.
 #include "host/explain/recent_cycles.hpp"
 
 #include <algorithm>
@@ -27,11 +27,11 @@ std::string clipped_utf8(const std::string& s, size_t n) {
   return s.substr(0, n);
 }
 
-std::string pod_key(const CycleRecord& c) {
+std::string pod_key(const CycleSummary& c) {
   return c.pod_namespace + "/" + c.pod_name;
 }
 
-bool same_pod(const CycleRecord& a, const CycleRecord& b) {
+bool same_pod(const CycleSummary& a, const CycleSummary& b) {
   return a.pod_uid == b.pod_uid && a.pod_name == b.pod_name &&
          a.pod_namespace == b.pod_namespace &&
          a.scheduler_name == b.scheduler_name;
@@ -45,14 +45,14 @@ size_t strings_bytes(const std::vector<std::string>& v) {
 
 }  // namespace
 
-CycleRecord::Name CycleRecord::add_name(std::string_view name) {
+CycleSummary::Name CycleSummary::add_name(std::string_view name) {
   const Name n{static_cast<uint32_t>(names.size()),
                static_cast<uint32_t>(name.size())};
   names.append(name);
   return n;
 }
 
-void CycleRecord::settle_ahead(std::span<const uint32_t> positions) {
+void CycleSummary::settle_ahead(std::span<const uint32_t> positions) {
   const size_t per_node = scorers.size();
   std::vector<Name> kept;
   std::vector<int64_t> kept_raw, kept_normalized;
@@ -89,8 +89,8 @@ void CycleRecord::settle_ahead(std::span<const uint32_t> positions) {
   scores_ahead = false;
 }
 
-size_t CycleRecord::bytes() const {
-  return sizeof(CycleRecord) + scheduler_name.size() + pod_namespace.size() +
+size_t CycleSummary::bytes() const {
+  return sizeof(CycleSummary) + scheduler_name.size() + pod_namespace.size() +
          pod_name.size() + pod_uid.size() + chosen_node.size() +
          unschedulable_message.size() + strings_bytes(filters) +
          strings_bytes(scorers) + strings_bytes(scorer_errors) +
@@ -102,7 +102,7 @@ size_t CycleRecord::bytes() const {
          timings.capacity() * (sizeof(Timing) + 16);
 }
 
-void CycleRecord::to_proto(v1::ExplainedCycle& out) const {
+void CycleSummary::to_proto(v1::ExplainedCycle& out) const {
   out.set_scheduler_name(scheduler_name);
   out.set_pod_namespace(pod_namespace);
   out.set_pod_name(pod_name);
@@ -159,7 +159,7 @@ void CycleRecord::to_proto(v1::ExplainedCycle& out) const {
 
 RecentCycles::RecentCycles(RecentCyclesOptions options) : options_(options) {}
 
-void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
+void RecentCycles::merge(CycleSummary& c, CycleSummary& part) const {
   if (part.table_version != 0) c.table_version = part.table_version;
   if (c.filters.empty() && !part.filters.empty()) {
     c.filters = std::move(part.filters);
@@ -196,7 +196,7 @@ void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
   } else {
     c.names.append(part.names);
   }
-  // Reasons: the part's indices mapped to the record's list.
+  // Reasons: the part's indices mapped to the cycle's list.
   std::vector<uint32_t> reason_of(part.reasons.size());
   for (size_t i = 0; i < part.reasons.size(); ++i) {
     auto it = std::find(c.reasons.begin(), c.reasons.end(), part.reasons[i]);
@@ -210,18 +210,18 @@ void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
   const size_t take_rejections = std::min(part.rejections.size(), room());
   const size_t part_rejections = part.rejections.size();
   if (c.rejections.empty()) {
-    // The usual case, a cycle's first part: its lists become the record's
+    // The usual case, a cycle's first part: its lists become the cycle's
     // (no copy), adjusted in place.
     c.rejections = std::move(part.rejections);
     c.rejections.resize(take_rejections);
-    for (CycleRecord::Rejection& r : c.rejections) {
+    for (CycleSummary::Rejection& r : c.rejections) {
       r.node.at += offset;
       if (r.reason < reason_of.size()) r.reason = reason_of[r.reason];
     }
   } else {
     c.rejections.reserve(c.rejections.size() + take_rejections);
     for (size_t i = 0; i < take_rejections; ++i) {
-      CycleRecord::Rejection r = part.rejections[i];
+      CycleSummary::Rejection r = part.rejections[i];
       r.node.at += offset;
       if (r.reason < reason_of.size()) r.reason = reason_of[r.reason];
       c.rejections.push_back(r);
@@ -246,11 +246,11 @@ void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
   if (c.scored.empty()) {
     c.scored = std::move(part.scored);
     c.scored.resize(take_scored);
-    for (CycleRecord::Name& n : c.scored) n.at += offset;
+    for (CycleSummary::Name& n : c.scored) n.at += offset;
   } else {
     c.scored.reserve(c.scored.size() + take_scored);
     for (size_t k = 0; k < take_scored; ++k) {
-      CycleRecord::Name n = part.scored[k];
+      CycleSummary::Name n = part.scored[k];
       n.at += offset;
       c.scored.push_back(n);
     }
@@ -260,9 +260,9 @@ void RecentCycles::merge(CycleRecord& c, CycleRecord& part) const {
     append_scores(c.normalized, part.normalized);
   }
   c.nodes_left_out += static_cast<uint32_t>(part_scored - take_scored);
-  for (CycleRecord::Timing& t : part.timings) {
+  for (CycleSummary::Timing& t : part.timings) {
     auto it = std::find_if(c.timings.begin(), c.timings.end(),
-                           [&](const CycleRecord::Timing& have) {
+                           [&](const CycleSummary::Timing& have) {
                              return have.plugin == t.plugin &&
                                     std::string_view(have.hook) == t.hook;
                            });
@@ -284,7 +284,7 @@ void RecentCycles::drop_oldest(const char* cause) {
   } else {
     ++stats_.dropped_memory;
   }
-  const CycleRecord& c = oldest->cycle;
+  const CycleSummary& c = oldest->cycle;
   const size_t gone_cap =
       std::max<size_t>(options_.max_cycles, 1) * kGonePerCycle;
   for (const std::string& key : {c.pod_uid, pod_key(c)}) {
@@ -298,8 +298,8 @@ void RecentCycles::drop_oldest(const char* cause) {
   }
 }
 
-RecentCycles::Stats RecentCycles::record(const std::string& session,
-                                         bool starts, CycleRecord part) {
+RecentCycles::Stats RecentCycles::add(const std::string& session, bool starts,
+                                      CycleSummary part) {
   std::lock_guard lock(mutex_);
   if (!enabled()) return stats_;
   std::shared_ptr<Entry> entry;
@@ -314,7 +314,7 @@ RecentCycles::Stats RecentCycles::record(const std::string& session,
   } else {
     entry = std::make_shared<Entry>();
     entry->session = session;
-    CycleRecord& c = entry->cycle;
+    CycleSummary& c = entry->cycle;
     c.scheduler_name = std::move(part.scheduler_name);
     c.pod_namespace = std::move(part.pod_namespace);
     c.pod_name = std::move(part.pod_name);
@@ -365,7 +365,7 @@ void RecentCycles::unreserved(const std::string& pod_uid,
   std::lock_guard lock(mutex_);
   Entry* e = latest(pod_uid);
   if (e == nullptr) return;
-  CycleRecord& c = e->cycle;
+  CycleSummary& c = e->cycle;
   // Unreserve may come without a Reserve of the shim's (an earlier Reserve
   // plugin failed): the node was chosen all the same.
   if (c.chosen_node.empty()) c.chosen_node = node;
@@ -379,7 +379,7 @@ void RecentCycles::unschedulable(const std::string& pod_uid,
   std::lock_guard lock(mutex_);
   Entry* e = latest(pod_uid);
   if (e == nullptr) return;
-  CycleRecord& c = e->cycle;
+  CycleSummary& c = e->cycle;
   if (!c.chosen_node.empty() && !c.unreserved) return;
   c.unschedulable = true;
   c.unschedulable_message = clipped_utf8(message, kMaxMessageBytes);
@@ -390,7 +390,7 @@ void RecentCycles::scored(const std::string& pod_uid,
                           std::span<const uint32_t> positions) {
   std::lock_guard lock(mutex_);
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    CycleRecord& c = (*it)->cycle;
+    CycleSummary& c = (*it)->cycle;
     if (c.pod_uid != pod_uid) continue;
     if (!c.scores_ahead) return;
     c.settle_ahead(positions);

@@ -5,12 +5,12 @@
 // or that it found none and why), and the time each plugin's hooks took.
 // Bounded by a count and a byte cap; the oldest cycle goes first.
 //
-// A record is compact, because a PreFilter at 5000 nodes may reject most of
+// A cycle is kept compact, because a PreFilter at 5000 nodes may reject most of
 // them: node names back to back in one buffer, reasons once each, scores
 // in flat arrays. It becomes a v1::ExplainedCycle only when asked for.
 //
 // Threading: every method may be called from any thread; one mutex guards
-// the store and is held only to merge or copy records, never across plugin
+// the store and is held only to merge or copy cycles, never across plugin
 // code.
 #pragma once
 
@@ -30,7 +30,7 @@
 namespace schedplug::host {
 
 struct RecentCyclesOptions {
-  // 0 turns the record off.
+  // 0 turns keeping cycles off.
   size_t max_cycles = 1000;
   size_t max_bytes = size_t{64} << 20;
   // Per cycle: nodes listed beyond this are counted, not kept.
@@ -38,7 +38,7 @@ struct RecentCyclesOptions {
 };
 
 // One cycle, or one call's share of it.
-struct CycleRecord {
+struct CycleSummary {
   std::string scheduler_name;
   std::string pod_namespace;
   std::string pod_name;
@@ -131,7 +131,7 @@ class RecentCycles {
   // call begins a new cycle (PreFilter, or a PreScore that carries the
   // delta); otherwise it adds to the session's open cycle of the same pod
   // and begins one when there is none (the host restarted, or lost it).
-  Stats record(const std::string& session, bool starts, CycleRecord part);
+  Stats add(const std::string& session, bool starts, CycleSummary part);
   // kube-scheduler reserved `node` for the pod: its latest cycle without a
   // chosen node gets it.
   void placed(const std::string& pod_uid, const std::string& node);
@@ -144,7 +144,7 @@ class RecentCycles {
   void unschedulable(const std::string& pod_uid, const std::string& message);
   // The shim normalized the pod's scores ahead over the nodes at
   // `positions` (Placement.scored): its latest cycle, if it holds scores
-  // ahead, settles them (CycleRecord::settle_ahead).
+  // ahead, settles them (CycleSummary::settle_ahead).
   void scored(const std::string& pod_uid, std::span<const uint32_t> positions);
 
   struct Found {
@@ -160,10 +160,10 @@ class RecentCycles {
  private:
   struct Entry {
     std::string session;
-    CycleRecord cycle;
+    CycleSummary cycle;
     size_t bytes = 0;
   };
-  void merge(CycleRecord& into, CycleRecord& part) const;
+  void merge(CycleSummary& into, CycleSummary& part) const;
   void drop_oldest(const char* cause);
   // The pod's latest cycle (nullptr: none held). Callers hold mutex_.
   Entry* latest(const std::string& pod_uid);

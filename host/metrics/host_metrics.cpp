@@ -169,7 +169,7 @@ HostMetrics::HostMetrics(std::span<const PluginInstance* const> plugins)
       recent_cycles_dropped_(
           prometheus::BuildCounter()
               .Name("schedplug_recent_cycles_dropped_total")
-              .Help("Cycles dropped from the record of recent cycles, by the "
+              .Help("Cycles dropped from Explain's recent cycles, by the "
                     "cap that dropped them (cycles: --explain-cycles, memory: "
                     "--explain-memory).")
               .Register(*registry_)),

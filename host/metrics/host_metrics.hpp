@@ -88,7 +88,7 @@ class HostMetrics {
   // A refused Handshake: "protocol_version", "plugin_names" or
   // "config_skew" (docs/protocol.md).
   void handshake_refused(std::string_view reason);
-  // What the record of recent cycles (`schedplug explain`) holds, and the
+  // What the recent cycles (`schedplug explain`) hold, and the
   // cycles each cap dropped since start.
   void recent_cycles(size_t cycles, size_t bytes, uint64_t dropped_count,
                      uint64_t dropped_memory);

@@ -1,5 +1,5 @@
-// What PreFilter, FilterNodes, PreScore and NoteCycles add to the record
-// of recent cycles Explain answers from (host/explain/recent_cycles.hpp).
+// What PreFilter, FilterNodes, PreScore and NoteCycles add to the recent
+// cycles Explain answers from (host/explain/recent_cycles.hpp).
 #include <algorithm>
 
 #include "host/explain/cycle_parts.hpp"
@@ -8,9 +8,9 @@
 namespace schedplug::host {
 
 void ExplainObserver::store(const Session& session, bool starts,
-                            CycleRecord part) {
+                            CycleSummary part) {
   const RecentCycles::Stats held =
-      recent_.record(session.id, starts, std::move(part));
+      recent_.add(session.id, starts, std::move(part));
   if (metrics_) {
     metrics_->recent_cycles(held.cycles, held.bytes, held.dropped_count,
                             held.dropped_memory);
@@ -31,7 +31,7 @@ void ExplainObserver::scores_ran(const ScoresRan& ran) {
   static const std::vector<int> kNoWeights;
   const auto& all = ran.plugins->score_weights;
   const auto weights = all.find(ran.profile.scheduler_name);
-  CycleRecord part = score_part(
+  CycleSummary part = score_part(
       ran.profile, weights == all.end() ? kNoWeights : weights->second, ran.pod,
       ran.table, ran.nodes, ran.outcome);
   // Scores ahead are kept raw until the shim says which of the nodes

@@ -1,8 +1,8 @@
 // The observers the app registers on the call pipeline
 // (host/pipeline/call_observer.hpp): each turns what the pipeline tells
 // into what one feature keeps. Metrics count calls, chains and refusals;
-// the recorder (--record) writes every pod call; the record of recent
-// cycles answers Explain; the shadow runner compares candidates with the
+// the recorder (--record) writes every pod call; the recent
+// cycles answer Explain; the shadow runner compares candidates with the
 // live plugins.
 #pragma once
 
@@ -64,7 +64,7 @@ class ExplainObserver final : public CallObserver {
   bool keeps_raw_scores() const override { return recent_.enabled(); }
 
  private:
-  void store(const Session& session, bool starts, CycleRecord part);
+  void store(const Session& session, bool starts, CycleSummary part);
 
   RecentCycles& recent_;
   HostMetrics* metrics_;

@@ -1,5 +1,5 @@
 // What the call pipeline tells the observers the app registers (metrics,
-// the --record recorder, the record of recent cycles behind Explain, the
+// the --record recorder, the recent cycles behind Explain, the
 // shadow candidates, the session watches): each call and what its chains
 // did, as it happens. Observers run on the calling thread, most of them
 // while the call holds its session, in the order they were added: they

@@ -63,7 +63,7 @@ struct ServiceOptions {
   // The longest a WatchSession stream stays silent; the shim takes a host
   // silent for three of these for gone.
   std::chrono::milliseconds heartbeat{2000};
-  // The record of recent cycles behind the Explain call.
+  // The recent cycles behind the Explain call.
   RecentCyclesOptions recent_cycles;
 };
 

@@ -261,7 +261,7 @@ grpc::Status CallPipeline::filter(CallContext& context,
           }
           timeouts.push_back(t);
         }
-        const NodeRecord node(std::move(node_data));
+        const NodeModel node(std::move(node_data));
         const std::vector<Deadline> deadlines =
             plugin_deadlines(call, timeouts, Clock::now());
         const std::vector<uint8_t> applies = known_applies(request, filters);

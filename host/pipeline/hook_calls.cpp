@@ -72,7 +72,7 @@ struct CallPipeline::HookCallState {
   std::vector<const PluginInstance*> plugins;
   std::vector<Deadline> deadlines;
   std::vector<int> timeouts_ms;
-  const PodRecord& pod;
+  const PodModel& pod;
   const schedplug_node* node = nullptr;  // nullptr for PreEnqueue
 
   // Runs `hook` of plugin `i` unless its time is up; a run longer than the
@@ -156,7 +156,7 @@ grpc::Status CallPipeline::run_hook_call(const HookPoint& point,
                            ? profile->plugin_timeout_ms[i]
                            : 0);
   }
-  std::optional<PodRecord> pod;
+  std::optional<PodModel> pod;
   try {
     pod.emplace(pod_from_proto(request.pod()));
   } catch (const FieldLimitError& e) {
@@ -165,7 +165,7 @@ grpc::Status CallPipeline::run_hook_call(const HookPoint& point,
   // The node as the table holds it now, copied out under the call lock so
   // that the hooks run without it; a node the table lacks has its name.
   std::shared_ptr<const CompactNode> from_table;
-  std::optional<NodeRecord> name_only;
+  std::optional<NodeModel> name_only;
   const schedplug_node* node = nullptr;
   if (node_name != nullptr) {
     {
@@ -283,7 +283,7 @@ grpc::Status CallPipeline::pre_bind(CallContext& context,
         forget_waiting(state.profile, request.pod().uid());
         PatchEntries annotations, labels;
         for (size_t i = 0; i < state.plugins.size(); ++i) {
-          runtime::PodPatchRecorder patch;
+          runtime::PodPatchCollector patch;
           Verdict v = state.run(i, kPreBindPoint, [&](const auto& p) {
             return p.pre_bind(state.pod.view(), *state.node, patch);
           });

@@ -1,4 +1,4 @@
-// The skeleton every call of the pipeline shares: the record of one call
+// The skeleton every call of the pipeline shares: the state of one call
 // in flight (CallPipeline::Call), the helpers that describe calls in
 // messages, and run_pod_call, which takes a pod's call through its session,
 // lock, delta and cycle before the call's own steps. Internal to
@@ -124,7 +124,7 @@ struct CallPipeline::PodCallState {
   Session& session;
   const ProfilePlugins* profile;
   const v1::Pod& pod_message;
-  const PodRecord& pod;
+  const PodModel& pod;
   const NodeTable& table;
   const TableDelta& delta;
   // The pod's cycle (nullptr: each plugin begins and ends the pod within
@@ -169,7 +169,7 @@ grpc::Status CallPipeline::run_pod_call(const PodCallPlan& plan,
   }
   if (grpc::Status s = check(*profile); !s.ok()) return finish(call, s);
   const size_t pod_bytes = plan.delta ? estimated_bytes(pod_data) : 0;
-  auto pod = std::make_unique<const PodRecord>(std::move(pod_data));
+  auto pod = std::make_unique<const PodModel>(std::move(pod_data));
 
   std::optional<SessionCall> lock;
   const NodeTable& table = session->table;
@@ -218,12 +218,11 @@ grpc::Status CallPipeline::run_pod_call(const PodCallPlan& plan,
     if (cycle) continue_cycle(call, *cycle, profile);
   }
   identity_of(call).to_proto(*response.mutable_identity());
-  const PodRecord& pod_record =
-      cycle && plan.begins_cycle ? cycle->pod() : *pod;
+  const PodModel& pod_model = cycle && plan.begins_cycle ? cycle->pod() : *pod;
   PodCallState state{.session = *session,
                      .profile = profile,
                      .pod_message = request.pod(),
-                     .pod = pod_record,
+                     .pod = pod_model,
                      .table = table,
                      .delta = delta,
                      .cycle = std::move(cycle)};

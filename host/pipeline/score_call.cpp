@@ -144,14 +144,14 @@ grpc::Status CallPipeline::pre_score(CallContext& context,
         std::vector<const schedplug_node*> nodes;
         nodes.reserve(static_cast<size_t>(request.nodes_size()));
         for (uint32_t slot : request.nodes()) {
-          const CompactNode* record = table.at(slot);
-          if (record == nullptr) {
+          const CompactNode* node = table.at(slot);
+          if (node == nullptr) {
             return {grpc::StatusCode::INVALID_ARGUMENT,
                     fmt::format("PreScore: node index {} holds no node in "
                                 "table version {}",
                                 slot, table.version())};
           }
-          nodes.push_back(&record->view());
+          nodes.push_back(&node->view());
         }
         const std::vector<uint8_t> applies =
             known_applies(request, profile.scorers);

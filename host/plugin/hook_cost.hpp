@@ -31,7 +31,7 @@ class HookCost {
   // A loop made `calls` calls in `took` (wall time: a shared loop looks up
   // to threads-times cheaper, so a plugin near the threshold may alternate
   // between the two, which cost about the same there).
-  void record(std::chrono::nanoseconds took, uint64_t calls) {
+  void add(std::chrono::nanoseconds took, uint64_t calls) {
     if (calls == 0 || took.count() <= 0) return;
     const uint64_t sample =
         std::max<uint64_t>(1, static_cast<uint64_t>(took.count()) / calls);

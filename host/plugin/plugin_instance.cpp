@@ -395,7 +395,7 @@ Verdict PluginInstance::permit(const schedplug_pod& pod,
 
 Verdict PluginInstance::pre_bind(const schedplug_pod& pod,
                                  const schedplug_node& node,
-                                 runtime::PodPatchRecorder& patch) const {
+                                 runtime::PodPatchCollector& patch) const {
   const auto& d = library_->descriptor();
   if (d.pre_bind == nullptr) return {};
   ReasonBuffer reason;

@@ -167,7 +167,7 @@ class PluginInstance {
   // What the plugin set goes into `patch`; an entry the host refused fails
   // the call even when the plugin returned SUCCESS.
   Verdict pre_bind(const schedplug_pod& pod, const schedplug_node& node,
-                   runtime::PodPatchRecorder& patch) const;
+                   runtime::PodPatchCollector& patch) const;
   Verdict pre_enqueue(const schedplug_pod& pod) const;
   // The pods its permit() made wait, and where its decisions go.
   WaitingPods& waiting() const { return waiting_; }

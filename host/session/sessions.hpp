@@ -49,10 +49,10 @@ class Session {
   NodeTable table;  // guarded by mutex
 
   bool evicted() const;
-  // Under `mutex`, after the table changed: records its size and returns
+  // Under `mutex`, after the table changed: notes its size and returns
   // the change for the table-size gauge (0 once the session is evicted).
   int64_t count_nodes(size_t nodes);
-  // Under `mutex`: records the bytes the session holds (its table and its
+  // Under `mutex`: notes the bytes the session holds (its table and its
   // cycle's pod, estimated) and returns the change for the registry's
   // total (0 once the session is evicted).
   int64_t set_memory(size_t bytes);
@@ -178,7 +178,7 @@ class SessionRegistry {
   // memory bounds, counting `pod_bytes` (the cycle's pod) too. When all
   // sessions together are over, sessions of the same peer idle for
   // idle_before_memory_drop make room first; another peer's never do.
-  // Records the session's memory, table version and node count.
+  // Notes the session's memory, table version and node count.
   AppliedDelta apply_delta(Session& session, const TableDelta& delta,
                            size_t pod_bytes);
   MemoryLimit memory_limit(const Session& session) const;

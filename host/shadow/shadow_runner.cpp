@@ -131,7 +131,7 @@ void ShadowRunner::sample(const std::string& key, const std::string& line) {
 }
 
 void ShadowRunner::filter(const ShadowFilterJob& job) {
-  const PodRecord pod(pod_from_proto(job.pod));
+  const PodModel pod(pod_from_proto(job.pod));
   const ProfilePlugins& profile = *job.profile;
   for (size_t i = 0; i < profile.filters.size(); ++i) {
     const PluginInstance* shadow = profile.filter_shadows[i];
@@ -194,7 +194,7 @@ void ShadowRunner::filter(const ShadowFilterJob& job) {
 }
 
 void ShadowRunner::score(const ShadowScoreJob& job) {
-  const PodRecord pod(pod_from_proto(job.pod));
+  const PodModel pod(pod_from_proto(job.pod));
   const ProfilePlugins& profile = *job.profile;
   for (size_t i = 0; i < profile.scorers.size(); ++i) {
     const PluginInstance* shadow = profile.scorer_shadows[i];

@@ -1,6 +1,6 @@
 #include "host/table/compact_node.hpp"
 
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/table/string_pool.hpp"
 
 #include <algorithm>

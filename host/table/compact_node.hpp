@@ -19,7 +19,7 @@ namespace schedplug::host {
 class CompactNode {
  public:
   // Copies `view` (already sorted as plugin.h requires, e.g. a
-  // NodeRecord's view) into one block.
+  // NodeModel's view) into one block.
   static std::shared_ptr<const CompactNode> copy_of(const schedplug_node& view);
 
   ~CompactNode();

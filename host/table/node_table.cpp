@@ -16,12 +16,12 @@ std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 }  // namespace
 
 const CompactNode* NodeTable::at(uint32_t slot) const {
-  return slot < slots_.size() ? slots_[slot].record.get() : nullptr;
+  return slot < slots_.size() ? slots_[slot].node.get() : nullptr;
 }
 
 std::shared_ptr<const CompactNode> NodeTable::shared(uint32_t slot) const {
   if (slot >= slots_.size()) return nullptr;
-  return slots_[slot].record;
+  return slots_[slot].node;
 }
 
 int64_t NodeTable::generation(uint32_t slot) const {
@@ -78,8 +78,8 @@ void NodeTable::validate(const TableDelta& delta) const {
   const size_t slot_limit =
       (delta.full ? 0 : slots_.size()) + delta.upserts.size() + kSlotHeadroom;
   for (const NodeUpsert& u : delta.upserts) {
-    if (u.record == nullptr) invalid("an upsert has no node");
-    const std::string_view name = u.record->name();
+    if (u.node == nullptr) invalid("an upsert has no node");
+    const std::string_view name = u.node->name();
     const std::string where =
         "node " + quoted(name) + " at index " + std::to_string(u.slot);
     if (name.empty()) {
@@ -137,7 +137,7 @@ size_t NodeTable::bytes_after(const TableDelta& delta) const {
     removed.insert(delta.removed.begin(), delta.removed.end());
   }
   for (const NodeUpsert& u : delta.upserts) {
-    nodes += node_bytes(*u.record);
+    nodes += node_bytes(*u.node);
     slots = std::max<size_t>(slots, size_t{u.slot} + 1);
     // An upsert replacing the node in its slot frees the old one.
     if (const CompactNode* old = delta.full ? nullptr : at(u.slot);
@@ -160,9 +160,9 @@ void NodeTable::clear() {
 
 void NodeTable::remove_slot(uint32_t slot) {
   Slot& s = slots_[slot];
-  node_bytes_ -= node_bytes(*s.record);
-  by_name_.erase(s.record->name());
-  s.record.reset();
+  node_bytes_ -= node_bytes(*s.node);
+  by_name_.erase(s.node->name());
+  s.node.reset();
   s.generation = 0;
   views_[slot] = nullptr;
   --size_;
@@ -174,18 +174,18 @@ void NodeTable::put(const NodeUpsert& u) {
     views_.resize(u.slot + 1, nullptr);
   }
   Slot& s = slots_[u.slot];
-  if (s.record != nullptr) {
-    // Same name (validated): the old key views the old record's name.
-    by_name_.erase(s.record->name());
-    node_bytes_ -= node_bytes(*s.record);
+  if (s.node != nullptr) {
+    // Same name (validated): the old key views the old node's name.
+    by_name_.erase(s.node->name());
+    node_bytes_ -= node_bytes(*s.node);
   } else {
     ++size_;
   }
-  node_bytes_ += node_bytes(*u.record);
-  s.record = u.record;
+  node_bytes_ += node_bytes(*u.node);
+  s.node = u.node;
   s.generation = u.generation;
-  views_[u.slot] = &s.record->view();
-  by_name_[s.record->name()] = u.slot;
+  views_[u.slot] = &s.node->view();
+  by_name_[s.node->name()] = u.slot;
 }
 
 void NodeTable::apply(const TableDelta& delta, size_t max_bytes) {
@@ -213,7 +213,7 @@ void NodeTable::apply(const TableDelta& delta, size_t max_bytes) {
   }
   for (const NodeUpsert& u : delta.upserts) put(u);
   // Drop trailing empty slots so views() does not keep growing.
-  while (!slots_.empty() && slots_.back().record == nullptr) {
+  while (!slots_.empty() && slots_.back().node == nullptr) {
     slots_.pop_back();
     views_.pop_back();
   }

@@ -24,7 +24,7 @@ namespace schedplug::host {
 struct NodeUpsert {
   uint32_t slot = 0;
   int64_t generation = 0;  // kube-scheduler's NodeInfo generation
-  std::shared_ptr<const CompactNode> record;  // never null
+  std::shared_ptr<const CompactNode> node;  // never null
 };
 
 // A change to the table; mirrors schedplug.v1.NodeTableDelta.
@@ -92,7 +92,7 @@ class NodeTable {
   size_t slot_count() const { return views_.size(); }
   // The node view of every slot; nullptr for an empty slot.
   std::span<const schedplug_node* const> views() const { return views_; }
-  // The record in `slot`, or nullptr when the slot is empty or out of range.
+  // The node in `slot`, or nullptr when the slot is empty or out of range.
   const CompactNode* at(uint32_t slot) const;
   // The same, shared: it stays valid after the table changes (a shadow
   // run after the call reads it).
@@ -104,7 +104,7 @@ class NodeTable {
 
  private:
   struct Slot {
-    std::shared_ptr<const CompactNode> record;
+    std::shared_ptr<const CompactNode> node;
     int64_t generation = 0;
   };
   void validate(const TableDelta& delta) const;
@@ -116,7 +116,7 @@ class NodeTable {
 
   std::vector<Slot> slots_;
   std::vector<const schedplug_node*> views_;  // parallel to slots_
-  // Keys view the names inside the records held in slots_.
+  // Keys view the names inside the nodes held in slots_.
   std::unordered_map<std::string_view, uint32_t> by_name_;
   uint64_t version_ = 0;
   size_t size_ = 0;

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "host/loader/plugin_library.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/plugin/plugin_instance.hpp"
 
 namespace {
@@ -44,9 +44,9 @@ std::unique_ptr<PluginInstance> create(const char* file,
 
 // 5000 nodes with a realistic handful of labels; every other node has
 // hardware encryption, every fourth is dedicated, every third spot.
-const std::vector<std::unique_ptr<NodeRecord>>& nodes() {
+const std::vector<std::unique_ptr<NodeModel>>& nodes() {
   static const auto all = [] {
-    std::vector<std::unique_ptr<NodeRecord>> out;
+    std::vector<std::unique_ptr<NodeModel>> out;
     for (int i = 0; i < kNodes; ++i) {
       NodeData d;
       d.name = "node-" + std::to_string(i);
@@ -60,27 +60,27 @@ const std::vector<std::unique_ptr<NodeRecord>>& nodes() {
           {"schedplug.io/dedicated", i % 4 ? "false" : "true"},
           {"node.kubernetes.io/capacity-type", i % 3 ? "on-demand" : "spot"}};
       d.allocatable = {{"cpu", 4000}, {"memory", 16LL << 30}, {"pods", 110}};
-      out.push_back(std::make_unique<NodeRecord>(std::move(d)));
+      out.push_back(std::make_unique<NodeModel>(std::move(d)));
     }
     return out;
   }();
   return all;
 }
 
-std::unique_ptr<PodRecord> pod(KeyValues annotations) {
+std::unique_ptr<PodModel> pod(KeyValues annotations) {
   PodData d;
   d.namespace_name = "default";
   d.name = "web-0";
   d.annotations = std::move(annotations);
   d.annotations.push_back(
       {"kubectl.kubernetes.io/last-applied-configuration", "{}"});
-  return std::make_unique<PodRecord>(std::move(d));
+  return std::make_unique<PodModel>(std::move(d));
 }
 
 // As schedplug-host runs a filter: begin the pod once (gate and state),
 // then every node with the pod's state.
 void FilterAll(benchmark::State& state, const PluginInstance& p,
-               const PodRecord& pod) {
+               const PodModel& pod) {
   const auto& all = nodes();
   int64_t feasible = 0;
   for (auto _ : state) {
@@ -99,7 +99,7 @@ void FilterAll(benchmark::State& state, const PluginInstance& p,
 // As a host without per-pod state runs it: applies(), then every node with
 // the bare pod view (the plugin redoes its per-pod work in each call).
 void FilterAllNoPodState(benchmark::State& state, const PluginInstance& p,
-                         const PodRecord& pod) {
+                         const PodModel& pod) {
   const auto& all = nodes();
   int64_t feasible = 0;
   for (auto _ : state) {
@@ -142,7 +142,7 @@ BENCHMARK(BM_DedicatedNodes_Filter)->Unit(benchmark::kMicrosecond);
 // The plugin alone: its filter() called straight through the descriptor, as
 // a lower bound for what the host's runtime adds per call.
 void FilterDirect(benchmark::State& state, const char* file,
-                  const PodRecord& pod) {
+                  const PodModel& pod) {
   const auto lib = load_plugin_file(file);
   const schedplug_plugin& d = lib->descriptor();
   void* instance = nullptr;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "host/loader/plugin_library.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/plugin/plugin_instance.hpp"
 #include "schedplug/cpp/views.hpp"
 #include "schedplug/testing.hpp"
@@ -245,7 +245,7 @@ TEST(KitMatchesHost, DeclaredDataViewsAreTheHosts) {
                     {{"cpu", 500}},
                     {{8080, 0, "TCP", ""}, {53, 5353, "UDP", "127.0.0.1"}}},
                    {"side", "img:2", {}, {}, {}}};
-  const host::PodRecord host_pod(pd);
+  const host::PodModel host_pod(pd);
   EXPECT_EQ(spelt_out(kit_pod.view()), spelt_out(host_pod.view()));
 
   const Node kit_node =
@@ -278,7 +278,7 @@ TEST(KitMatchesHost, DeclaredDataViewsAreTheHosts) {
   // What the shim sends with the list: its length, the sum of the requests.
   nd.pod_count = 3;
   nd.requested = {{"memory", 64}, {"cpu", 350}};
-  const host::NodeRecord host_node(nd);
+  const host::NodeModel host_node(nd);
   EXPECT_EQ(spelt_out(kit_node.view()), spelt_out(host_node.view()));
   EXPECT_EQ(spelt_out(kit_node.view()),
             "3|[cpu=350 memory=64 ]|1|[cpu=4000 memory=8388608 ]|Ready=True "

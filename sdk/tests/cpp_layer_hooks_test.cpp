@@ -28,7 +28,7 @@ struct Buffer {
   std::string str() const { return text.data(); }
 };
 
-// What a host records: the log, the permit decisions, a pod's patch.
+// What a host keeps: the log, the permit decisions, a pod's patch.
 struct FakeHost {
   std::vector<std::string> logs;
   std::vector<std::string> decisions;  // "allow <uid>", "reject <uid>: why"

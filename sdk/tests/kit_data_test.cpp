@@ -197,8 +197,8 @@ TEST(KitData, RunAndBeginPodSeeTheSameData) {
 }
 
 TEST(KitData, ViewsAreBuiltAsTheHostBuildsThem) {
-  // Empty lists are NULL, as in the host's records; a copy has its own
-  // storage.
+  // Empty lists are NULL, as in the host's pod and node models; a copy has its
+  // own storage.
   const st::Pod bare("p");
   EXPECT_EQ(bare.view().owners, nullptr);
   EXPECT_EQ(bare.view().containers, nullptr);

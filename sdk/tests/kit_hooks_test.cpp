@@ -48,7 +48,7 @@ TEST(KitHooks, ReserveFilterUnreserveAndPreBindTheAssignment) {
   EXPECT_EQ(plugin->unreserve_problem(b, n), "");
 }
 
-TEST(KitHooks, PermitWaitsAndTheDecisionsAreRecordedAsTheHostAnswers) {
+TEST(KitHooks, PermitWaitsAndTheDecisionsAreKeptAsTheHostAnswers) {
   auto plugin = st::Plugin::load(SDK_TEST_SLOT_OWNER_SO);
   const st::Pod a = wanting("a", "1").annotation("slots.example.com/gang", "2");
   const st::Pod b = wanting("b", "1").annotation("slots.example.com/gang", "2");
@@ -179,9 +179,9 @@ TEST(ResourceHookRules, CodesAsTheHostReadsThem) {
             "plugin P returned the unknown status code 9 from pre_enqueue()");
 }
 
-TEST(PodPatchRules, TheRecorderRefusesTheSeventeenthEntryAndKeepsTheLast) {
-  schedplug::runtime::PodPatchRecorder rec;
-  schedplug_pod_patch* p = rec.get();
+TEST(PodPatchRules, TheCollectorRefusesTheSeventeenthEntryAndKeepsTheLast) {
+  schedplug::runtime::PodPatchCollector collector;
+  schedplug_pod_patch* p = collector.get();
   const auto set = [&](bool label, const std::string& k, const char* v) {
     return (label ? p->set_label : p->set_annotation)(
         p->context, schedplug_str{k.data(), k.size()}, schedplug_str_of(v));
@@ -191,17 +191,17 @@ TEST(PodPatchRules, TheRecorderRefusesTheSeventeenthEntryAndKeepsTheLast) {
   }
   // Setting a key again replaces it and takes no room.
   EXPECT_EQ(set(true, "k0", "again"), SCHEDPLUG_SUCCESS);
-  EXPECT_EQ(rec.labels().at("k0"), "again");
+  EXPECT_EQ(collector.labels().at("k0"), "again");
   EXPECT_EQ(set(false, "k99", "v"), SCHEDPLUG_ERROR);
-  EXPECT_EQ(rec.refused(),
+  EXPECT_EQ(collector.refused(),
             "the annotation \"k99\" was refused: the patch already holds 16 "
             "labels and annotations, the most one pre_bind() may set "
             "(SCHEDPLUG_POD_PATCH_MAX)");
   EXPECT_EQ(set(true, "bad key", "v"), SCHEDPLUG_ERROR);
-  EXPECT_EQ(rec.labels().size() + rec.annotations().size(),
+  EXPECT_EQ(collector.labels().size() + collector.annotations().size(),
             SCHEDPLUG_POD_PATCH_MAX);
   // The first refusal is the one reported.
-  EXPECT_NE(rec.refused().find("k99"), std::string::npos);
+  EXPECT_NE(collector.refused().find("k99"), std::string::npos);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "host/loader/plugin_library.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/plugin/plugin_instance.hpp"
 
 using namespace schedplug::host;
@@ -38,17 +38,17 @@ int main(int argc, char** argv) {
     b.name = "full";
     b.allocatable = {{"cpu", 1000}};
     b.requested = {{"cpu", 700}};
-    const PodRecord p(pod);
-    const NodeRecord na(a), nb(b);
+    const PodModel p(pod);
+    const NodeModel na(a), nb(b);
 
-    for (const NodeRecord* n : {&na, &nb}) {
+    for (const NodeModel* n : {&na, &nb}) {
       const Verdict v = plugin->filter(p.view(), n->view());
       std::printf("filter %s code=%d reason=%s\n", n->name().c_str(),
                   static_cast<int>(v.code), v.reason.c_str());
     }
     if (lib->has_score()) {
       std::vector<schedplug_node_score> scores;
-      for (const NodeRecord* n : {&na, &nb}) {
+      for (const NodeModel* n : {&na, &nb}) {
         const ScoreResult r = plugin->score(p.view(), n->view());
         std::printf("score %s code=%d raw=%lld\n", n->name().c_str(),
                     static_cast<int>(r.code), static_cast<long long>(r.score));

@@ -25,7 +25,7 @@ struct ExplainFilterCell {
 struct ExplainScoreCell {
   bool skipped = false;
   // The plugin's own score before normalizing; false: nobody kept it (a
-  // native plugin's, when schedplug-host's record of the cycle is gone).
+  // native plugin's, when schedplug-host no longer holds the cycle).
   bool raw_known = true;
   int64_t raw = 0;
   int64_t normalized = 0;

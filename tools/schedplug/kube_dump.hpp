@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 
 namespace schedplug::tools {
 

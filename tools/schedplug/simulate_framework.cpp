@@ -82,7 +82,7 @@ void fill_filters(ExplainRow& row, const Json& node,
 // The native plugins' own raw scores of the pods simulate explains. What
 // kube-scheduler calls a native plugin's raw score is what the shim's
 // Score returned: the score schedplug-host (or the shim, for scores
-// computed ahead) already normalized. The host's record of recent cycles
+// computed ahead) already normalized. The host's recent cycles
 // (`schedplug explain`) keeps the plugin's raw ones.
 class NativeRaw {
  public:
@@ -97,8 +97,8 @@ class NativeRaw {
     }
     for (const KubePod* pod : pods) {
       const auto found = host.recent_cycles().find(pod->key());
-      // The latest cycle that scored: the one kube-scheduler's record ends
-      // with (a later one would have replaced that too).
+      // The latest cycle that scored: the one whose scores kube-scheduler
+      // kept (a later one would have replaced those too).
       for (auto c = found.cycles.rbegin(); c != found.cycles.rend(); ++c) {
         bool scored = false;
         for (const auto& node : c->nodes()) {
@@ -278,7 +278,7 @@ int simulate_with_kube_scheduler(const SimulateOptions& options,
   host_options.hook_hard_limit = std::chrono::milliseconds(0);
   host_options.memory_trim_interval = std::chrono::milliseconds(0);
   // Room for the last cycles of the pods explained, whose native raw
-  // scores come from the host's record (NativeRaw).
+  // scores come from the host's recent cycles (NativeRaw).
   host_options.service.recent_cycles.max_cycles = std::max(
       host_options.service.recent_cycles.max_cycles, 4 * explain.size());
   std::ostringstream diagnostics;

@@ -16,7 +16,7 @@
 #include "host/chain/thread_pool.hpp"
 #include "host/check/startup_check.hpp"
 #include "host/config/resolve.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/plugin/created_plugins.hpp"
 #include "schedplug/runtime.hpp"
 #include "tools/schedplug/explain_table.hpp"
@@ -57,7 +57,7 @@ struct NodeState {
   const KubeNode* node = nullptr;
   std::map<std::string, int64_t> requested;  // cpu, memory, ... scalars
   std::vector<const KubePod*> pods;
-  std::unique_ptr<host::NodeRecord> record;
+  std::unique_ptr<host::NodeModel> model;
 
   void add(const KubePod& pod) {
     for (const auto& [name, v] : pod.node_requests) requested[name] += v;
@@ -95,7 +95,7 @@ struct NodeState {
       if (is_scalar_resource(name)) d.requested.emplace_back(name, v);
     }
     d.pod_count = static_cast<uint32_t>(pods.size());
-    record = std::make_unique<host::NodeRecord>(std::move(d));
+    model = std::make_unique<host::NodeModel>(std::move(d));
   }
 };
 
@@ -169,7 +169,7 @@ class Simulation {
     views_.resize(states_.size());
     for (size_t i = 0; i < states_.size(); ++i) {
       states_[i].rebuild(data_);
-      views_[i] = &states_[i].record->view();
+      views_[i] = &states_[i].model->view();
     }
   }
 
@@ -192,13 +192,13 @@ class Simulation {
     }
     const ProfilePlugins& profile = *result.profile;
     const std::vector<int>& weights = weights_[result.profile_index];
-    const host::PodRecord record(declared_pod_data(pod.data, data_));
+    const host::PodModel model(declared_pod_data(pod.data, data_));
 
     // As the host's PreFilter: applies() once per plugin for the cycle,
     // the answers reused by Filter and Score.
     std::unordered_map<const PluginInstance*, uint8_t> applies;
     for (const PluginInstance* plugin : profile.plugins) {
-      applies[plugin] = plugin->applies(record.view()) ? 1 : 0;
+      applies[plugin] = plugin->applies(model.view()) ? 1 : 0;
     }
     std::vector<uint8_t> filter_applies, score_applies;
     for (const PluginInstance* f : profile.filters) {
@@ -209,7 +209,7 @@ class Simulation {
     }
 
     const host::FilterOutcome filtered = host::run_filters(
-        profile.filters, record.view(), views_, pool_, Deadline::never(),
+        profile.filters, model.view(), views_, pool_, Deadline::never(),
         {.plugin_deadlines = {},
          .applies = filter_applies,
          .keep_raw_scores = false});
@@ -266,7 +266,7 @@ class Simulation {
       nodes.reserve(feasible.size());
       for (size_t i : feasible) nodes.push_back(views_[i]);
       const host::ScoreOutcome scored = host::run_scores(
-          profile.scorers, record.view(), nodes, pool_, Deadline::never(),
+          profile.scorers, model.view(), nodes, pool_, Deadline::never(),
           {.plugin_deadlines = {},
            .applies = score_applies,
            .keep_raw_scores = true});
@@ -323,7 +323,7 @@ class Simulation {
     NodeState& chosen = states_[result.top.front()];
     chosen.add(pod);
     chosen.rebuild(data_);
-    views_[result.top.front()] = &chosen.record->view();
+    views_[result.top.front()] = &chosen.model->view();
     if (explain) result.explain = std::move(details);
     return result;
   }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "abi/abi_layout.h"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/plugin/plugin_instance.hpp"
 #include "schedplug/cpp/views.hpp"
 
@@ -63,12 +63,12 @@ TEST(AbiCompat, V1_3DataIsEmptyOnAV1_2View) {
   data.topology_spread = {TopologySpreadData{}};
   data.node_affinity_required = {NodeSelectorTermData{}};
   data.pod_affinity[2] = {PodAffinityTermData{}};
-  const PodRecord record(std::move(data));
+  const PodModel model(std::move(data));
   struct {
     schedplug_pod view;
   } pod;
   std::memset(&pod, 0xff, sizeof pod);
-  std::memcpy(&pod.view, &record.view(), offsetof(schedplug_pod, volume_size));
+  std::memcpy(&pod.view, &model.view(), offsetof(schedplug_pod, volume_size));
   pod.view.struct_size = offsetof(schedplug_pod, volume_size);
   EXPECT_EQ(schedplug_pod_volume_count(&pod.view), 0u);
   EXPECT_EQ(schedplug_pod_topology_spread_count(&pod.view), 0u);
@@ -86,32 +86,32 @@ TEST(AbiCompat, V1_3DataIsEmptyOnAV1_2View) {
   EXPECT_TRUE(view.node_affinity_required().empty());
   EXPECT_TRUE(view.pod_anti_affinity_required().empty());
   // The full view has them.
-  EXPECT_EQ(schedplug::Pod(record.view()).volume_count(), 1u);
-  EXPECT_EQ(schedplug::Pod(record.view()).topology_spread().size(), 1u);
+  EXPECT_EQ(schedplug::Pod(model.view()).volume_count(), 1u);
+  EXPECT_EQ(schedplug::Pod(model.view()).topology_spread().size(), 1u);
 
   NodeData node_data;
   node_data.name = "n";
   node_data.images = {{{"img:1"}, 1}};
-  const NodeRecord node_record(std::move(node_data));
+  const NodeModel node_model(std::move(node_data));
   struct {
     schedplug_node view;
   } node;
   std::memset(&node, 0xff, sizeof node);
-  std::memcpy(&node.view, &node_record.view(),
+  std::memcpy(&node.view, &node_model.view(),
               offsetof(schedplug_node, image_size));
   node.view.struct_size = offsetof(schedplug_node, image_size);
   EXPECT_EQ(schedplug_node_image_count(&node.view), 0u);
   EXPECT_EQ(schedplug::Node(node.view).image_count(), 0u);
-  EXPECT_EQ(schedplug::Node(node_record.view()).image_count(), 1u);
+  EXPECT_EQ(schedplug::Node(node_model.view()).image_count(), 1u);
 }
 
 struct World {
-  std::unique_ptr<PodRecord> pod;
-  std::vector<std::unique_ptr<NodeRecord>> nodes;
+  std::unique_ptr<PodModel> pod;
+  std::vector<std::unique_ptr<NodeModel>> nodes;
 };
 
-std::unique_ptr<PodRecord> make_pod(KeyValues labels, KeyValues annotations,
-                                    int64_t cpu) {
+std::unique_ptr<PodModel> make_pod(KeyValues labels, KeyValues annotations,
+                                   int64_t cpu) {
   PodData d;
   d.namespace_name = "default";
   d.name = "p";
@@ -119,14 +119,14 @@ std::unique_ptr<PodRecord> make_pod(KeyValues labels, KeyValues annotations,
   d.annotations = std::move(annotations);
   d.requests = {{"cpu", cpu}};
   d.tolerations = {{"dedicated", "Exists", "", "", std::nullopt}};
-  return std::make_unique<PodRecord>(std::move(d));
+  return std::make_unique<PodModel>(std::move(d));
 }
 
-std::unique_ptr<NodeRecord> make_node(const std::string& name,
-                                      const std::string& zone,
-                                      int64_t allocatable, int64_t requested,
-                                      std::vector<TaintData> taints,
-                                      uint32_t pods) {
+std::unique_ptr<NodeModel> make_node(const std::string& name,
+                                     const std::string& zone,
+                                     int64_t allocatable, int64_t requested,
+                                     std::vector<TaintData> taints,
+                                     uint32_t pods) {
   NodeData d;
   d.name = name;
   d.labels = {{"zone", zone}, {"kubernetes.io/hostname", name}};
@@ -134,11 +134,11 @@ std::unique_ptr<NodeRecord> make_node(const std::string& name,
   d.requested = {{"cpu", requested}};
   d.taints = std::move(taints);
   d.pod_count = pods;
-  return std::make_unique<NodeRecord>(std::move(d));
+  return std::make_unique<NodeModel>(std::move(d));
 }
 
-std::vector<std::unique_ptr<NodeRecord>> nodes() {
-  std::vector<std::unique_ptr<NodeRecord>> out;
+std::vector<std::unique_ptr<NodeModel>> nodes() {
+  std::vector<std::unique_ptr<NodeModel>> out;
   out.push_back(
       make_node("fits", "a", 4000, 1000, {{"dedicated", "", "NoSchedule"}}, 3));
   out.push_back(make_node("roomy", "a", 8000, 0, {}, 0));
@@ -164,7 +164,7 @@ std::vector<std::string> transcript(const std::string& stem,
                 " events=" + std::to_string(d.events) +
                 " policy=" + std::to_string(d.normalize_policy));
   auto all = nodes();
-  std::vector<std::unique_ptr<PodRecord>> pods;
+  std::vector<std::unique_ptr<PodModel>> pods;
   pods.push_back(make_pod({{"zone", "a"}}, {}, 500));
   pods.push_back(make_pod({}, {}, 2500));
   pods.push_back(make_pod({{"zone", "b"}}, {}, 100));

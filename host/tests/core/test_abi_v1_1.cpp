@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
@@ -34,21 +34,21 @@ std::string create_error(const std::string& stem, const std::string& args) {
   return "(created without error)";
 }
 
-std::unique_ptr<NodeRecord> node(const std::string& name, KeyValues labels = {},
-                                 uint32_t pods = 0) {
+std::unique_ptr<NodeModel> node(const std::string& name, KeyValues labels = {},
+                                uint32_t pods = 0) {
   NodeData d;
   d.name = name;
   d.labels = std::move(labels);
   d.pod_count = pods;
-  return std::make_unique<NodeRecord>(std::move(d));
+  return std::make_unique<NodeModel>(std::move(d));
 }
 
-std::unique_ptr<PodRecord> pod(const std::string& name, KeyValues labels = {}) {
+std::unique_ptr<PodModel> pod(const std::string& name, KeyValues labels = {}) {
   PodData d;
   d.namespace_name = "default";
   d.name = name;
   d.labels = std::move(labels);
-  return std::make_unique<PodRecord>(std::move(d));
+  return std::make_unique<PodModel>(std::move(d));
 }
 
 // --- typed args --------------------------------------------------------------
@@ -387,7 +387,7 @@ TEST(PodState, PluginsWithoutPodBeginUseApplies) {
   PodData d;
   d.name = "p";
   d.annotations = {{"probe/skip", ""}};
-  PodRecord skipped(std::move(d));
+  PodModel skipped(std::move(d));
   const PodScope scope = p->begin_pod(skipped.view());
   EXPECT_FALSE(scope.runs_filter());
   EXPECT_FALSE(scope.runs_score());

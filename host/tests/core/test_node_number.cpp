@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "host/loader/plugin_library.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/plugin/plugin_instance.hpp"
 
 namespace schedplug::host {
@@ -29,7 +29,7 @@ class NodeNumberTest : public ::testing::TestWithParam<const char*> {
     d.namespace_name = "default";
     d.name = "pod";
     d.node_name = node_name;
-    const PodRecord pod(std::move(d));
+    const PodModel pod(std::move(d));
     const PodScope scope = plugin.begin_pod(pod.view());
     EXPECT_TRUE(scope.error().empty()) << scope.error();
     EXPECT_TRUE(scope.runs_score());
@@ -37,7 +37,7 @@ class NodeNumberTest : public ::testing::TestWithParam<const char*> {
     for (const char* name : {"node1", "node3", "nodeX"}) {
       NodeData n;
       n.name = name;
-      const NodeRecord node(std::move(n));
+      const NodeModel node(std::move(n));
       const ScoreResult r = plugin.score(scope.pod(), node.view());
       EXPECT_EQ(r.code, SCHEDPLUG_SUCCESS) << r.reason;
       out.push_back(r.score);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "corpus_path.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 
 namespace schedplug::host {
 namespace {
@@ -24,21 +24,21 @@ std::unique_ptr<PluginInstance> make(const std::string& stem,
   return PluginInstance::create(load_plugin_file(corpus_file(stem)), args);
 }
 
-std::unique_ptr<NodeRecord> node(const std::string& name, KeyValues labels,
-                                 uint32_t pods = 0) {
+std::unique_ptr<NodeModel> node(const std::string& name, KeyValues labels,
+                                uint32_t pods = 0) {
   NodeData d;
   d.name = name;
   d.labels = std::move(labels);
   d.pod_count = pods;
-  return std::make_unique<NodeRecord>(std::move(d));
+  return std::make_unique<NodeModel>(std::move(d));
 }
 
-std::unique_ptr<PodRecord> pod(KeyValues labels = {}) {
+std::unique_ptr<PodModel> pod(KeyValues labels = {}) {
   PodData d;
   d.namespace_name = "default";
   d.name = "p";
   d.labels = std::move(labels);
-  return std::make_unique<PodRecord>(std::move(d));
+  return std::make_unique<PodModel>(std::move(d));
 }
 
 std::vector<schedplug_node_score> scores_of(

@@ -12,7 +12,7 @@
 #include "host/chain/pod_cycle.hpp"
 #include "host/chain/score_chain.hpp"
 #include "host/loader/plugin_library.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "test_support.hpp"
 
 namespace schedplug::host {
@@ -30,27 +30,27 @@ class ChainTest : public ::testing::Test {
     instances_.push_back(PluginInstance::create(libs_.at(name), args));
     return instances_.back().get();
   }
-  static std::unique_ptr<NodeRecord> node(const std::string& name,
-                                          int64_t cpu_free,
-                                          KeyValues labels = {},
-                                          uint32_t pods = 0) {
+  static std::unique_ptr<NodeModel> node(const std::string& name,
+                                         int64_t cpu_free,
+                                         KeyValues labels = {},
+                                         uint32_t pods = 0) {
     NodeData d;
     d.name = name;
     d.labels = std::move(labels);
     d.allocatable = {{"cpu", 10000}, {"pods", 110}};
     d.requested = {{"cpu", 10000 - cpu_free}};
     d.pod_count = pods;
-    return std::make_unique<NodeRecord>(std::move(d));
+    return std::make_unique<NodeModel>(std::move(d));
   }
-  static PodRecord pod(int64_t cpu, KeyValues selector = {},
-                       KeyValues labels = {}) {
+  static PodModel pod(int64_t cpu, KeyValues selector = {},
+                      KeyValues labels = {}) {
     PodData d;
     d.namespace_name = "ns";
     d.name = "p";
     d.requests = {{"cpu", cpu}};
     d.node_selector = std::move(selector);
     d.labels = std::move(labels);
-    return PodRecord(std::move(d));
+    return PodModel(std::move(d));
   }
 
   std::map<std::string, std::shared_ptr<PluginLibrary>> libs_;
@@ -68,7 +68,7 @@ TEST_F(ChainTest, FirstRejectionInProfileOrderWins) {
   auto d = node("d", 5000, {{"zone", "x"}, {"test/cordon", "true"}});
   std::vector<const schedplug_node*> nodes{&a->view(), nullptr, &b->view(),
                                            &c->view(), &d->view()};
-  const PodRecord p = pod(1000, {{"zone", "x"}});
+  const PodModel p = pod(1000, {{"zone", "x"}});
   FilterOutcome out =
       run_filters(filters, p.view(), nodes, pool_, Deadline::never());
   ASSERT_EQ(out.rejections.size(), 3u);
@@ -90,7 +90,7 @@ TEST_F(ChainTest, AppliesHookSkipsAPluginForPodsItIgnores) {
                                              make("ResourceFit")};
   auto a = node("a", 5000, {{"zone", "y"}});
   std::vector<const schedplug_node*> nodes{&a->view()};
-  const PodRecord p = pod(1000);  // no node selector
+  const PodModel p = pod(1000);  // no node selector
   FilterOutcome out =
       run_filters(filters, p.view(), nodes, pool_, Deadline::never());
   EXPECT_TRUE(out.skipped[0]);
@@ -104,17 +104,17 @@ TEST_F(ChainTest, AppliesHookSkipsAPluginForPodsItIgnores) {
 TEST_F(ChainTest, ManyNodesInParallelMatchSequential) {
   std::vector<const PluginInstance*> filters{make("ResourceFit"),
                                              make("FreeCpu")};
-  std::vector<std::unique_ptr<NodeRecord>> records;
+  std::vector<std::unique_ptr<NodeModel>> models;
   std::vector<const schedplug_node*> nodes;
   for (int i = 0; i < 3000; ++i) {
     KeyValues labels;
     if (i % 7 == 0) labels.push_back({"test/cordon", "true"});
     const uint32_t pods = i % 5 == 0 ? 110 : 0;  // "Too many pods"
-    records.push_back(
+    models.push_back(
         node("n" + std::to_string(i), (i * 37) % 4000, labels, pods));
-    nodes.push_back(&records.back()->view());
+    nodes.push_back(&models.back()->view());
   }
-  const PodRecord p = pod(2000);
+  const PodModel p = pod(2000);
   FilterOutcome out =
       run_filters(filters, p.view(), nodes, pool_, Deadline::never());
   std::vector<FilterRejection> expected;
@@ -146,13 +146,13 @@ TEST_F(ChainTest, ManyNodesInParallelMatchSequential) {
 TEST_F(ChainTest, DeadlineNamesThePluginThatWasRunning) {
   std::vector<const PluginInstance*> filters{
       make("FreeCpu"), make("SleepyFilter", R"({"sleep_ms":20})")};
-  std::vector<std::unique_ptr<NodeRecord>> records;
+  std::vector<std::unique_ptr<NodeModel>> models;
   std::vector<const schedplug_node*> nodes;
   for (int i = 0; i < 64; ++i) {
-    records.push_back(node("n" + std::to_string(i), 5000));
-    nodes.push_back(&records.back()->view());
+    models.push_back(node("n" + std::to_string(i), 5000));
+    nodes.push_back(&models.back()->view());
   }
-  const PodRecord p = pod(100);
+  const PodModel p = pod(100);
   const auto deadline = Deadline::at(std::chrono::steady_clock::now() +
                                      std::chrono::milliseconds(50));
   const FilterOutcome out =
@@ -172,13 +172,13 @@ TEST_F(ChainTest, DeadlineNamesThePluginThatWasRunning) {
 TEST_F(ChainTest, ASlowPluginDoesNotUseUpTheTimeOfTheNextOne) {
   std::vector<const PluginInstance*> filters{
       make("SleepyFilter", R"({"sleep_ms":20})"), make("FreeCpu")};
-  std::vector<std::unique_ptr<NodeRecord>> records;
+  std::vector<std::unique_ptr<NodeModel>> models;
   std::vector<const schedplug_node*> nodes;
   for (int i = 0; i < 64; ++i) {
-    records.push_back(node("n" + std::to_string(i), 5000));
-    nodes.push_back(&records.back()->view());
+    models.push_back(node("n" + std::to_string(i), 5000));
+    nodes.push_back(&models.back()->view());
   }
-  const PodRecord p = pod(100);
+  const PodModel p = pod(100);
   const auto now = std::chrono::steady_clock::now();
   const std::vector<Deadline> deadlines{
       Deadline::at(now + std::chrono::milliseconds(30)),
@@ -200,7 +200,7 @@ TEST_F(ChainTest, SkipFromFilterIsAnError) {
                                              make("FreeCpu")};
   auto a = node("a", 5000);
   std::vector<const schedplug_node*> nodes{&a->view()};
-  const PodRecord p = pod(100);
+  const PodModel p = pod(100);
   const FilterOutcome out =
       run_filters(filters, p.view(), nodes, pool_, Deadline::never());
   ASSERT_EQ(out.rejections.size(), 1u);
@@ -221,7 +221,7 @@ TEST_F(ChainTest, KnownAppliesAnswersAreNotAskedAgain) {
   std::vector<const PluginInstance*> filters{make("FreeCpu")};
   auto a = node("a", 1);  // FreeCpu would reject: too little cpu
   std::vector<const schedplug_node*> nodes{&a->view()};
-  const PodRecord p = pod(100);
+  const PodModel p = pod(100);
   const std::vector<uint8_t> no{0};
   const FilterOutcome out =
       run_filters(filters, p.view(), nodes, pool_, Deadline::never(),
@@ -237,7 +237,7 @@ TEST_F(ChainTest, ScoresAreNormalizedPerPlugin) {
   auto b = node("b", 3000, {{"test/latency", "30"}}, 50);
   auto c = node("c", 2000, {{"test/latency", "20"}}, 100);
   std::vector<const schedplug_node*> nodes{&a->view(), &b->view(), &c->view()};
-  const PodRecord p = pod(0);
+  const PodModel p = pod(0);
   ScoreOutcome out =
       run_scores(scorers, p.view(), nodes, pool_, Deadline::never());
   EXPECT_EQ(out.plugins[0].scores,
@@ -255,7 +255,7 @@ TEST_F(ChainTest, OutOfRangeNormalizationIsAnErrorNamingThePlugin) {
   auto a = node("a", 1000);
   auto b = node("b", 2000);
   std::vector<const schedplug_node*> nodes{&a->view(), &b->view()};
-  const PodRecord p = pod(0);
+  const PodModel p = pod(0);
   ScoreOutcome out =
       run_scores(scorers, p.view(), nodes, pool_, Deadline::never());
   EXPECT_TRUE(out.plugins[0].scores.empty());
@@ -273,7 +273,7 @@ TEST_F(ChainTest, ScoreErrorNamesPluginAndNode) {
   auto a = node("a", 1000);
   auto b = node("b", 1000, {{"test/score-error", "true"}});
   std::vector<const schedplug_node*> nodes{&a->view(), &b->view()};
-  const PodRecord p = pod(0);
+  const PodModel p = pod(0);
   ScoreOutcome out =
       run_scores(scorers, p.view(), nodes, pool_, Deadline::never());
   EXPECT_NE(out.plugins[0].error.find("Latency"), std::string::npos);
@@ -286,7 +286,7 @@ TEST_F(ChainTest, SingleNodeFilterStopsAtTheFirstNonSuccess) {
   std::vector<const PluginInstance*> filters{
       make("FreeCpu"), make("ResourceFit"), make("LabelFilter")};
   auto a = node("a", 100, {{"test/cordon", "false"}});
-  const PodRecord p = pod(500, {{"zone", "x"}});
+  const PodModel p = pod(500, {{"zone", "x"}});
   SingleFilterResult r =
       run_filters_on_node(filters, p.view(), a->view(), Deadline::never());
   ASSERT_NE(r.plugin, nullptr);
@@ -326,17 +326,17 @@ class PodStateChainTest : public ChainTest {
 TEST_F(PodStateChainTest, FilterAndScoreSeeOneStatePerPodAndReleaseIt) {
   const PluginInstance* plugin = pod_state();
   const std::vector<const PluginInstance*> list{plugin};
-  std::vector<std::unique_ptr<NodeRecord>> records;
+  std::vector<std::unique_ptr<NodeModel>> models;
   std::vector<const schedplug_node*> nodes;
   for (int i = 0; i < 200; ++i) {
     KeyValues labels;
     if (i % 10 == 0) labels.push_back({"reject", ""});
-    records.push_back(node("n" + std::to_string(i), 5000, labels,
-                           static_cast<uint32_t>(i % 5)));
-    nodes.push_back(&records.back()->view());
+    models.push_back(node("n" + std::to_string(i), 5000, labels,
+                          static_cast<uint32_t>(i % 5)));
+    nodes.push_back(&models.back()->view());
   }
   const auto before = counters(plugin);
-  const PodRecord p = pod(100, {}, {{"weight", "3"}});
+  const PodModel p = pod(100, {}, {{"weight", "3"}});
   FilterOutcome f =
       run_filters(list, p.view(), nodes, pool_, Deadline::never());
   ASSERT_EQ(f.rejections.size(), 20u);
@@ -363,7 +363,7 @@ TEST_F(PodStateChainTest, GatesAndErrorsFromPodBegin) {
   std::vector<const schedplug_node*> nodes{&a->view(), nullptr, &b->view()};
   std::vector<const schedplug_node*> scored{&a->view(), &b->view()};
 
-  const PodRecord no_filter = pod(100, {}, {{"gate", "no-filter"}});
+  const PodModel no_filter = pod(100, {}, {{"gate", "no-filter"}});
   FilterOutcome f =
       run_filters(list, no_filter.view(), nodes, pool_, Deadline::never());
   EXPECT_TRUE(f.skipped[0]);
@@ -372,7 +372,7 @@ TEST_F(PodStateChainTest, GatesAndErrorsFromPodBegin) {
           .plugins[0]
           .skipped);
 
-  const PodRecord no_score = pod(100, {}, {{"gate", "no-score"}});
+  const PodModel no_score = pod(100, {}, {{"gate", "no-score"}});
   EXPECT_FALSE(
       run_filters(list, no_score.view(), nodes, pool_, Deadline::never())
           .skipped[0]);
@@ -382,7 +382,7 @@ TEST_F(PodStateChainTest, GatesAndErrorsFromPodBegin) {
           .skipped);
 
   // A failing pod_begin fails the pod on every node, naming the plugin.
-  const PodRecord failing = pod(100, {}, {{"gate", "fail"}});
+  const PodModel failing = pod(100, {}, {{"gate", "fail"}});
   f = run_filters(list, failing.view(), nodes, pool_, Deadline::never());
   ASSERT_EQ(f.rejections.size(), 2u);
   EXPECT_EQ(f.rejections[0].code, SCHEDPLUG_ERROR);
@@ -411,7 +411,7 @@ TEST_F(PodStateChainTest, OneCycleSharesOneStateAcrossChainRuns) {
   d.name = "p";
   d.labels = {{"weight", "2"}};
   auto cycle = std::make_unique<PodCycle>(
-      "key", std::make_unique<const PodRecord>(std::move(d)), list);
+      "key", std::make_unique<const PodModel>(std::move(d)), list);
   EXPECT_EQ(counters(plugin).first - before.first, 1);
   ASSERT_NE(cycle->scope_for(plugin), nullptr);
   EXPECT_EQ(cycle->scope_for(make("FreeCpu")), nullptr);
@@ -450,7 +450,7 @@ TEST_F(PodStateChainTest, OneCycleSharesOneStateAcrossChainRuns) {
   failing.name = "f";
   failing.labels = {{"gate", "fail"}};
   cycle = std::make_unique<PodCycle>(
-      "key", std::make_unique<const PodRecord>(std::move(failing)), list);
+      "key", std::make_unique<const PodModel>(std::move(failing)), list);
   EXPECT_EQ(cycle->scope_for(plugin)->error(),
             "plugin PodState failed to prepare the pod (pod_begin): label "
             "gate=fail");

@@ -1,4 +1,4 @@
-// The record of recent cycles behind Explain: what it holds equals what
+// The recent cycles behind Explain: what it holds equals what
 // PreFilter and PreScore answered and what the plugins compute directly;
 // what the shim reports became of a cycle (a later call's Placements, or
 // NoteCycles) becomes its outcome; the caps drop the oldest cycles and say
@@ -132,21 +132,21 @@ TEST_F(ExplainTest, HoldsTheVerdictsScoresAndReservedNodeOfEachCycle) {
     // Rejections: what PreFilter answered and what the plugins say.
     const PreFilterAnswer direct_filter =
         direct.prefilter(kProfile, c.pod, nodes_);
-    std::map<uint32_t, Rejection> recorded;
+    std::map<uint32_t, Rejection> kept;
     std::map<std::string, const v1::ExplainedNode*> scored;
     for (const v1::ExplainedNode& n : cycle.nodes()) {
       const uint32_t slot =
           static_cast<uint32_t>(std::stoul(n.node().substr(5)));
       if (n.rejected()) {
-        recorded[slot] = {cycle.filters(static_cast<int>(n.rejected_by())),
-                          n.code(), n.reason()};
+        kept[slot] = {cycle.filters(static_cast<int>(n.rejected_by())),
+                      n.code(), n.reason()};
       } else {
         ASSERT_TRUE(n.scored());
         scored[n.node()] = &n;
       }
     }
-    EXPECT_EQ(recorded, decode(c.filtered).rejected);
-    EXPECT_EQ(recorded, direct_filter.rejected);
+    EXPECT_EQ(kept, decode(c.filtered).rejected);
+    EXPECT_EQ(kept, direct_filter.rejected);
 
     // Scores: PreScore's answer, normalized, per plugin and node.
     std::vector<v1::Node> feasible_nodes;
@@ -183,9 +183,9 @@ TEST_F(ExplainTest, HoldsTheVerdictsScoresAndReservedNodeOfEachCycle) {
 }
 
 // PreScoreRequest.want_raw_scores (the shim's simulator annotations): each
-// plugin that scored sends its raw scores too, the ones the record keeps;
-// with the record off as well, and none when not asked.
-TEST_F(ExplainTest, RawScoresOnRequestAreTheRecordedOnes) {
+// plugin that scored sends its raw scores too, the ones the host keeps;
+// with explain off as well, and none when not asked.
+TEST_F(ExplainTest, RawScoresOnRequestAreTheKeptOnes) {
   start();
   Cycle c;
   for (int i = 0; i < 50; ++i) {
@@ -195,9 +195,9 @@ TEST_F(ExplainTest, RawScoresOnRequestAreTheRecordedOnes) {
   ASSERT_GT(c.feasible.size(), 1u);
   const v1::ExplainResponse r = explain(c.pod.uid());
   ASSERT_EQ(r.cycles_size(), 1) << r.not_held();
-  std::map<std::string, const v1::ExplainedNode*> recorded;
+  std::map<std::string, const v1::ExplainedNode*> kept;
   for (const v1::ExplainedNode& n : r.cycles(0).nodes()) {
-    if (n.scored()) recorded[n.node()] = &n;
+    if (n.scored()) kept[n.node()] = &n;
   }
   int compared = 0;
   for (int p = 0; p < c.scored.plugins_size(); ++p) {
@@ -206,7 +206,7 @@ TEST_F(ExplainTest, RawScoresOnRequestAreTheRecordedOnes) {
     for (int k = 0; k < ps.raw_size(); ++k) {
       const std::string& node =
           nodes_[c.feasible[static_cast<size_t>(k)]].name();
-      EXPECT_EQ(ps.raw(k), recorded.at(node)->raw(p))
+      EXPECT_EQ(ps.raw(k), kept.at(node)->raw(p))
           << ps.plugin() << " on " << node;
       ++compared;
     }
@@ -295,8 +295,8 @@ TEST_F(ExplainTest, ScoresAheadAreNormalizedOverTheNodesTheShimReports) {
   EXPECT_GT(checked, 0u);
 }
 
-// What became of each cycle reaches the record with NoteCycles, without a
-// later cycle's call: the node reserved, a reservation undone, or no node
+// What became of each cycle reaches the recent cycles with NoteCycles, without
+// a later cycle's call: the node reserved, a reservation undone, or no node
 // found with what kube-scheduler's filters said. The Handshake offers it;
 // notes from an unknown session are refused and change nothing.
 TEST_F(ExplainTest, NotesSayWhatBecameOfEachCycle) {
@@ -381,12 +381,12 @@ TEST_F(ExplainTest, NotesSayWhatBecameOfEachCycle) {
 // character boundary.
 TEST(RecentCyclesTest, ALongMessageIsCutBetweenCharacters) {
   RecentCycles recent;
-  CycleRecord c;
+  CycleSummary c;
   c.scheduler_name = kProfile;
   c.pod_namespace = "ns";
   c.pod_name = "pod";
   c.pod_uid = "uid-1";
-  recent.record("s", true, std::move(c));
+  recent.add("s", true, std::move(c));
   std::string message(4095, 'x');
   message += "\xc3\xa9";  // é across the 4096-byte mark
   recent.unschedulable("uid-1", message);
@@ -444,14 +444,14 @@ TEST(RecentCyclesTest, PartsShareTheNodeCapAndKeepTheirNames) {
                        .max_bytes = size_t{1} << 20,
                        .max_nodes_per_cycle = 3});
   auto part = [] {
-    CycleRecord p;
+    CycleSummary p;
     p.scheduler_name = kProfile;
     p.pod_namespace = "ns";
     p.pod_name = "pod";
     p.pod_uid = "uid-1";
     return p;
   };
-  CycleRecord filters = part();
+  CycleSummary filters = part();
   filters.filters = {"F"};
   filters.filter_skipped = {false};
   filters.reasons = {"no"};
@@ -461,8 +461,8 @@ TEST(RecentCyclesTest, PartsShareTheNodeCapAndKeepTheirNames) {
                                   .plugin = 0,
                                   .code = SCHEDPLUG_UNSCHEDULABLE});
   }
-  recent.record("s", true, std::move(filters));
-  CycleRecord scores = part();
+  recent.add("s", true, std::move(filters));
+  CycleSummary scores = part();
   scores.scorers = {"S1", "S2"};
   scores.scorer_skipped = {false, false};
   scores.weights = {1, 1};
@@ -472,7 +472,7 @@ TEST(RecentCyclesTest, PartsShareTheNodeCapAndKeepTheirNames) {
   }
   scores.raw = {1, 2, 3, 4};
   scores.normalized = {10, 20, 30, 40};
-  recent.record("s", false, std::move(scores));
+  recent.add("s", false, std::move(scores));
 
   const RecentCycles::Found found = recent.find("ns/pod");
   ASSERT_EQ(found.cycles.size(), 1u);

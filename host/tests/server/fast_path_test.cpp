@@ -218,9 +218,9 @@ TEST_F(FastPath, FilterNodesAnswersAsGrpcDoes) {
   EXPECT_FALSE(stale->has_pre_filter());
 }
 
-// NoteCycles over the fast path: taken into the record as over gRPC,
+// NoteCycles over the fast path: taken into the recent cycles as over gRPC,
 // answered on the same connection, an unknown session refused.
-TEST_F(FastPath, NotesGoIntoTheRecord) {
+TEST_F(FastPath, NotesGoIntoTheRecentCycles) {
   FastClient client(socket_);
   const v1::PreFilterRequest cycle = prefilter_request(0, 1, true, 5, 11);
   ASSERT_EQ(client.call(fast(cycle))->code(), 0);

@@ -1,12 +1,12 @@
-// The node table and its records: CompactNode and PodRecord copy and view every
+// The node table and its models: CompactNode and PodModel copy and view every
 // field a plugin may declare, and NodeTable applies full tables and deltas. One
 // file: the table cases build their nodes through the same CompactNode copy the
-// record cases check.
+// model cases check.
 #include "host/table/node_table.hpp"
 
 #include <gtest/gtest.h>
 
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "schedplug/cpp/views.hpp"
 
 namespace schedplug::host {
@@ -17,8 +17,8 @@ NodeUpsert node(uint32_t slot, const std::string& name,
   NodeData data;
   data.name = name;
   data.labels = {{"zone", "a"}};
-  const NodeRecord record(std::move(data));
-  return {slot, generation, CompactNode::copy_of(record.view())};
+  const NodeModel model(std::move(data));
+  return {slot, generation, CompactNode::copy_of(model.view())};
 }
 
 TableDelta full(uint64_t version, std::vector<NodeUpsert> upserts) {
@@ -73,9 +73,9 @@ TEST(CompactNode, CopiesEveryFieldOfTheView) {
   data.allocatable = {{"memory", 1 << 30}, {"cpu", 4000}};
   data.requested = {{"cpu", 250}};
   data.pod_count = 7;
-  const NodeRecord record(std::move(data));
-  const auto compact = CompactNode::copy_of(record.view());
-  const schedplug_node& a = record.view();
+  const NodeModel model(std::move(data));
+  const auto compact = CompactNode::copy_of(model.view());
+  const schedplug_node& a = model.view();
   const schedplug_node& b = compact->view();
   EXPECT_EQ(compact->name(), "node-with-a-long-name");
   EXPECT_EQ(b.struct_size, sizeof(schedplug_node));
@@ -117,8 +117,8 @@ TEST(CompactNode, CopiesTheDeclaredData) {
                 {{"cpu", 250}, {"pods", 1}},
                 "ReplicaSet"},
                {"default", "db-0", {{"app", "db"}}, 0, {{"cpu", 100}}, ""}};
-  const NodeRecord record(std::move(data));
-  const auto compact = CompactNode::copy_of(record.view());
+  const NodeModel model(std::move(data));
+  const auto compact = CompactNode::copy_of(model.view());
   const schedplug_node& c = compact->view();
   EXPECT_EQ(schedplug_node_unschedulable(&c), 1);
   ASSERT_EQ(schedplug_node_condition_count(&c), 2u);
@@ -127,7 +127,7 @@ TEST(CompactNode, CopiesTheDeclaredData) {
   EXPECT_EQ(schedplug_node_capacity(&c, "memory"), 8LL << 30);
   ASSERT_EQ(schedplug_node_pod_list_count(&c), 2u);
   EXPECT_NE(schedplug_node_pod_at(&c, 0)->name.data,
-            record.view().pod_list[0].name.data);  // a copy
+            model.view().pod_list[0].name.data);  // a copy
 
   const schedplug::Node node(c);
   EXPECT_TRUE(node.unschedulable());
@@ -152,9 +152,9 @@ TEST(CompactNode, CopiesTheDeclaredData) {
   // Nothing declared: the v1.2 fields stay empty.
   NodeData bare;
   bare.name = "n2";
-  const NodeRecord bare_record(std::move(bare));
+  const NodeModel bare_model(std::move(bare));
   // The view borrows from the copy: keep the copy alive while it is read.
-  const auto bare_copy = CompactNode::copy_of(bare_record.view());
+  const auto bare_copy = CompactNode::copy_of(bare_model.view());
   const schedplug::Node empty(bare_copy->view());
   EXPECT_FALSE(empty.unschedulable());
   EXPECT_EQ(empty.condition_count(), 0u);
@@ -163,7 +163,7 @@ TEST(CompactNode, CopiesTheDeclaredData) {
 }
 
 // ABI v1.2 data of the pod being scheduled, through the C++ layer's views.
-TEST(PodRecord, ViewsTheDeclaredData) {
+TEST(PodModel, ViewsTheDeclaredData) {
   PodData data;
   data.name = "p";
   data.node_name = "n7";
@@ -176,8 +176,8 @@ TEST(PodRecord, ViewsTheDeclaredData) {
                       {{"cpu", 500}},
                       {{8080, 9090, "TCP", ""}, {53, 0, "UDP", "10.0.0.1"}}},
                      {"sidecar", "img:2", {}, {}, {}}};
-  const PodRecord record(std::move(data));
-  const schedplug::Pod pod(record.view());
+  const PodModel model(std::move(data));
+  const schedplug::Pod pod(model.view());
   EXPECT_EQ(pod.node_name(), "n7");
   EXPECT_EQ(pod.nominated_node_name(), "n2");
   EXPECT_EQ(pod.priority_class_name(), "high");
@@ -211,14 +211,14 @@ TEST(CompactNode, CopiesTheNodeImages) {
   data.images = {{{digest, "registry.example/team/web:1.2"}, 123 << 20},
                  {{"registry.k8s.io/pause:3.10"}, 700 << 10},
                  {{}, 5}};
-  const NodeRecord record(std::move(data));
-  const auto compact = CompactNode::copy_of(record.view());
+  const NodeModel model(std::move(data));
+  const auto compact = CompactNode::copy_of(model.view());
   const schedplug_node& c = compact->view();
   ASSERT_EQ(schedplug_node_image_count(&c), 3u);
   const schedplug_node_image* first = schedplug_node_image_at(&c, 0);
   ASSERT_EQ(first->name_count, 2u);
   EXPECT_EQ(str(first->names[0]), digest);
-  EXPECT_NE(first->names[0].data, record.view().images[0].names[0].data);
+  EXPECT_NE(first->names[0].data, model.view().images[0].names[0].data);
   EXPECT_EQ(first->size_bytes, 123 << 20);
 
   const schedplug::Node node(c);
@@ -233,23 +233,23 @@ TEST(CompactNode, CopiesTheNodeImages) {
   // Nothing declared: no images.
   NodeData bare;
   bare.name = "n2";
-  const NodeRecord bare_record(std::move(bare));
-  const auto bare_copy = CompactNode::copy_of(bare_record.view());
+  const NodeModel bare_model(std::move(bare));
+  const auto bare_copy = CompactNode::copy_of(bare_model.view());
   EXPECT_EQ(schedplug::Node(bare_copy->view()).image_count(), 0u);
 }
 
 // ABI v1.3 data: the pod's volumes, through the C helpers and the C++ views.
-TEST(PodRecord, ViewsTheVolumes) {
+TEST(PodModel, ViewsTheVolumes) {
   PodData data;
   data.name = "p";
   data.volumes = {{"data", "persistentVolumeClaim", "web-data", true},
                   {"scratch", "ephemeral", "p-scratch", false},
                   {"config", "configMap", "", false}};
-  const PodRecord record(std::move(data));
-  ASSERT_EQ(schedplug_pod_volume_count(&record.view()), 3u);
-  EXPECT_EQ(str(schedplug_pod_volume(&record.view(), 1)->claim_name),
+  const PodModel model(std::move(data));
+  ASSERT_EQ(schedplug_pod_volume_count(&model.view()), 3u);
+  EXPECT_EQ(str(schedplug_pod_volume(&model.view(), 1)->claim_name),
             "p-scratch");
-  const schedplug::Pod pod(record.view());
+  const schedplug::Pod pod(model.view());
   ASSERT_EQ(pod.volume_count(), 3u);
   EXPECT_EQ(pod.volume(0).name, "data");
   EXPECT_EQ(pod.volume(0).source, "persistentVolumeClaim");
@@ -259,13 +259,13 @@ TEST(PodRecord, ViewsTheVolumes) {
   EXPECT_FALSE(pod.volume(1).read_only);
   EXPECT_EQ(pod.volume(2).claim_name, "");
 
-  const PodRecord bare(PodData{});
+  const PodModel bare(PodData{});
   EXPECT_EQ(schedplug::Pod(bare.view()).volume_count(), 0u);
 }
 
 // ABI v1.3 data: node affinity, topology spread and pod (anti-)affinity
 // terms, through the C++ views (selectors sorted, unset ones absent).
-TEST(PodRecord, ViewsTheAffinityAndSpreadTerms) {
+TEST(PodModel, ViewsTheAffinityAndSpreadTerms) {
   PodData data;
   data.name = "p";
   data.node_affinity_required = {{0, {{"zone", "In", {"a", "b"}}}, {}},
@@ -289,8 +289,8 @@ TEST(PodRecord, ViewsTheAffinityAndSpreadTerms) {
        {true, {{"team", "x"}}, {}},
        {"hash"},
        {"tenant"}}};
-  const PodRecord record(std::move(data));
-  const schedplug::Pod pod(record.view());
+  const PodModel model(std::move(data));
+  const schedplug::Pod pod(model.view());
 
   ASSERT_EQ(pod.node_affinity_required().size(), 2u);
   const schedplug::NodeSelectorTerm first = pod.node_affinity_required()[0];
@@ -342,14 +342,14 @@ TEST(PodRecord, ViewsTheAffinityAndSpreadTerms) {
   // Through the C helpers too.
   uint64_t n = 0;
   const schedplug_pod_affinity_term* terms = schedplug_pod_affinity(
-      &record.view(), SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED, &n);
+      &model.view(), SCHEDPLUG_POD_ANTI_AFFINITY_REQUIRED, &n);
   ASSERT_EQ(n, 1u);
   EXPECT_EQ(
-      schedplug_pod_affinity_term_at(&record.view(), terms, 0)->namespace_count,
+      schedplug_pod_affinity_term_at(&model.view(), terms, 0)->namespace_count,
       2u);
 
   // Nothing declared: every list empty.
-  const PodRecord bare(PodData{});
+  const PodModel bare(PodData{});
   const schedplug::Pod empty(bare.view());
   EXPECT_TRUE(empty.node_affinity_required().empty());
   EXPECT_TRUE(empty.node_affinity_preferred().empty());

@@ -474,8 +474,8 @@ TEST(SessionMemory, AStaleSessionOfTheSamePeerMakesRoom) {
 // that does not grow the table is never refused for size.
 TEST(SessionMemory, TableBytesFollowUpsertsRemovalsAndFullTables) {
   RandomCluster cluster(5);
-  auto record = [&](uint32_t slot, const std::string& name, int labels) {
-    const NodeRecord r(node_from_proto(cluster.node(slot, name, 1, labels)));
+  auto upsert = [&](uint32_t slot, const std::string& name, int labels) {
+    const NodeModel r(node_from_proto(cluster.node(slot, name, 1, labels)));
     return NodeUpsert{slot, 1, CompactNode::copy_of(r.view())};
   };
   NodeTable table;
@@ -485,8 +485,8 @@ TEST(SessionMemory, TableBytesFollowUpsertsRemovalsAndFullTables) {
   full.new_version = 1;
   size_t expect = 0;
   for (uint32_t i = 0; i < 4; ++i) {
-    full.upserts.push_back(record(i, "n" + std::to_string(i), 20));
-    expect += NodeTable::node_bytes(*full.upserts.back().record) +
+    full.upserts.push_back(upsert(i, "n" + std::to_string(i), 20));
+    expect += NodeTable::node_bytes(*full.upserts.back().node) +
               NodeTable::kSlotBytes;
   }
   table.apply(full);
@@ -496,11 +496,11 @@ TEST(SessionMemory, TableBytesFollowUpsertsRemovalsAndFullTables) {
   TableDelta d;
   d.base_version = 1;
   d.new_version = 2;
-  d.upserts.push_back(record(1, "n1", 2));
+  d.upserts.push_back(upsert(1, "n1", 2));
   d.removed.push_back(3);
   expect -= NodeTable::node_bytes(*table.at(1)) +
             NodeTable::node_bytes(*table.at(3)) + NodeTable::kSlotBytes;
-  expect += NodeTable::node_bytes(*d.upserts[0].record);
+  expect += NodeTable::node_bytes(*d.upserts[0].node);
   // Shrinking: allowed even with a bound below what the table holds.
   table.apply(d, 1);
   EXPECT_EQ(table.bytes(), expect);
@@ -508,14 +508,14 @@ TEST(SessionMemory, TableBytesFollowUpsertsRemovalsAndFullTables) {
   TableDelta grow;
   grow.base_version = 2;
   grow.new_version = 3;
-  grow.upserts.push_back(record(3, "n3", 20));
+  grow.upserts.push_back(upsert(3, "n3", 20));
   try {
     table.apply(grow, table.bytes() + 10);
     FAIL() << "a delta past max_bytes was applied";
   } catch (const DeltaError& e) {
     EXPECT_EQ(e.kind(), DeltaError::Kind::kTooLarge);
     EXPECT_EQ(e.bytes_after(),
-              expect + NodeTable::node_bytes(*grow.upserts[0].record) +
+              expect + NodeTable::node_bytes(*grow.upserts[0].node) +
                   NodeTable::kSlotBytes);
   }
   EXPECT_EQ(table.version(), 2u);

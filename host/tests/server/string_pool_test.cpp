@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 #include "host/table/compact_node.hpp"
 
 namespace schedplug::host {
@@ -63,7 +63,7 @@ NodeData labelled(const std::string& name) {
 TEST(CompactNode, SharesLabelStringsThroughThePoolAndReturnsThem) {
   const size_t before = StringPool::shared().strings();
   {
-    const NodeRecord r1(labelled("node-1")), r2(labelled("node-2"));
+    const NodeModel r1(labelled("node-1")), r2(labelled("node-2"));
     const auto a = CompactNode::copy_of(r1.view());
     const auto b = CompactNode::copy_of(r2.view());
     const schedplug_node& va = a->view();
@@ -99,8 +99,8 @@ TEST(CompactNode, KeepsItsOwnCopiesWhenThePoolIsFull) {
   {
     NodeData data = labelled("node-full");
     data.labels.push_back({"example.com/never-seen-before", "unique-value"});
-    const NodeRecord record(std::move(data));
-    const auto compact = CompactNode::copy_of(record.view());
+    const NodeModel model(std::move(data));
+    const auto compact = CompactNode::copy_of(model.view());
     const schedplug_node& v = compact->view();
     const schedplug_kv* kv =
         schedplug_kv_find(v.labels, "example.com/never-seen-before");

@@ -17,7 +17,7 @@
 #include "host/config/scheduler_config.hpp"
 #include "host/convert/convert.hpp"
 #include "host/loader/plugin_library.hpp"
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 
 namespace schedplug::host::testing {
 
@@ -407,14 +407,14 @@ PreFilterAnswer DirectEvaluator::prefilter(
     const std::string& name, const v1::Pod& pod_proto,
     const std::map<uint32_t, v1::Node>& nodes) const {
   const Profile& p = profile(name);
-  const PodRecord pod(pod_from_proto(pod_proto));
+  const PodModel pod(pod_from_proto(pod_proto));
   PreFilterAnswer a;
   for (const auto& f : p.filters) {
     a.plugins.push_back(f->name());
     a.skipped.push_back(!f->applies(pod.view()));
   }
   for (const auto& [slot, node_proto] : nodes) {
-    const NodeRecord node(node_from_proto(node_proto));
+    const NodeModel node(node_from_proto(node_proto));
     for (size_t i = 0; i < p.filters.size(); ++i) {
       if (a.skipped[i]) continue;
       Verdict v = p.filters[i]->filter(pod.view(), node.view());
@@ -432,10 +432,10 @@ std::vector<ScoreAnswer> DirectEvaluator::prescore(
     const std::string& name, const v1::Pod& pod_proto,
     const std::vector<v1::Node>& nodes) const {
   const Profile& p = profile(name);
-  const PodRecord pod(pod_from_proto(pod_proto));
-  std::vector<std::unique_ptr<NodeRecord>> records;
+  const PodModel pod(pod_from_proto(pod_proto));
+  std::vector<std::unique_ptr<NodeModel>> models;
   for (const auto& n : nodes) {
-    records.push_back(std::make_unique<NodeRecord>(node_from_proto(n)));
+    models.push_back(std::make_unique<NodeModel>(node_from_proto(n)));
   }
   std::vector<ScoreAnswer> out;
   for (const auto& s : p.scorers) {
@@ -447,7 +447,7 @@ std::vector<ScoreAnswer> DirectEvaluator::prescore(
       continue;
     }
     std::vector<schedplug_node_score> scores;
-    for (const auto& r : records) {
+    for (const auto& r : models) {
       ScoreResult result = s->score(pod.view(), r->view());
       if (result.code != SCHEDPLUG_SUCCESS) {
         a.error = result.reason;

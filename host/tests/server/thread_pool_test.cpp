@@ -50,17 +50,17 @@ TEST(HookCost, SharesOnlyLoopsThatAreSlowOnOneThread) {
   EXPECT_TRUE(cost.worth_sharing(1));
   // 50 ns a call (the sample plugins): 5000 nodes are 250 us, under the
   // threshold; 10000 are not.
-  cost.record(std::chrono::microseconds(25), 500);
+  cost.add(std::chrono::microseconds(25), 500);
   EXPECT_EQ(cost.ns_per_call(), 50u);
   EXPECT_FALSE(cost.worth_sharing(5000));
   EXPECT_TRUE(cost.worth_sharing(10000));
   // A plugin that turns slow (a refresh made its look-ups costly) is
   // shared again within a few loops.
-  for (int i = 0; i < 20; ++i) cost.record(std::chrono::milliseconds(5), 500);
+  for (int i = 0; i < 20; ++i) cost.add(std::chrono::milliseconds(5), 500);
   EXPECT_TRUE(cost.worth_sharing(500));
   // Loops that made no call teach nothing.
   const uint64_t before = cost.ns_per_call();
-  cost.record(std::chrono::milliseconds(1), 0);
+  cost.add(std::chrono::milliseconds(1), 0);
   EXPECT_EQ(cost.ns_per_call(), before);
 }
 

@@ -1,4 +1,4 @@
-// Explain (from the record of recent cycles, host/explain/) and Status
+// Explain (from the recent cycles, host/explain/) and Status
 // (the plugin builds the host serves, the shadow candidates it runs beside
 // them, and the hot-reload changes it refused that still stand:
 // `schedplug-host probe --details`).
@@ -23,7 +23,7 @@ int64_t unix_nanos(std::chrono::system_clock::time_point t) {
       .count();
 }
 
-// The answer when the record holds no cycle of `pod`, saying why.
+// The answer when the host holds no cycle of `pod`, saying why.
 std::string not_held(const RecentCycles& recent, const std::string& pod,
                      const std::string& dropped_by) {
   const RecentCyclesOptions& caps = recent.options();
@@ -36,8 +36,8 @@ std::string not_held(const RecentCycles& recent, const std::string& pod,
   }
   if (dropped_by == "memory") {
     return fmt::format(
-        "the host no longer holds a cycle of pod \"{}\": its record of "
-        "cycles is bounded to {} (--explain-memory) and newer cycles "
+        "the host no longer holds a cycle of pod \"{}\": the cycles it "
+        "keeps are bounded to {} (--explain-memory) and newer cycles "
         "replaced this pod's; ask sooner, or raise --explain-memory",
         pod, human_bytes(caps.max_bytes));
   }

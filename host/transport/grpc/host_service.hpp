@@ -1,7 +1,7 @@
 // The schedplug.v1.Host gRPC service: each method refuses read-only peers
 // where it must, then hands the decoded request to the call pipeline
 // (host/pipeline/call_pipeline.hpp), which answers it. Besides: the
-// WatchSession streams (session_watch.hpp), Explain (from the record of
+// WatchSession streams (session_watch.hpp), Explain (from the
 // recent cycles) and Status (explain_status.cpp).
 #pragma once
 

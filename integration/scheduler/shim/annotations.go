@@ -15,7 +15,7 @@ import (
 
 // kube-scheduler-simulator's result annotations for profiles that set
 // simulatorAnnotations (docs/simulator-annotations.md): the profile's
-// setting, the record each of its cycles starts, and the hand-over of
+// setting, the answers each of its cycles starts noting, and the hand-over of
 // finished cycles to the writer (package simannot).
 
 // annotationSetting is one profile's simulatorAnnotations: on when one of
@@ -25,7 +25,7 @@ type annotationSetting struct {
 	onBy, offBy string
 }
 
-// noteAnnotations records plugin's simulatorAnnotations. Callers hold r.mu.
+// noteAnnotations notes plugin's simulatorAnnotations. Callers hold r.mu.
 func (r *registry) noteAnnotations(profile, plugin string, t Toggle) {
 	a := r.annotations[profile]
 	if a == nil {
@@ -81,7 +81,7 @@ func (r *registry) scoreWeights(profile string) map[string]int64 {
 
 // annotations is the manager's part: the writer, made when the first
 // plugin of a profile that writes annotations is created, and the last
-// cycle's record, handed over when the next cycle starts if kube-scheduler
+// cycle's answers, handed over when the next cycle starts if kube-scheduler
 // reserved no node for it (a cycle that fails has no later hook).
 type annotations struct {
 	client  kubernetes.Interface
@@ -89,7 +89,7 @@ type annotations struct {
 	once    sync.Once
 	writer  *simannot.Writer
 	err     error
-	last    atomic.Pointer[simannot.Record]
+	last    atomic.Pointer[simannot.CycleAnswers]
 	weights sync.Map // profile -> map[string]int64
 }
 
@@ -124,24 +124,24 @@ func (a *annotations) close() {
 	}
 }
 
-// cycleStarted hands over the previous cycle's record if it reserved no
-// node; rec (nil: the profile writes no annotations) is the new one.
-func (a *annotations) cycleStarted(rec *simannot.Record) {
-	if prev := a.last.Swap(rec); prev != nil && !prev.WasReserved() && a.writer != nil {
+// cycleStarted hands over the previous cycle's answers if it reserved no
+// node; answers (nil: the profile writes no annotations) is the new one.
+func (a *annotations) cycleStarted(answers *simannot.CycleAnswers) {
+	if prev := a.last.Swap(answers); prev != nil && !prev.WasReserved() && a.writer != nil {
 		a.writer.Enqueue(prev)
 	}
 }
 
-// reserved hands over a cycle's record once kube-scheduler reserved node.
-func (a *annotations) reserved(rec *simannot.Record, node string, scores simannot.Scores) {
-	if rec.Reserved(node, scores) && a.writer != nil {
-		a.writer.Enqueue(rec)
+// reserved hands over a cycle's answers once kube-scheduler reserved node.
+func (a *annotations) reserved(answers *simannot.CycleAnswers, node string, scores simannot.Scores) {
+	if answers.Reserved(node, scores) && a.writer != nil {
+		a.writer.Enqueue(answers)
 	}
 }
 
-// newRecord is the record of pod's cycle in p's profile, nil when the
+// newCycleAnswers starts the answers of pod's cycle in p's profile, nil when the
 // profile writes no annotations.
-func (p *Plugin) newRecord(pod *v1.Pod, nodes int) *simannot.Record {
+func (p *Plugin) newCycleAnswers(pod *v1.Pod, nodes int) *simannot.CycleAnswers {
 	r := p.mgr.registry
 	if !r.annotates(p.profile) {
 		return nil
@@ -151,6 +151,6 @@ func (p *Plugin) newRecord(pod *v1.Pod, nodes int) *simannot.Record {
 	if !ok {
 		w, _ = a.weights.LoadOrStore(p.profile, r.scoreWeights(p.profile))
 	}
-	return simannot.NewRecord(simannot.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+	return simannot.NewCycleAnswers(simannot.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		r.Plugins(p.profile), w.(map[string]int64), nodes)
 }

@@ -166,7 +166,7 @@ func TestSimulatorAnnotationsOfAScheduledAndAPendingPod(t *testing.T) {
 	}
 
 	// A pod no node fits; a Filter on a what-if node (not the snapshot's)
-	// is not part of its record. Its annotations come with the next cycle.
+	// is not part of its answers. Its annotations come with the next cycle.
 	pending := testPod("pending", nil)
 	if _, err := client.CoreV1().Pods(pending.Namespace).Create(context.Background(), pending, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestSimulatorAnnotationsOfAScheduledAndAPendingPod(t *testing.T) {
 	}
 }
 
-// Without the setting, cycles keep no record, ask for no raw scores and
+// Without the setting, cycles note no answers, ask for no raw scores and
 // patch nothing.
 func TestNoSimulatorAnnotationsUnlessTheProfileOptsIn(t *testing.T) {
 	e, client, err := annotatingEnv(t, map[string]string{"HwEncrypt": `{"schedplug":{"simulatorAnnotations":false}}`})

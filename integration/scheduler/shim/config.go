@@ -19,7 +19,7 @@ import (
 // kube-scheduler without anyone noticing.
 type PluginConfig struct {
 	Name string
-	// Weight is the Score weight kube-scheduler records for the plugin
+	// Weight is the Score weight kube-scheduler gives the plugin
 	// (upstream's getScoreWeights): its entry in the score list, else its
 	// multiPoint entry, a weight of 0 or none meaning 1; 0 when neither
 	// list enables it.

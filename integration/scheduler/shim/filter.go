@@ -34,8 +34,8 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	// The simulator's annotations show the answers on the snapshot's
 	// nodes, not on preemption's what-if copies, nor the answers the
 	// framework discards (it cancelled the call).
-	if rec := c.Record(); rec != nil && !callerGaveUp(ctx) && p.snapshotNode(node.Name) == ni {
-		rec.Filter(p.name, node.Name, st)
+	if answers := c.Answers(); answers != nil && !callerGaveUp(ctx) && p.snapshotNode(node.Name) == ni {
+		answers.Filter(p.name, node.Name, st)
 	}
 	return st
 }

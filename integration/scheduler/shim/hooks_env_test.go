@@ -49,7 +49,7 @@ func (h *hookHandle) wait(uid types.UID) *fakeWaitingPod {
 	return w
 }
 
-// fakeWaitingPod records what the shim decided (Reject is in
+// fakeWaitingPod keeps what the shim decided (Reject is in
 // waitingpod_test.go: its signature depends on the minor).
 type fakeWaitingPod struct {
 	fwk.WaitingPod

@@ -105,7 +105,7 @@ func TestALazyPreFilterInACloneServesTheCycle(t *testing.T) {
 		t.Fatalf("PreFilter calls = %d for one cycle, want 1", got)
 	}
 	// Reserve runs on the original state and must find the cycle there
-	// (the chosen node for explain, the simulator annotations' record).
+	// (the chosen node for explain, the simulator annotations' CycleAnswers).
 	if readCycle(state) == nil {
 		t.Fatal("the original CycleState holds no cycle: Reserve would not find it")
 	}

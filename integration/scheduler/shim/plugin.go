@@ -119,14 +119,14 @@ func readCycle(state fwk.CycleState) *cycle.Cycle {
 // startCycle begins the profile's cycle for pod on nodes and keeps it in
 // state.
 func (p *Plugin) startCycle(state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *cycle.Cycle {
-	rec := p.newRecord(pod, len(nodes))
+	answers := p.newCycleAnswers(pod, len(nodes))
 	c := p.mgr.tracker.Start(cycle.Start{
 		Profile: p.profile, Pod: wire.Pod(pod, p.mgr.podData()), Nodes: nodes,
 		PodGroupCycle: isPodGroupCycle(state), Nominated: pod.Status.NominatedNodeName, Snapshot: p.snapshotNode,
-		Record: rec,
+		Answers: answers,
 	})
 	state.Write(cycleKey, c)
-	p.mgr.annotations.cycleStarted(rec)
+	p.mgr.annotations.cycleStarted(answers)
 	return c
 }
 

@@ -10,7 +10,7 @@ import (
 
 var _ fwk.PostFilterPlugin = (*Plugin)(nil)
 
-// PostFilter tells the host's record of recent cycles (`schedplug
+// PostFilter tells the host's recent cycles (`schedplug
 // explain`) that kube-scheduler found no node for the pod, with what its
 // filters said, in the words its FailedScheduling event begins with. It
 // is informational, as the framework asks of such a plugin: it always

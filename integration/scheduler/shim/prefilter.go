@@ -19,8 +19,8 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	if c == nil {
 		c = p.startCycle(state, pod, nodes)
 	}
-	if rec := c.Record(); rec != nil && p.hasFilter() {
-		defer func() { rec.PreFilter(p.name, st) }()
+	if answers := c.Answers(); answers != nil && p.hasFilter() {
+		defer func() { answers.PreFilter(p.name, st) }()
 	}
 	if c.ScoreOnly() {
 		// No native Filter in the profile: the delta travels with

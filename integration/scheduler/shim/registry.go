@@ -46,7 +46,7 @@ func newRegistry(profiles []Profile) *registry {
 	return r
 }
 
-// register records a plugin instance: its policy decides call timeouts and
+// register notes a plugin instance: its policy decides call timeouts and
 // failure handling, and a plugin no configured profile lists is added to
 // the Handshake.
 func (r *registry) register(profile, plugin string, pol Policy, activator fwk.PodActivator) {
@@ -120,7 +120,7 @@ func (r *registry) Plugins(profile string) []string {
 	return nil
 }
 
-// noteHandle records the framework handle of a profile.
+// noteHandle notes the framework handle of a profile.
 func (r *registry) noteHandle(profile string, h fwk.Handle) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

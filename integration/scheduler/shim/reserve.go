@@ -16,20 +16,20 @@ var _ fwk.ReservePlugin = (*Plugin)(nil)
 
 // Reserve runs the reserve hook of the profile's native plugins that have
 // one (one host call for them all, made by the first; hooks.go), and
-// passes the node kube-scheduler chose to the host's record of recent
+// passes the node kube-scheduler chose to the host's recent
 // cycles (`schedplug explain`) and, for a profile that writes the
-// simulator's annotations, hands the cycle's record to their writer.
+// simulator's annotations, hands the cycle's answers to their writer.
 // Enabled through multiPoint, as the other extension points.
 func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) (st *fwk.Status) {
 	defer p.recoverStatus(ctx, "Reserve", &st)
 	if c := readCycle(state); c != nil {
 		c.Reserved(nodeName)
-		if rec := c.Record(); rec != nil {
+		if answers := c.Answers(); answers != nil {
 			var scores simannot.Scores
 			if s, ok := c.ScoresMade(); ok && s.Err == nil {
 				scores = s
 			}
-			p.mgr.annotations.reserved(rec, nodeName, scores)
+			p.mgr.annotations.reserved(answers, nodeName, scores)
 		}
 	}
 	if !p.hasHook(reservePoint) {
@@ -44,7 +44,7 @@ func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 // Unreserve runs the unreserve hook of the profile's native plugins that
 // have reserve or unreserve: once per reservation, from the first
 // Unreserve kube-scheduler makes (it calls every Reserve plugin's); and
-// tells the host's record that the reservation was undone (a later
+// tells the host's recent cycles that the reservation was undone (a later
 // Reserve plugin, Permit, PreBind or the binding failed), beside the
 // chosen node it keeps.
 func (p *Plugin) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {

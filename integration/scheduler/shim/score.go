@@ -23,8 +23,8 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		return fwk.NewStatus(fwk.Skip)
 	}
 	c := p.cycleOf(state, pod, nodes)
-	if rec := c.Record(); rec != nil {
-		defer func() { rec.PreScore(p.name, st) }()
+	if answers := c.Answers(); answers != nil {
+		defer func() { answers.PreScore(p.name, st) }()
 	}
 	s := c.Scores(ctx, nodeNames(nodes), nodes, nil)
 	ps, st := p.ownScores(ctx, s, "PreScore")

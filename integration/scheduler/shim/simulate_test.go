@@ -254,7 +254,7 @@ func verdictName(st *fwk.Status) string {
 }
 
 // TestSimulateShowsTheNativePluginsRawScores: with kube-scheduler deciding
-// (no --native-only), what kube-scheduler records as a native plugin's raw
+// (no --native-only), what kube-scheduler keeps as a native plugin's raw
 // score is the shim's Score, which schedplug-host (or the shim, for scores
 // computed ahead) already normalized; `simulate --explain` must show the
 // plugin's own raw score under "raw" all the same. NetworkLatency's raw

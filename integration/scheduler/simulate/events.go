@@ -7,15 +7,15 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// eventRecorder takes the events kube-scheduler records instead of an
+// eventSink takes the events kube-scheduler emits instead of an
 // API server: it keeps which pod preemption evicted for which.
-type eventRecorder struct {
+type eventSink struct {
 	history *history
 }
 
-var _ events.EventRecorderLogger = eventRecorder{}
+var _ events.EventRecorderLogger = eventSink{}
 
-func (e eventRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+func (e eventSink) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	if reason != "Preempted" || regarding == nil || related == nil {
 		return
 	}
@@ -26,4 +26,4 @@ func (e eventRecorder) Eventf(regarding, related runtime.Object, eventtype, reas
 	}
 }
 
-func (e eventRecorder) WithLogger(klog.Logger) events.EventRecorderLogger { return e }
+func (e eventSink) WithLogger(klog.Logger) events.EventRecorderLogger { return e }

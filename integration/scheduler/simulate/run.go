@@ -107,8 +107,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	informers := scheduler.NewInformerFactory(cl.client, 0, nil)
-	recorder := func(string) events.EventRecorderLogger { return eventRecorder{hist} }
-	sched, err := scheduler.New(ctx, cl.client, informers, nil, recorder,
+	sinkFor := func(string) events.EventRecorderLogger { return eventSink{hist} }
+	sched, err := scheduler.New(ctx, cl.client, informers, nil, sinkFor,
 		scheduler.WithComponentConfigVersion(cfg.TypeMeta.APIVersion),
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),

@@ -245,7 +245,7 @@ func TestChaosHostKilledAndHung(t *testing.T) {
 	}
 }
 
-// bindLog records when each pod was first seen bound.
+// bindLog notes when each pod was first seen bound.
 type bindLog struct {
 	mu    sync.Mutex
 	times []time.Time

@@ -30,7 +30,7 @@ func runExplain(t *testing.T, s *stack, pod string) (*testenv.Explain, int) {
 // host. `schedplug explain` on each prints the verdicts and reasons the
 // plugins gave, the scores, and the node kube-scheduler chose, which is
 // the pod's spec.nodeName. The profile writes the simulator annotations
-// too, and each pod's say the same as the host's record
+// too, and each pod's say the same as the host's recent cycles
 // (simannot_test.go).
 func TestExplainAsksTheRunningHost(t *testing.T) {
 	latencyFile := filepath.Join(t.TempDir(), "latency.txt")
@@ -124,7 +124,7 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 	// The same plugin files, run apart from the scheduler on the same
 	// objects (schedplug simulate --native-only: the plugin runtime the
 	// SDK's test kit shares), give the verdicts, reasons and scores the
-	// host's record holds.
+	// host's recent cycles hold.
 	checkExplainAgainstSimulate(t, s, pod, got.Cycles[len(got.Cycles)-1])
 
 	// The text layout, as an operator reads it.
@@ -272,8 +272,8 @@ func TestExplainTheLastPodAndAPendingPodWhole(t *testing.T) {
 
 // checkExplainAgainstSimulate dumps the cluster's nodes and `placed` (as
 // still pending) and compares `schedplug simulate --native-only --explain`
-// of it, node by node, with the cycle the running host recorded.
-func checkExplainAgainstSimulate(t *testing.T, s *stack, placed *corev1.Pod, recorded testenv.ExplainCycle) {
+// of it, node by node, with the cycle the running host kept.
+func checkExplainAgainstSimulate(t *testing.T, s *stack, placed *corev1.Pod, kept testenv.ExplainCycle) {
 	t.Helper()
 	nodes, err := s.client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	s.must(err)
@@ -295,7 +295,7 @@ func checkExplainAgainstSimulate(t *testing.T, s *stack, placed *corev1.Pod, rec
 		t.Fatalf("simulate --native-only --explain %s: exit %d, rows %+v", key, code, want)
 	}
 	byNode := map[string]testenv.ExplainNode{}
-	for _, n := range recorded.Explain {
+	for _, n := range kept.Explain {
 		byNode[n.Node] = n
 	}
 	for _, w := range want {

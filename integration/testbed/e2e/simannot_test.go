@@ -13,7 +13,7 @@ import (
 
 // The simulator annotations (docs/simulator-annotations.md) are checked on
 // TestExplainAsksTheRunningHost's cluster, whose profile opts in: the
-// host's own record of the same cycle (`schedplug explain`) is what the
+// host's own copy of the same cycle (`schedplug explain`) is what the
 // native plugins decided, and the annotations must say the same.
 
 // simulatorResult waits until the pod carries the simulator annotations
@@ -54,14 +54,14 @@ func simulatorResultOnce(t *testing.T, s *stack, ns, name string, done func(*tes
 }
 
 // checkSimulatorAnnotations compares a scheduled pod's annotations with
-// the host's record of its cycle: the node kube-scheduler bound it to, each
+// the host's copy of its cycle: the node kube-scheduler bound it to, each
 // native Filter's verdict per node ("passed" or the reason), each native
 // Score's raw score and its normalized score times its weight.
 func checkSimulatorAnnotations(t *testing.T, s *stack, ns, name, nodeName string, c testenv.ExplainCycle) {
 	t.Helper()
 	r := simulatorResult(t, s, ns, name)
 	if r.SelectedNode != nodeName || r.SelectedNode != c.ChosenNode {
-		t.Errorf("%s: selected-node %q; the pod is on %q, the host recorded %q", name, r.SelectedNode, nodeName, c.ChosenNode)
+		t.Errorf("%s: selected-node %q; the pod is on %q, the host kept %q", name, r.SelectedNode, nodeName, c.ChosenNode)
 	}
 	filters, scores, scored := 0, 0, 0
 	for _, n := range c.Explain {
@@ -74,7 +74,7 @@ func checkSimulatorAnnotations(t *testing.T, s *stack, ns, name, nodeName string
 				want = "passed"
 			}
 			if got, ok := r.Filter[n.Node][f.Plugin]; !ok || got != want {
-				t.Errorf("%s: filter-result[%s][%s] = %q (present %v); the host recorded %s %q", name, n.Node, f.Plugin, got, ok, f.Verdict, f.Reason)
+				t.Errorf("%s: filter-result[%s][%s] = %q (present %v); the host kept %s %q", name, n.Node, f.Plugin, got, ok, f.Verdict, f.Reason)
 			}
 			filters++
 		}
@@ -94,7 +94,7 @@ func checkSimulatorAnnotations(t *testing.T, s *stack, ns, name, nodeName string
 	if filters == 0 || scores == 0 || len(r.Filter) != len(c.Explain) || len(r.FinalScore) != scored {
 		t.Errorf("%s: %d filter and %d score entries compared; filter-result has %d nodes, finalscore-result %d (the host listed %d nodes, %d scored): want every listed node, and some of each", name, filters, scores, len(r.Filter), len(r.FinalScore), len(c.Explain), scored)
 	}
-	t.Logf("%s: simulator annotations agree with the host's record: selected-node %s, %d filter and %d score entries", name, r.SelectedNode, filters, scores)
+	t.Logf("%s: simulator annotations agree with the host's recent cycles: selected-node %s, %d filter and %d score entries", name, r.SelectedNode, filters, scores)
 }
 
 // logSimulatorAnnotationCost prints the writer's figures from the

@@ -51,7 +51,7 @@ const (
 // (internal/twin) under the names GoHwEncrypt and GoDedicatedNodes.
 // TwinCheck, the first Filter of the profile, asks both of every pair about
 // every node kube-scheduler filters - snapshot NodeInfos and the what-if
-// NodeInfos of preemption dry runs and nominated-pod passes - and records
+// NodeInfos of preemption dry runs and nominated-pod passes - and notes
 // every difference in verdict or reason. The cluster is random (seeded):
 // node labels with near-miss values, taints, sizes; pods with and without
 // the annotations, near-miss values, three priorities so preemption and

@@ -123,7 +123,7 @@ func Remember(name string, f PluginFactory) PluginFactory {
 
 // Check is TwinCheck: a Filter plugin that, for every node it is asked
 // about, asks each pair's native plugin and Go twin for their verdict on
-// the same CycleState and NodeInfo, records any difference and then lets
+// the same CycleState and NodeInfo, notes any difference and then lets
 // the node pass (the two plugins themselves run after it in the profile
 // and decide). Enable it at filter: as well, so it runs before every other
 // Filter and sees every node, not only those the others let through.

@@ -4,7 +4,7 @@
 // network_latency.go), the Filter and resource hooks of DeviceShare
 // (plugins/device-share; device_share.go), and TwinCheck, a Filter plugin
 // that asks a native plugin and its twin about the same pod and NodeInfo
-// and records every difference. The Filter twins, DeviceShare's and
+// and notes every difference. The Filter twins, DeviceShare's and
 // TwinCheck are compiled only into the test build of kube-scheduler
 // (integration/testbed/cmd/kube-scheduler-twin), for the differential
 // end-to-end tests in integration/testbed/e2e (docs/e2e.md); the

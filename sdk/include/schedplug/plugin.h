@@ -911,7 +911,7 @@ typedef struct schedplug_permit_result {
  * pod before kube-scheduler binds it; a failed patch fails the binding
  * with a reason naming the plugin, and the pod's reservations are undone
  * (unreserve). Each function returns SUCCESS, or ERROR with nothing
- * recorded when the key or value is not valid for Kubernetes (a label
+ * kept when the key or value is not valid for Kubernetes (a label
  * value longer than 63 bytes, a key that is not a qualified name, ...) or
  * when the patch would hold more than SCHEDPLUG_POD_PATCH_MAX entries or
  * SCHEDPLUG_POD_PATCH_VALUE_MAX bytes in one value: return ERROR from

@@ -136,22 +136,22 @@ inline std::string pod_annotation_problem(std::string_view key,
 // ---------------------------------------------------------------------------
 // The pod patch of one pre_bind() call.
 
-// Owns the schedplug_pod_patch handed to pre_bind() and what it recorded:
+// Owns the schedplug_pod_patch handed to pre_bind() and what it collected:
 // each set_* checks the entry (pod_label_problem, pod_annotation_problem,
-// at most SCHEDPLUG_POD_PATCH_MAX distinct entries) and records it, or
-// returns ERROR recording nothing, keeping the first refusal's sentence.
+// at most SCHEDPLUG_POD_PATCH_MAX distinct entries) and keeps it, or
+// returns ERROR taking nothing, keeping the first refusal's sentence.
 // Thread-safe (a plugin may set from threads of its own during the call).
 // Not copyable: the struct points at it.
-class PodPatchRecorder {
+class PodPatchCollector {
  public:
-  PodPatchRecorder() {
+  PodPatchCollector() {
     patch_.struct_size = sizeof(patch_);
     patch_.context = this;
-    patch_.set_annotation = &PodPatchRecorder::set_annotation;
-    patch_.set_label = &PodPatchRecorder::set_label;
+    patch_.set_annotation = &PodPatchCollector::set_annotation;
+    patch_.set_label = &PodPatchCollector::set_label;
   }
-  PodPatchRecorder(const PodPatchRecorder&) = delete;
-  PodPatchRecorder& operator=(const PodPatchRecorder&) = delete;
+  PodPatchCollector(const PodPatchCollector&) = delete;
+  PodPatchCollector& operator=(const PodPatchCollector&) = delete;
 
   schedplug_pod_patch* get() { return &patch_; }
   // Sorted by key; read them after pre_bind() returned.
@@ -165,13 +165,13 @@ class PodPatchRecorder {
  private:
   static schedplug_code set_label(void* context, schedplug_str key,
                                   schedplug_str value) {
-    auto* self = static_cast<PodPatchRecorder*>(context);
+    auto* self = static_cast<PodPatchCollector*>(context);
     const std::string_view k(key.data, key.len), v(value.data, value.len);
     return self->put(self->labels_, k, v, pod_label_problem(k, v));
   }
   static schedplug_code set_annotation(void* context, schedplug_str key,
                                        schedplug_str value) {
-    auto* self = static_cast<PodPatchRecorder*>(context);
+    auto* self = static_cast<PodPatchCollector*>(context);
     const std::string_view k(key.data, key.len), v(value.data, value.len);
     return self->put(self->annotations_, k, v, pod_annotation_problem(k, v));
   }
@@ -247,7 +247,7 @@ inline uint64_t permit_wait_ms(const std::string& plugin, uint64_t timeout_ms,
 // the key in the pod's failure, whatever code the plugin returned, with the
 // plugin's own reason when it gave one); empty when nothing was refused.
 inline std::string pre_bind_refused(const std::string& plugin, const Verdict& v,
-                                    const PodPatchRecorder& patch) {
+                                    const PodPatchCollector& patch) {
   if (patch.refused().empty()) return {};
   std::string why = "plugin " + plugin + "'s pre_bind(): " + patch.refused();
   if (!v.ok() && !v.reason.empty()) {

@@ -20,7 +20,7 @@
 //               the end of the stream when the session or the host ends
 //   NoteCycles  off the scheduling cycle, when kube-scheduler decides what
 //               became of a pod (a node reserved or unreserved, no node
-//               found): for the host's record behind Explain; no answer
+//               found): for the host's recent cycles behind Explain; no answer
 //               depends on it
 //
 // Plugins that own a resource (ABI v1.6 hooks) add, only for profiles whose
@@ -447,7 +447,7 @@ func (x *ProfilePlugins) GetSettings() []*PluginSettings {
 type PluginSettings struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The Score weight kube-scheduler records for the plugin: its entry in
+	// The Score weight kube-scheduler gives the plugin: its entry in
 	// the profile's score list, else its multiPoint entry; a weight of 0 or
 	// none there means 1. 0 here: neither list enables it. The host compares
 	// it only for plugins that implement Score.
@@ -2421,7 +2421,7 @@ type PreFilterRequest struct {
 	// first >= end is INVALID_ARGUMENT, before the delta is applied.
 	Evaluate []uint32 `protobuf:"varint,5,rep,packed,name=evaluate,proto3" json:"evaluate,omitempty"`
 	// Where the profile's earlier pods went since the last call (kube-scheduler's
-	// Reserve), for the host's record of recent cycles; it changes no answer.
+	// Reserve), for the host's recent cycles; it changes no answer.
 	Placed []*Placement `protobuf:"bytes,6,rep,name=placed,proto3" json:"placed,omitempty"`
 	// True (HandshakeResponse.scores_ahead): also run the profile's native
 	// Score plugins on the evaluated nodes that no native Filter rejected,
@@ -2514,7 +2514,7 @@ func (x *PreFilterRequest) GetScoreAhead() bool {
 
 // What became of one pod's cycle: the node kube-scheduler reserved (or
 // unreserved); or (node empty) the nodes it scored from the scores the host
-// computed ahead; or that it found no node. For the host's record of recent
+// computed ahead; or that it found no node. For the host's recent
 // cycles (`schedplug explain`): it changes no answer, and a host that
 // predates a field ignores it.
 type Placement struct {
@@ -2525,8 +2525,8 @@ type Placement struct {
 	// normalized over (kube-scheduler's feasible nodes), as indices into the
 	// pod's scores ahead (PreFilterResponse.scores_ahead.nodes followed by
 	// those of the cycle's FilterNodes answer, or the nodes of a PreScore
-	// with `raw`), ascending. The host's record of recent cycles
-	// (`schedplug explain`) normalizes the raw scores it kept over them; it
+	// with `raw`), ascending. The host's recent cycles
+	// (`schedplug explain`) normalize the raw scores they kept over them; it
 	// changes no answer.
 	Scored []uint32 `protobuf:"varint,3,rep,packed,name=scored,proto3" json:"scored,omitempty"`
 	// Set with `node`: kube-scheduler undid that reservation (Unreserve: a
@@ -4524,7 +4524,7 @@ type ExplainedCycle struct {
 	Timings    []*PluginTiming `protobuf:"bytes,16,rep,name=timings,proto3" json:"timings,omitempty"`
 	// Plugins that did not finish before their deadline, with why.
 	Unfinished []string `protobuf:"bytes,17,rep,name=unfinished,proto3" json:"unfinished,omitempty"`
-	// Nodes beyond the record's per-cycle cap, not listed in `nodes`.
+	// Nodes beyond the per-cycle cap, not listed in `nodes`.
 	NodesLeftOut uint32 `protobuf:"varint,18,opt,name=nodes_left_out,json=nodesLeftOut,proto3" json:"nodes_left_out,omitempty"`
 	// How many node evaluations a native filter rejected, listed or not
 	// (nodes_filtered minus this passed every native filter).
@@ -4729,7 +4729,7 @@ type ExplainResponse struct {
 	// Oldest first.
 	Cycles []*ExplainedCycle `protobuf:"bytes,1,rep,name=cycles,proto3" json:"cycles,omitempty"`
 	// With no cycles: why (the host never saw the pod, or which cap dropped
-	// its cycles, or the record is off).
+	// its cycles, or keeping cycles is off).
 	NotHeld       string        `protobuf:"bytes,2,opt,name=not_held,json=notHeld,proto3" json:"not_held,omitempty"`
 	Identity      *HostIdentity `protobuf:"bytes,3,opt,name=identity,proto3" json:"identity,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -20,7 +20,7 @@
 //               the end of the stream when the session or the host ends
 //   NoteCycles  off the scheduling cycle, when kube-scheduler decides what
 //               became of a pod (a node reserved or unreserved, no node
-//               found): for the host's record behind Explain; no answer
+//               found): for the host's recent cycles behind Explain; no answer
 //               depends on it
 //
 // Plugins that own a resource (ABI v1.6 hooks) add, only for profiles whose
@@ -112,7 +112,7 @@ type HostClient interface {
 	// Read-only: what the host kept of a pod's recent cycles
 	// (`schedplug explain`). Served to the same peers as the other calls.
 	Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainResponse, error)
-	// What became of the session's recent cycles (Placement), for the record
+	// What became of the session's recent cycles (Placement), for the cycles
 	// Explain answers from; changes no answer. The shim sends it off the
 	// scheduling cycle, without waiting, when the Handshake set
 	// `cycle_notes`; otherwise the next PreFilter or PreScore carries the
@@ -303,7 +303,7 @@ type HostServer interface {
 	// Read-only: what the host kept of a pod's recent cycles
 	// (`schedplug explain`). Served to the same peers as the other calls.
 	Explain(context.Context, *ExplainRequest) (*ExplainResponse, error)
-	// What became of the session's recent cycles (Placement), for the record
+	// What became of the session's recent cycles (Placement), for the cycles
 	// Explain answers from; changes no answer. The shim sends it off the
 	// scheduling cycle, without waiting, when the Handshake set
 	// `cycle_notes`; otherwise the next PreFilter or PreScore carries the

@@ -172,7 +172,7 @@ func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInf
 			out.Scores, out.Error = nil, err.Error()
 		}
 	}
-	// The host's record of recent cycles normalizes its raw scores over
+	// The host's recent cycles normalize their raw scores over
 	// the same nodes (`schedplug explain`).
 	c.t.host.Scored(c.pod.GetUid(), ascending(positions, a.n))
 	return s, aheadUsed
@@ -193,9 +193,9 @@ func ascending(positions []uint32, n int) []uint32 {
 	return out
 }
 
-// visitAll records the nodes a score-only cycle scored as visited: the
+// visitAll notes the nodes a score-only cycle scored as visited: the
 // next cycle's scores ahead are asked for the run after them (the cycle's
-// Filter, which makes the record for profiles with native filters, does
+// Filter, which notes them for profiles with native filters, does
 // not run for a profile whose native plugins only score).
 func (c *Cycle) visitAll(slots []uint32) {
 	if len(slots) == 0 {

@@ -63,20 +63,20 @@ type Cycle struct {
 	// cycle, by whoever met it first).
 	failureNoted atomic.Bool
 	// reserved, unreserved, unschedulable: what became of the cycle was
-	// passed to the host's record (once per cycle each, by the profile's
+	// passed to the host's recent cycles (once per cycle each, by the profile's
 	// first native plugin that kube-scheduler told).
 	reserved      atomic.Bool
 	unreserved    atomic.Bool
 	unschedulable atomic.Bool
-	// record: what the cycle answered kube-scheduler, for the simulator's
+	// answers: what the cycle answered kube-scheduler, for the simulator's
 	// annotations (nil: the profile does not write them); PreScore then
 	// asks for the scores before normalization too.
-	record *simannot.Record
+	answers *simannot.CycleAnswers
 }
 
-// Record is the cycle's record for the simulator's annotations; nil when
+// Answers returns the cycle's answers for the simulator's annotations; nil when
 // the profile does not write them.
-func (c *Cycle) Record() *simannot.Record { return c.record }
+func (c *Cycle) Answers() *simannot.CycleAnswers { return c.answers }
 
 // Reserved tells the host that kube-scheduler reserved `node` for the
 // cycle's pod, so that `schedplug explain` shows the chosen node. Every
@@ -252,12 +252,12 @@ func (c *Cycle) ScoreOnly() bool { return c.scoreOnly }
 func (c *Cycle) Reusing() bool { return c.kept != nil && !c.call.begun() }
 
 func (c *Cycle) callArgs(window func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet)) preFilterCall {
-	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window, snapshot: c.snapshot, scoreAhead: c.scoresAhead, rawScores: c.record != nil}
+	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window, snapshot: c.snapshot, scoreAhead: c.scoresAhead, rawScores: c.answers != nil}
 }
 
 func (c *Cycle) timeout() time.Duration { return c.t.policies.CallTimeout(c.profile) }
 
-// visit records that Filter asked about the snapshot node in slot.
+// visit notes that Filter asked about the snapshot node in slot.
 func (c *Cycle) visit(slot uint32) {
 	if v := c.visits.Load(); v != nil {
 		v.add(slot)
@@ -265,7 +265,7 @@ func (c *Cycle) visit(slot uint32) {
 }
 
 // sizeVisits makes the visit set cover `slots` slots, keeping what it
-// recorded when it already does.
+// noted when it already does.
 func (c *Cycle) sizeVisits(slots int) {
 	if v := c.visits.Load(); v != nil && len(*v) == (slots+63)/64 {
 		return

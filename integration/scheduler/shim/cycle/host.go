@@ -41,7 +41,7 @@ type Host struct {
 	ahead *aheadCall
 	// placed: what became of recent cycles (kube-scheduler reserved or
 	// unreserved a node, scored nodes, found none) that the host was not
-	// told yet, for its record of recent cycles (`schedplug explain`). The
+	// told yet, for its recent cycles (`schedplug explain`). The
 	// next PreFilter or PreScore carries them; a host that takes notes
 	// (Session.CycleNotes) gets those no call carried soon in a note
 	// (noteSoon).

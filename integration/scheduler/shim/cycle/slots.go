@@ -38,7 +38,7 @@ func (s slotSet) complementRanges(slots int) []uint32 {
 	return ranges
 }
 
-// visitSet records the slots a cycle's Filter was asked about. The
+// visitSet notes the slots a cycle's Filter was asked about. The
 // framework's parallel Filter workers add to it concurrently.
 type visitSet []atomic.Uint64
 

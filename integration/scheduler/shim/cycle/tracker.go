@@ -99,9 +99,9 @@ type Start struct {
 	Nominated     string
 	// Snapshot finds a node of the cycle's snapshot by name (nil: none).
 	Snapshot func(name string) fwk.NodeInfo
-	// Record, when set, is where the shim notes the cycle's answers for
-	// the simulator's annotations (Cycle.Record).
-	Record *simannot.Record
+	// Answers, when set, is where the shim notes the cycle's answers for
+	// the simulator's annotations (Cycle.Answers).
+	Answers *simannot.CycleAnswers
 }
 
 // Start begins a cycle. It folds the last cycle's answers into the kept
@@ -109,13 +109,13 @@ type Start struct {
 // needs its call (Cycle.Called).
 func (t *Tracker) Start(in Start) *Cycle {
 	c := &Cycle{t: t, profile: in.Profile, pod: in.Pod, nodes: in.Nodes, podGroupCycle: in.PodGroupCycle,
-		nominated: in.Nominated, snapshot: in.Snapshot, record: in.Record}
+		nominated: in.Nominated, snapshot: in.Snapshot, answers: in.Answers}
 	s := t.host.client.Current()
 	opts := t.Options()
 	c.scoreOnly = scoreOnly(s, t.policies.Plugins(in.Profile))
 	// A cycle that writes the simulator's annotations asks PreScore for
 	// the raw scores beside the normalized ones instead.
-	c.scoresAhead = !opts.NoScoresAhead && in.Record == nil && scoresAheadFor(s, t.policies.Plugins(in.Profile))
+	c.scoresAhead = !opts.NoScoresAhead && in.Answers == nil && scoresAheadFor(s, t.policies.Plugins(in.Profile))
 	var keys *podKeys
 	ok := false
 	if !c.scoreOnly && !opts.NoVerdictReuse && s != nil && !in.PodGroupCycle {
@@ -169,7 +169,7 @@ func (t *Tracker) noteLast() {
 	}
 	r, err, over := last.call.result()
 	if over && err == nil {
-		if windowed, missed := r.windowOutcome(); windowed && t.windows.record(missed) {
+		if windowed, missed := r.windowOutcome(); windowed && t.windows.add(missed) {
 			klog.Background().V(2).Info("kube-scheduler's Filter went beyond the filter window too often; schedplug-host evaluates every node for a while", "misses", windowMaxMisses, "of", windowLogSize, "pausedCycles", windowPause)
 		}
 	}

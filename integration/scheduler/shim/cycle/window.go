@@ -20,7 +20,7 @@ import (
 // nextStartNodeIndex) and stops once it has found enough feasible nodes
 // (percentageOfNodesToScore: by default about 230 of 500 nodes, 500 of
 // 5000). Evaluating every node in PreFilter makes the host do ten times the
-// work the framework uses at 5000 nodes. So the shim records which nodes
+// work the framework uses at 5000 nodes. So the shim notes which nodes
 // the previous cycle's Filter asked about, predicts that this cycle starts
 // right after them and visits about as many, and sends that run of list
 // positions (with a margin on both sides, see windowMargin) as PreFilter's
@@ -69,16 +69,16 @@ const (
 // windowLog is the outcome of the recent windowed cycles.
 type windowLog struct {
 	missed [windowLogSize]bool
-	n      int // outcomes recorded, up to windowLogSize
+	n      int // outcomes noted, up to windowLogSize
 	next   int // where the next outcome goes
-	misses int // true entries among the recorded
+	misses int // true entries among the noted
 	// paused: cycles left that evaluate every node.
 	paused int
 }
 
-// record notes whether a windowed cycle went beyond its window; it reports
+// add notes whether a windowed cycle went beyond its window; it reports
 // true when that pauses the window.
-func (l *windowLog) record(missed bool) (paused bool) {
+func (l *windowLog) add(missed bool) (paused bool) {
 	if l.n == windowLogSize {
 		if l.missed[l.next] {
 			l.misses--
@@ -260,7 +260,7 @@ func (c *Cycle) evaluateRest(ctx context.Context, r *callResult) (err error, can
 }
 
 // windowOutcome says whether r evaluated a window and whether its cycle
-// went beyond it (the next cycle records it in the window log).
+// went beyond it (the next cycle notes it in the window log).
 func (r *callResult) windowOutcome() (windowed, missed bool) {
 	if r == nil || r.verdicts.Load().window == nil {
 		return false, false

@@ -165,21 +165,21 @@ func BenchmarkWindow5000(b *testing.B) {
 func TestWindowLogPausesAfterTooManyMisses(t *testing.T) {
 	var l windowLog
 	// An old miss leaves the log once windowLogSize later outcomes came.
-	l.record(true)
+	l.add(true)
 	for i := 0; i < windowLogSize; i++ {
-		if l.record(false) {
+		if l.add(false) {
 			t.Fatal("paused without misses")
 		}
 	}
 	for i := 0; i < windowMaxMisses-1; i++ {
-		if l.record(true) {
+		if l.add(true) {
 			t.Fatalf("paused after %d misses in the log, want %d", i+1, windowMaxMisses)
 		}
 	}
 	if !l.allowed() {
 		t.Fatal("not allowed before the pause")
 	}
-	if !l.record(true) {
+	if !l.add(true) {
 		t.Fatalf("not paused after %d misses among the last %d", windowMaxMisses, windowLogSize)
 	}
 	for i := 0; i < windowPause; i++ {

@@ -38,7 +38,7 @@ func (s *Sync) Reset() {
 func (s *Sync) SendFull() { s.needFull = true }
 
 // Plan is the delta of the next call (the full table when it must be, or
-// when full is set), recorded as issued.
+// when full is set), noted as issued.
 func (s *Sync) Plan(nodes []fwk.NodeInfo, full, podGroupCycle bool, convert func(fwk.NodeInfo, uint32) *pb.Node) *Plan {
 	p := s.Table.PlanDelta(nodes, full || s.needFull, podGroupCycle, convert)
 	s.Table.NoteIssued(p.Msg.GetNewVersion())
@@ -53,7 +53,7 @@ func (s *Sync) Accepted(p *Plan, version uint64) {
 	s.pending = nil
 }
 
-// Failed records what a failed call of p says about the host's table:
+// Failed notes what a failed call of p says about the host's table:
 // hostVersion is the version it reported (nil: no word from the host).
 func (s *Sync) Failed(p *Plan, code codes.Code, hostVersion *uint64) {
 	if code == codes.FailedPrecondition || code == codes.InvalidArgument {

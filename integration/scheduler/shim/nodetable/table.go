@@ -113,7 +113,7 @@ func (t *Table) nextVersion() uint64 {
 	return max(t.version, t.issued) + 1
 }
 
-// NoteIssued records that a delta with version v was sent.
+// NoteIssued notes that a delta with version v was sent.
 func (t *Table) NoteIssued(v uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -11,18 +11,18 @@ import (
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 )
 
-// What a cycle's record costs (docs/simulator-annotations.md, "What it
+// What a cycle's answers cost (docs/simulator-annotations.md, "What it
 // costs"): the Filter note on the scheduling cycle's hot path, from the
 // framework's parallel workers, and, off it, the writer's formatting of a
 // cycle into the patch.
 //
 //	go test ./scheduler/shim/simannot/ -run X -bench . -benchmem
 
-// BenchmarkRecordCycle is one cycle's record on the hot path: made, then
+// BenchmarkCycleAnswers is one cycle's answers on the hot path: made, then
 // the Filter answers of two plugins on every node of a 5000-node snapshot
 // noted from 16 goroutines at once, as kube-scheduler's Filter workers
 // do (one answer in five a rejection). ns/filter is the cost of one note.
-func BenchmarkRecordCycle(b *testing.B) {
+func BenchmarkCycleAnswers(b *testing.B) {
 	const nodes, workers = 5000, 16
 	names := make([]string, nodes)
 	for i := range names {
@@ -31,7 +31,7 @@ func BenchmarkRecordCycle(b *testing.B) {
 	rejected := fwk.NewStatus(fwk.Unschedulable, hwReason)
 	b.ReportAllocs()
 	for b.Loop() {
-		r := NewRecord(PodRef{Name: "p", UID: "u"}, []string{"HwEncrypt", "DedicatedNodes"}, nil, nodes)
+		r := NewCycleAnswers(PodRef{Name: "p", UID: "u"}, []string{"HwEncrypt", "DedicatedNodes"}, nil, nodes)
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Add(1)
@@ -53,7 +53,7 @@ func BenchmarkRecordCycle(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(notes), "ns/filter")
 }
 
-// BenchmarkPatch is the writer's work for one pod: the cycle's record as
+// BenchmarkPatch is the writer's work for one pod: the cycle's answers as
 // the simulator's annotations, encoded as the merge patch, on clusters of
 // 500 and 5000 nodes that kube-scheduler filtered entirely (one pod in
 // five rejected by HwEncrypt) and scored 230 and 500 of (its adaptive
@@ -61,7 +61,7 @@ func BenchmarkRecordCycle(b *testing.B) {
 func BenchmarkPatch(b *testing.B) {
 	for _, n := range []struct{ nodes, scored int }{{500, 230}, {5000, 500}} {
 		b.Run(fmt.Sprintf("nodes=%d", n.nodes), func(b *testing.B) {
-			r := NewRecord(PodRef{Namespace: "ns", Name: "p", UID: "u"}, []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}, map[string]int64{"NetworkLatency": 5}, n.nodes)
+			r := NewCycleAnswers(PodRef{Namespace: "ns", Name: "p", UID: "u"}, []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}, map[string]int64{"NetworkLatency": 5}, n.nodes)
 			sc := &pb.PluginScores{Plugin: "NetworkLatency"}
 			var feasible []string
 			for i := range n.nodes {

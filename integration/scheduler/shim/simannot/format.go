@@ -1,7 +1,7 @@
 // Package simannot writes the native plugins' results of a scheduling cycle
 // onto the pod in kube-scheduler-simulator's result-annotation format, so
 // that tools built for the simulator (its web UI) show native plugins too
-// (docs/simulator-annotations.md). A cycle's Record is filled on the hot
+// (docs/simulator-annotations.md). A cycle's CycleAnswers is filled on the hot
 // path without locks; the Writer formats and patches off it, one merge
 // patch per pod, coalesced, rate-limited and bounded.
 package simannot

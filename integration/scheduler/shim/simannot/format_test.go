@@ -16,7 +16,7 @@ import (
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 )
 
-// scores is a PreScore answer for a record (cycle.Scores in the shim).
+// scores is a PreScore answer for CycleAnswers (cycle.Scores in the shim).
 type scores struct {
 	nodes   []string
 	plugins map[string]*pb.PluginScores
@@ -29,10 +29,10 @@ func status(code fwk.Code, reason ...string) *fwk.Status { return fwk.NewStatus(
 const hwReason = "node(s) didn't have hardware encryption (label node.kubernetes.io/hw-encrypt=true)"
 
 // explainCycle is the cycle of docs/explain.md's example, as the shim
-// records it: HwEncrypt rejects plain-1, NetworkLatency (weight 5) scores
+// notes it: HwEncrypt rejects plain-1, NetworkLatency (weight 5) scores
 // enc-1 (5 ms) above enc-2 (40 ms), kube-scheduler reserves enc-1.
-func explainCycle() *Record {
-	r := NewRecord(PodRef{Namespace: "explain", Name: "placed", UID: "uid-1"},
+func explainCycle() *CycleAnswers {
+	r := NewCycleAnswers(PodRef{Namespace: "explain", Name: "placed", UID: "uid-1"},
 		[]string{"HwEncrypt", "NetworkLatency"}, map[string]int64{"NetworkLatency": 5}, 3)
 	r.PreFilter("HwEncrypt", nil)
 	r.Filter("HwEncrypt", "enc-1", nil)
@@ -108,7 +108,7 @@ func deref(s *string) string {
 // three annotations; its final score is the weighted normalized score,
 // here also 10.
 func TestAnnotationsAsTheSimulatorsStoreTest(t *testing.T) {
-	r := NewRecord(PodRef{Namespace: "default", Name: "pod1", UID: "u"}, []string{"plugin1"}, map[string]int64{"plugin1": 2}, 2)
+	r := NewCycleAnswers(PodRef{Namespace: "default", Name: "pod1", UID: "u"}, []string{"plugin1"}, map[string]int64{"plugin1": 2}, 2)
 	r.Filter("plugin1", "node0", nil)
 	r.Filter("plugin1", "node1", nil)
 	r.Reserved("node0", scores{nodes: []string{"node0", "node1"}, plugins: map[string]*pb.PluginScores{
@@ -162,7 +162,7 @@ func TestAnnotationsParseAsTheSimulatorsTypes(t *testing.T) {
 // Plugins that did not score (skipped, failed, unfinished) have no score
 // entries; a host that sends no raw scores leaves the normalized ones.
 func TestScoresOnlyOfPluginsKubeSchedulerUsed(t *testing.T) {
-	r := NewRecord(PodRef{Name: "p", UID: "u"}, []string{"A", "B", "C", "D"}, nil, 1)
+	r := NewCycleAnswers(PodRef{Name: "p", UID: "u"}, []string{"A", "B", "C", "D"}, nil, 1)
 	r.Reserved("n1", scores{nodes: []string{"n1"}, plugins: map[string]*pb.PluginScores{
 		"A": {Plugin: "A", Scores: []int64{7}},
 		"B": {Plugin: "B", Skipped: true},
@@ -179,7 +179,7 @@ func TestScoresOnlyOfPluginsKubeSchedulerUsed(t *testing.T) {
 // rejected ones last, and the count is said.
 func TestAnnotationsBudgetLeavesOutWholeNodes(t *testing.T) {
 	const n = 2000
-	r := NewRecord(PodRef{Name: "p", UID: "u"}, []string{"HwEncrypt", "NetworkLatency"}, nil, n)
+	r := NewCycleAnswers(PodRef{Name: "p", UID: "u"}, []string{"HwEncrypt", "NetworkLatency"}, nil, n)
 	var feasible []string
 	sc := &pb.PluginScores{Plugin: "NetworkLatency"}
 	for i := range n {
@@ -229,10 +229,10 @@ func TestAnnotationsBudgetLeavesOutWholeNodes(t *testing.T) {
 }
 
 // kube-scheduler filters a pod's nominated node first and, when it fails
-// there, again among all nodes: the record keeps every node's answer, the
+// there, again among all nodes: the answers keep every node's verdict, the
 // later one for the node asked twice.
 func TestANodeAskedTwiceLeavesRoomForTheOthers(t *testing.T) {
-	r := NewRecord(PodRef{Name: "p", UID: "u"}, []string{"HwEncrypt"}, nil, 2)
+	r := NewCycleAnswers(PodRef{Name: "p", UID: "u"}, []string{"HwEncrypt"}, nil, 2)
 	r.Filter("HwEncrypt", "nominated", status(fwk.Unschedulable, "busy"))
 	r.Filter("HwEncrypt", "nominated", status(fwk.Unschedulable, "still busy"))
 	r.Filter("HwEncrypt", "other", nil)

@@ -53,9 +53,9 @@ type Writer struct {
 	forbidden sync.Once
 
 	mu       sync.Mutex
-	more     *sync.Cond // a record to take, or the writer stopped
+	more     *sync.Cond // answers to take, or the writer stopped
 	order    []types.UID
-	waiting  map[types.UID]*Record
+	waiting  map[types.UID]*CycleAnswers
 	inFlight map[types.UID]bool
 	stopped  bool
 
@@ -96,14 +96,14 @@ func newWriter(client kubernetes.Interface, opts Options) *Writer {
 	}
 	registerMetrics()
 	w := &Writer{client: client, opts: opts, limit: flowcontrol.NewTokenBucketRateLimiter(opts.QPS, opts.Burst),
-		waiting: map[types.UID]*Record{}, inFlight: map[types.UID]bool{}}
+		waiting: map[types.UID]*CycleAnswers{}, inFlight: map[types.UID]bool{}}
 	w.more = sync.NewCond(&w.mu)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	return w
 }
 
-// Enqueue hands over a finished cycle's record; it never blocks.
-func (w *Writer) Enqueue(r *Record) {
+// Enqueue hands over a finished cycle's answers; it never blocks.
+func (w *Writer) Enqueue(r *CycleAnswers) {
 	uid := r.Pod().UID
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -149,8 +149,8 @@ func (w *Writer) run() {
 	}
 }
 
-// take waits for a record and takes it; nil once the writer stopped.
-func (w *Writer) take() *Record {
+// take waits for a cycle's answers and takes them; nil once the writer stopped.
+func (w *Writer) take() *CycleAnswers {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for !w.stopped {
@@ -162,9 +162,9 @@ func (w *Writer) take() *Record {
 	return nil
 }
 
-// next takes the latest record of the oldest waiting pod that is not
+// next takes the latest answers of the oldest waiting pod that is not
 // being patched; nil when there is none. Callers hold w.mu.
-func (w *Writer) next() *Record {
+func (w *Writer) next() *CycleAnswers {
 	for i, uid := range w.order {
 		if w.inFlight[uid] {
 			continue
@@ -179,8 +179,8 @@ func (w *Writer) next() *Record {
 	return nil
 }
 
-// finish ends r's patch; a newer record of the pod may go now.
-func (w *Writer) finish(r *Record) {
+// finish ends r's patch; newer answers of the pod may go now.
+func (w *Writer) finish(r *CycleAnswers) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.inFlight, r.Pod().UID)
@@ -192,7 +192,7 @@ func (w *Writer) finish(r *Record) {
 // write patches r onto its pod: the annotations, and the pod's uid, which
 // makes the API server refuse the patch if the name now belongs to
 // another pod.
-func (w *Writer) write(ctx context.Context, r *Record) {
+func (w *Writer) write(ctx context.Context, r *CycleAnswers) {
 	pod := r.Pod()
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"uid":         pod.UID,

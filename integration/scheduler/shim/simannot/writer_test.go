@@ -73,25 +73,25 @@ func TestWriterPatchesThePodOnce(t *testing.T) {
 func TestWriterQueueCoalescesAndIsBounded(t *testing.T) {
 	w := newWriter(fake.NewClientset(), Options{Queue: 2})
 	replaced, dropped := count(t, "replaced"), count(t, "dropped")
-	rec := func(name string, uid types.UID) *Record {
-		return NewRecord(PodRef{Namespace: "ns", Name: name, UID: uid}, nil, nil, 0)
+	answersOf := func(name string, uid types.UID) *CycleAnswers {
+		return NewCycleAnswers(PodRef{Namespace: "ns", Name: name, UID: uid}, nil, nil, 0)
 	}
-	a1, a2, b, c := rec("a", "ua"), rec("a", "ua"), rec("b", "ub"), rec("c", "uc")
-	for _, r := range []*Record{a1, b, a2, c} {
+	a1, a2, b, c := answersOf("a", "ua"), answersOf("a", "ua"), answersOf("b", "ub"), answersOf("c", "uc")
+	for _, r := range []*CycleAnswers{a1, b, a2, c} {
 		w.Enqueue(r)
 	}
-	if got := []*Record{w.next(), w.next(), w.next()}; got[0] != a2 || got[1] != b || got[2] != nil {
-		t.Errorf("queue gave %v; want a's newer record, then b's, then none", got)
+	if got := []*CycleAnswers{w.next(), w.next(), w.next()}; got[0] != a2 || got[1] != b || got[2] != nil {
+		t.Errorf("queue gave %v; want a's newer answers, then b's, then none", got)
 	}
-	// A pod's newer record waits while its patch is under way.
-	a3 := rec("a", "ua")
+	// A pod's newer answers wait while its patch is under way.
+	a3 := answersOf("a", "ua")
 	w.Enqueue(a3)
 	if got := w.next(); got != nil {
 		t.Errorf("queue gave %v while a's patch is under way; want none", got)
 	}
 	w.finish(a2)
 	if got := w.next(); got != a3 {
-		t.Errorf("queue gave %v after a's patch; want a's newest record", got)
+		t.Errorf("queue gave %v after a's patch; want a's newest answers", got)
 	}
 	if count(t, "replaced")-replaced != 1 || count(t, "dropped")-dropped != 1 {
 		t.Errorf("replaced %v, dropped %v; want 1 and 1", count(t, "replaced")-replaced, count(t, "dropped")-dropped)

@@ -44,7 +44,7 @@ items:
 		regexp.MustCompile(`(?m)^barred +8 +corpus/reject=yes$`),
 		regexp.MustCompile(`(?m)^small +cpu 500m, team=web +(roomy|cramped) +-$`),
 		regexp.MustCompile(`(?m)^huge +cpu 6 +Pending +0/3 nodes are available: .*1 node\(s\) carry corpus/reject`),
-		// Why, from the host's record: each node's native rejection, the
+		// Why, from the host's recent cycles: each node's native rejection, the
 		// scores of the chosen node beside the runner-up's.
 		regexp.MustCompile(`(?m)^huge +barred: GoodFilter: node\(s\) carry corpus/reject; cramped, roomy: FreeCpu: Insufficient free cpu$`),
 		regexp.MustCompile(`(?m)^small +(roomy|cramped): FreeCpu \d+ x1 \+ GoodScorer \d+ x1 = \d+; runner-up (roomy|cramped): FreeCpu`),
@@ -59,7 +59,7 @@ items:
 }
 
 // The why table of a pod scheduled last, with nothing after it, comes
-// from the host's whole record of its cycle: the chosen node's native
+// from all the host kept of its cycle: the chosen node's native
 // scores beside the runner-up's.
 func TestDemoExplainsItsLastPod(t *testing.T) {
 	nodes := `apiVersion: v1

@@ -12,13 +12,13 @@ import (
 )
 
 // printWhy says, for each pod, why the native plugins sent it where it
-// went or nowhere, from the running host's record of the pod's last cycle
+// went or nowhere, from what the running host kept of the pod's last cycle
 // (`schedplug explain`), not recomputed: for a placed pod the chosen node's
 // native scores beside the runner-up's; for a Pending pod each node's
 // native rejection, and the nodes that passed every native filter.
 func printWhy(w io.Writer, hostAddress string, c *cluster, rows []row) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "POD\tWHY, per native plugin (from schedplug-host's record: `schedplug explain`)")
+	fmt.Fprintln(tw, "POD\tWHY, per native plugin (from schedplug-host's recent cycles: `schedplug explain`)")
 	// What became of a cycle reaches the host a moment after kube-scheduler
 	// decides it; the pods are settled by now, so this is a short wait.
 	deadline := time.Now().Add(5 * time.Second)
@@ -32,7 +32,7 @@ func printWhy(w io.Writer, hostAddress string, c *cluster, rows []row) error {
 	return tw.Flush()
 }
 
-// explainSettled is the host's record of pod once its latest cycle's
+// explainSettled is what the host kept of pod once its latest cycle's
 // outcome is reported, or as it is at the deadline.
 func explainSettled(hostAddress, pod string, deadline time.Time) (*testenv.Explain, error) {
 	for {

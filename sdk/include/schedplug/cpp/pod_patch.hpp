@@ -17,7 +17,7 @@ namespace schedplug {
 // Each call returns Success, or an Error naming the key when the host
 // refused the entry (a key that is not a qualified name, a label value
 // Kubernetes would refuse, a value over SCHEDPLUG_POD_PATCH_VALUE_MAX
-// bytes, more than SCHEDPLUG_POD_PATCH_MAX entries): nothing is recorded
+// bytes, more than SCHEDPLUG_POD_PATCH_MAX entries): nothing is kept
 // then, and PreBind should return that Error.
 class PodPatch {
  public:

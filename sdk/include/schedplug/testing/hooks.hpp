@@ -64,7 +64,7 @@ inline PreBindResult Plugin::pre_bind(const Pod& pod, const Node& node) const {
   stop_waiting(p);
   if (d_.pre_bind == nullptr) return {};
   const schedplug_node n = sent(node.view());
-  runtime::PodPatchRecorder patch;
+  runtime::PodPatchCollector patch;
   runtime::ReasonBuffer reason;
   const schedplug_code code =
       d_.pre_bind(instance_, &p, &n, patch.get(), reason.get());

@@ -231,7 +231,7 @@ type PatchSetter =
 /// when the host refused the entry (a key that is not a qualified name, a
 /// label value Kubernetes would refuse, a value over
 /// SCHEDPLUG_POD_PATCH_VALUE_MAX bytes, more than SCHEDPLUG_POD_PATCH_MAX
-/// entries): nothing is recorded then, and pre_bind should return it.
+/// entries): nothing is kept then, and pre_bind should return it.
 pub struct PodPatch<'a> {
     raw: *mut schedplug_pod_patch,
     _call: PhantomData<&'a mut schedplug_pod_patch>,

@@ -536,7 +536,7 @@ fn typed_args_errors_reach_the_host_as_sentences() {
     );
 }
 
-/// Reads every v1.2 / v1.3 array it declares, and records what it saw
+/// Reads every v1.2 / v1.3 array it declares, and keeps what it saw
 /// (longer than a reason may be).
 struct Inventory;
 
@@ -721,7 +721,7 @@ fn normalize_score_gets_the_pods_state() {
     assert_eq!(scores[0].score, 100);
 }
 
-/// Reads the v1.3 terms it declares, and records what it saw.
+/// Reads the v1.3 terms it declares, and keeps what it saw.
 struct Terms;
 
 static TERMS_SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());

@@ -114,7 +114,7 @@ pub fn pod_annotation_problem(key: &str, value: &str) -> Option<String> {
     })
 }
 
-/// What one pre_bind() call recorded, checked entry by entry.
+/// What one pre_bind() call set, checked entry by entry.
 #[derive(Default)]
 pub(super) struct PatchBook {
     pub(super) labels: BTreeMap<String, String>,
@@ -124,7 +124,7 @@ pub(super) struct PatchBook {
 }
 
 impl PatchBook {
-    /// Records `key`=`value` as a label (or an annotation), or refuses it.
+    /// Keeps `key`=`value` as a label (or an annotation), or refuses it.
     pub(super) fn put(&mut self, label: bool, key: &[u8], value: &[u8]) -> schedplug_code {
         let (key, value) = match (std::str::from_utf8(key), std::str::from_utf8(value)) {
             (Ok(k), Ok(v)) => (k, v),

@@ -1,9 +1,10 @@
-// Owned pod and node data with a ready-made C ABI view.
+// The host's model of a pod and a node as decoded from the wire: owned
+// data with a ready-made C ABI view.
 //
-// A record owns every string and array its view points into, so the view
-// stays valid for the record's lifetime. Records are immutable after
+// A model owns every string and array its view points into, so the view
+// stays valid for the model's lifetime. Models are immutable after
 // construction and neither copyable nor movable (the view holds pointers
-// into the record itself); keep them in std::unique_ptr or
+// into the model itself); keep them in std::unique_ptr or
 // std::shared_ptr<const ...>.
 #pragma once
 
@@ -171,11 +172,11 @@ struct NodeData {
 
 // A pod with its view. Sorts labels, annotations, node selector and
 // requests by key; a duplicate key keeps the last value.
-class PodRecord {
+class PodModel {
  public:
-  explicit PodRecord(PodData data);
-  PodRecord(const PodRecord&) = delete;
-  PodRecord& operator=(const PodRecord&) = delete;
+  explicit PodModel(PodData data);
+  PodModel(const PodModel&) = delete;
+  PodModel& operator=(const PodModel&) = delete;
 
   const schedplug_pod& view() const { return view_; }
   const PodData& data() const { return data_; }
@@ -205,12 +206,12 @@ class PodRecord {
   schedplug_pod view_{};
 };
 
-// A node with its view. Same sorting rules as PodRecord.
-class NodeRecord {
+// A node with its view. Same sorting rules as PodModel.
+class NodeModel {
  public:
-  explicit NodeRecord(NodeData data);
-  NodeRecord(const NodeRecord&) = delete;
-  NodeRecord& operator=(const NodeRecord&) = delete;
+  explicit NodeModel(NodeData data);
+  NodeModel(const NodeModel&) = delete;
+  NodeModel& operator=(const NodeModel&) = delete;
 
   const schedplug_node& view() const { return view_; }
   const NodeData& data() const { return data_; }

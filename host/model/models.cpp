@@ -1,4 +1,4 @@
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -55,7 +55,7 @@ schedplug_resource_list list_of(const std::vector<schedplug_resource>& v) {
 
 }  // namespace
 
-PodRecord::PodRecord(PodData data) : data_(std::move(data)) {
+PodModel::PodModel(PodData data) : data_(std::move(data)) {
   sort_unique_keep_last(data_.labels);
   sort_unique_keep_last(data_.annotations);
   sort_unique_keep_last(data_.node_selector);
@@ -205,7 +205,7 @@ PodRecord::PodRecord(PodData data) : data_(std::move(data)) {
   view_.pod_anti_affinity_preferred_count = pod_affinity_[3].size();
 }
 
-const schedplug_str* PodRecord::strings_of(
+const schedplug_str* PodModel::strings_of(
     const std::vector<std::string>& list) {
   if (list.empty()) return nullptr;
   std::vector<schedplug_str>& out = strings_.emplace_back();
@@ -214,7 +214,7 @@ const schedplug_str* PodRecord::strings_of(
   return out.data();
 }
 
-const schedplug_selector_requirement* PodRecord::requirements_of(
+const schedplug_selector_requirement* PodModel::requirements_of(
     const std::vector<RequirementData>& list) {
   if (list.empty()) return nullptr;
   std::vector<schedplug_selector_requirement>& out =
@@ -227,7 +227,7 @@ const schedplug_selector_requirement* PodRecord::requirements_of(
   return out.data();
 }
 
-schedplug_label_selector PodRecord::selector_of(LabelSelectorData& selector) {
+schedplug_label_selector PodModel::selector_of(LabelSelectorData& selector) {
   schedplug_label_selector out{};
   if (!selector.present) return out;
   out.present = 1;
@@ -240,7 +240,7 @@ schedplug_label_selector PodRecord::selector_of(LabelSelectorData& selector) {
   return out;
 }
 
-NodeRecord::NodeRecord(NodeData data) : data_(std::move(data)) {
+NodeModel::NodeModel(NodeData data) : data_(std::move(data)) {
   sort_unique_keep_last(data_.labels);
   sort_unique_keep_last(data_.annotations);
   sort_unique_keep_last(data_.allocatable);

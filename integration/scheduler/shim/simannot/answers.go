@@ -11,25 +11,25 @@ import (
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 )
 
-// PodRef names the pod a record is for; the patch is refused if the pod
+// PodRef names the pod a cycle's answers are for; the patch is refused if the pod
 // with that name is another one (a new uid).
 type PodRef struct {
 	Namespace, Name string
 	UID             types.UID
 }
 
-// Scores is the cycle's PreScore answer as a record reads it
+// Scores is the cycle's PreScore answer as CycleAnswers reads it
 // (cycle.Scores).
 type Scores interface {
 	Nodes() []string
 	Of(plugin string) *pb.PluginScores
 }
 
-// Record is what one scheduling cycle's native plugins answered
+// CycleAnswers is what one scheduling cycle's native plugins answered
 // kube-scheduler. Filter verdicts come from the framework's parallel
 // Filter workers and are stored without locks; the rest once per plugin.
 // The Writer reads it only after the cycle is over.
-type Record struct {
+type CycleAnswers struct {
 	pod     PodRef
 	plugins []string
 	weights map[string]int64
@@ -65,17 +65,17 @@ type filterEntry struct {
 	message string // "passed" or the rejection's message
 }
 
-// NewRecord starts the record of pod's cycle in a profile with these
+// NewCycleAnswers starts the answers of pod's cycle in a profile with these
 // native plugins (in profile order) and score weights, on a snapshot of
 // `nodes` nodes.
-func NewRecord(pod PodRef, plugins []string, weights map[string]int64, nodes int) *Record {
-	return &Record{pod: pod, plugins: plugins, weights: weights, nodes: nodes, filters: make([]filterLog, len(plugins))}
+func NewCycleAnswers(pod PodRef, plugins []string, weights map[string]int64, nodes int) *CycleAnswers {
+	return &CycleAnswers{pod: pod, plugins: plugins, weights: weights, nodes: nodes, filters: make([]filterLog, len(plugins))}
 }
 
-// Clone is the record itself: kube-scheduler's CycleState clones share it.
-func (r *Record) Clone() fwk.StateData { return r }
+// Clone is the answers themselves: kube-scheduler's CycleState clones share them.
+func (r *CycleAnswers) Clone() fwk.StateData { return r }
 
-func (r *Record) index(plugin string) int {
+func (r *CycleAnswers) index(plugin string) int {
 	for i, name := range r.plugins {
 		if name == plugin {
 			return i
@@ -85,7 +85,7 @@ func (r *Record) index(plugin string) int {
 }
 
 // Filter notes plugin's answer st on a node of the cycle's snapshot.
-func (r *Record) Filter(plugin, node string, st *fwk.Status) {
+func (r *CycleAnswers) Filter(plugin, node string, st *fwk.Status) {
 	i := r.index(plugin)
 	if i < 0 {
 		return
@@ -98,12 +98,12 @@ func (r *Record) Filter(plugin, node string, st *fwk.Status) {
 }
 
 // PreFilter notes plugin's PreFilter status.
-func (r *Record) PreFilter(plugin string, st *fwk.Status) { r.note(&r.preFilter, plugin, st) }
+func (r *CycleAnswers) PreFilter(plugin string, st *fwk.Status) { r.note(&r.preFilter, plugin, st) }
 
 // PreScore notes plugin's PreScore status.
-func (r *Record) PreScore(plugin string, st *fwk.Status) { r.note(&r.preScore, plugin, st) }
+func (r *CycleAnswers) PreScore(plugin string, st *fwk.Status) { r.note(&r.preScore, plugin, st) }
 
-func (r *Record) note(m *map[string]string, plugin string, st *fwk.Status) {
+func (r *CycleAnswers) note(m *map[string]string, plugin string, st *fwk.Status) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if *m == nil {
@@ -115,7 +115,7 @@ func (r *Record) note(m *map[string]string, plugin string, st *fwk.Status) {
 // Reserved notes the node kube-scheduler reserved for the pod and the
 // scores it ranked nodes by (nil when it did not score); false when it was
 // already noted (every native plugin's Reserve reports it).
-func (r *Record) Reserved(node string, scores Scores) bool {
+func (r *CycleAnswers) Reserved(node string, scores Scores) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.reserved {
@@ -126,14 +126,14 @@ func (r *Record) Reserved(node string, scores Scores) bool {
 }
 
 // WasReserved says whether the cycle reserved a node for the pod.
-func (r *Record) WasReserved() bool {
+func (r *CycleAnswers) WasReserved() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.reserved
 }
 
-// Pod is the pod the record is for.
-func (r *Record) Pod() PodRef { return r.pod }
+// Pod is the pod the answers are for.
+func (r *CycleAnswers) Pod() PodRef { return r.pod }
 
 // statusMessage is how the simulator's wrapper words a status: success, or
 // the status's message (which is "" for a Skip without reasons).
@@ -151,9 +151,9 @@ func filterMessage(st *fwk.Status) string {
 	return st.Message()
 }
 
-// Result is the record in the simulator's shape. Call it once the cycle
+// Result gives the answers in the simulator's shape. Call it once the cycle
 // is over.
-func (r *Record) Result() *Result {
+func (r *CycleAnswers) Result() *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := &Result{SelectedNode: r.selected, PreFilterStatus: r.preFilter, PreScore: r.preScore,
@@ -173,7 +173,7 @@ func (r *Record) Result() *Result {
 
 // addScores puts in each plugin's scores that kube-scheduler used: not
 // skipped, failed or unfinished (those left the plugin out of Score).
-func (r *Record) addScores(out *Result) {
+func (r *CycleAnswers) addScores(out *Result) {
 	nodes := r.scores.Nodes()
 	for _, plugin := range r.plugins {
 		ps := r.scores.Of(plugin)
@@ -183,7 +183,7 @@ func (r *Record) addScores(out *Result) {
 		raw := ps.GetRaw()
 		if len(raw) != len(nodes) {
 			// A host that predates raw scores: what the shim's Score
-			// returned, as the simulator's wrapper would record it.
+			// returned, as the simulator's wrapper would note it.
 			raw = ps.GetScores()
 		}
 		weight, ok := r.weights[plugin]

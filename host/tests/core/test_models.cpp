@@ -1,4 +1,4 @@
-#include "host/model/records.hpp"
+#include "host/model/models.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@ namespace {
 
 std::string str(schedplug_str s) { return std::string(s.data, s.len); }
 
-TEST(PodRecord, SortsKeyedListsAndKeepsLastDuplicate) {
+TEST(PodModel, SortsKeyedListsAndKeepsLastDuplicate) {
   PodData data;
   data.namespace_name = "team-a";
   data.name = "web-0";
@@ -18,7 +18,7 @@ TEST(PodRecord, SortsKeyedListsAndKeepsLastDuplicate) {
   data.node_selector = {{"disk", "ssd"}};
   data.tolerations = {{"gpu", "Exists", "", "NoSchedule", std::nullopt},
                       {"maint", "Equal", "yes", "NoExecute", 30}};
-  PodRecord pod(std::move(data));
+  PodModel pod(std::move(data));
   const auto& v = pod.view();
 
   EXPECT_EQ(v.struct_size, sizeof(schedplug_pod));
@@ -44,7 +44,7 @@ TEST(PodRecord, SortsKeyedListsAndKeepsLastDuplicate) {
   EXPECT_EQ(v.tolerations[1].toleration_seconds, 30);
 }
 
-TEST(NodeRecord, ViewsPointIntoTheRecord) {
+TEST(NodeModel, ViewsPointIntoTheModel) {
   NodeData data;
   data.name = "node-1";
   data.labels = {{"b", "2"}, {"a", "1"}};
@@ -52,7 +52,7 @@ TEST(NodeRecord, ViewsPointIntoTheRecord) {
   data.allocatable = {{"pods", 110}, {"cpu", 4000}, {"nvidia.com/gpu", 2}};
   data.requested = {{"cpu", 1500}};
   data.pod_count = 12;
-  NodeRecord node(std::move(data));
+  NodeModel node(std::move(data));
   const auto& v = node.view();
 
   EXPECT_EQ(v.struct_size, sizeof(schedplug_node));
@@ -68,12 +68,12 @@ TEST(NodeRecord, ViewsPointIntoTheRecord) {
   EXPECT_EQ(schedplug_resource_get(v.allocatable, "pods"), 110);
   EXPECT_EQ(schedplug_resource_get(v.requested, "cpu"), 1500);
   EXPECT_EQ(v.pod_count, 12u);
-  // The record's data is sorted too, so data() and view() agree.
+  // The model's data is sorted too, so data() and view() agree.
   EXPECT_EQ(node.data().labels.front().first, "a");
 }
 
-TEST(NodeRecord, EmptyListsAreValidViews) {
-  NodeRecord node(
+TEST(NodeModel, EmptyListsAreValidViews) {
+  NodeModel node(
       NodeData{"bare", {}, {}, {}, {}, {}, 0, false, {}, {}, {}, {}});
   EXPECT_EQ(node.view().labels.count, 0u);
   EXPECT_EQ(schedplug_kv_find(node.view().labels, "x"), nullptr);
