@@ -188,6 +188,8 @@ type fastSent struct {
 	method string
 	bytes  int
 	start  time.Time
+	// deadline is the call's (the zero time when it has none).
+	deadline time.Time
 }
 
 // send writes req; receive reads the answer. An error wrapping
@@ -216,14 +218,14 @@ func (f *fastPath) send(ctx context.Context, method string, req *pb.FastRequest)
 		}
 		return nil, f.failed(method, len(frame), 0, start, status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: writing the %s request failed after %d of %d bytes: %v", f.path, method, n, len(frame), err))
 	}
-	return &fastSent{f: f, c: c, method: method, bytes: len(frame), start: start}, nil
+	return &fastSent{f: f, c: c, method: method, bytes: len(frame), start: start, deadline: deadline}, nil
 }
 
 // receive reads the answer of a sent request (polling first: the caller
 // waits for it now), and returns the connection to the pool.
 func (p *fastSent) receive() (*pb.FastResponse, *uint64, error) {
 	f, c, method, sent, start := p.f, p.c, p.method, p.bytes, p.start
-	answer, err := c.readFrame(f.spin)
+	answer, err := c.readFrame(f.spin, p.deadline)
 	if err != nil {
 		// The host may still answer; the connection cannot be reused.
 		c.conn.Close()
@@ -265,12 +267,18 @@ func (f *fastPath) observe(method string, sent, received int, start time.Time, e
 
 // readFrame returns the next frame's body. It first polls the socket
 // without sleeping for up to `spin` (the goroutine keeps its P, so it sees
-// the answer as soon as it is there), then waits on the network poller
-// until the connection's deadline.
-func (c *fastConn) readFrame(spin time.Duration) ([]byte, error) {
+// the answer as soon as it is there), never past `deadline` (the call's;
+// the zero time for none), then waits on the network poller until the
+// connection's deadline.
+func (c *fastConn) readFrame(spin time.Duration, deadline time.Time) ([]byte, error) {
 	var n int
 	var rerr error
 	spinUntil := time.Now().Add(spin)
+	if !deadline.IsZero() && deadline.Before(spinUntil) {
+		// Polling is blind to the connection's deadline: a call with less
+		// time left than the spin would overrun it.
+		spinUntil = deadline
+	}
 	err := c.raw.Read(func(fd uintptr) bool {
 		for {
 			n, rerr = syscall.Read(int(fd), c.buf)
