@@ -11,9 +11,11 @@
 #   bash tools/dev/cycle-breakdown.sh                 # both sizes
 #   CYCLES_500=4000 CYCLES_5000=1200 bash tools/dev/cycle-breakdown.sh
 #   SIZES=500 bash tools/dev/cycle-breakdown.sh
+#   BENCH=BenchmarkCycleNoHints bash tools/dev/cycle-breakdown.sh   # the NoHints shape
 #
 # Uses the host and plugins of build/ (or $SCHEDPLUG_HOST_BIN and
-# $SCHEDPLUG_PLUGIN_DIR); writes build/cycle-breakdown/. The profiler
+# $SCHEDPLUG_PLUGIN_DIR, and $SCHEDPLUG_NO_HINTS_PLUGIN_DIR for the NoHints
+# shape); writes build/cycle-breakdown/. The profiler
 # samples at 100 Hz: a part under about 10 µs per cycle is a handful of
 # samples at the default counts, so read those as "small".
 set -euo pipefail
@@ -22,6 +24,8 @@ out=${OUT:-$root/build/cycle-breakdown}
 mkdir -p "$out"
 export SCHEDPLUG_HOST_BIN=${SCHEDPLUG_HOST_BIN:-$root/build/host/schedplug-host}
 export SCHEDPLUG_PLUGIN_DIR=${SCHEDPLUG_PLUGIN_DIR:-$root/build/plugins.d}
+export SCHEDPLUG_NO_HINTS_PLUGIN_DIR=${SCHEDPLUG_NO_HINTS_PLUGIN_DIR:-$root/build/plugins/no-hints.d}
+bench=${BENCH:-BenchmarkCycle}
 bin=$out/cyclebench.test
 (cd "$root/integration" && CGO_ENABLED=0 go test -c -o "$bin" ./scheduler/shim/cyclebench/)
 
@@ -50,13 +54,13 @@ for n in ${SIZES:-500 5000}; do
   var=CYCLES_$n
   cycles=${!var:-}
   [[ -n $cycles ]] || cycles=$((n == 500 ? 2000 : 600))
-  prof=$out/cycle-$n.prof
-  log=$out/bench-$n.txt
+  prof=$out/$bench-$n.prof
+  log=$out/$bench-$n.txt
   if ! (cd "$root/integration/scheduler/shim/cyclebench" &&
-    "$bin" -test.run '^$' -test.bench "^BenchmarkCycle/nodes=$n\$" -test.benchtime "${cycles}x" \
+    "$bin" -test.run '^$' -test.bench "^$bench/nodes=$n\$" -test.benchtime "${cycles}x" \
       -test.cpuprofile "$prof") >"$log" 2>&1; then
     tail -20 "$log"
-    echo "BenchmarkCycle failed at $n nodes: $log" >&2
+    echo "$bench failed at $n nodes: $log" >&2
     exit 1
   fi
   grep -E '^Benchmark' "$log"

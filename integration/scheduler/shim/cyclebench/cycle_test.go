@@ -3,9 +3,10 @@
 // schedplug-host) against their Go twins (testbed/twin). How to run it and
 // compare the variants: docs/performance.md, "The cycle benchmark".
 //
-// One file: BenchmarkCycle and TestCycleVariantsAgree run the same env (a
+// One file: the benchmarks and TestCycleVariantsAgree run the same env (a
 // kube-scheduler profile over fake informers, native or twin), and the test is
-// what keeps the benchmark's variants comparable.
+// what keeps the benchmark's variants comparable; the shapes they run are in
+// shapes_test.go.
 package cyclebench
 
 import (
@@ -21,9 +22,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
@@ -37,14 +35,6 @@ import (
 
 	"schedplug.dev/integration/scheduler/shim"
 	"schedplug.dev/integration/testbed/testenv"
-	"schedplug.dev/integration/testbed/twin"
-)
-
-// The sample plugins and their Go twins, as the perf suite's Mixed
-// workloads enable them (integration/testbed/perf).
-var (
-	natives = []string{"HwEncrypt", "DedicatedNodes", "NetworkLatency"}
-	twinOf  = map[string]string{"HwEncrypt": "GoHwEncrypt", "DedicatedNodes": "GoDedicatedNodes", "NetworkLatency": "GoNetworkLatency"}
 )
 
 const profileName = "default-scheduler"
@@ -56,12 +46,20 @@ const profileName = "default-scheduler"
 // template, followed by the assumption of the pod on the chosen node, on a
 // cluster of `nodes` nodes, with the in-tree default plugins plus the
 // sample plugins: native (the shim and schedplug-host) or their Go twins.
-func BenchmarkCycle(b *testing.B) {
+func BenchmarkCycle(b *testing.B) { benchmarkCycles(b, mixedShape) }
+
+// BenchmarkCycleNoHints is BenchmarkCycle in the perf suite's NoHints
+// shape: DedicatedNodes built without its hints and NetworkLatency, native
+// or as their Go twins, on nodes that all fit a pod of the default
+// template.
+func BenchmarkCycleNoHints(b *testing.B) { benchmarkCycles(b, noHintsShape) }
+
+func benchmarkCycles(b *testing.B, sh shape) {
 	for _, n := range []int{500, 5000} {
 		b.Run("nodes="+strconv.Itoa(n), func(b *testing.B) {
 			for _, v := range []string{"native", "twin"} {
 				b.Run("variant="+v, func(b *testing.B) {
-					e := envFor(b, n)[v]
+					e := envFor(b, sh, n)[v]
 					b.ReportAllocs()
 					before := e.parts(b)
 					b.ResetTimer()
@@ -96,24 +94,31 @@ func TestMain(m *testing.M) {
 
 var (
 	envsMu sync.Mutex
-	// envs: both variants of a cluster size, built together the first time
-	// either is asked for, so that both run beside the same live heap.
-	envs = map[int]map[string]*env{}
+	// envs: both variants of a shape and cluster size, built together the
+	// first time either is asked for, so that both run beside the same live
+	// heap.
+	envs = map[envKey]map[string]*env{}
 )
 
-func envFor(b *testing.B, nodes int) map[string]*env {
+type envKey struct {
+	shape string
+	nodes int
+}
+
+func envFor(b *testing.B, sh shape, nodes int) map[string]*env {
 	b.Helper()
 	envsMu.Lock()
 	defer envsMu.Unlock()
-	if vs := envs[nodes]; vs != nil {
+	k := envKey{sh.name, nodes}
+	if vs := envs[k]; vs != nil {
 		return vs
 	}
 	vs := map[string]*env{}
-	envs[nodes] = vs
+	envs[k] = vs
 	for _, v := range []string{"native", "twin"} {
-		e, err := newEnv(nodes, v == "native", nil)
+		e, err := newEnv(sh, nodes, v == "native", nil)
 		if err != nil {
-			b.Fatalf("%d nodes, %s: %v", nodes, v, err)
+			b.Fatalf("%s, %d nodes, %s: %v", sh.name, nodes, v, err)
 		}
 		vs[v] = e
 	}
@@ -128,6 +133,7 @@ type env struct {
 	fw     framework.Framework
 	snap   *internalcache.Snapshot
 	logger klog.Logger
+	shape  shape
 	// next is the index of the next pod; assumed the pods assumed on
 	// their nodes, oldest first (keepAssumed of them at most).
 	next    int
@@ -146,14 +152,14 @@ type env struct {
 // does not fill up however long the benchmark runs.
 const keepAssumed = 64
 
-// newEnv builds a variant's scheduler on `nodes` nodes; percentage, when
-// not nil, replaces percentageOfNodesToScore.
-func newEnv(nodes int, native bool, percentage *int32) (*env, error) {
+// newEnv builds a variant's scheduler for a shape on `nodes` nodes;
+// percentage, when not nil, replaces percentageOfNodesToScore.
+func newEnv(sh shape, nodes int, native bool, percentage *int32) (*env, error) {
 	dir, err := os.MkdirTemp("", "cyclebench-")
 	if err != nil {
 		return nil, err
 	}
-	e := &env{logger: klog.Background()}
+	e := &env{logger: klog.Background(), shape: sh}
 	e.stops = append(e.stops, func() { os.RemoveAll(dir) })
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.stops = append(e.stops, e.cancel)
@@ -167,7 +173,7 @@ func newEnv(nodes int, native bool, percentage *int32) (*env, error) {
 		return fail(err)
 	}
 	cfgFile := filepath.Join(dir, "scheduler-config.yaml")
-	if err := os.WriteFile(cfgFile, []byte(configText(native, latency)), 0o644); err != nil {
+	if err := os.WriteFile(cfgFile, []byte(configText(sh.natives, native, latency)), 0o644); err != nil {
 		return fail(err)
 	}
 	cfg, err := options.LoadConfigFromFile(e.logger, cfgFile)
@@ -184,7 +190,7 @@ func newEnv(nodes int, native bool, percentage *int32) (*env, error) {
 		if err != nil {
 			return fail(err)
 		}
-		pluginDir, err := testenv.PluginDir()
+		pluginDir, err := sh.pluginDir()
 		if err != nil {
 			return fail(err)
 		}
@@ -208,20 +214,20 @@ func newEnv(nodes int, native bool, percentage *int32) (*env, error) {
 			Target:     host.Address,
 			OnFastCall: e.calls.add,
 			ClientID:   fmt.Sprintf("cyclebench %d nodes", nodes),
-			Profiles:   []shim.Profile{{SchedulerName: profileName, Plugins: natives}},
+			Profiles:   []shim.Profile{{SchedulerName: profileName, Plugins: sh.natives}},
 		})
 		if err != nil {
 			return fail(err)
 		}
 		// Stopped before the host (stops run last first).
 		e.stops = append(e.stops, mgr.Close)
-		for _, n := range natives {
+		for _, n := range sh.natives {
 			registry[n] = shim.FactoryFor(func() (*shim.Manager, error) { return mgr, nil }, n)
 		}
 	} else {
-		registry[twinOf["HwEncrypt"]] = twin.NewHwEncrypt(twinOf["HwEncrypt"])
-		registry[twinOf["DedicatedNodes"]] = twin.NewDedicatedNodes(twinOf["DedicatedNodes"])
-		registry[twinOf["NetworkLatency"]] = twin.NewNetworkLatency(twinOf["NetworkLatency"])
+		for _, n := range sh.natives {
+			registry[twinOf[n]] = newTwin(n)
+		}
 	}
 
 	client := fake.NewClientset()
@@ -245,10 +251,10 @@ func newEnv(nodes int, native bool, percentage *int32) (*env, error) {
 	}
 
 	// The cluster goes into kube-scheduler's cache, not the API: nodes
-	// and one running pod on each, as the perf suite's Mixed workloads
-	// create them.
+	// and one running pod on each, as the perf suite's workloads create
+	// them.
 	for i := 0; i < nodes; i++ {
-		node := makeNode(i, nodes)
+		node := sh.node(i, nodes)
 		e.sched.Cache.AddNode(e.logger, node)
 		p := makePod(fmt.Sprintf("init-%d", i), -1)
 		p.Spec.NodeName = node.Name
@@ -282,7 +288,7 @@ func (e *env) cycle(b *testing.B) {
 // the assumption (no Reserve, Permit or binding): the queue's Add and
 // Pop, UpdateSnapshot, SchedulePod, AssumePod.
 func (e *env) run() (scheduler.ScheduleResult, error) {
-	pod := makePod(fmt.Sprintf("pod-mixed-%d", e.next), e.next)
+	pod := e.shape.pod(e.next)
 	e.next++
 	// Through the scheduling queue, as kube-scheduler's informer handler
 	// and ScheduleOne do: it signs the pod and counts the cycle.
@@ -324,7 +330,7 @@ func (e *env) run() (scheduler.ScheduleResult, error) {
 // configText is the scheduler configuration of a variant: the default
 // profile with the sample plugins (native, read by kube-scheduler and the
 // host) or their twins added.
-func configText(native bool, latencyFile string) string {
+func configText(natives []string, native bool, latencyFile string) string {
 	var s strings.Builder
 	s.WriteString(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -364,79 +370,21 @@ profiles:
 	return s.String()
 }
 
-// latencyText lists every seventh node with its own latency; the others
-// get NetworkLatency's default.
-func latencyText(nodes int) string {
-	var s strings.Builder
-	for i := 0; i < nodes; i += 7 {
-		fmt.Fprintf(&s, "%s %d\n", nodeName(i), 1+i%90)
-	}
-	return s.String()
-}
-
-func nodeName(i int) string { return fmt.Sprintf("node-%05d", i) }
-
-// makeNode is node i of n as the Mixed workloads create it: the last tenth
-// dedicated (and with hardware encryption), the others with hardware
-// encryption every other node; 4 cpu, 32Gi, 110 pods.
-func makeNode(i, n int) *v1.Node {
-	dedicated := n / 10
-	labels := map[string]string{v1.LabelHostname: nodeName(i)}
-	if i >= n-dedicated {
-		labels[twin.DefaultDedicatedLabel] = "true"
-		labels[twin.DefaultHwLabel] = "true"
-	} else {
-		labels[twin.DefaultHwLabel] = strconv.FormatBool(i%2 == 0)
-	}
-	capacity := v1.ResourceList{
-		v1.ResourcePods:   resource.MustParse("110"),
-		v1.ResourceCPU:    resource.MustParse("4"),
-		v1.ResourceMemory: resource.MustParse("32Gi"),
-	}
-	return &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: nodeName(i), UID: types.UID("uid-" + nodeName(i)), Labels: labels},
-		Status: v1.NodeStatus{
-			Capacity: capacity, Allocatable: capacity,
-			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
-			Phase:      v1.NodeRunning,
-		},
-	}
-}
-
-// makePod is the perf suite's pod-mixed template for index (every third
-// pod requires hardware encryption, every fifth may run on dedicated
-// nodes); index < 0 is its pod-default (100m, 500Mi, no annotations).
-func makePod(name string, index int) *v1.Pod {
-	ann := map[string]string{}
-	if index >= 0 {
-		ann["perf.schedplug.io/index"] = strconv.Itoa(index)
-		if index%3 == 0 {
-			ann[twin.DefaultHwAnnotation] = "true"
-		}
-		if index%5 == 0 {
-			ann[twin.DefaultDedicatedAnnotation] = "true"
-		}
-	}
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "measure", Name: name, UID: types.UID("uid-" + name), Annotations: ann},
-		Spec: v1.PodSpec{
-			SchedulerName: profileName,
-			Containers: []v1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10.2", Resources: v1.ResourceRequirements{
-				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("500Mi")},
-			}}},
-		},
-	}
-}
-
-// TestCycleVariantsAgree runs a few cycles of each variant on a small
-// cluster, every node evaluated: the benchmark's setup works, and native
-// and twin find the same number of feasible nodes for the same pods.
+// TestCycleVariantsAgree runs a few cycles of each variant of each shape on
+// a small cluster, every node evaluated: the benchmarks' setup works, and
+// native and twin find the same number of feasible nodes for the same pods.
 func TestCycleVariantsAgree(t *testing.T) {
+	for _, sh := range []shape{mixedShape, noHintsShape} {
+		t.Run(sh.name, func(t *testing.T) { testVariantsAgree(t, sh) })
+	}
+}
+
+func testVariantsAgree(t *testing.T, sh shape) {
 	const nodes, pods = 200, 30
 	var results [2][]scheduler.ScheduleResult
 	for k, native := range []bool{true, false} {
 		all := int32(100)
-		e, err := newEnv(nodes, native, &all)
+		e, err := newEnv(sh, nodes, native, &all)
 		if err != nil {
 			t.Fatalf("native %v: %v", native, err)
 		}
@@ -455,7 +403,11 @@ func TestCycleVariantsAgree(t *testing.T) {
 			t.Errorf("pod %d: native found %d feasible of %d evaluated nodes, twin %d of %d", i, n.FeasibleNodes, n.EvaluatedNodes, g.FeasibleNodes, g.EvaluatedNodes)
 		}
 	}
-	if f := results[0][len(results[0])-1].FeasibleNodes; f == 0 || f == nodes {
+	f := results[0][len(results[0])-1].FeasibleNodes
+	switch {
+	case sh.filters && (f == 0 || f == nodes):
 		t.Errorf("the last pod had %d feasible nodes of %d: the plugins filter nothing or everything", f, nodes)
+	case !sh.filters && f != nodes:
+		t.Errorf("the last pod had %d feasible nodes of %d: every node should fit it", f, nodes)
 	}
 }
