@@ -259,11 +259,20 @@ func (s *suite) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error)
 		return nil, err
 	}
 	st.wire = newWireStats()
+	// SCHEDPLUG_FAST_PATH_SPIN, as kube-scheduler reads it, compares the
+	// fast path's polling budgets.
+	fromEnv, err := shim.ConfigFromEnv()
+	if err != nil {
+		host.Stop(5 * time.Second)
+		os.RemoveAll(sockDir)
+		return nil, err
+	}
 	mgr, err := shim.NewManager(shim.Config{
-		Target:      host.Address,
-		ClientID:    "scheduler_perf " + st.ID,
-		Profiles:    []shim.Profile{{SchedulerName: "default-scheduler", Plugins: st.shape.plugins}},
-		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(st.wire)},
+		FastPathSpin: fromEnv.FastPathSpin,
+		Target:       host.Address,
+		ClientID:     "scheduler_perf " + st.ID,
+		Profiles:     []shim.Profile{{SchedulerName: "default-scheduler", Plugins: st.shape.plugins}},
+		DialOptions:  []grpc.DialOption{grpc.WithStatsHandler(st.wire)},
 		// The fast path's calls bypass gRPC's stats handler.
 		OnFastCall:           st.wire.fastCall,
 		DisableFastPath:      st.Variant == VariantNativeGRPC,

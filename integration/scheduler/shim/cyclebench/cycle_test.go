@@ -210,11 +210,18 @@ func newEnv(sh shape, nodes int, native bool, percentage *int32) (*env, error) {
 		}
 		e.stops = append(e.stops, func() { host.Stop(10 * time.Second) })
 		e.host = host
+		// SCHEDPLUG_FAST_PATH_SPIN, as kube-scheduler reads it, compares
+		// the fast path's polling budgets.
+		fromEnv, err := shim.ConfigFromEnv()
+		if err != nil {
+			return fail(err)
+		}
 		mgr, err := shim.NewManager(shim.Config{
-			Target:     host.Address,
-			OnFastCall: e.calls.add,
-			ClientID:   fmt.Sprintf("cyclebench %d nodes", nodes),
-			Profiles:   []shim.Profile{{SchedulerName: profileName, Plugins: sh.natives}},
+			Target:       host.Address,
+			OnFastCall:   e.calls.add,
+			FastPathSpin: fromEnv.FastPathSpin,
+			ClientID:     fmt.Sprintf("cyclebench %d nodes", nodes),
+			Profiles:     []shim.Profile{{SchedulerName: profileName, Plugins: sh.natives}},
 		})
 		if err != nil {
 			return fail(err)
