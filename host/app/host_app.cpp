@@ -320,8 +320,10 @@ std::unique_ptr<HostApp> HostApp::start(const HostOptions& options,
           kFastPathMaxConnections);
       FastPathServer* fast = app->fast_server_.get();
       app->fast_listener_->start([fast](int fd) { fast->serve(fd); });
-      spdlog::info("fast path for PreFilter, FilterNodes and PreScore on {}",
-                   app->fast_socket_path_.string());
+      spdlog::info(
+          "fast path for PreFilter, FilterNodes, PreScore, NoteCycles, "
+          "Reserve, Unreserve and Permit on {}",
+          app->fast_socket_path_.string());
     }
   } else if (selected_port > 0) {
     // "host:0" asks for any port; tell clients the real one.

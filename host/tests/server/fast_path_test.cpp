@@ -3,14 +3,11 @@
 // stopping the host.
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstring>
-#include <optional>
 #include <string>
 #include <thread>
 
@@ -23,67 +20,6 @@ namespace schedplug::host::testing {
 namespace {
 
 using grpc::StatusCode;
-
-// A client of the fast-path socket that writes frames as the shim does.
-class FastClient {
- public:
-  explicit FastClient(const std::filesystem::path& socket) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, socket.c_str(), sizeof(addr.sun_path) - 1);
-    connected_ =
-        ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    timeval tv{.tv_sec = 10, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  }
-  ~FastClient() { ::close(fd_); }
-  bool connected() const { return connected_; }
-
-  bool send_frame(const std::string& body,
-                  std::optional<uint32_t> length = {}) {
-    const uint32_t n = length.value_or(static_cast<uint32_t>(body.size()));
-    std::string frame(4, '\0');
-    for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>(n >> (8 * i));
-    frame += body;
-    return ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(frame.size());
-  }
-  // The next answer, or nothing when the host closed the connection.
-  std::optional<v1::FastResponse> receive() {
-    unsigned char header[4];
-    if (!read_full(reinterpret_cast<char*>(header), 4)) return std::nullopt;
-    const uint32_t n = uint32_t{header[0]} | uint32_t{header[1]} << 8 |
-                       uint32_t{header[2]} << 16 | uint32_t{header[3]} << 24;
-    std::string body(n, '\0');
-    if (!read_full(body.data(), n)) return std::nullopt;
-    v1::FastResponse response;
-    if (!response.ParseFromString(body)) return std::nullopt;
-    return response;
-  }
-  std::optional<v1::FastResponse> call(const v1::FastRequest& request) {
-    if (!send_frame(request.SerializeAsString())) return std::nullopt;
-    return receive();
-  }
-  // True when the host closed the connection (read returns end of stream).
-  bool closed_by_host() {
-    char c;
-    return ::recv(fd_, &c, 1, 0) == 0;
-  }
-
- private:
-  bool read_full(char* data, size_t n) {
-    while (n > 0) {
-      const ssize_t got = ::recv(fd_, data, n, 0);
-      if (got <= 0) return false;
-      data += got;
-      n -= static_cast<size_t>(got);
-    }
-    return true;
-  }
-  int fd_ = -1;
-  bool connected_ = false;
-};
 
 class FastPath : public ::testing::Test {
  protected:

@@ -12,6 +12,8 @@
 #include <thread>
 #include <tuple>
 
+#include <google/protobuf/util/message_differencer.h>
+
 #include "host/loader/plugin_library.hpp"
 #include "host/pipeline/call_context.hpp"
 #include "test_support.hpp"
@@ -454,6 +456,94 @@ TEST_F(Hooks, AWaitingPodIsForgottenOnUnreserveAndUnheardWithoutAWatch) {
   Watch watch(stub(), handshake_.session_id());
   permit(at(pod("w3", {{"allow-HookA", "w1"}}), "n1"));
   EXPECT_THAT(calls(), ::testing::Contains("HookA allow w1 5"));
+}
+
+// Reserve, Unreserve and Permit on the fast-path socket: the answers the
+// same calls get over gRPC, errors as codes with gRPC's messages, and the
+// request's timeout_micros as the call's deadline.
+TEST_F(Hooks, ReserveUnreserveAndPermitAnswerOnTheFastPathAsOverGrpc) {
+  ASSERT_TRUE(handshake_.fast_hooks());
+  ASSERT_FALSE(handshake_.fast_path_socket().empty());
+  FastClient client(host_->dir() / handshake_.fast_path_socket());
+  ASSERT_TRUE(client.connected());
+  const auto fast = [&](auto set, const v1::PodAtNodeRequest& r,
+                        int64_t timeout_micros = 5'000'000) {
+    v1::FastRequest request;
+    *(request.*set)() = r;
+    request.set_timeout_micros(timeout_micros);
+    std::optional<v1::FastResponse> answer = client.call(request);
+    EXPECT_TRUE(answer.has_value());
+    return answer.value_or(v1::FastResponse());
+  };
+  const auto same = [](const google::protobuf::Message& grpc_answer,
+                       const google::protobuf::Message& fast_answer) {
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(grpc_answer,
+                                                                   fast_answer))
+        << grpc_answer.ShortDebugString() << "\nvs\n"
+        << fast_answer.ShortDebugString();
+  };
+
+  // Reserve, reserved and refused by a plugin.
+  for (const v1::Pod& p : {pod("u1"), pod("u2", {{"fail-HookB", "reserve"}})}) {
+    const v1::FastResponse answer =
+        fast(&v1::FastRequest::mutable_reserve, at(p, "n1"));
+    ASSERT_EQ(answer.code(), 0) << answer.message();
+    ASSERT_TRUE(answer.has_reserve());
+    same(reserve(at(p, "n1")), answer.reserve());
+  }
+  const v1::FastResponse refused =
+      fast(&v1::FastRequest::mutable_reserve,
+           at(pod("u2", {{"fail-HookB", "reserve"}}), "n1"));
+  EXPECT_EQ(refused.reserve().failed().plugin(), "HookB");
+  EXPECT_EQ(refused.reserve().failed().reason(), "HookB refuses reserve");
+  calls();
+
+  // Unreserve, every plugin in reverse order.
+  const v1::FastResponse unreserved =
+      fast(&v1::FastRequest::mutable_unreserve, at(pod("u1"), "n1"));
+  ASSERT_EQ(unreserved.code(), 0) << unreserved.message();
+  ASSERT_TRUE(unreserved.has_unreserve());
+  EXPECT_EQ(calls(),
+            (Strings{"HookB unreserve u1 n1 z1", "HookA unreserve u1 n1 z1"}));
+  same(unreserve(at(pod("u1"), "n1")), unreserved.unreserve());
+
+  // Permit, a wait and a rejection.
+  for (const v1::Pod& p : {pod("w1", {{"wait-HookA", "60000"}}),
+                           pod("u3", {{"fail-HookA", "permit"}})}) {
+    const v1::FastResponse answer =
+        fast(&v1::FastRequest::mutable_permit, at(p, "n1"));
+    ASSERT_EQ(answer.code(), 0) << answer.message();
+    ASSERT_TRUE(answer.has_permit());
+    same(permit(at(p, "n1")), answer.permit());
+  }
+
+  // Errors: the code and message of the same call over gRPC, no answer.
+  v1::PodAtNodeRequest lost = at(pod("u4"), "n1");
+  lost.set_session_id("no-such-session");
+  v1::PodAtNodeRequest invalid = at(pod("u4"), "n1", {"HookA", "Missing"});
+  for (const v1::PodAtNodeRequest& r : {lost, invalid}) {
+    v1::ReserveResponse ignored;
+    grpc::ClientContext c;
+    const grpc::Status over_grpc = stub().Reserve(&c, r, &ignored);
+    ASSERT_FALSE(over_grpc.ok());
+    const v1::FastResponse answer = fast(&v1::FastRequest::mutable_reserve, r);
+    EXPECT_EQ(answer.code(), static_cast<int>(over_grpc.error_code()));
+    EXPECT_EQ(answer.message(), over_grpc.error_message());
+    EXPECT_FALSE(answer.has_reserve());
+  }
+  calls();
+
+  // The deadline: HookA (no timeout of its own) sleeps 100 ms, past the
+  // call's 30 ms, and HookB after it, whose own timeout has not run out,
+  // is not called.
+  const v1::FastResponse late =
+      fast(&v1::FastRequest::mutable_reserve,
+           at(pod("u5", {{"sleep-HookA", "100"}}), "n1"), 30'000);
+  ASSERT_EQ(late.code(), 0) << late.message();
+  EXPECT_EQ(late.reserve().failed().plugin(), "HookB");
+  EXPECT_THAT(late.reserve().failed().reason(),
+              ::testing::HasSubstr("the call's time ran out"));
+  EXPECT_EQ(calls(), (Strings{"HookA reserve u5 n1 z1"}));
 }
 
 // A v1.5-sized descriptor: the hooks set past its end are not read.

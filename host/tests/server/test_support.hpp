@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -92,6 +93,30 @@ class RunningHost {
   std::unique_ptr<HostApp> app_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Host::Stub> stub_;
+};
+
+// A client of a host's fast-path socket that writes frames as the shim
+// does.
+class FastClient {
+ public:
+  explicit FastClient(const std::filesystem::path& socket);
+  ~FastClient();
+  FastClient(const FastClient&) = delete;
+  FastClient& operator=(const FastClient&) = delete;
+  bool connected() const { return connected_; }
+
+  // One frame of `body`, its length header `length` when given.
+  bool send_frame(const std::string& body, std::optional<uint32_t> length = {});
+  // The next answer, or nothing when the host closed the connection.
+  std::optional<v1::FastResponse> receive();
+  std::optional<v1::FastResponse> call(const v1::FastRequest& request);
+  // True when the host closed the connection (read returns end of stream).
+  bool closed_by_host();
+
+ private:
+  bool read_full(char* data, size_t n);
+  int fd_ = -1;
+  bool connected_ = false;
 };
 
 // Random nodes and pods shaped like a real cluster: 20 labels per node

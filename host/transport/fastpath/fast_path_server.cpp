@@ -113,11 +113,23 @@ void dispatch(CallPipeline& pipeline, const v1::FastRequest& request,
       status = pipeline.note_cycles(context, request.notes(),
                                     *response.mutable_notes());
       break;
+    case v1::FastRequest::kReserve:
+      status = pipeline.reserve(context, request.reserve(),
+                                *response.mutable_reserve());
+      break;
+    case v1::FastRequest::kUnreserve:
+      status = pipeline.unreserve(context, request.unreserve(),
+                                  *response.mutable_unreserve());
+      break;
+    case v1::FastRequest::kPermit:
+      status = pipeline.permit(context, request.permit(),
+                               *response.mutable_permit());
+      break;
     default:
       set_error(response, grpc::StatusCode::INVALID_ARGUMENT,
                 "fast path: the request names no call (pre_filter, "
-                "filter_nodes, pre_score or notes); use a shim from the same "
-                "schedplug release");
+                "filter_nodes, pre_score, notes, reserve, unreserve or "
+                "permit); use a shim from the same schedplug release");
       return;
   }
   if (!status.ok()) {

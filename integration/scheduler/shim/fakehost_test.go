@@ -47,8 +47,8 @@ import (
 // Like the real host it reports its table version in the trailer
 // "schedplug-table-version" of every PreFilter that reached the table, and
 // it offers its fast-path socket (host.sock.fast), which answers PreFilter
-// and PreScore with the same handlers; fastFault breaks that socket on
-// purpose.
+// and PreScore (and Reserve, Unreserve and Permit: fastHooks) with the same
+// handlers; fastFault breaks that socket on purpose.
 type fakeHost struct {
 	pb.UnimplementedHostServer
 
@@ -98,6 +98,9 @@ type fakeHost struct {
 	// go into `placed` too); notesErr, when set, is its answer.
 	cycleNotes bool
 	notesErr   error
+	// fastHooks: the Handshake offers Reserve, Unreserve and Permit on the
+	// fast path.
+	fastHooks bool
 	// fastFault, when set, is what the fast-path socket does with the next
 	// requests instead of answering: "drop" closes the connection after
 	// reading the request, "hang" never answers, "garbage" answers bytes
@@ -302,6 +305,21 @@ func (h *fakeHost) serveFast(c net.Conn) {
 			if a, err = h.NoteCycles(ctx, call.Notes); err == nil {
 				resp.Answer = &pb.FastResponse_Notes{Notes: a}
 			}
+		case *pb.FastRequest_Reserve:
+			var a *pb.ReserveResponse
+			if a, err = h.Reserve(ctx, call.Reserve); err == nil {
+				resp.Answer = &pb.FastResponse_Reserve{Reserve: a}
+			}
+		case *pb.FastRequest_Unreserve:
+			var a *pb.UnreserveResponse
+			if a, err = h.Unreserve(ctx, call.Unreserve); err == nil {
+				resp.Answer = &pb.FastResponse_Unreserve{Unreserve: a}
+			}
+		case *pb.FastRequest_Permit:
+			var a *pb.PermitResponse
+			if a, err = h.Permit(ctx, call.Permit); err == nil {
+				resp.Answer = &pb.FastResponse_Permit{Permit: a}
+			}
 		default:
 			err = status.Error(codes.InvalidArgument, "no call")
 		}
@@ -395,6 +413,7 @@ func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.H
 	resp.PreScoreDelta = !h.noPreScoreDelta
 	resp.ScoresAhead = h.scoresAhead
 	resp.CycleNotes = h.cycleNotes
+	resp.FastHooks = h.fastHooks
 	return resp, nil
 }
 

@@ -2,6 +2,8 @@ package shim
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +175,108 @@ func TestFastPathFaultsApplyTheFailurePolicyAndRecover(t *testing.T) {
 				t.Fatalf("Filter after the fault: %v %q, want the host's verdict on the changed node", st.Code(), st.Message())
 			}
 		})
+	}
+}
+
+// hookFastCounts are the fast-path calls and fallbacks of the hooks, by
+// method.
+func hookFastCounts(t *testing.T) (calls, fallbacks map[string]float64) {
+	t.Helper()
+	calls, fallbacks = map[string]float64{}, map[string]float64{}
+	for _, m := range []string{"Reserve", "Unreserve", "Permit", "PreBind"} {
+		calls[m], fallbacks[m] = fastCounts(t, m)
+	}
+	return calls, fallbacks
+}
+
+func movedBy(before, after map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for m, v := range after {
+		if d := v - before[m]; d != 0 {
+			out[m] = d
+		}
+	}
+	return out
+}
+
+func TestFastPathCarriesReserveUnreserveAndPermitWhenTheHostTakesThem(t *testing.T) {
+	infos := []*pb.PluginInfo{hookedPlugin("DeviceShare")}
+	want := []string{"Reserve DeviceShare", "Permit DeviceShare", "PreBind DeviceShare", "Unreserve DeviceShare", "Reserve DeviceShare"}
+	for _, tc := range []struct {
+		name      string
+		fastHooks bool
+		// fast: frames on the fast-path socket (PreFilter's included).
+		fast    int
+		counted map[string]float64
+	}{
+		{"host takes them", true, 5, map[string]float64{"Reserve": 2, "Unreserve": 1, "Permit": 1}},
+		{"host predates them", false, 1, map[string]float64{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			host := newFakeHost(t, infos...)
+			host.fastHooks = tc.fastHooks
+			pod := testPod("gpu-job", nil)
+			e := newHookEnvOn(t, host, infos, nil, pod)
+			before, _ := hookFastCounts(t)
+			state := framework.NewCycleState()
+			e.preFilter(state, pod, asList(testNode("n1", nil, 0)))
+			if st := e.reserve(state, pod, "n1")["DeviceShare"]; !st.IsSuccess() {
+				t.Fatalf("Reserve: %v", st)
+			}
+			if a := e.permit(state, pod, "n1")["DeviceShare"]; !a.st.IsSuccess() {
+				t.Fatalf("Permit: %v", a.st)
+			}
+			if st := e.preBind(state, pod, "n1")["DeviceShare"]; !st.IsSuccess() {
+				t.Fatalf("PreBind: %v", st)
+			}
+			e.unreserve(state, pod, "n1")
+			// A plugin's refusal reads the same on either path.
+			refused := testPod("other", map[string]string{"reservefail-DeviceShare": ""})
+			if st := e.reserve(framework.NewCycleState(), refused, "n1")["DeviceShare"]; st.Code() != fwk.Unschedulable || st.Message() != "no devices left on n1" {
+				t.Fatalf("a refused Reserve: %v %q, want Unschedulable with the plugin's reason", st.Code(), st.Message())
+			}
+
+			if got := hookMethods(host.hookCalls()); !slices.Equal(got, want) {
+				t.Fatalf("hook calls %q, want %q", got, want)
+			}
+			if n := host.count("fast"); n != tc.fast {
+				t.Fatalf("%d calls on the fast-path socket, want %d", n, tc.fast)
+			}
+			after, _ := hookFastCounts(t)
+			if got := movedBy(before, after); !maps.Equal(got, tc.counted) {
+				t.Fatalf("fast_path_calls_total moved by %v, want %v", got, tc.counted)
+			}
+		})
+	}
+}
+
+// A fast-path connection the host closes without answering (a host that
+// refused the connection or is stopping never ran the call): the Unreserve
+// goes over gRPC and what Reserve took is released.
+func TestUnreserveIsNotLostWhenTheHostDropsTheFastPathCall(t *testing.T) {
+	infos := []*pb.PluginInfo{hookedPlugin("DeviceShare")}
+	host := newFakeHost(t, infos...)
+	host.fastHooks = true
+	pod := testPod("gpu-job", nil)
+	e := newHookEnvOn(t, host, infos, nil, pod)
+	state := framework.NewCycleState()
+	if st := e.reserve(state, pod, "n1")["DeviceShare"]; !st.IsSuccess() {
+		t.Fatalf("Reserve: %v", st)
+	}
+	_, fallbacksBefore := hookFastCounts(t)
+	host.setFastFault("drop")
+	e.unreserve(state, pod, "n1")
+	host.setFastFault("")
+
+	want := []string{"Reserve DeviceShare", "Unreserve DeviceShare"}
+	if got := hookMethods(host.hookCalls()); !slices.Equal(got, want) {
+		t.Fatalf("hook calls %q, want %q (the dropped Unreserve made again over gRPC)", got, want)
+	}
+	if n := host.count("Unreserve"); n != 1 {
+		t.Fatalf("the host ran Unreserve %d times, want 1", n)
+	}
+	_, fallbacks := hookFastCounts(t)
+	if got := movedBy(fallbacksBefore, fallbacks); !maps.Equal(got, map[string]float64{"Unreserve": 1}) {
+		t.Fatalf("fast_path_fallbacks_total moved by %v, want Unreserve 1", got)
 	}
 }

@@ -97,7 +97,12 @@ type hookEnv struct {
 
 func newHookEnv(t testing.TB, infos []*pb.PluginInfo, args map[string]string, objects ...runtime.Object) *hookEnv {
 	t.Helper()
-	host := newFakeHost(t, infos...)
+	return newHookEnvOn(t, newFakeHost(t, infos...), infos, args, objects...)
+}
+
+// newHookEnvOn is newHookEnv on a fake host set up by the caller.
+func newHookEnvOn(t testing.TB, host *fakeHost, infos []*pb.PluginInfo, args map[string]string, objects ...runtime.Object) *hookEnv {
+	t.Helper()
 	e := &hookEnv{host: host, mgr: newTestManager(t, host.target(), infos), client: fake.NewClientset(objects...), plugins: map[string]fwk.Plugin{}}
 	e.handle = &hookHandle{fakeHandle: &fakeHandle{}, client: e.client, waiting: map[types.UID]*fakeWaitingPod{}}
 	for _, info := range infos {

@@ -100,12 +100,16 @@ type snapshot struct {
 	// ahead is schedplug_shim_scores_ahead_total by outcome: cycles whose
 	// scores came ahead ("used") or that asked PreScore after all, and why.
 	ahead map[string]float64
+	// fast is schedplug_shim_fast_path_calls_total by method: the calls
+	// made over the host's fast-path socket.
+	fast map[string]float64
 }
 
 func takeSnapshot(w *wireStats, hostPid int) snapshot {
 	s := snapshot{at: time.Now(), procCPU: selfCPU(), gcCPU: selfGCCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
 		batch: counterByLabel("scheduler_batch_attempts_total", "result"), reuse: verdictReuse(),
-		ahead: counterByLabel("schedplug_shim_scores_ahead_total", "outcome"), annotations: readAnnotationCounters()}
+		ahead: counterByLabel("schedplug_shim_scores_ahead_total", "outcome"), annotations: readAnnotationCounters(),
+		fast: counterByLabel("schedplug_shim_fast_path_calls_total", "method")}
 	if hostPid > 0 {
 		s.hostCPU, _ = procCPU(hostPid)
 	}

@@ -239,10 +239,11 @@ func ownsDevices(sh shape) bool { return sh.build == deviceShareBuild }
 // its twins only: its default, gRPC and extender runs would repeat Basic's
 // and Mixed's. So does the devices workload: an HTTP extender has no
 // Reserve, Unreserve or PreBind (only its bind verb could write the
-// devices, taking the binding from kube-scheduler), the fast path carries
-// only PreFilter and PreScore, which Mixed's gRPC runs already compare,
-// and the default plugins alone would bind the pods without the patch, so
-// that the difference to the twin mixes the Go plugin with its write.
+// devices, taking the binding from kube-scheduler), the fast path's gain
+// over gRPC (it carries PreFilter, PreScore and Reserve here) is what
+// Mixed's gRPC runs already compare, and the default plugins alone would
+// bind the pods without the patch, so that the difference to the twin
+// mixes the Go plugin with its write.
 func runsVariant(sh shape, variant string) bool {
 	if sh.build == noHintsBuild || ownsDevices(sh) {
 		return variant == VariantTwin || isNative(variant) && variant != VariantNativeGRPC

@@ -167,7 +167,8 @@ func TestSchedulerPerfShort(t *testing.T) {
 // checkDeviceRun: every measured pod of a devices run is bound with its
 // devices written, none shared on a node; a native run calls Reserve and
 // PreBind once per pod (with their round-trip times) and Unreserve never,
-// nothing failing.
+// nothing failing, Reserve over the fast path (it runs in the scheduling
+// cycle) and PreBind over gRPC (on the binding goroutines).
 func checkDeviceRun(t *testing.T, r result) {
 	t.Helper()
 	if r.Devices == nil || r.Devices.Assigned != r.MeasuredPods || len(r.Devices.Problems) > 0 {
@@ -182,6 +183,9 @@ func checkDeviceRun(t *testing.T, r result) {
 	}
 	if r.RPCWallMs["Reserve"] <= 0 || r.RPCWallMs["PreBind"] <= 0 {
 		t.Errorf("%s: no round-trip time of Reserve or PreBind: %v", r.ID, r.RPCWallMs)
+	}
+	if fast := r.FastPathCallsPerPodByMethod; r.Variant != VariantNativeGRPC && (!aboutOnePerPod(fast["Reserve"], r.MeasuredPods) || fast["PreBind"] != 0) {
+		t.Errorf("%s: %.3f Reserve and %.3f PreBind calls per pod over the fast path, want 1 and 0: %v", r.ID, fast["Reserve"], fast["PreBind"], fast)
 	}
 }
 

@@ -478,6 +478,10 @@ type result struct {
 	// ScoresAhead is the shim's scores ahead per measured pod by outcome:
 	// "used" (no PreScore call), else why the cycle asked PreScore.
 	ScoresAhead map[string]float64 `json:"scoresAheadPerPod,omitempty"`
+	// FastPathCallsPerPodByMethod are the calls per measured pod that went
+	// over the host's fast-path socket (the rest of RPCsPerPodByMethod went
+	// over gRPC).
+	FastPathCallsPerPodByMethod map[string]float64 `json:"fastPathCallsPerPodByMethod,omitempty"`
 	// Devices is the devices workloads' check of the measured pods'
 	// assignments, read after the window.
 	Devices  *deviceCheck `json:"devices,omitempty"`
@@ -526,6 +530,7 @@ func (s *suite) results() []result {
 			if isNative(st.Variant) {
 				res.VerdictReuse = perPod(st.start.reuse, st.end.reuse, n)
 				res.ScoresAhead = perPod(st.start.ahead, st.end.ahead, n)
+				res.FastPathCallsPerPodByMethod = perPod(st.start.fast, st.end.fast, n)
 				res.SimulatorAnnotations = st.end.annotations.since(st.start.annotations, n)
 				res.HostCPUMsPerPod = float64((st.end.hostCPU - st.start.hostCPU).Microseconds()) / 1000 / n
 				res.HostPeakRSSMB = float64(st.hostHWMKB) / 1024

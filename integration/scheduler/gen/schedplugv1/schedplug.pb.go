@@ -51,7 +51,11 @@
 // answer itself, instead of handing both to gRPC's own goroutines, which on
 // a busy scheduler wait for a free thread. The calls, their errors and the
 // table-version trailer mean the same on both; the shim falls back to gRPC
-// whenever the fast socket cannot be reached. NoteCycles goes there too.
+// whenever the fast socket cannot be reached. NoteCycles goes there too,
+// and so do Reserve, Unreserve and Permit (HandshakeResponse.fast_hooks),
+// which kube-scheduler runs inside the scheduling cycle. PreBind (on the
+// binding goroutines) and PreEnqueue (in the queue) stay on gRPC: neither
+// holds up the next cycle.
 //
 // Errors are gRPC statuses with a message a person can act on:
 //   FAILED_PRECONDITION  unknown session, or a delta that does not apply to
@@ -549,8 +553,9 @@ type HandshakeResponse struct {
 	Data uint64 `protobuf:"varint,5,opt,name=data,proto3" json:"data,omitempty"`
 	// The fast-path socket: a file name in the directory of the socket this
 	// Handshake came through (empty: the host offers no fast path, e.g. on
-	// TCP or with --fast-path=false). The session's PreFilter and PreScore
-	// calls may be sent there as FastRequest frames.
+	// TCP or with --fast-path=false). The session's PreFilter, FilterNodes,
+	// PreScore and NoteCycles calls (and Reserve, Unreserve and Permit:
+	// fast_hooks) may be sent there as FastRequest frames.
 	FastPathSocket string `protobuf:"bytes,6,opt,name=fast_path_socket,json=fastPathSocket,proto3" json:"fast_path_socket,omitempty"`
 	// The host that opened the session; every answer of the session carries
 	// its identity then (PreFilterResponse.identity, ...).
@@ -570,7 +575,11 @@ type HandshakeResponse struct {
 	// kube-scheduler decides it. A host that predates it leaves it false,
 	// and the shim sends the same Placements with its next PreFilter or
 	// PreScore, as before.
-	CycleNotes    bool `protobuf:"varint,10,opt,name=cycle_notes,json=cycleNotes,proto3" json:"cycle_notes,omitempty"`
+	CycleNotes bool `protobuf:"varint,10,opt,name=cycle_notes,json=cycleNotes,proto3" json:"cycle_notes,omitempty"`
+	// True: the host takes FastRequest.reserve, unreserve and permit on the
+	// fast path. A host that predates it leaves it false, and the shim makes
+	// those calls over gRPC, as before.
+	FastHooks     bool `protobuf:"varint,11,opt,name=fast_hooks,json=fastHooks,proto3" json:"fast_hooks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -671,6 +680,13 @@ func (x *HandshakeResponse) GetScoresAhead() bool {
 func (x *HandshakeResponse) GetCycleNotes() bool {
 	if x != nil {
 		return x.CycleNotes
+	}
+	return false
+}
+
+func (x *HandshakeResponse) GetFastHooks() bool {
+	if x != nil {
+		return x.FastHooks
 	}
 	return false
 }
@@ -4893,6 +4909,9 @@ type FastRequest struct {
 	//	*FastRequest_PreScore
 	//	*FastRequest_FilterNodes
 	//	*FastRequest_Notes
+	//	*FastRequest_Reserve
+	//	*FastRequest_Unreserve
+	//	*FastRequest_Permit
 	Call isFastRequest_Call `protobuf_oneof:"call"`
 	// What gRPC's deadline is on the other path: the time left for the call,
 	// in microseconds, when it was sent (0: no deadline).
@@ -4974,6 +4993,33 @@ func (x *FastRequest) GetNotes() *CycleNotes {
 	return nil
 }
 
+func (x *FastRequest) GetReserve() *PodAtNodeRequest {
+	if x != nil {
+		if x, ok := x.Call.(*FastRequest_Reserve); ok {
+			return x.Reserve
+		}
+	}
+	return nil
+}
+
+func (x *FastRequest) GetUnreserve() *PodAtNodeRequest {
+	if x != nil {
+		if x, ok := x.Call.(*FastRequest_Unreserve); ok {
+			return x.Unreserve
+		}
+	}
+	return nil
+}
+
+func (x *FastRequest) GetPermit() *PodAtNodeRequest {
+	if x != nil {
+		if x, ok := x.Call.(*FastRequest_Permit); ok {
+			return x.Permit
+		}
+	}
+	return nil
+}
+
 func (x *FastRequest) GetTimeoutMicros() int64 {
 	if x != nil {
 		return x.TimeoutMicros
@@ -5002,6 +5048,20 @@ type FastRequest_Notes struct {
 	Notes *CycleNotes `protobuf:"bytes,5,opt,name=notes,proto3,oneof"`
 }
 
+type FastRequest_Reserve struct {
+	// The Reserve, Unreserve and Permit calls; sent only to a host whose
+	// Handshake set fast_hooks.
+	Reserve *PodAtNodeRequest `protobuf:"bytes,6,opt,name=reserve,proto3,oneof"`
+}
+
+type FastRequest_Unreserve struct {
+	Unreserve *PodAtNodeRequest `protobuf:"bytes,7,opt,name=unreserve,proto3,oneof"`
+}
+
+type FastRequest_Permit struct {
+	Permit *PodAtNodeRequest `protobuf:"bytes,8,opt,name=permit,proto3,oneof"`
+}
+
 func (*FastRequest_PreFilter) isFastRequest_Call() {}
 
 func (*FastRequest_PreScore) isFastRequest_Call() {}
@@ -5009,6 +5069,12 @@ func (*FastRequest_PreScore) isFastRequest_Call() {}
 func (*FastRequest_FilterNodes) isFastRequest_Call() {}
 
 func (*FastRequest_Notes) isFastRequest_Call() {}
+
+func (*FastRequest_Reserve) isFastRequest_Call() {}
+
+func (*FastRequest_Unreserve) isFastRequest_Call() {}
+
+func (*FastRequest_Permit) isFastRequest_Call() {}
 
 type FastResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5021,6 +5087,9 @@ type FastResponse struct {
 	//	*FastResponse_PreFilter
 	//	*FastResponse_PreScore
 	//	*FastResponse_Notes
+	//	*FastResponse_Reserve
+	//	*FastResponse_Unreserve
+	//	*FastResponse_Permit
 	Answer isFastResponse_Answer `protobuf_oneof:"answer"`
 	// The "schedplug-table-version" trailer of a gRPC PreFilter, when the host
 	// sent it.
@@ -5108,6 +5177,33 @@ func (x *FastResponse) GetNotes() *CycleNotesResponse {
 	return nil
 }
 
+func (x *FastResponse) GetReserve() *ReserveResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*FastResponse_Reserve); ok {
+			return x.Reserve
+		}
+	}
+	return nil
+}
+
+func (x *FastResponse) GetUnreserve() *UnreserveResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*FastResponse_Unreserve); ok {
+			return x.Unreserve
+		}
+	}
+	return nil
+}
+
+func (x *FastResponse) GetPermit() *PermitResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*FastResponse_Permit); ok {
+			return x.Permit
+		}
+	}
+	return nil
+}
+
 func (x *FastResponse) GetHasTableVersion() bool {
 	if x != nil {
 		return x.HasTableVersion
@@ -5139,11 +5235,29 @@ type FastResponse_Notes struct {
 	Notes *CycleNotesResponse `protobuf:"bytes,7,opt,name=notes,proto3,oneof"`
 }
 
+type FastResponse_Reserve struct {
+	Reserve *ReserveResponse `protobuf:"bytes,8,opt,name=reserve,proto3,oneof"`
+}
+
+type FastResponse_Unreserve struct {
+	Unreserve *UnreserveResponse `protobuf:"bytes,9,opt,name=unreserve,proto3,oneof"`
+}
+
+type FastResponse_Permit struct {
+	Permit *PermitResponse `protobuf:"bytes,10,opt,name=permit,proto3,oneof"`
+}
+
 func (*FastResponse_PreFilter) isFastResponse_Answer() {}
 
 func (*FastResponse_PreScore) isFastResponse_Answer() {}
 
 func (*FastResponse_Notes) isFastResponse_Answer() {}
+
+func (*FastResponse_Reserve) isFastResponse_Answer() {}
+
+func (*FastResponse_Unreserve) isFastResponse_Answer() {}
+
+func (*FastResponse_Permit) isFastResponse_Answer() {}
 
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5451,7 +5565,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\targs_json\x18\x03 \x01(\tR\bargsJson\x12%\n" +
 	"\x0efailure_policy\x18\x04 \x01(\tR\rfailurePolicy\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xae\x03\n" +
+	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xcd\x03\n" +
 	"\x11HandshakeResponse\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1d\n" +
 	"\n" +
@@ -5465,7 +5579,9 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\fscores_ahead\x18\t \x01(\bR\vscoresAhead\x12\x1f\n" +
 	"\vcycle_notes\x18\n" +
 	" \x01(\bR\n" +
-	"cycleNotes\"\xf4\x03\n" +
+	"cycleNotes\x12\x1d\n" +
+	"\n" +
+	"fast_hooks\x18\v \x01(\bR\tfastHooks\"\xf4\x03\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -5840,22 +5956,29 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12/\n" +
 	"\x06placed\x18\x02 \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\"L\n" +
 	"\x12CycleNotesResponse\x126\n" +
-	"\bidentity\x18\x01 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xb4\x02\n" +
+	"\bidentity\x18\x01 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\xea\x03\n" +
 	"\vFastRequest\x12?\n" +
 	"\n" +
 	"pre_filter\x18\x01 \x01(\v2\x1e.schedplug.v1.PreFilterRequestH\x00R\tpreFilter\x12<\n" +
 	"\tpre_score\x18\x02 \x01(\v2\x1d.schedplug.v1.PreScoreRequestH\x00R\bpreScore\x12E\n" +
 	"\ffilter_nodes\x18\x04 \x01(\v2 .schedplug.v1.FilterNodesRequestH\x00R\vfilterNodes\x120\n" +
-	"\x05notes\x18\x05 \x01(\v2\x18.schedplug.v1.CycleNotesH\x00R\x05notes\x12%\n" +
+	"\x05notes\x18\x05 \x01(\v2\x18.schedplug.v1.CycleNotesH\x00R\x05notes\x12:\n" +
+	"\areserve\x18\x06 \x01(\v2\x1e.schedplug.v1.PodAtNodeRequestH\x00R\areserve\x12>\n" +
+	"\tunreserve\x18\a \x01(\v2\x1e.schedplug.v1.PodAtNodeRequestH\x00R\tunreserve\x128\n" +
+	"\x06permit\x18\b \x01(\v2\x1e.schedplug.v1.PodAtNodeRequestH\x00R\x06permit\x12%\n" +
 	"\x0etimeout_micros\x18\x03 \x01(\x03R\rtimeoutMicrosB\x06\n" +
-	"\x04call\"\xd2\x02\n" +
+	"\x04call\"\x86\x04\n" +
 	"\fFastResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12@\n" +
 	"\n" +
 	"pre_filter\x18\x03 \x01(\v2\x1f.schedplug.v1.PreFilterResponseH\x00R\tpreFilter\x12=\n" +
 	"\tpre_score\x18\x04 \x01(\v2\x1e.schedplug.v1.PreScoreResponseH\x00R\bpreScore\x128\n" +
-	"\x05notes\x18\a \x01(\v2 .schedplug.v1.CycleNotesResponseH\x00R\x05notes\x12*\n" +
+	"\x05notes\x18\a \x01(\v2 .schedplug.v1.CycleNotesResponseH\x00R\x05notes\x129\n" +
+	"\areserve\x18\b \x01(\v2\x1d.schedplug.v1.ReserveResponseH\x00R\areserve\x12?\n" +
+	"\tunreserve\x18\t \x01(\v2\x1f.schedplug.v1.UnreserveResponseH\x00R\tunreserve\x126\n" +
+	"\x06permit\x18\n" +
+	" \x01(\v2\x1c.schedplug.v1.PermitResponseH\x00R\x06permit\x12*\n" +
 	"\x11has_table_version\x18\x05 \x01(\bR\x0fhasTableVersion\x12#\n" +
 	"\rtable_version\x18\x06 \x01(\x04R\ftableVersionB\b\n" +
 	"\x06answer\"\x0f\n" +
@@ -6085,46 +6208,52 @@ var file_schedplug_v1_schedplug_proto_depIdxs = []int32{
 	36,  // 88: schedplug.v1.FastRequest.pre_score:type_name -> schedplug.v1.PreScoreRequest
 	33,  // 89: schedplug.v1.FastRequest.filter_nodes:type_name -> schedplug.v1.FilterNodesRequest
 	56,  // 90: schedplug.v1.FastRequest.notes:type_name -> schedplug.v1.CycleNotes
-	30,  // 91: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
-	38,  // 92: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
-	57,  // 93: schedplug.v1.FastResponse.notes:type_name -> schedplug.v1.CycleNotesResponse
-	3,   // 94: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
-	61,  // 95: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
-	62,  // 96: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
-	61,  // 97: schedplug.v1.StatusResponse.shadows:type_name -> schedplug.v1.PluginBuild
-	4,   // 98: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
-	28,  // 99: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
-	33,  // 100: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
-	34,  // 101: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
-	36,  // 102: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
-	39,  // 103: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
-	51,  // 104: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
-	56,  // 105: schedplug.v1.Host.NoteCycles:input_type -> schedplug.v1.CycleNotes
-	60,  // 106: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
-	42,  // 107: schedplug.v1.Host.Reserve:input_type -> schedplug.v1.PodAtNodeRequest
-	42,  // 108: schedplug.v1.Host.Unreserve:input_type -> schedplug.v1.PodAtNodeRequest
-	42,  // 109: schedplug.v1.Host.Permit:input_type -> schedplug.v1.PodAtNodeRequest
-	42,  // 110: schedplug.v1.Host.PreBind:input_type -> schedplug.v1.PodAtNodeRequest
-	49,  // 111: schedplug.v1.Host.PreEnqueue:input_type -> schedplug.v1.PreEnqueueRequest
-	7,   // 112: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
-	30,  // 113: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
-	30,  // 114: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
-	35,  // 115: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
-	38,  // 116: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
-	40,  // 117: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
-	55,  // 118: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
-	57,  // 119: schedplug.v1.Host.NoteCycles:output_type -> schedplug.v1.CycleNotesResponse
-	63,  // 120: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
-	44,  // 121: schedplug.v1.Host.Reserve:output_type -> schedplug.v1.ReserveResponse
-	45,  // 122: schedplug.v1.Host.Unreserve:output_type -> schedplug.v1.UnreserveResponse
-	46,  // 123: schedplug.v1.Host.Permit:output_type -> schedplug.v1.PermitResponse
-	48,  // 124: schedplug.v1.Host.PreBind:output_type -> schedplug.v1.PreBindResponse
-	50,  // 125: schedplug.v1.Host.PreEnqueue:output_type -> schedplug.v1.PreEnqueueResponse
-	112, // [112:126] is the sub-list for method output_type
-	98,  // [98:112] is the sub-list for method input_type
-	98,  // [98:98] is the sub-list for extension type_name
-	98,  // [98:98] is the sub-list for extension extendee
-	0,   // [0:98] is the sub-list for field type_name
+	42,  // 91: schedplug.v1.FastRequest.reserve:type_name -> schedplug.v1.PodAtNodeRequest
+	42,  // 92: schedplug.v1.FastRequest.unreserve:type_name -> schedplug.v1.PodAtNodeRequest
+	42,  // 93: schedplug.v1.FastRequest.permit:type_name -> schedplug.v1.PodAtNodeRequest
+	30,  // 94: schedplug.v1.FastResponse.pre_filter:type_name -> schedplug.v1.PreFilterResponse
+	38,  // 95: schedplug.v1.FastResponse.pre_score:type_name -> schedplug.v1.PreScoreResponse
+	57,  // 96: schedplug.v1.FastResponse.notes:type_name -> schedplug.v1.CycleNotesResponse
+	44,  // 97: schedplug.v1.FastResponse.reserve:type_name -> schedplug.v1.ReserveResponse
+	45,  // 98: schedplug.v1.FastResponse.unreserve:type_name -> schedplug.v1.UnreserveResponse
+	46,  // 99: schedplug.v1.FastResponse.permit:type_name -> schedplug.v1.PermitResponse
+	3,   // 100: schedplug.v1.StatusResponse.identity:type_name -> schedplug.v1.HostIdentity
+	61,  // 101: schedplug.v1.StatusResponse.plugins:type_name -> schedplug.v1.PluginBuild
+	62,  // 102: schedplug.v1.StatusResponse.refused:type_name -> schedplug.v1.RefusedChange
+	61,  // 103: schedplug.v1.StatusResponse.shadows:type_name -> schedplug.v1.PluginBuild
+	4,   // 104: schedplug.v1.Host.Handshake:input_type -> schedplug.v1.HandshakeRequest
+	28,  // 105: schedplug.v1.Host.PreFilter:input_type -> schedplug.v1.PreFilterRequest
+	33,  // 106: schedplug.v1.Host.FilterNodes:input_type -> schedplug.v1.FilterNodesRequest
+	34,  // 107: schedplug.v1.Host.Filter:input_type -> schedplug.v1.FilterRequest
+	36,  // 108: schedplug.v1.Host.PreScore:input_type -> schedplug.v1.PreScoreRequest
+	39,  // 109: schedplug.v1.Host.WatchSession:input_type -> schedplug.v1.WatchSessionRequest
+	51,  // 110: schedplug.v1.Host.Explain:input_type -> schedplug.v1.ExplainRequest
+	56,  // 111: schedplug.v1.Host.NoteCycles:input_type -> schedplug.v1.CycleNotes
+	60,  // 112: schedplug.v1.Host.Status:input_type -> schedplug.v1.StatusRequest
+	42,  // 113: schedplug.v1.Host.Reserve:input_type -> schedplug.v1.PodAtNodeRequest
+	42,  // 114: schedplug.v1.Host.Unreserve:input_type -> schedplug.v1.PodAtNodeRequest
+	42,  // 115: schedplug.v1.Host.Permit:input_type -> schedplug.v1.PodAtNodeRequest
+	42,  // 116: schedplug.v1.Host.PreBind:input_type -> schedplug.v1.PodAtNodeRequest
+	49,  // 117: schedplug.v1.Host.PreEnqueue:input_type -> schedplug.v1.PreEnqueueRequest
+	7,   // 118: schedplug.v1.Host.Handshake:output_type -> schedplug.v1.HandshakeResponse
+	30,  // 119: schedplug.v1.Host.PreFilter:output_type -> schedplug.v1.PreFilterResponse
+	30,  // 120: schedplug.v1.Host.FilterNodes:output_type -> schedplug.v1.PreFilterResponse
+	35,  // 121: schedplug.v1.Host.Filter:output_type -> schedplug.v1.FilterResponse
+	38,  // 122: schedplug.v1.Host.PreScore:output_type -> schedplug.v1.PreScoreResponse
+	40,  // 123: schedplug.v1.Host.WatchSession:output_type -> schedplug.v1.SessionEvent
+	55,  // 124: schedplug.v1.Host.Explain:output_type -> schedplug.v1.ExplainResponse
+	57,  // 125: schedplug.v1.Host.NoteCycles:output_type -> schedplug.v1.CycleNotesResponse
+	63,  // 126: schedplug.v1.Host.Status:output_type -> schedplug.v1.StatusResponse
+	44,  // 127: schedplug.v1.Host.Reserve:output_type -> schedplug.v1.ReserveResponse
+	45,  // 128: schedplug.v1.Host.Unreserve:output_type -> schedplug.v1.UnreserveResponse
+	46,  // 129: schedplug.v1.Host.Permit:output_type -> schedplug.v1.PermitResponse
+	48,  // 130: schedplug.v1.Host.PreBind:output_type -> schedplug.v1.PreBindResponse
+	50,  // 131: schedplug.v1.Host.PreEnqueue:output_type -> schedplug.v1.PreEnqueueResponse
+	118, // [118:132] is the sub-list for method output_type
+	104, // [104:118] is the sub-list for method input_type
+	104, // [104:104] is the sub-list for extension type_name
+	104, // [104:104] is the sub-list for extension extendee
+	0,   // [0:104] is the sub-list for field type_name
 }
 
 func init() { file_schedplug_v1_schedplug_proto_init() }
@@ -6138,11 +6267,17 @@ func file_schedplug_v1_schedplug_proto_init() {
 		(*FastRequest_PreScore)(nil),
 		(*FastRequest_FilterNodes)(nil),
 		(*FastRequest_Notes)(nil),
+		(*FastRequest_Reserve)(nil),
+		(*FastRequest_Unreserve)(nil),
+		(*FastRequest_Permit)(nil),
 	}
 	file_schedplug_v1_schedplug_proto_msgTypes[56].OneofWrappers = []any{
 		(*FastResponse_PreFilter)(nil),
 		(*FastResponse_PreScore)(nil),
 		(*FastResponse_Notes)(nil),
+		(*FastResponse_Reserve)(nil),
+		(*FastResponse_Unreserve)(nil),
+		(*FastResponse_Permit)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

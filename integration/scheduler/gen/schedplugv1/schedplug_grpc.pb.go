@@ -51,7 +51,11 @@
 // answer itself, instead of handing both to gRPC's own goroutines, which on
 // a busy scheduler wait for a free thread. The calls, their errors and the
 // table-version trailer mean the same on both; the shim falls back to gRPC
-// whenever the fast socket cannot be reached. NoteCycles goes there too.
+// whenever the fast socket cannot be reached. NoteCycles goes there too,
+// and so do Reserve, Unreserve and Permit (HandshakeResponse.fast_hooks),
+// which kube-scheduler runs inside the scheduling cycle. PreBind (on the
+// binding goroutines) and PreEnqueue (in the queue) stay on gRPC: neither
+// holds up the next cycle.
 //
 // Errors are gRPC statuses with a message a person can act on:
 //   FAILED_PRECONDITION  unknown session, or a delta that does not apply to

@@ -118,6 +118,21 @@ func unixTargetDir(target string) (string, bool) {
 // call over gRPC instead.
 var errFastNotSent = errors.New("fast path: request not sent")
 
+// errClosedUnanswered: the host ended the connection before the first
+// byte of its answer. A host that reads a request always answers it (its
+// connection thread writes the answer before it reads again, and stopping
+// shuts only the reading side), so it did not run the call; or it exited,
+// and what the call was to change went with it.
+var errClosedUnanswered = errors.New("the host closed the connection without answering")
+
+// fastUnanswered is the status error of a call that met errClosedUnanswered
+// (the same status and text as any failed connection): the hook calls
+// make such a call again over gRPC, which the host did not get either.
+type fastUnanswered struct{ error }
+
+func (e fastUnanswered) GRPCStatus() *status.Status { return status.Convert(e.error) }
+func (e fastUnanswered) Unwrap() error              { return e.error }
+
 func (f *fastPath) get() (*fastConn, error) {
 	f.mu.Lock()
 	if f.closed {
@@ -234,7 +249,11 @@ func (p *fastSent) receive() (*pb.FastResponse, *uint64, error) {
 			// failure policy's message looks for.
 			return nil, nil, f.failed(method, sent, 0, start, status.Errorf(codes.DeadlineExceeded, "context deadline exceeded (fast path to schedplug-host at %s: no answer to %s)", f.path, method))
 		}
-		return nil, nil, f.failed(method, sent, 0, start, status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: the connection failed during %s: %v", f.path, method, err))
+		failed := status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: the connection failed during %s: %v", f.path, method, err)
+		if errors.Is(err, errClosedUnanswered) {
+			failed = fastUnanswered{failed}
+		}
+		return nil, nil, f.failed(method, sent, 0, start, failed)
 	}
 	resp := &pb.FastResponse{}
 	if err := proto.Unmarshal(answer, resp); err != nil {
@@ -300,11 +319,12 @@ func (c *fastConn) readFrame(spin time.Duration, deadline time.Time) ([]byte, er
 	if err == nil {
 		err = rerr
 	}
+	if errors.Is(err, syscall.ECONNRESET) || (err == nil && n == 0) {
+		// ECONNRESET: closed with our request unread in its buffer.
+		return nil, errClosedUnanswered
+	}
 	if err != nil {
 		return nil, err
-	}
-	if n == 0 {
-		return nil, io.ErrUnexpectedEOF
 	}
 	for n < 4 {
 		m, err := c.conn.Read(c.buf[n:])

@@ -3,7 +3,6 @@ package session
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"syscall"
@@ -87,8 +86,8 @@ func TestFastReadSeesAHostThatDiesWhileItWaits(t *testing.T) {
 	}()
 	start := time.Now()
 	_, err := c.readFrame(time.Minute, time.Time{})
-	if !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatalf("readFrame from a closed connection: %v, want io.ErrUnexpectedEOF", err)
+	if !errors.Is(err, errClosedUnanswered) {
+		t.Fatalf("readFrame from a closed connection: %v, want errClosedUnanswered", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("readFrame noticed the closed connection after %v", d)

@@ -28,6 +28,9 @@ type Session struct {
 	// CycleNotes: the host takes NoteCycles, so what became of a cycle
 	// goes to it as soon as kube-scheduler decides, not with the next call.
 	CycleNotes bool
+	// FastHooks: the host takes Reserve, Unreserve and Permit on the fast
+	// path too.
+	FastHooks bool
 
 	plugins  atomic.Pointer[map[string]*pb.PluginInfo]
 	identity atomic.Pointer[Identity]
@@ -52,7 +55,7 @@ func identityOf(id *pb.HostIdentity) Identity {
 }
 
 func newSession(resp *pb.HandshakeResponse, fast *fastPath) *Session {
-	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), ScoresAhead: resp.GetScoresAhead(), CycleNotes: resp.GetCycleNotes(), fast: fast, ended: make(chan struct{})}
+	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), ScoresAhead: resp.GetScoresAhead(), CycleNotes: resp.GetCycleNotes(), FastHooks: resp.GetFastHooks(), fast: fast, ended: make(chan struct{})}
 	s.setPlugins(resp.GetPlugins())
 	id := identityOf(resp.GetIdentity())
 	s.identity.Store(&id)
