@@ -16,6 +16,15 @@
 //                              PreFilter: serializing and queueing it
 //   BM_PreFilterOneNodeDelta/N the same with a one-node delta, as the shim
 //                              sends it in steady state
+//   BM_PreFilterMixedWindow/N/E the perf suite's Mixed cycle as the fast
+//                              path serves it: the sample plugins (HwEncrypt,
+//                              DedicatedNodes, NetworkLatency), a window of
+//                              1500 of N nodes moving on each cycle, a
+//                              one-node delta, scores ahead, the previous
+//                              cycle's placement, the host's observers
+//                              (metrics, and explain's recent cycles with
+//                              E=1); the frame decoded and the answer
+//                              encoded as the fast path does, no socket
 //   BM_PreFilterMetrics/N/M    BM_PreFilterHostSideOneThread with the pod
 //                              cycle's gates, and (M=1) the per-plugin
 //                              metrics PreFilter observes, or (M=0) none
@@ -40,6 +49,7 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <fstream>
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -52,6 +62,7 @@
 #include "host/explain/recent_cycles.hpp"
 #include "host/loader/plugin_library.hpp"
 #include "host/metrics/host_metrics.hpp"
+#include "host/pipeline/call_context.hpp"
 #include "host/table/node_table.hpp"
 #include "test_support.hpp"
 
@@ -598,6 +609,200 @@ void BM_PreFilterOneNodeDelta(benchmark::State& state) {
 BENCHMARK(BM_PreFilterOneNodeDelta)
     ->Arg(500)
     ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// A host serving the perf suite's Mixed profile from the sample plugins,
+// called in-process as the fast path calls it.
+struct MixedHost {
+  explicit MixedHost(bool explain)
+      : host([this, explain](HostOptions& o) {
+          o.config = write_config();
+          o.plugins = SCHEDPLUG_SAMPLE_PLUGIN_DIR;
+          o.max_message_bytes = 256 << 20;
+          o.watch = false;
+          if (!explain) o.service.recent_cycles.max_cycles = 0;
+        }) {
+    v1::HandshakeRequest request;
+    request.set_protocol_version(v1::PROTOCOL_VERSION_1);
+    request.set_client_id("bench");
+    v1::ProfilePlugins* profile = request.add_profiles();
+    profile->set_scheduler_name("default-scheduler");
+    for (const char* name : {"HwEncrypt", "DedicatedNodes", "NetworkLatency"})
+      profile->add_plugins(name);
+    v1::HandshakeResponse response;
+    const grpc::Status s =
+        host.app().pipeline().handshake(request, response, "");
+    if (!s.ok()) throw std::runtime_error(s.error_message());
+    session = response.session_id();
+  }
+
+  std::filesystem::path write_config() {
+    const auto latency = dir.path() / "latency.txt";
+    std::ofstream(latency) << "node-a 12.5\nnode-b 3\n";
+    const auto file = dir.path() / "mixed.yaml";
+    std::ofstream(file) << R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+    plugins:
+      multiPoint:
+        enabled:
+          - name: HwEncrypt
+          - name: DedicatedNodes
+          - name: NetworkLatency
+    pluginConfig:
+      - name: NetworkLatency
+        args:
+          latencyFile: )"
+                        << latency.string() << "\n";
+    return file;
+  }
+
+  testing::TempDir dir;
+  testing::RunningHost host;
+  std::string session;
+};
+
+// The Mixed workload's nodes: half with hardware encryption, a tenth
+// dedicated.
+v1::Node mixed_node(RandomCluster& rnd, uint32_t slot, int64_t generation) {
+  v1::Node node = rnd.node(slot, "node-" + std::to_string(slot), generation);
+  v1::KeyValue* hw = node.add_labels();
+  hw->set_key("node.kubernetes.io/hw-encrypt");
+  hw->set_value(slot % 2 == 0 ? "true" : "false");
+  if (slot % 10 == 0) {
+    v1::KeyValue* dedicated = node.add_labels();
+    dedicated->set_key("schedplug.io/dedicated");
+    dedicated->set_value("true");
+  }
+  return node;
+}
+
+// Most of the Mixed workload's pods: no annotation, so HwEncrypt's gate
+// is shut and DedicatedNodes rejects the dedicated nodes.
+v1::Pod mixed_pod(uint64_t i) {
+  v1::Pod p = score_pod();
+  p.set_namespace_("measure");
+  p.set_name("pod-" + std::to_string(i));
+  p.set_uid("uid-" + std::to_string(i));
+  v1::KeyValue* app = p.add_labels();
+  app->set_key("app");
+  app->set_value("mixed");
+  return p;
+}
+
+// A MixedHost with an `n`-node table, uploaded once, and where its cycles
+// are: the benchmark runs its function several times on the same table.
+struct MixedTable {
+  MixedTable(bool explain, uint32_t n) : host(explain), nodes(n) {
+    RandomCluster rnd(7);
+    rnd.inject_errors = false;
+    for (uint32_t i = 0; i < n; ++i) nodes[i] = mixed_node(rnd, i, 1);
+    v1::PreFilterRequest request;
+    request.set_session_id(host.session);
+    request.set_scheduler_name("default-scheduler");
+    *request.mutable_pod() = mixed_pod(0);
+    v1::NodeTableDelta& d = *request.mutable_delta();
+    d.set_full(true);
+    d.set_new_version(version);
+    for (const v1::Node& node : nodes) *d.add_upserts() = node;
+    v1::PreFilterResponse response;
+    InProcessCallContext context;
+    const grpc::Status s =
+        host.host.app().pipeline().pre_filter(context, request, response);
+    if (!s.ok()) throw std::runtime_error(s.error_message());
+  }
+  MixedHost host;
+  std::vector<v1::Node> nodes;
+  uint64_t version = 1;
+  uint32_t start = 0;
+  uint64_t pod = 1;
+  int64_t generation = 1;
+  uint32_t last_ahead = 0;  // the previous answer's scores ahead
+};
+
+void BM_PreFilterMixedWindow(benchmark::State& state) {
+  const auto n = static_cast<uint32_t>(state.range(0));
+  static std::map<std::pair<int64_t, int64_t>, std::unique_ptr<MixedTable>>
+      tables;
+  auto& t = tables[{state.range(0), state.range(1)}];
+  if (!t) t = std::make_unique<MixedTable>(state.range(1) != 0, n);
+  CallPipeline& pipeline = t->host.host.app().pipeline();
+  // kube-scheduler's Filter starts where the previous cycle stopped and
+  // visits about 600 nodes to find its 500 feasible ones at 5000 nodes;
+  // the shim's window covers them with a margin.
+  constexpr uint32_t kWindow = 1500, kStep = 600;
+  const uint32_t window = std::min(kWindow, n);
+  std::string frame, answer;
+  v1::FastRequest next, request;
+  v1::FastResponse response;
+  size_t rejected = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    {
+      next.Clear();
+      v1::PreFilterRequest& r = *next.mutable_pre_filter();
+      r.set_session_id(t->host.session);
+      r.set_scheduler_name("default-scheduler");
+      *r.mutable_pod() = mixed_pod(t->pod);
+      r.set_score_ahead(true);
+      const uint32_t end = t->start + window;
+      if (end > n) {
+        r.add_evaluate(0);
+        r.add_evaluate(end - n);
+      }
+      r.add_evaluate(t->start);
+      r.add_evaluate(std::min(end, n));
+      // The previous pod went to the window's first node: that node's
+      // pods changed, and the shim says where the pod went and which of
+      // the scores ahead kube-scheduler normalized (its 500 feasible
+      // nodes).
+      v1::NodeTableDelta& d = *r.mutable_delta();
+      d.set_base_version(t->version);
+      d.set_new_version(t->version + 1);
+      v1::Node& node = *d.add_upserts();
+      node = t->nodes[t->start];
+      node.set_generation(++t->generation);
+      v1::Placement& placed = *r.add_placed();
+      placed.set_pod_uid("uid-" + std::to_string(t->pod - 1));
+      placed.set_node(node.name());
+      for (uint32_t k = 0; k < std::min(t->last_ahead, 500u); ++k)
+        placed.add_scored(k);
+      frame.clear();
+      next.AppendToString(&frame);
+      t->start = (t->start + kStep) % n;
+      ++t->pod;
+      ++t->version;
+    }
+    state.ResumeTiming();
+    // As the fast path's connection thread: decode, call, encode.
+    response.Clear();
+    if (!request.ParseFromString(frame)) {
+      state.SkipWithError("the frame does not parse");
+      break;
+    }
+    InProcessCallContext context;
+    const grpc::Status s = pipeline.pre_filter(context, request.pre_filter(),
+                                               *response.mutable_pre_filter());
+    if (!s.ok()) {
+      state.SkipWithError(s.error_message().c_str());
+      break;
+    }
+    answer.assign(4, '\0');
+    response.AppendToString(&answer);
+    t->last_ahead = static_cast<uint32_t>(
+        response.pre_filter().scores_ahead().nodes_size());
+    rejected = static_cast<size_t>(response.pre_filter().rejected_nodes_size());
+  }
+  state.counters["evaluated"] = window;
+  state.counters["rejected"] = static_cast<double>(rejected);
+  state.counters["scored_ahead"] = t->last_ahead;
+  state.counters["answer_bytes"] = static_cast<double>(answer.size());
+}
+BENCHMARK(BM_PreFilterMixedWindow)
+    ->ArgsProduct({{5000}, {1, 0}})
+    ->ArgNames({"nodes", "explain"})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

@@ -283,6 +283,9 @@ ScoreResult PluginInstance::score(const schedplug_pod& pod,
     return {SCHEDPLUG_ERROR, 0,
             threw_message(name(), "score", std::current_exception())};
   }
+  // A success has no reason to copy (PreFilter scores ahead call this for
+  // every node).
+  if (code == SCHEDPLUG_SUCCESS) return {SCHEDPLUG_SUCCESS, value, {}};
   runtime::ScoreResult r =
       runtime::score_result(name(), node, code, value, reason.str());
   return {r.code, r.score, std::move(r.reason)};
