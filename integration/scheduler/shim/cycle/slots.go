@@ -38,6 +38,15 @@ func (s slotSet) complementRanges(slots int) []uint32 {
 	return ranges
 }
 
+// rangesLen is how many slots [first, end) pairs cover.
+func rangesLen(ranges []uint32) int {
+	n := 0
+	for i := 0; i+1 < len(ranges); i += 2 {
+		n += int(ranges[i+1] - ranges[i])
+	}
+	return n
+}
+
 // visitSet notes the slots a cycle's Filter was asked about. The
 // framework's parallel Filter workers add to it concurrently.
 type visitSet []atomic.Uint64

@@ -244,7 +244,8 @@ func windowFor(visits visitSet, nominated string, recent *runLog) func(*nodetabl
 func (c *Cycle) evaluateRest(ctx context.Context, r *callResult) (err error, cancelled bool) {
 	_, err, cancelled = r.rest.do(ctx, func(ctx context.Context) (*pb.PreFilterResponse, error) {
 		vt := r.verdicts.Load()
-		resp, err := c.t.host.filterNodes(ctx, r.sess, c.callArgs(nil), r.resp.GetTableVersion(), vt.window.complementRanges(len(vt.rejection)), r.applies(), r.ahead.Load() != nil)
+		ranges := vt.window.complementRanges(len(vt.rejection))
+		resp, err := c.t.host.filterNodes(ctx, r.sess, c.callArgs(nil), r.resp.GetTableVersion(), ranges, r.applies(), r.ahead.Load() != nil)
 		if err == nil && !resp.GetWindowed() {
 			err = status.Error(codes.Internal, "schedplug-host answered FilterNodes without windowed set; the host and the shim are from different schedplug releases")
 		}
@@ -252,6 +253,7 @@ func (c *Cycle) evaluateRest(ctx context.Context, r *callResult) (err error, can
 			return nil, err
 		}
 		filterWindowMisses.Inc()
+		filterWindowRestNodes.Add(float64(rangesLen(ranges)))
 		r.verdicts.Store(vt.withRest(r, resp))
 		r.ahead.Store(r.ahead.Load().with(resp.GetScoresAhead()))
 		return resp, nil
