@@ -118,31 +118,6 @@ func (p parts) report(b *testing.B, before parts) {
 	b.ReportMetric((p.windowRestNodes-before.windowRestNodes)/n, "filternodes-nodes/op")
 }
 
-// hostEvaluations reads the host's filter evaluations (schedplug_plugin_calls_total
-// at extension_point "filter", summed over plugins) and its FilterNodes
-// calls (schedplug_rpc_total, any code).
-func hostEvaluations(text string) (filters, filterNodes float64) {
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		var into *float64
-		switch {
-		case strings.HasPrefix(line, "schedplug_plugin_calls_total{") && strings.Contains(line, `extension_point="filter"`):
-			into = &filters
-		case strings.HasPrefix(line, "schedplug_rpc_total{") && strings.Contains(line, `method="FilterNodes"`):
-			into = &filterNodes
-		default:
-			continue
-		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			*into += v
-		}
-	}
-	return filters, filterNodes
-}
-
 // shimWindowCounters reads the shim's filter-window counters from the
 // process's registry (only the native variant adds to them).
 func shimWindowCounters() (windows, misses, restNodes float64) {
@@ -172,25 +147,50 @@ func shimWindowCounters() (windows, misses, restNodes float64) {
 // rpcDuration sums schedplug_rpc_duration_seconds (the host's time in each
 // call, by method) over the methods: seconds and calls.
 func rpcDuration(text string) (seconds, calls float64) {
+	sumSeries(text, func(line string) *float64 {
+		switch {
+		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_sum"):
+			return &seconds
+		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_count"):
+			return &calls
+		}
+		return nil
+	})
+	return seconds, calls
+}
+
+// hostEvaluations reads the host's filter evaluations
+// (schedplug_plugin_calls_total at extension_point "filter", summed over
+// plugins) and its FilterNodes calls (schedplug_rpc_total, any code).
+func hostEvaluations(text string) (filters, filterNodes float64) {
+	sumSeries(text, func(line string) *float64 {
+		switch {
+		case strings.HasPrefix(line, "schedplug_plugin_calls_total{") && strings.Contains(line, `extension_point="filter"`):
+			return &filters
+		case strings.HasPrefix(line, "schedplug_rpc_total{") && strings.Contains(line, `method="FilterNodes"`):
+			return &filterNodes
+		}
+		return nil
+	})
+	return filters, filterNodes
+}
+
+// sumSeries adds the value of each line of the host's metrics text to the
+// figure `into` names for it (nil: none).
+func sumSeries(text string, into func(line string) *float64) {
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		var into *float64
-		switch {
-		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_sum"):
-			into = &seconds
-		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_count"):
-			into = &calls
-		default:
+		sum := into(line)
+		if sum == nil {
 			continue
 		}
 		f := strings.Fields(line)
 		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			*into += v
+			*sum += v
 		}
 	}
-	return seconds, calls
 }
 
 // procCPU is a process's user+system time from /proc/PID/stat (in ticks
