@@ -113,7 +113,7 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 	w.cycle(t, 120, 120, 4)
 	margin := uint32(31 + 16) // the window's margin at 1000 nodes: sqrt(nodes) + 16
 	wantStart := 120 - margin
-	wantEnd := wantStart + margin + 120 + 120/2 + margin
+	wantEnd := wantStart + margin + 120 + 120/4 + margin
 	if ev := w.lastEvaluate(); len(ev) != 2 || ev[0] != wantStart || ev[1] != wantEnd {
 		t.Fatalf("second cycle evaluated %v, want [%d %d]", ev, wantStart, wantEnd)
 	}
@@ -132,7 +132,7 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 		t.Fatalf("FilterNodes calls = %d for a cycle that visits every node, want 2", got)
 	}
 	evs := w.evaluatesOf(2)
-	windowEnd, length := uint32(240+120+120/2+margin), uint32(margin+120+120/2+margin)
+	windowEnd, length := uint32(240+120+120/4+margin), uint32(margin+120+120/4+margin)
 	if next := evs[0]; len(next) != 2 || next[0] != windowEnd || next[1] < windowEnd+length || next[1] > windowEnd+length+16 {
 		t.Fatalf("the first FilterNodes call evaluated %v, want the next run [%d, %d+a worker's lead)", next, windowEnd, windowEnd+length)
 	}
@@ -168,14 +168,14 @@ func (w *windowEnv) evaluatesOf(k int) [][]uint32 {
 func TestFilterWindowMissEvaluatesTheNextRun(t *testing.T) {
 	w := newWindowEnv(t, 1000, nil, 0)
 	w.cycle(t, 0, 120, 4)
-	w.cycle(t, 120, 120, 4) // window [193, 467)
+	w.cycle(t, 120, 120, 4) // window [193, 437)
 	w.cycle(t, 240, 300, 16)
 	if got := w.host.count("FilterNodes"); got != 1 {
-		t.Fatalf("FilterNodes calls = %d for a walk 73 positions past its window, want 1", got)
+		t.Fatalf("FilterNodes calls = %d for a walk 103 positions past its window, want 1", got)
 	}
 	next := w.evaluatesOf(1)[0]
-	if len(next) != 2 || next[0] != 467 || next[1] < 467+274 || next[1] > 467+274+16 {
-		t.Fatalf("FilterNodes evaluated %v, want the next run from 467, about as long as the window (274)", next)
+	if len(next) != 2 || next[0] != 437 || next[1] < 437+244 || next[1] > 437+244+16 {
+		t.Fatalf("FilterNodes evaluated %v, want the next run from 437, about as long as the window (244)", next)
 	}
 	if got := w.host.count("Filter"); got != 0 {
 		t.Fatalf("single-node Filter calls = %d, want 0", got)

@@ -23,10 +23,13 @@ import (
 // the previous cycle's Filter asked about, predicts that this cycle starts
 // right after them and visits about as many, and sends that run of list
 // positions (with a margin on both sides, see windowMargin) as PreFilter's
-// `evaluate`. When the framework goes beyond it (an unschedulable pod
-// visits every node; a cycle of another profile moved the start), the
-// first Filter call outside the window makes one FilterNodes call for all
-// the other nodes.
+// `evaluate`. When the framework goes beyond it, the first Filter call
+// outside the window makes a FilterNodes call for the next run of
+// positions, about a window's length (most walks that leave the window
+// end a little past it: a pod of a kind that finds fewer nodes feasible),
+// and only a walk beyond that too (an unschedulable pod visits every node;
+// a cycle of another profile moved the start) makes a second one for
+// every node left (evaluateMore).
 
 // windowMaxShare: a window over more than this share of the nodes saves
 // too little to risk the second call; every node is evaluated. Measured
@@ -51,9 +54,8 @@ func windowMargin(nodes int) int {
 }
 
 // The window pays only while the prediction holds: a cycle that goes beyond
-// its window costs a second call for every node outside it, which at 5000
-// nodes takes about as long as the first (docs/performance.md), so windows
-// pay while fewer than about half of them miss. Workloads where the
+// its window costs a second call (a third for a walk past the next run),
+// so windows pay while few of them miss. Workloads where the
 // framework's walk is not the previous cycle's continuation (kube-scheduler
 // trying a batching hint or a nominated node first, profiles without
 // native plugins taking turns) would miss most of the time, so after
@@ -173,13 +175,16 @@ func predictWindow(order []uint32, visited visitSet, maxShare float64, recent *r
 	}
 	run := n - bestGap // positions from the run's first visit to its last
 	margin := windowMargin(n)
-	// Half as long again as the last run, and a quarter longer than the
+	// Half as long again as the last run when a miss costs a whole call
+	// (scores ahead, without a recent log). A filter window's miss costs a
+	// FilterNodes call for about a window's length past it, so the window
+	// is a quarter longer than the last run and an eighth longer than the
 	// longest recent one: this pod may find fewer of the nodes feasible
 	// (pods of different kinds take turns).
 	core := run + run/2
 	if recent != nil {
 		longest := recent.add(run)
-		core = max(core, longest+longest/4)
+		core = max(run+run/4, longest+longest/8)
 	}
 	length = margin + core + margin
 	if float64(length) > maxShare*float64(n) || length >= n {
