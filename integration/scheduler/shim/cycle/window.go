@@ -182,12 +182,19 @@ func predictWindow(order []uint32, visited visitSet, maxShare float64, recent *r
 	// longest recent one: this pod may find fewer of the nodes feasible
 	// (pods of different kinds take turns).
 	core := run + run/2
+	limit := int(maxShare * float64(n))
 	if recent != nil {
 		longest := recent.add(run)
-		core = max(run+run/4, longest+longest/8)
+		core = run + run/4
+		// A rare long run (a walk through a region of nodes few pods
+		// fit) would keep the window off for the log's 16 cycles; the
+		// window stops at the limit instead, when this run fits in it.
+		if margin+core+margin <= limit {
+			core = min(max(core, longest+longest/8), limit-2*margin)
+		}
 	}
 	length = margin + core + margin
-	if float64(length) > maxShare*float64(n) || length >= n {
+	if length > limit || length >= n {
 		return 0, 0, false
 	}
 	// The run ended just before the largest gap: this cycle starts there.

@@ -58,6 +58,23 @@ func TestPredictWindowCoversTheLongestRecentRun(t *testing.T) {
 	}
 }
 
+// A rare run longer than half the nodes (a walk through a region few
+// pods fit) does not keep the window off while it is in the log: the
+// windows after it stop at half the nodes.
+func TestPredictWindowStopsAtTheLimitAfterARareLongRun(t *testing.T) {
+	const n = 5000
+	order := identityOrder(n)
+	margin := windowMargin(n)
+	var recent runLog
+	if _, _, ok := predictWindow(order, visitsAt(n, span(0, 2400, 1)...), windowMaxShare, &recent); ok {
+		t.Fatal("a window after a 2400-position run, want every node")
+	}
+	start, length, ok := predictWindow(order, visitsAt(n, span(2400, 2900, 1)...), windowMaxShare, &recent)
+	if !ok || start != 2900-margin || length != n/2 {
+		t.Fatalf("a 500-position run after a 2400-position one: window (%d, %d, %v), want (%d, %d, true)", start, length, ok, 2900-margin, n/2)
+	}
+}
+
 func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	order := identityOrder(1000)
 	// Positions 100..329 visited, with holes where earlier plugins
