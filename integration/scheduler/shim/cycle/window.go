@@ -32,7 +32,8 @@ import (
 // every node left (evaluateMore).
 
 // windowMaxShare: a window over more than this share of the nodes saves
-// too little to risk the second call; every node is evaluated. Measured
+// too little to risk the second call; every node is evaluated (unless only
+// a rare long run of the recent ones asks for more: predictWindow). Measured
 // with 0.75 and a quarter of slack on the suite's 500-node mixed workload
 // (a third of its pods need a label half the nodes lack, so their runs are
 // twice as long as the others'): 15% of the cycles missed their window,
