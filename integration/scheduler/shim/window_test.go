@@ -113,7 +113,7 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 	w.cycle(t, 120, 120, 4)
 	margin := uint32(31 + 16) // the window's margin at 1000 nodes: sqrt(nodes) + 16
 	wantStart := 120 - margin
-	wantEnd := wantStart + margin + 120 + 120/2 + margin
+	wantEnd := wantStart + margin + 120 + 120/4 + margin
 	if ev := w.lastEvaluate(); len(ev) != 2 || ev[0] != wantStart || ev[1] != wantEnd {
 		t.Fatalf("second cycle evaluated %v, want [%d %d]", ev, wantStart, wantEnd)
 	}
@@ -122,12 +122,22 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 	}
 
 	// A pod no node fits visits every node from where the last one
-	// stopped: the first node outside the window asks about all the
-	// others, once, whichever of 16 workers gets there first.
+	// stopped: the first node outside the window asks about the next run
+	// of positions, a window's length past it, and the first node beyond
+	// that about all the others, once each, whichever of 16 workers gets
+	// there first; every node gets its verdict.
 	misses := metricValue(t, "schedplug_shim_filter_window_misses_total")
 	w.cycle(t, 240, 1000, 16)
-	if got := w.host.count("FilterNodes"); got != 1 {
-		t.Fatalf("FilterNodes calls = %d for a cycle beyond its window, want 1", got)
+	if got := w.host.count("FilterNodes"); got != 2 {
+		t.Fatalf("FilterNodes calls = %d for a cycle that visits every node, want 2", got)
+	}
+	evs := w.evaluatesOf(2)
+	windowEnd, length := uint32(240+120+120/4+margin), uint32(margin+120+120/4+margin)
+	if next := evs[0]; len(next) != 2 || next[0] != windowEnd || next[1] < windowEnd+length || next[1] > windowEnd+length+16 {
+		t.Fatalf("the first FilterNodes call evaluated %v, want the next run [%d, %d+a worker's lead)", next, windowEnd, windowEnd+length)
+	}
+	if rest := evs[1]; len(rest) != 4 || rest[0] != 0 || rest[1] != 240-margin || rest[2] != evs[0][1] || rest[3] != 1000 {
+		t.Fatalf("the second FilterNodes call evaluated %v, want every node left", rest)
 	}
 	if got := metricValue(t, "schedplug_shim_filter_window_misses_total") - misses; got != 1 {
 		t.Fatalf("filter_window_misses_total went up by %v, want 1", got)
@@ -142,6 +152,33 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 	}
 	if got := w.host.count("PreFilter"); got != 4 {
 		t.Fatalf("PreFilter calls = %d, want 4", got)
+	}
+}
+
+// evaluatesOf is the `evaluate` ranges of the last k calls.
+func (w *windowEnv) evaluatesOf(k int) [][]uint32 {
+	w.host.mu.Lock()
+	defer w.host.mu.Unlock()
+	return append([][]uint32(nil), w.host.evaluates[len(w.host.evaluates)-k:]...)
+}
+
+// A walk a little longer than its window (a pod of a kind that finds
+// fewer nodes feasible) costs one FilterNodes call for the next run of
+// positions, not for every node outside the window.
+func TestFilterWindowMissEvaluatesTheNextRun(t *testing.T) {
+	w := newWindowEnv(t, 1000, nil, 0)
+	w.cycle(t, 0, 120, 4)
+	w.cycle(t, 120, 120, 4) // window [193, 437)
+	w.cycle(t, 240, 300, 16)
+	if got := w.host.count("FilterNodes"); got != 1 {
+		t.Fatalf("FilterNodes calls = %d for a walk 103 positions past its window, want 1", got)
+	}
+	next := w.evaluatesOf(1)[0]
+	if len(next) != 2 || next[0] != 437 || next[1] < 437+244 || next[1] > 437+244+16 {
+		t.Fatalf("FilterNodes evaluated %v, want the next run from 437, about as long as the window (244)", next)
+	}
+	if got := w.host.count("Filter"); got != 0 {
+		t.Fatalf("single-node Filter calls = %d, want 0", got)
 	}
 }
 

@@ -32,7 +32,7 @@ const (
 // other nodes. A pod that needs hardware encryption
 // while no node has it visits every node, and its FailedScheduling event
 // counts HwEncrypt's reason on all 1000 — the nodes outside the window
-// answered by one FilterNodes call; once a third of the nodes are labelled,
+// answered by FilterNodes calls; once a third of the nodes are labelled,
 // it and more such pods land only on those.
 func TestFilterWindowWithKubeScheduler(t *testing.T) {
 	s := startStackWith(t, stackOptions{

@@ -187,7 +187,7 @@ func (c *Cycle) Filter(ctx context.Context, plugin string, ni fwk.NodeInfo) Answ
 func (c *Cycle) fromCall(ctx context.Context, r *callResult, idx int, slot uint32, ni fwk.NodeInfo) (Answer, bool) {
 	v, ok, outside := r.lookup(idx, slot, ni, c.podGroupCycle, false)
 	if outside {
-		if err, _ := c.evaluateRest(ctx, r); err != nil {
+		if err, _ := c.evaluateMore(ctx, r, slot); err != nil {
 			return Answer{Err: err, Timeout: c.timeout()}, true
 		}
 		v, ok, _ = r.lookup(idx, slot, ni, c.podGroupCycle, false)

@@ -232,7 +232,7 @@ func (t *Tracker) keep(last *Cycle) {
 		prev = nil
 	}
 	vt := r.verdicts.Load()
-	if len(vt.unfinished) > 0 || len(vt.unfinishedRest) > 0 {
+	if vt.anyUnfinished() {
 		return
 	}
 	k := &keptVerdicts{sig: last.sig, sess: r.sess, identity: identityOfAnswer(r), nodes: last.nodes, slotOfInfo: r.slotOfInfo,

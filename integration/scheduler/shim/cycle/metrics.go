@@ -34,6 +34,12 @@ var (
 		Help:           "Cycles whose Filter went beyond PreFilter's window (an unschedulable pod visits every node), answered by one FilterNodes call for the other nodes.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	filterWindowRestNodes = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_window_rest_nodes_total",
+		Help:           "Nodes the FilterNodes calls of the cycles that went beyond PreFilter's window asked schedplug-host about.",
+		StabilityLevel: metrics.ALPHA,
+	})
 	filterVerdictsReused = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "filter_verdicts_reused_total",
@@ -76,6 +82,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterVerdictsReused, filterFallbacks, deltasRecovered, scoresAheadOutcomes, spotChecks, spotCheckMismatches)
+		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterWindowRestNodes, filterVerdictsReused, filterFallbacks, deltasRecovered, scoresAheadOutcomes, spotChecks, spotCheckMismatches)
 	})
 }

@@ -34,7 +34,7 @@ func (c *Cycle) fromPodsChanged(ctx context.Context, r *callResult, idx int, plu
 	}
 	v, ok, outside := r.lookup(idx, slot, snap, c.podGroupCycle, true)
 	if outside {
-		if err, _ := c.evaluateRest(ctx, r); err == nil {
+		if err, _ := c.evaluateMore(ctx, r, slot); err == nil {
 			v, ok, _ = r.lookup(idx, slot, snap, c.podGroupCycle, true)
 		}
 	}

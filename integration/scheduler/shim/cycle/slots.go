@@ -17,17 +17,31 @@ func (s slotSet) has(slot uint32) bool {
 	return w < len(s) && s[w]&(1<<(slot&63)) != 0
 }
 
+// count is the number of slots in s.
+func (s slotSet) count() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// ranges returns the slots in [0, slots) in s as [first, end) pairs.
+func (s slotSet) ranges(slots int) []uint32 { return s.rangesWhere(slots, true) }
+
 // complementRanges returns the slots in [0, slots) not in s as [first, end)
 // pairs (PreFilterRequest.evaluate's form).
-func (s slotSet) complementRanges(slots int) []uint32 {
+func (s slotSet) complementRanges(slots int) []uint32 { return s.rangesWhere(slots, false) }
+
+func (s slotSet) rangesWhere(slots int, want bool) []uint32 {
 	var ranges []uint32
 	open := -1
 	for slot := 0; slot < slots; slot++ {
-		in := s.has(uint32(slot))
+		in := s.has(uint32(slot)) == want
 		switch {
-		case !in && open < 0:
+		case in && open < 0:
 			open = slot
-		case in && open >= 0:
+		case !in && open >= 0:
 			ranges = append(ranges, uint32(open), uint32(slot))
 			open = -1
 		}
@@ -36,6 +50,15 @@ func (s slotSet) complementRanges(slots int) []uint32 {
 		ranges = append(ranges, uint32(open), uint32(slots))
 	}
 	return ranges
+}
+
+// rangesLen is how many slots [first, end) pairs cover.
+func rangesLen(ranges []uint32) int {
+	n := 0
+	for i := 0; i+1 < len(ranges); i += 2 {
+		n += int(ranges[i+1] - ranges[i])
+	}
+	return n
 }
 
 // visitSet notes the slots a cycle's Filter was asked about. The

@@ -40,7 +40,7 @@ func (t *Tracker) spotCheck(last *Cycle, r *callResult) bool {
 	k := last.spotOf
 	vt := r.verdicts.Load()
 	plugins := r.resp.GetPlugins()
-	if vt == nil || len(vt.unfinished) > 0 || len(vt.unfinishedRest) > 0 || !slices.Equal(k.plugins, plugins) {
+	if vt == nil || vt.anyUnfinished() || !slices.Equal(k.plugins, plugins) {
 		return true
 	}
 	caught := map[string]bool{}

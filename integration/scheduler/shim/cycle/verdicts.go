@@ -1,6 +1,8 @@
 package cycle
 
 import (
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	fwk "k8s.io/kube-scheduler/framework"
@@ -28,9 +30,12 @@ type callResult struct {
 	// ahead: the scores ahead of the call (and of its FilterNodes call),
 	// nil when it brought none.
 	ahead atomic.Pointer[aheadScores]
-	// rest is the cycle's FilterNodes call for the nodes outside the
-	// window (window.go).
-	rest shared[*pb.PreFilterResponse]
+	// more are the cycle's FilterNodes calls for nodes outside the window,
+	// made one after the other (window.go); moreMu guards the list, missed
+	// says whether there is one.
+	moreMu sync.Mutex
+	more   []*moreCall
+	missed atomic.Bool
 }
 
 func newCallResult(s *session.Session, resp *pb.PreFilterResponse, plan *nodetable.Plan, window slotSet) *callResult {
@@ -110,13 +115,30 @@ type verdictTable struct {
 	reasons    []string
 	// unfinished: plugin index -> the host's sentence saying why that
 	// plugin has no verdict for the window's nodes it did not reject;
-	// unfinishedRest the same for the nodes outside the window.
+	// unfinishedMore[k] the same for the nodes the k-th FilterNodes call
+	// evaluated, and part[slot] which call evaluated the slot (k+1; 0:
+	// PreFilter). part is nil before the first FilterNodes call.
 	unfinished     map[int]string
-	unfinishedRest map[int]string
-	// window: the slots PreFilter evaluated; nil when it evaluated every
-	// node. rest: FilterNodes evaluated the others.
+	unfinishedMore []map[int]string
+	part           []uint8
+	// window: the slots evaluated so far (PreFilter's window, then the
+	// FilterNodes calls' nodes); nil when PreFilter evaluated every node.
+	// rest: every node has been evaluated.
 	window slotSet
 	rest   bool
+}
+
+// anyUnfinished says whether some plugin has no verdict on some node.
+func (vt *verdictTable) anyUnfinished() bool {
+	if len(vt.unfinished) > 0 {
+		return true
+	}
+	for _, u := range vt.unfinishedMore {
+		if len(u) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // verdict is one plugin's verdict on one node.
@@ -146,10 +168,10 @@ func (r *callResult) lookup(pluginIdx int, slot uint32, ni fwk.NodeInfo, whole, 
 	}
 	unfinished := vt.unfinished
 	if vt.window != nil && !vt.window.has(slot) {
-		if !vt.rest {
-			return verdict{}, false, true
-		}
-		unfinished = vt.unfinishedRest
+		return verdict{}, false, true
+	}
+	if vt.part != nil && vt.part[slot] > 0 {
+		unfinished = vt.unfinishedMore[vt.part[slot]-1]
 	}
 	v, ok = vt.at(pluginIdx, slot, unfinished, own)
 	return v, ok, false
@@ -190,23 +212,41 @@ func (vt *verdictTable) at(pluginIdx int, slot uint32, unfinished map[int]string
 	return v, true
 }
 
-// withRest is the table with a FilterNodes answer for the nodes outside
-// the window merged in.
-func (vt *verdictTable) withRest(r *callResult, resp *pb.PreFilterResponse) *verdictTable {
+// withMore is the table with a FilterNodes answer for the slots in
+// `asked` (none of them evaluated before) merged in; all: the table now
+// has a verdict for every node.
+func (vt *verdictTable) withMore(r *callResult, resp *pb.PreFilterResponse, asked slotSet, all bool) *verdictTable {
 	out := *vt
-	out.rest = true
-	out.unfinishedRest = r.unfinishedOf(resp)
-	out.rejection = append([]int32(nil), vt.rejection...)
+	out.rest = all
+	out.unfinishedMore = append(slices.Clone(vt.unfinishedMore), r.unfinishedOf(resp))
+	k := uint8(len(out.unfinishedMore))
+	if vt.part == nil {
+		out.part = make([]uint8, len(vt.rejection))
+	} else {
+		out.part = slices.Clone(vt.part)
+	}
+	out.window = slices.Clone(vt.window)
+	for i, w := range asked {
+		if i < len(out.window) {
+			out.window[i] |= w
+		}
+	}
+	for slot := range out.part {
+		if asked.has(uint32(slot)) {
+			out.part[slot] = k
+		}
+	}
+	out.rejection = slices.Clone(vt.rejection)
 	base := len(vt.rejectedBy)
-	out.rejectedBy = append(append([]uint32(nil), vt.rejectedBy...), resp.GetRejectedBy()...)
-	out.codes = append(append([]pb.Code(nil), vt.codes...), resp.GetCodes()...)
-	out.reasons = append(append([]string(nil), vt.reasons...), resp.GetReasons()...)
-	out.reason = append([]uint32(nil), vt.reason...)
+	out.rejectedBy = append(slices.Clone(vt.rejectedBy), resp.GetRejectedBy()...)
+	out.codes = append(slices.Clone(vt.codes), resp.GetCodes()...)
+	out.reasons = append(slices.Clone(vt.reasons), resp.GetReasons()...)
+	out.reason = slices.Clone(vt.reason)
 	for _, rr := range resp.GetReason() {
 		out.reason = append(out.reason, rr+uint32(len(vt.reasons)))
 	}
 	for i, slot := range resp.GetRejectedNodes() {
-		if int(slot) < len(out.rejection) && !vt.window.has(slot) {
+		if int(slot) < len(out.rejection) && asked.has(slot) {
 			out.rejection[slot] = int32(base + i)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
 	"schedplug.dev/integration/scheduler/shim/nodetable"
 )
 
@@ -24,13 +23,17 @@ import (
 // the previous cycle's Filter asked about, predicts that this cycle starts
 // right after them and visits about as many, and sends that run of list
 // positions (with a margin on both sides, see windowMargin) as PreFilter's
-// `evaluate`. When the framework goes beyond it (an unschedulable pod
-// visits every node; a cycle of another profile moved the start), the
-// first Filter call outside the window makes one FilterNodes call for all
-// the other nodes.
+// `evaluate`. When the framework goes beyond it, the first Filter call
+// outside the window makes a FilterNodes call for the next run of
+// positions, about a window's length (most walks that leave the window
+// end a little past it: a pod of a kind that finds fewer nodes feasible),
+// and only a walk beyond that too (an unschedulable pod visits every node;
+// a cycle of another profile moved the start) makes a second one for
+// every node left (evaluateMore).
 
 // windowMaxShare: a window over more than this share of the nodes saves
-// too little to risk the second call; every node is evaluated. Measured
+// too little to risk the second call; every node is evaluated (unless only
+// a rare long run of the recent ones asks for more: predictWindow). Measured
 // with 0.75 and a quarter of slack on the suite's 500-node mixed workload
 // (a third of its pods need a label half the nodes lack, so their runs are
 // twice as long as the others'): 15% of the cycles missed their window,
@@ -52,9 +55,8 @@ func windowMargin(nodes int) int {
 }
 
 // The window pays only while the prediction holds: a cycle that goes beyond
-// its window costs a second call for every node outside it, which at 5000
-// nodes takes about as long as the first (docs/performance.md), so windows
-// pay while fewer than about half of them miss. Workloads where the
+// its window costs a second call (a third for a walk past the next run),
+// so windows pay while few of them miss. Workloads where the
 // framework's walk is not the previous cycle's continuation (kube-scheduler
 // trying a batching hint or a nominated node first, profiles without
 // native plugins taking turns) would miss most of the time, so after
@@ -174,16 +176,26 @@ func predictWindow(order []uint32, visited visitSet, maxShare float64, recent *r
 	}
 	run := n - bestGap // positions from the run's first visit to its last
 	margin := windowMargin(n)
-	// Half as long again as the last run, and a quarter longer than the
+	// Half as long again as the last run when a miss costs a whole call
+	// (scores ahead, without a recent log). A filter window's miss costs a
+	// FilterNodes call for about a window's length past it, so the window
+	// is a quarter longer than the last run and an eighth longer than the
 	// longest recent one: this pod may find fewer of the nodes feasible
 	// (pods of different kinds take turns).
 	core := run + run/2
+	limit := int(maxShare * float64(n))
 	if recent != nil {
 		longest := recent.add(run)
-		core = max(core, longest+longest/4)
+		core = run + run/4
+		// A rare long run (a walk through a region of nodes few pods
+		// fit) would keep the window off for the log's 16 cycles; the
+		// window stops at the limit instead, when this run fits in it.
+		if margin+core+margin <= limit {
+			core = min(max(core, longest+longest/8), limit-2*margin)
+		}
 	}
 	length = margin + core + margin
-	if float64(length) > maxShare*float64(n) || length >= n {
+	if length > limit || length >= n {
 		return 0, 0, false
 	}
 	// The run ended just before the largest gap: this cycle starts there.
@@ -237,26 +249,137 @@ func windowFor(visits visitSet, nominated string, recent *runLog) func(*nodetabl
 	}
 }
 
-// evaluateRest makes the cycle's one FilterNodes call, for every node
-// outside PreFilter's window, and merges its verdicts into r: the first
-// Filter outside the window makes it, the others wait, and every later one
-// finds the verdicts merged in (or the same error).
-func (c *Cycle) evaluateRest(ctx context.Context, r *callResult) (err error, cancelled bool) {
-	_, err, cancelled = r.rest.do(ctx, func(ctx context.Context) (*pb.PreFilterResponse, error) {
+// evaluateMore makes sure the verdicts cover `slot`, a node outside what
+// the cycle has evaluated so far, with the cycle's FilterNodes calls: the
+// first covers the next run of list positions, from the end of the
+// evaluated ones before the slot's position to a window's length past it
+// (nextRun), the second every node left. The calls are made one after the
+// other: a Filter that needs a node the call in flight does not cover
+// waits for it, then makes the next if the node is still not covered. The
+// verdicts only grow, swapped in whole.
+func (c *Cycle) evaluateMore(ctx context.Context, r *callResult, slot uint32) (err error, cancelled bool) {
+	for {
+		r.moreMu.Lock()
+		if k := len(r.more); k > 0 {
+			last := r.more[k-1]
+			select {
+			case <-last.done:
+				if last.err != nil {
+					r.moreMu.Unlock()
+					return last.err, false
+				}
+			default:
+				// In flight: wait for it, then look again.
+				r.moreMu.Unlock()
+				select {
+				case <-last.done:
+					continue
+				case <-ctx.Done():
+					return ctx.Err(), true
+				}
+			}
+		}
+		// Every call made is over: its verdicts are in.
 		vt := r.verdicts.Load()
-		resp, err := c.t.host.filterNodes(ctx, r.sess, c.callArgs(nil), r.resp.GetTableVersion(), vt.window.complementRanges(len(vt.rejection)), r.applies(), r.ahead.Load() != nil)
-		if err == nil && !resp.GetWindowed() {
-			err = status.Error(codes.Internal, "schedplug-host answered FilterNodes without windowed set; the host and the shim are from different schedplug releases")
+		if vt.window == nil || vt.window.has(slot) || vt.rest {
+			r.moreMu.Unlock()
+			return nil, false
 		}
-		if err != nil {
-			return nil, err
+		asked, all := r.nextRun(vt, slot)
+		call := &moreCall{done: make(chan struct{})}
+		first := len(r.more) == 0
+		r.more = append(r.more, call)
+		r.missed.Store(true)
+		r.moreMu.Unlock()
+		// On a context kube-scheduler's cancellation of this one Filter
+		// does not end: the answer serves the rest of the cycle.
+		call.err = c.filterMore(context.WithoutCancel(ctx), r, vt, asked, all, first)
+		close(call.done)
+		if call.err != nil {
+			return call.err, false
 		}
+	}
+}
+
+// moreCall is one of the cycle's FilterNodes calls: err is set before
+// done is closed.
+type moreCall struct {
+	done chan struct{}
+	err  error
+}
+
+// filterMore makes one FilterNodes call for the slots in asked and merges
+// its verdicts into r.
+func (c *Cycle) filterMore(ctx context.Context, r *callResult, vt *verdictTable, asked slotSet, all, first bool) error {
+	ranges := asked.ranges(len(vt.rejection))
+	resp, err := c.t.host.filterNodes(ctx, r.sess, c.callArgs(nil), r.resp.GetTableVersion(), ranges, r.applies(), r.ahead.Load() != nil)
+	if err == nil && !resp.GetWindowed() {
+		err = status.Error(codes.Internal, "schedplug-host answered FilterNodes without windowed set; the host and the shim are from different schedplug releases")
+	}
+	if err != nil {
+		return err
+	}
+	if first {
 		filterWindowMisses.Inc()
-		r.verdicts.Store(vt.withRest(r, resp))
-		r.ahead.Store(r.ahead.Load().with(resp.GetScoresAhead()))
-		return resp, nil
-	})
-	return err, cancelled
+	}
+	filterWindowRestNodes.Add(float64(rangesLen(ranges)))
+	r.verdicts.Store(vt.withMore(r, resp, asked, all))
+	r.ahead.Store(r.ahead.Load().with(resp.GetScoresAhead()))
+	return nil
+}
+
+// nextRun is what the cycle's next FilterNodes call asks about, for a
+// Filter on `slot`, which vt has not evaluated: the first call takes the
+// positions from the end of the evaluated run before the slot's position
+// to a window's length past the slot (the walk went on beyond the window;
+// evaluating every other node would cost four times as much at 5000
+// nodes), skipping the evaluated ones; the second, or a slot at no
+// position of the list, every node left. all: nothing is left after it.
+func (r *callResult) nextRun(vt *verdictTable, slot uint32) (asked slotSet, all bool) {
+	slots := len(vt.rejection)
+	rest := func() (slotSet, bool) {
+		asked := newSlotSet(slots)
+		for s := range slots {
+			if !vt.window.has(uint32(s)) {
+				asked.add(uint32(s))
+			}
+		}
+		return asked, true
+	}
+	n := len(r.order)
+	at := slices.Index(r.order, slot)
+	if len(r.more) > 0 || at < 0 {
+		return rest()
+	}
+	evaluated := func(pos int) bool {
+		s := r.order[pos]
+		return s != nodetable.NoSlot && vt.window.has(s)
+	}
+	from := at
+	for i := 0; i < n && !evaluated((from-1+n)%n); i++ {
+		from = (from - 1 + n) % n
+	}
+	length := (at-from+n)%n + vt.window.count()
+	if length >= n {
+		return rest()
+	}
+	asked = newSlotSet(slots)
+	left := false
+	for i := 0; i < n; i++ {
+		s := r.order[(from+i)%n]
+		if s == nodetable.NoSlot || int(s) >= slots || vt.window.has(s) {
+			continue
+		}
+		if i < length {
+			asked.add(s)
+		} else {
+			left = true
+		}
+	}
+	if !left {
+		return rest()
+	}
+	return asked, false
 }
 
 // windowOutcome says whether r evaluated a window and whether its cycle
@@ -265,5 +388,5 @@ func (r *callResult) windowOutcome() (windowed, missed bool) {
 	if r == nil || r.verdicts.Load().window == nil {
 		return false, false
 	}
-	return true, r.rest.begun()
+	return true, r.missed.Load()
 }

@@ -40,11 +40,11 @@ func TestPredictWindowCoversTheLongestRecentRun(t *testing.T) {
 	margin := windowMargin(n)
 	var recent runLog
 	_, length, ok := predictWindow(order, visitsAt(n, span(0, 1000, 1)...), windowMaxShare, &recent)
-	if !ok || length != margin+1500+margin {
-		t.Fatalf("after a 1000-position run: length %d (ok %v), want %d", length, ok, margin+1500+margin)
+	if !ok || length != margin+1250+margin {
+		t.Fatalf("after a 1000-position run: length %d (ok %v), want %d", length, ok, margin+1250+margin)
 	}
 	start, length, ok := predictWindow(order, visitsAt(n, span(1000, 1500, 1)...), windowMaxShare, &recent)
-	if want := margin + 1000 + 1000/4 + margin; !ok || start != 1500-margin || length != want {
+	if want := margin + 1000 + 1000/8 + margin; !ok || start != 1500-margin || length != want {
 		t.Fatalf("a 500-position run after a 1000-position one: window (%d, %d, %v), want (%d, %d, true)", start, length, ok, 1500-margin, want)
 	}
 	// Once the long run is older than the log, short runs size the window
@@ -53,8 +53,25 @@ func TestPredictWindowCoversTheLongestRecentRun(t *testing.T) {
 		from := 1500 + 500*i
 		_, length, _ = predictWindow(order, visitsAt(n, span(from%n, from%n+500, 1)...), windowMaxShare, &recent)
 	}
-	if want := margin + 500 + 500/2 + margin; length != want {
+	if want := margin + 500 + 500/4 + margin; length != want {
 		t.Fatalf("after %d runs of 500 positions: length %d, want %d", runLogSize, length, want)
+	}
+}
+
+// A rare run longer than half the nodes (a walk through a region few
+// pods fit) does not keep the window off while it is in the log: the
+// windows after it stop at half the nodes.
+func TestPredictWindowStopsAtTheLimitAfterARareLongRun(t *testing.T) {
+	const n = 5000
+	order := identityOrder(n)
+	margin := windowMargin(n)
+	var recent runLog
+	if _, _, ok := predictWindow(order, visitsAt(n, span(0, 2400, 1)...), windowMaxShare, &recent); ok {
+		t.Fatal("a window after a 2400-position run, want every node")
+	}
+	start, length, ok := predictWindow(order, visitsAt(n, span(2400, 2900, 1)...), windowMaxShare, &recent)
+	if !ok || start != 2900-margin || length != n/2 {
+		t.Fatalf("a 500-position run after a 2400-position one: window (%d, %d, %v), want (%d, %d, true)", start, length, ok, 2900-margin, n/2)
 	}
 }
 

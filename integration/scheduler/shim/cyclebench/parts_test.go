@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/legacyregistry"
+
 	"schedplug.dev/integration/scheduler/shim"
 )
 
@@ -51,6 +53,12 @@ type parts struct {
 	sent, recvd       int64
 	hostCPU, hostCall time.Duration // schedplug-host's CPU (/proc), its own time in calls (its metrics)
 	hostCalls         float64
+	// The host's filter evaluations (one per plugin and node,
+	// schedplug_plugin_calls_total) and FilterNodes calls; the shim's
+	// windowed PreFilters, their misses and the nodes FilterNodes asked
+	// about (its schedplug_shim_filter_window_* counters).
+	hostFilters, filterNodesCalls          float64
+	windows, windowMisses, windowRestNodes float64
 }
 
 func (e *env) parts(b *testing.B) parts {
@@ -80,6 +88,8 @@ func (e *env) parts(b *testing.B) parts {
 	var seconds float64
 	seconds, p.hostCalls = rpcDuration(text)
 	p.hostCall = time.Duration(seconds * float64(time.Second))
+	p.hostFilters, p.filterNodesCalls = hostEvaluations(text)
+	p.windows, p.windowMisses, p.windowRestNodes = shimWindowCounters()
 	return p
 }
 
@@ -101,30 +111,86 @@ func (p parts) report(b *testing.B, before parts) {
 	b.ReportMetric(perOp(p.hostCPU-before.hostCPU), "host-cpu-ns/op")
 	b.ReportMetric(float64(p.sent-before.sent)/n, "B-to-host/op")
 	b.ReportMetric(float64(p.recvd-before.recvd)/n, "B-from-host/op")
+	b.ReportMetric((p.hostFilters-before.hostFilters)/n, "host-filters/op")
+	b.ReportMetric((p.filterNodesCalls-before.filterNodesCalls)/n, "filternodes-calls/op")
+	b.ReportMetric((p.windows-before.windows)/n, "windows/op")
+	b.ReportMetric((p.windowMisses-before.windowMisses)/n, "window-misses/op")
+	b.ReportMetric((p.windowRestNodes-before.windowRestNodes)/n, "filternodes-nodes/op")
+}
+
+// shimWindowCounters reads the shim's filter-window counters from the
+// process's registry (only the native variant adds to them).
+func shimWindowCounters() (windows, misses, restNodes float64) {
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return 0, 0, 0
+	}
+	for _, f := range families {
+		var into *float64
+		switch f.GetName() {
+		case "schedplug_shim_filter_windows_total":
+			into = &windows
+		case "schedplug_shim_filter_window_misses_total":
+			into = &misses
+		case "schedplug_shim_filter_window_rest_nodes_total":
+			into = &restNodes
+		default:
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			*into += m.GetCounter().GetValue()
+		}
+	}
+	return windows, misses, restNodes
 }
 
 // rpcDuration sums schedplug_rpc_duration_seconds (the host's time in each
 // call, by method) over the methods: seconds and calls.
 func rpcDuration(text string) (seconds, calls float64) {
+	sumSeries(text, func(line string) *float64 {
+		switch {
+		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_sum"):
+			return &seconds
+		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_count"):
+			return &calls
+		}
+		return nil
+	})
+	return seconds, calls
+}
+
+// hostEvaluations reads the host's filter evaluations
+// (schedplug_plugin_calls_total at extension_point "filter", summed over
+// plugins) and its FilterNodes calls (schedplug_rpc_total, any code).
+func hostEvaluations(text string) (filters, filterNodes float64) {
+	sumSeries(text, func(line string) *float64 {
+		switch {
+		case strings.HasPrefix(line, "schedplug_plugin_calls_total{") && strings.Contains(line, `extension_point="filter"`):
+			return &filters
+		case strings.HasPrefix(line, "schedplug_rpc_total{") && strings.Contains(line, `method="FilterNodes"`):
+			return &filterNodes
+		}
+		return nil
+	})
+	return filters, filterNodes
+}
+
+// sumSeries adds the value of each line of the host's metrics text to the
+// figure `into` names for it (nil: none).
+func sumSeries(text string, into func(line string) *float64) {
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		var into *float64
-		switch {
-		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_sum"):
-			into = &seconds
-		case strings.HasPrefix(line, "schedplug_rpc_duration_seconds_count"):
-			into = &calls
-		default:
+		sum := into(line)
+		if sum == nil {
 			continue
 		}
 		f := strings.Fields(line)
 		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			*into += v
+			*sum += v
 		}
 	}
-	return seconds, calls
 }
 
 // procCPU is a process's user+system time from /proc/PID/stat (in ticks
