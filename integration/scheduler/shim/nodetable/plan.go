@@ -123,17 +123,19 @@ func (pl *planner) placeAll(nodes []fwk.NodeInfo) {
 		return
 	}
 	seen, order, gens := t.seen[:len(nodes)], t.order[:len(nodes)], t.gens
+	unchanged := 0
 	for i, ni := range nodes {
 		if c, ok := ni.(*framework.NodeInfo); ok {
 			if prev, _ := seen[i].(*framework.NodeInfo); prev == c {
 				if s := order[i]; int(s) < len(gens) && gens[s].gen == c.Generation {
-					pl.matched++
+					unchanged++
 					continue
 				}
 			}
 		}
 		pl.place(i, ni)
 	}
+	pl.matched += unchanged
 }
 
 // place decides the slot of the snapshot's i-th node and whether the host
