@@ -210,3 +210,95 @@ func TestSlotStatesFollowTheTableAndStayPut(t *testing.T) {
 		}
 	}
 }
+
+// opaqueNode hides a NodeInfo's concrete type, so that PlanDelta places
+// every position one by one, as it does for any NodeInfo that is not
+// kube-scheduler's own.
+type opaqueNode struct{ fwk.NodeInfo }
+
+// TestTheGenerationLoopPlansWhatPlacingEachNodeDoes: on the snapshot list
+// of the last delta PlanDelta compares generations in a loop of its own
+// before placing the positions that differ; its deltas, slot orders and
+// states are those of placing every node, through nodes gaining pods, new
+// NodeInfos for known nodes, nodes trading positions, nodes coming and
+// going, pod-group cycles (pods assumed in place under the old generation)
+// and resyncs.
+func TestTheGenerationLoopPlansWhatPlacingEachNodeDoes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 11))
+	var nodes []*framework.NodeInfo
+	for i := 0; i < 60; i++ {
+		nodes = append(nodes, shimtest.Node(fmt.Sprintf("n%d", i), nil, 0))
+	}
+	opaque := map[*framework.NodeInfo]fwk.NodeInfo{}
+	lists := func() (direct, hidden []fwk.NodeInfo) {
+		for _, n := range nodes {
+			if opaque[n] == nil {
+				opaque[n] = &opaqueNode{n}
+			}
+			direct, hidden = append(direct, n), append(hidden, opaque[n])
+		}
+		return direct, hidden
+	}
+	fast, plain := New(), New()
+	next, loops := 60, 0
+	for cycle := 0; cycle < 800; cycle++ {
+		podGroup := false
+		switch r := rng.IntN(20); {
+		case r < 10: // a pod lands on a node
+			nodes[rng.IntN(len(nodes))].AddPod(shimtest.Pod(fmt.Sprintf("p%d", cycle), nil))
+		case r < 12: // a pod-group cycle assumes a pod in place, under the old generation
+			n := nodes[rng.IntN(len(nodes))]
+			gen := n.Generation
+			n.AddPod(shimtest.Pod(fmt.Sprintf("g%d", cycle), nil))
+			n.Generation = gen
+			podGroup = true
+		case r < 13: // the cache gives a known node a new NodeInfo, in the same state or not
+			i := rng.IntN(len(nodes))
+			nodes[i] = nodes[i].SnapshotConcrete()
+			if rng.IntN(2) == 0 {
+				nodes[i].Generation = framework.NewNodeInfo().Generation
+			}
+		case r < 14: // two nodes trade positions
+			i, j := rng.IntN(len(nodes)), rng.IntN(len(nodes))
+			nodes[i], nodes[j] = nodes[j], nodes[i]
+		case r < 15 && len(nodes) > 1: // a node goes away
+			i := rng.IntN(len(nodes))
+			nodes = append(nodes[:i], nodes[i+1:]...)
+		case r < 16: // a node joins
+			nodes = append(nodes, shimtest.Node(fmt.Sprintf("n%d", next), nil, 0))
+			next++
+		}
+		full := cycle%211 == 0
+		direct, hidden := lists()
+		if len(direct) == len(fast.seen) && !full && !podGroup && !fast.inPlaceDue.Load() {
+			loops++
+		}
+		p, q := fast.PlanDelta(direct, full, podGroup, basicNode), plain.PlanDelta(hidden, full, podGroup, basicNode)
+		if got, want := planSummary(p, direct), planSummary(q, hidden); got != want {
+			t.Fatalf("cycle %d: the generation loop planned\n%s\nplacing each node planned\n%s", cycle, got, want)
+		}
+		fast.Commit(p, 0)
+		plain.Commit(q, 0)
+	}
+	if loops < 400 {
+		t.Fatalf("the generation loop ran in %d cycles of 800; the test no longer exercises it", loops)
+	}
+}
+
+// planSummary is what a plan of the snapshot list nodes decides, in words.
+func planSummary(p *Plan, nodes []fwk.NodeInfo) string {
+	s := fmt.Sprintf("full %v versions %d->%d removed %v order %v\n", p.full, p.Msg.BaseVersion, p.Msg.NewVersion, p.Msg.Removed, p.Order)
+	for i, ni := range nodes {
+		if slot, ok := p.SlotOfInfo[ni]; !ok || slot != p.Order[i] {
+			s += fmt.Sprintf("position %d: its NodeInfo finds slot %d (%v), not %d\n", i, slot, ok, p.Order[i])
+		}
+	}
+	for i, u := range p.upserts {
+		s += fmt.Sprintf("upsert %s slot %d state %+v index %d\n", u.name, u.slot, u.state, p.Msg.Upserts[i].Index)
+	}
+	for slot := 0; slot < p.States.Size(); slot++ {
+		st, _ := p.States.At(uint32(slot))
+		s += fmt.Sprintf("slot %d %+v\n", slot, st)
+	}
+	return s
+}
