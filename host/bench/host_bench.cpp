@@ -280,13 +280,15 @@ void BM_StoreExplainCycleAhead(benchmark::State& state) {
       run_filters(plugins().filters, model.view(), table.views(), pool(),
                   Deadline::never());
   std::vector<const schedplug_node*> feasible;
+  std::vector<uint32_t> feasible_slots;
   auto rejected = filtered.rejections.begin();
-  for (size_t slot = 0; slot < n; ++slot) {
+  for (uint32_t slot = 0; slot < n; ++slot) {
     if (rejected != filtered.rejections.end() && rejected->node == slot) {
       ++rejected;
       continue;
     }
     feasible.push_back(table.views()[slot]);
+    feasible_slots.push_back(slot);
   }
   const ScoreOutcome scored = run_scores(plugins().scorers, model.view(),
                                          feasible, pool(), Deadline::never(),
@@ -303,7 +305,7 @@ void BM_StoreExplainCycleAhead(benchmark::State& state) {
   for (auto _ : state) {
     recent.add("bench", true, filter_part(profile, pod, table, filtered, n));
     CycleSummary ahead =
-        score_part(profile, weights, pod, table, feasible, scored);
+        score_part(profile, weights, pod, table, feasible_slots, scored);
     mark_ahead(profile, scored, ahead);
     benchmark::DoNotOptimize(recent.add("bench", false, std::move(ahead)));
   }

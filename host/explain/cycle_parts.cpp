@@ -1,13 +1,10 @@
 #include "host/explain/cycle_parts.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace schedplug::host {
 namespace {
-
-std::string_view str(const schedplug_str& s) {
-  return s.len == 0 ? std::string_view() : std::string_view(s.data, s.len);
-}
 
 // The part of a cycle summary every call starts with: the pod and its profile.
 CycleSummary part_for(const std::string& scheduler_name, const v1::Pod& pod,
@@ -22,6 +19,7 @@ CycleSummary part_for(const std::string& scheduler_name, const v1::Pod& pod,
           std::chrono::system_clock::now().time_since_epoch())
           .count();
   part.table_version = table.version();
+  part.table_names = table.names();
   return part;
 }
 
@@ -37,9 +35,6 @@ void add_timings(const ChainRuns& runs, CycleSummary& part) {
   }
 }
 
-// Room for `count` node names of a typical length in one allocation.
-constexpr size_t kNameBytes = 24;
-
 }  // namespace
 
 CycleSummary filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
@@ -54,14 +49,11 @@ CycleSummary filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
   part.nodes_filtered = static_cast<uint32_t>(filtered);
   part.reasons = outcome.reasons;
   part.rejections.reserve(outcome.rejections.size());
-  part.names.reserve(outcome.rejections.size() * kNameBytes);
   for (const FilterRejection& r : outcome.rejections) {
-    const CompactNode* node = table.at(r.node);
-    part.rejections.push_back(
-        {.node = part.add_name(node ? str(node->view().name) : ""),
-         .reason = r.reason,
-         .plugin = static_cast<uint16_t>(r.plugin),
-         .code = static_cast<uint8_t>(r.code)});
+    part.rejections.push_back({.node = r.node,
+                               .reason = r.reason,
+                               .plugin = static_cast<uint16_t>(r.plugin),
+                               .code = static_cast<uint8_t>(r.code)});
   }
   add_timings(outcome.runs, part);
   for (const UnfinishedPlugin& u : outcome.unfinished)
@@ -71,8 +63,7 @@ CycleSummary filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
 
 CycleSummary score_part(const ProfilePlugins& profile,
                         const std::vector<int>& weights, const v1::Pod& pod,
-                        const NodeTable& table,
-                        std::span<const schedplug_node* const> nodes,
+                        const NodeTable& table, std::span<const uint32_t> slots,
                         const ScoreOutcome& outcome) {
   CycleSummary part = part_for(profile.scheduler_name, pod, table);
   const size_t scorers = profile.scorers.size();
@@ -83,18 +74,22 @@ CycleSummary score_part(const ProfilePlugins& profile,
     part.weights.push_back(p < weights.size() ? weights[p] : 1);
     part.scorer_errors.push_back(!o.error.empty() ? o.error : o.unfinished);
   }
-  part.scored.reserve(nodes.size());
-  part.names.reserve(nodes.size() * kNameBytes);
-  part.raw.resize(nodes.size() * scorers, 0);
-  part.normalized.resize(nodes.size() * scorers, 0);
-  for (const schedplug_node* node : nodes) {
-    part.scored.push_back(part.add_name(str(node->name)));
-  }
+  part.scored.assign(slots.begin(), slots.end());
+  const size_t n = slots.size();
+  // Raw scores ahead have no normalized ones yet: none are kept for them
+  // (an empty list stands for zeros).
+  const bool normalized = std::any_of(
+      outcome.plugins.begin(), outcome.plugins.end(),
+      [](const PluginScoreOutcome& o) { return !o.scores.empty(); });
+  part.raw.resize(n * scorers, 0);
+  if (normalized) part.normalized.resize(n * scorers, 0);
   for (size_t p = 0; p < scorers; ++p) {
     const PluginScoreOutcome& o = outcome.plugins[p];
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      if (k < o.raw.size()) part.raw[k * scorers + p] = o.raw[k];
-      if (k < o.scores.size()) part.normalized[k * scorers + p] = o.scores[k];
+    for (size_t k = 0; k < std::min(n, o.raw.size()); ++k) {
+      part.raw[k * scorers + p] = o.raw[k];
+    }
+    for (size_t k = 0; k < std::min(n, o.scores.size()); ++k) {
+      part.normalized[k * scorers + p] = o.scores[k];
     }
   }
   add_timings(outcome.runs, part);

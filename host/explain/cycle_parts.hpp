@@ -21,12 +21,11 @@ CycleSummary filter_part(const ProfilePlugins& profile, const v1::Pod& pod,
                          const NodeTable& table, const FilterOutcome& outcome,
                          size_t filtered);
 
-// `weights`: per scorer of the profile (missing ones count 1); `nodes`:
-// the scored nodes, parallel to the outcome's scores.
+// `weights`: per scorer of the profile (missing ones count 1); `slots`:
+// the scored nodes' table slots, parallel to the outcome's scores.
 CycleSummary score_part(const ProfilePlugins& profile,
                         const std::vector<int>& weights, const v1::Pod& pod,
-                        const NodeTable& table,
-                        std::span<const schedplug_node* const> nodes,
+                        const NodeTable& table, std::span<const uint32_t> slots,
                         const ScoreOutcome& outcome);
 
 // Makes a score part one of scores ahead: each scorer's policy, for the

@@ -45,16 +45,17 @@ size_t strings_bytes(const std::vector<std::string>& v) {
 
 }  // namespace
 
-CycleSummary::Name CycleSummary::add_name(std::string_view name) {
-  const Name n{static_cast<uint32_t>(names.size()),
-               static_cast<uint32_t>(name.size())};
-  names.append(name);
-  return n;
+uint32_t CycleSummary::add_name(std::string_view name) {
+  if (!own_names) {
+    own_names = table_names ? *table_names : NodeNames();
+    table_names.reset();
+  }
+  return own_names->add(name);
 }
 
 void CycleSummary::settle_ahead(std::span<const uint32_t> positions) {
   const size_t per_node = scorers.size();
-  std::vector<Name> kept;
+  std::vector<uint32_t> kept;
   std::vector<int64_t> kept_raw, kept_normalized;
   kept.reserve(positions.size());
   for (uint32_t k : positions) {
@@ -94,9 +95,10 @@ size_t CycleSummary::bytes() const {
          pod_name.size() + pod_uid.size() + chosen_node.size() +
          unschedulable_message.size() + strings_bytes(filters) +
          strings_bytes(scorers) + strings_bytes(scorer_errors) +
-         strings_bytes(reasons) + strings_bytes(unfinished) + names.capacity() +
+         strings_bytes(reasons) + strings_bytes(unfinished) +
+         (own_names ? own_names->bytes() : 0) +
          rejections.capacity() * sizeof(Rejection) +
-         scored.capacity() * sizeof(Name) +
+         scored.capacity() * sizeof(uint32_t) +
          (raw.capacity() + normalized.capacity()) * sizeof(int64_t) +
          ahead_policy.capacity() * sizeof(uint32_t) +
          timings.capacity() * (sizeof(Timing) + 16);
@@ -190,12 +192,21 @@ void RecentCycles::merge(CycleSummary& c, CycleSummary& part) const {
     const size_t listed = c.rejections.size() + c.scored.size();
     return listed < cap ? cap - listed : 0;
   };
-  const auto offset = static_cast<uint32_t>(c.names.size());
-  if (c.names.empty() && c.rejections.empty() && c.scored.empty()) {
-    c.names = std::move(part.names);
+  // The part's node indices in the cycle's names: the same when both share
+  // one table's names (a cycle's parts come from one table version), else
+  // appended to the cycle's own list.
+  bool same_names = true;
+  if (c.rejections.empty() && c.scored.empty()) {
+    c.table_names = std::move(part.table_names);
+    c.own_names = std::move(part.own_names);
+    part.own_names.reset();
   } else {
-    c.names.append(part.names);
+    same_names =
+        c.shared_names() != nullptr && c.shared_names() == part.shared_names();
   }
+  auto node_of = [&](uint32_t node) {
+    return same_names ? node : c.add_name(part.name(node));
+  };
   // Reasons: the part's indices mapped to the cycle's list.
   std::vector<uint32_t> reason_of(part.reasons.size());
   for (size_t i = 0; i < part.reasons.size(); ++i) {
@@ -215,14 +226,14 @@ void RecentCycles::merge(CycleSummary& c, CycleSummary& part) const {
     c.rejections = std::move(part.rejections);
     c.rejections.resize(take_rejections);
     for (CycleSummary::Rejection& r : c.rejections) {
-      r.node.at += offset;
+      r.node = node_of(r.node);
       if (r.reason < reason_of.size()) r.reason = reason_of[r.reason];
     }
   } else {
     c.rejections.reserve(c.rejections.size() + take_rejections);
     for (size_t i = 0; i < take_rejections; ++i) {
       CycleSummary::Rejection r = part.rejections[i];
-      r.node.at += offset;
+      r.node = node_of(r.node);
       if (r.reason < reason_of.size()) r.reason = reason_of[r.reason];
       c.rejections.push_back(r);
     }
@@ -232,32 +243,37 @@ void RecentCycles::merge(CycleSummary& c, CycleSummary& part) const {
   const size_t take_scored = std::min(part.scored.size(), room());
   const size_t part_scored = part.scored.size();
   const size_t take_scores = take_scored * per_node;
-  auto append_scores = [take_scores](std::vector<int64_t>& into,
-                                     std::vector<int64_t>& from) {
-    const size_t n = std::min(take_scores, from.size());
-    if (into.empty()) {
+  const size_t had_scores = c.scored.size() * per_node;
+  // An empty list stands for zeros: padded when the other side has values.
+  auto append_scores = [&](std::vector<int64_t>& into,
+                           std::vector<int64_t>& from) {
+    if (into.empty() && from.empty()) return;
+    if (had_scores == 0) {
       into = std::move(from);
-      into.resize(n);
-    } else {
-      into.insert(into.end(), from.begin(),
-                  from.begin() + static_cast<std::ptrdiff_t>(n));
+      into.resize(take_scores, 0);
+      return;
     }
+    into.resize(had_scores, 0);
+    const size_t n = std::min(take_scores, from.size());
+    into.insert(into.end(), from.begin(),
+                from.begin() + static_cast<std::ptrdiff_t>(n));
+    into.resize(had_scores + take_scores, 0);
   };
-  if (c.scored.empty()) {
-    c.scored = std::move(part.scored);
-    c.scored.resize(take_scored);
-    for (CycleSummary::Name& n : c.scored) n.at += offset;
-  } else {
-    c.scored.reserve(c.scored.size() + take_scored);
-    for (size_t k = 0; k < take_scored; ++k) {
-      CycleSummary::Name n = part.scored[k];
-      n.at += offset;
-      c.scored.push_back(n);
-    }
-  }
   if (take_scored > 0) {
     append_scores(c.raw, part.raw);
     append_scores(c.normalized, part.normalized);
+  }
+  if (c.scored.empty()) {
+    c.scored = std::move(part.scored);
+    c.scored.resize(take_scored);
+    if (!same_names) {
+      for (uint32_t& node : c.scored) node = node_of(node);
+    }
+  } else {
+    c.scored.reserve(c.scored.size() + take_scored);
+    for (size_t k = 0; k < take_scored; ++k) {
+      c.scored.push_back(node_of(part.scored[k]));
+    }
   }
   c.nodes_left_out += static_cast<uint32_t>(part_scored - take_scored);
   for (CycleSummary::Timing& t : part.timings) {
@@ -275,10 +291,28 @@ void RecentCycles::merge(CycleSummary& c, CycleSummary& part) const {
   for (std::string& u : part.unfinished) c.unfinished.push_back(std::move(u));
 }
 
+void RecentCycles::hold(const CycleSummary& cycle) {
+  const NodeNames* names = cycle.shared_names();
+  if (names == nullptr) return;
+  if (++names_held_[names] == 1) stats_.bytes += names->bytes();
+}
+
+void RecentCycles::release(const CycleSummary& cycle) {
+  const NodeNames* names = cycle.shared_names();
+  if (names == nullptr) return;
+  auto it = names_held_.find(names);
+  if (it == names_held_.end()) return;
+  if (--it->second == 0) {
+    stats_.bytes -= names->bytes();
+    names_held_.erase(it);
+  }
+}
+
 void RecentCycles::drop_oldest(const char* cause) {
   std::shared_ptr<Entry> oldest = std::move(entries_.front());
   entries_.pop_front();
   stats_.bytes -= oldest->bytes;
+  release(oldest->cycle);
   if (std::string_view(cause) == "count") {
     ++stats_.dropped_count;
   } else {
@@ -310,6 +344,7 @@ RecentCycles::Stats RecentCycles::add(const std::string& session, bool starts,
   }
   if (entry) {
     stats_.bytes -= entry->bytes;
+    release(entry->cycle);
     merge(entry->cycle, part);
   } else {
     entry = std::make_shared<Entry>();
@@ -326,6 +361,7 @@ RecentCycles::Stats RecentCycles::add(const std::string& session, bool starts,
   }
   entry->bytes = entry->cycle.bytes();
   stats_.bytes += entry->bytes;
+  hold(entry->cycle);
   while (entries_.size() > options_.max_cycles) drop_oldest("count");
   // The newest cycle stays even when it alone is over the byte cap.
   while (entries_.size() > 1 && stats_.bytes > options_.max_bytes) {

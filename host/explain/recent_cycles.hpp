@@ -5,9 +5,10 @@
 // or that it found none and why), and the time each plugin's hooks took.
 // Bounded by a count and a byte cap; the oldest cycle goes first.
 //
-// A cycle is kept compact, because a PreFilter at 5000 nodes may reject most of
-// them: node names back to back in one buffer, reasons once each, scores
-// in flat arrays. It becomes a v1::ExplainedCycle only when asked for.
+// A cycle is kept compact, because a PreFilter at 5000 nodes may reject or
+// score most of them: nodes as table slots named by the table's shared
+// NodeNames, reasons once each, scores in flat arrays. It becomes a
+// v1::ExplainedCycle only when asked for.
 //
 // Threading: every method may be called from any thread; one mutex guards
 // the store and is held only to merge or copy cycles, never across plugin
@@ -19,12 +20,14 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "host/table/node_names.hpp"
 #include "schedplug/v1/schedplug.pb.h"
 
 namespace schedplug::host {
@@ -56,22 +59,23 @@ struct CycleSummary {
   uint32_t nodes_rejected = 0;             // of them, listed or left out
   uint32_t nodes_left_out = 0;             // over max_nodes_per_cycle
 
-  // Where a node's name is in `names`.
-  struct Name {
-    uint32_t at = 0;
-    uint32_t size = 0;
-  };
-  std::string names;
+  // The nodes' names, by index: the call's table's names (an index is a
+  // slot; every cycle of a table version shares them, and they stay right
+  // after later deltas reuse the slot), or the cycle's own list once
+  // add_name appended to it.
+  std::shared_ptr<const NodeNames> table_names;
+  std::optional<NodeNames> own_names;
   struct Rejection {
-    Name node;
+    uint32_t node = 0;    // index into the names
     uint32_t reason = 0;  // index into `reasons`
     uint16_t plugin = 0;  // index into `filters`
     uint8_t code = 0;     // schedplug_code
   };
   std::vector<Rejection> rejections;
   std::vector<std::string> reasons;
-  std::vector<Name> scored;
-  // Per scored node, per scorer: [node * scorers.size() + scorer].
+  std::vector<uint32_t> scored;  // indices into the names
+  // Per scored node, per scorer: [node * scorers.size() + scorer]. Empty
+  // stands for zeros (raw scores ahead have no normalized ones yet).
   std::vector<int64_t> raw;
   std::vector<int64_t> normalized;
   // Scores ahead (computed before kube-scheduler's PreScore, for the shim
@@ -99,16 +103,23 @@ struct CycleSummary {
   std::vector<Timing> timings;
   std::vector<std::string> unfinished;
 
-  // Appends a node name to `names`.
-  Name add_name(std::string_view name);
-  std::string_view name(Name n) const {
-    return std::string_view(names).substr(n.at, n.size);
+  // Appends a node name to the cycle's own list (a copy of the table's
+  // names the first time); returns its index.
+  uint32_t add_name(std::string_view name);
+  std::string_view name(uint32_t node) const {
+    if (own_names) return own_names->at(node);
+    return table_names ? table_names->at(node) : std::string_view();
+  }
+  // The table's names the cycle shares, or nullptr.
+  const NodeNames* shared_names() const {
+    return own_names ? nullptr : table_names.get();
   }
   // Scores ahead: keeps the scored nodes at `positions` (indices into
   // `scored`, as the shim sends them in Placement.scored) and normalizes
   // their raw scores over them by each scorer's ahead_policy.
   void settle_ahead(std::span<const uint32_t> positions);
-  // Estimated heap and inline bytes.
+  // Estimated heap and inline bytes, without the shared table names
+  // (RecentCycles counts each of those once).
   size_t bytes() const;
   void to_proto(v1::ExplainedCycle& out) const;
 };
@@ -169,12 +180,18 @@ class RecentCycles {
   Entry* latest(const std::string& pod_uid);
   // Re-counts an entry's bytes after a change. Callers hold mutex_.
   void resized(Entry& entry);
+  // A table's names one more or one fewer cycle shares: counted in the
+  // store's bytes while any does. Callers hold mutex_.
+  void hold(const CycleSummary& cycle);
+  void release(const CycleSummary& cycle);
 
   const RecentCyclesOptions options_;
   mutable std::mutex mutex_;
   std::deque<std::shared_ptr<Entry>> entries_;  // oldest first
   // Per session: its open cycle (the last one begun).
   std::unordered_map<std::string, std::weak_ptr<Entry>> open_;
+  // The table names the held cycles share, and how many share each.
+  std::unordered_map<const NodeNames*, size_t> names_held_;
   Stats stats_;
   // Pods whose every cycle was dropped, and the cap that dropped the last
   // one ("count" or "memory"); bounded, oldest forgotten first.

@@ -33,7 +33,7 @@ void ExplainObserver::scores_ran(const ScoresRan& ran) {
   const auto weights = all.find(ran.profile.scheduler_name);
   CycleSummary part = score_part(
       ran.profile, weights == all.end() ? kNoWeights : weights->second, ran.pod,
-      ran.table, ran.nodes, ran.outcome);
+      ran.table, ran.slots, ran.outcome);
   // Scores ahead are kept raw until the shim says which of the nodes
   // kube-scheduler scored (Placement.scored).
   if (ran.raw) mark_ahead(ran.profile, ran.outcome, part);

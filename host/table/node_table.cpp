@@ -24,6 +24,21 @@ std::shared_ptr<const CompactNode> NodeTable::shared(uint32_t slot) const {
   return slots_[slot].node;
 }
 
+std::shared_ptr<const NodeNames> NodeTable::names() const {
+  std::lock_guard lock(names_mutex_);
+  if (names_ == nullptr) {
+    auto names = std::make_shared<NodeNames>();
+    size_t text = 0;
+    for (const Slot& s : slots_) text += s.node ? s.node->name().size() : 0;
+    names->reserve(slots_.size(), text);
+    for (const Slot& s : slots_) {
+      names->add(s.node ? s.node->name() : std::string_view());
+    }
+    names_ = std::move(names);
+  }
+  return names_;
+}
+
 int64_t NodeTable::generation(uint32_t slot) const {
   return slot < slots_.size() ? slots_[slot].generation : 0;
 }
@@ -150,7 +165,13 @@ size_t NodeTable::bytes_after(const TableDelta& delta) const {
   return nodes + slots * kSlotBytes;
 }
 
+void NodeTable::forget_names() {
+  std::lock_guard lock(names_mutex_);
+  names_.reset();
+}
+
 void NodeTable::clear() {
+  forget_names();
   slots_.clear();
   views_.clear();
   by_name_.clear();
@@ -160,6 +181,7 @@ void NodeTable::clear() {
 
 void NodeTable::remove_slot(uint32_t slot) {
   Slot& s = slots_[slot];
+  forget_names();
   node_bytes_ -= node_bytes(*s.node);
   by_name_.erase(s.node->name());
   s.node.reset();
@@ -179,6 +201,7 @@ void NodeTable::put(const NodeUpsert& u) {
     by_name_.erase(s.node->name());
     node_bytes_ -= node_bytes(*s.node);
   } else {
+    forget_names();
     ++size_;
   }
   node_bytes_ += node_bytes(*u.node);

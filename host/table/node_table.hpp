@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "host/table/compact_node.hpp"
+#include "host/table/node_names.hpp"
 #include "schedplug/plugin.h"
 
 namespace schedplug::host {
@@ -101,6 +103,11 @@ class NodeTable {
   int64_t generation(uint32_t slot) const;
   // The slot holding node `name`.
   std::optional<uint32_t> find(std::string_view name) const;
+  // Every slot's node name, indexed by slot ("" for an empty one), as of
+  // now. Built on first use after a delta adds or removes a node, then
+  // shared: a delta that only updates nodes keeps it, and what a caller
+  // holds never changes.
+  std::shared_ptr<const NodeNames> names() const;
 
  private:
   struct Slot {
@@ -111,6 +118,8 @@ class NodeTable {
   // bytes() after `delta` (validated, not empty).
   size_t bytes_after(const TableDelta& delta) const;
   void clear();
+  // A slot gains or loses its node: names() builds anew.
+  void forget_names();
   void remove_slot(uint32_t slot);
   void put(const NodeUpsert& upsert);
 
@@ -119,6 +128,9 @@ class NodeTable {
   // Keys view the names inside the nodes held in slots_.
   std::unordered_map<std::string_view, uint32_t> by_name_;
   uint64_t version_ = 0;
+  // names(): reset when a slot gains or loses its node.
+  mutable std::mutex names_mutex_;
+  mutable std::shared_ptr<const NodeNames> names_;
   size_t size_ = 0;
   size_t node_bytes_ = 0;  // sum of node_bytes() of the stored nodes
   size_t bytes_ = 0;       // node_bytes_ + kSlotBytes per slot

@@ -57,8 +57,8 @@ class ExplainTest : public ::testing::Test {
       EXPECT_TRUE(s.ok()) << s.error_message();
     }
     pending_delta_ = v1::NodeTableDelta();
-    pending_delta_.set_base_version(1);
-    pending_delta_.set_new_version(1);
+    pending_delta_.set_base_version(version_);
+    pending_delta_.set_new_version(version_);
     const PreFilterAnswer answer = decode(c.filtered);
     for (const auto& [slot, node] : nodes_) {
       if (!answer.rejected.contains(slot)) c.feasible.push_back(slot);
@@ -67,7 +67,7 @@ class ExplainTest : public ::testing::Test {
     score.set_session_id(session_);
     score.set_scheduler_name(kProfile);
     *score.mutable_pod() = c.pod;
-    score.set_table_version(1);
+    score.set_table_version(version_);
     score.set_want_raw_scores(want_raw_scores);
     for (uint32_t slot : c.feasible) score.add_nodes(slot);
     grpc::ClientContext context;
@@ -95,6 +95,7 @@ class ExplainTest : public ::testing::Test {
   RandomCluster rnd_{20261203};
   std::map<uint32_t, v1::Node> nodes_;
   v1::NodeTableDelta pending_delta_;
+  uint64_t version_ = 1;  // the table's, after pending_delta_
 };
 
 TEST_F(ExplainTest, HoldsTheVerdictsScoresAndReservedNodeOfEachCycle) {
@@ -182,6 +183,41 @@ TEST_F(ExplainTest, HoldsTheVerdictsScoresAndReservedNodeOfEachCycle) {
   }
 }
 
+// A cycle keeps its nodes as table slots, named by the table's names of its
+// own version: a later delta that puts other nodes in those slots changes
+// nothing it shows.
+TEST_F(ExplainTest, ACycleKeepsItsNodeNamesWhenLaterNodesReuseTheSlots) {
+  start();
+  const Cycle first = run_cycle();
+  std::set<std::string> first_names;
+  for (const auto& [slot, node] : nodes_) first_names.insert(node.name());
+  v1::NodeTableDelta reuse;
+  reuse.set_base_version(1);
+  reuse.set_new_version(2);
+  for (auto& [slot, node] : nodes_) {
+    reuse.add_removed(slot);
+    node = rnd_.node(slot, "other-" + std::to_string(slot), 1);
+    *reuse.add_upserts() = node;
+  }
+  pending_delta_ = reuse;
+  version_ = 2;
+  const Cycle second = run_cycle();
+
+  auto shown = [&](const v1::Pod& pod) {
+    const v1::ExplainResponse r = explain(key(pod));
+    EXPECT_EQ(r.cycles_size(), 1) << r.not_held();
+    std::set<std::string> names;
+    if (r.cycles_size() != 1) return names;
+    for (const v1::ExplainedNode& n : r.cycles(0).nodes())
+      names.insert(n.node());
+    return names;
+  };
+  EXPECT_EQ(shown(first.pod), first_names);
+  std::set<std::string> second_names;
+  for (const auto& [slot, node] : nodes_) second_names.insert(node.name());
+  EXPECT_EQ(shown(second.pod), second_names);
+}
+
 // PreScoreRequest.want_raw_scores (the shim's simulator annotations): each
 // plugin that scored sends its raw scores too, the ones the host keeps;
 // with explain off as well, and none when not asked.
@@ -247,8 +283,8 @@ TEST_F(ExplainTest, ScoresAheadAreNormalizedOverTheNodesTheShimReports) {
         host_->stub().PreFilter(&context, request, &filtered);
     ASSERT_TRUE(s.ok()) << s.error_message();
     pending_delta_ = v1::NodeTableDelta();
-    pending_delta_.set_base_version(1);
-    pending_delta_.set_new_version(1);
+    pending_delta_.set_base_version(version_);
+    pending_delta_.set_new_version(version_);
   }
   const v1::ScoresAhead& ahead = filtered.scores_ahead();
   ASSERT_GE(ahead.nodes_size(), 6);

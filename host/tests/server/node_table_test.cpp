@@ -385,6 +385,36 @@ TEST(NodeTable, FullTableThenDeltas) {
   EXPECT_EQ(t.slot_count(), 3u);
 }
 
+// names() is shared while only node updates come, renewed when a slot gains
+// or loses its node, and what a caller holds never changes.
+TEST(NodeTable, NamesBySlotAreSharedUntilASlotChangesHands) {
+  NodeTable t;
+  t.apply(full(1, {node(0, "a"), node(2, "c")}));
+  const std::shared_ptr<const NodeNames> first = t.names();
+  ASSERT_EQ(first->size(), 3u);
+  EXPECT_EQ(first->at(0), "a");
+  EXPECT_EQ(first->at(1), "");
+  EXPECT_EQ(first->at(2), "c");
+  EXPECT_EQ(first->at(3), "");
+
+  t.apply(delta(1, 2, {node(0, "a", 5)}));  // an update only
+  EXPECT_EQ(t.names(), first);
+
+  t.apply(delta(2, 3, {node(0, "z"), node(1, "b")}, {0}));
+  const std::shared_ptr<const NodeNames> third = t.names();
+  EXPECT_NE(third, first);
+  EXPECT_EQ(third->at(0), "z");
+  EXPECT_EQ(third->at(1), "b");
+  EXPECT_EQ(first->at(0), "a");  // the earlier names are kept as they were
+
+  t.apply(delta(3, 4, {}, {2}));
+  EXPECT_EQ(t.names()->size(), 2u);  // trailing empty slot trimmed
+  EXPECT_EQ(third->at(2), "c");
+  t.apply(full(5, {node(0, "q")}));
+  EXPECT_EQ(t.names()->at(0), "q");
+  EXPECT_EQ(t.names()->size(), 1u);
+}
+
 TEST(NodeTable, FullDeltaReplacesEverything) {
   NodeTable t;
   t.apply(full(5, {node(0, "a"), node(1, "b")}));
