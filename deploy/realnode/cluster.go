@@ -288,8 +288,15 @@ state = %q
 // serviceRoute sends what dials the kubernetes service to the API server,
 // as kube-proxy would: from the node (host-network pods) and from pods.
 // The firewall as it was (IPv4 and IPv6) is restored by Stop, which also
-// removes what the kubelet adds there.
+// removes what the kubelet adds there. The rules themselves are removed by
+// their comment, before and after: a snapshot taken before the nat table
+// existed does not mention it, so restoring it leaves them, and a rule
+// left by an earlier cluster (or a run killed before Stop) that comes first
+// in its chain sends the service's connections to a port nobody serves.
 func (c *Cluster) serviceRoute(ip string, port int) error {
+	if err := removeServiceRules(); err != nil {
+		return err
+	}
 	for _, family := range []string{"iptables", "ip6tables"} {
 		saved, err := exec.Command(family + "-save").Output()
 		if err != nil {
@@ -304,11 +311,33 @@ func (c *Cluster) serviceRoute(ip string, port int) error {
 			return nil
 		})
 	}
+	c.undo = append(c.undo, removeServiceRules)
 	for _, chain := range []string{"OUTPUT", "PREROUTING"} {
-		rule := []string{"-t", "nat", "-A", chain, "-d", apiServerServiceIP + "/32", "-p", "tcp", "--dport", "443",
+		rule := []string{"-t", "nat", "-I", chain, "1", "-d", apiServerServiceIP + "/32", "-p", "tcp", "--dport", "443",
 			"-m", "comment", "--comment", ruleComment, "-j", "DNAT", "--to-destination", fmt.Sprintf("%s:%d", ip, port)}
 		if out, err := exec.Command("iptables", rule...).CombinedOutput(); err != nil {
 			return fmt.Errorf("adding the iptables rule for the kubernetes service: %v: %s", err, out)
+		}
+	}
+	return nil
+}
+
+// removeServiceRules deletes every nat rule that carries ruleComment.
+func removeServiceRules() error {
+	for _, chain := range []string{"OUTPUT", "PREROUTING"} {
+		out, err := exec.Command("iptables", "-t", "nat", "-S", chain).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("listing the nat rules of %s (iptables -t nat -S %s): %v: %s", chain, chain, err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) < 2 || fields[0] != "-A" || !strings.Contains(line, "--comment "+ruleComment) {
+				continue
+			}
+			del := append([]string{"-t", "nat", "-D"}, fields[1:]...)
+			if out, err := exec.Command("iptables", del...).CombinedOutput(); err != nil {
+				return fmt.Errorf("removing the nat rule %q: %v: %s", line, err, out)
+			}
 		}
 	}
 	return nil
