@@ -66,6 +66,12 @@ step() {
     say "$name: ok (${took}s)"
     return 0
   fi
+  # A go test log: what each failed test itself said, which is seldom at
+  # the end (other packages' output follows it).
+  if grep -q '^=== RUN' "$log"; then
+    echo "        --- what the failed tests said ($(rel "$log"), tools/dev/failed-go-tests.awk):"
+    awk -v max=40 -f "$schedplug_root/tools/dev/failed-go-tests.awk" "$log" | head -n 150 | cut -c1-400 | sed 's/^/        /'
+  fi
   echo "        --- last lines of $(rel "$log"):"
   tail -n 25 "$log" | sed 's/^/        /'
   say "$name: FAILED (exit $rc after ${took}s); full output in $(rel "$log")"
@@ -80,6 +86,13 @@ steps_finish() {
     exit 1
   fi
 }
+
+# The ctest tests tools/dev/test.sh runs in build/: those of the build
+# system itself (they run cmake, cpack and the compiler on sample projects;
+# no code of ours runs instrumented in them), and the one that needs
+# glibc's allocator (host/tests/server/allocator_reuse_test.cpp). Every
+# other ctest test runs in the sanitizer tree (tools/dev/sanitize.sh).
+cxx_plain_build_tests='^(sdk_out_of_tree_plugin_build|sdk_compile_errors|packaging_debian|Metrics\.AnInstanceAtAFreedAddressIsCountedAsItself)$'
 
 # cxx_configure runs CMake for build/ (Ninja; through ccache when installed).
 cxx_configure() {
