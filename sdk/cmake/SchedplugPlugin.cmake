@@ -59,9 +59,6 @@ function(schedplug_add_plugin name)
   if(NOT DEFINED CMAKE_CXX_STANDARD OR CMAKE_CXX_STANDARD LESS 20)
     set_target_properties(${name} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON)
   endif()
-  if(NOT DEFINED CMAKE_C_STANDARD OR CMAKE_C_STANDARD LESS 11)
-    set_target_properties(${name} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
-  endif()
   # clang links the sanitizer runtimes into executables only: a plugin
   # compiled with clang's -fsanitize refers to __asan_*/__ubsan_* symbols
   # that the (instrumented) host exports at load time, so --no-undefined
@@ -97,6 +94,17 @@ function(schedplug_add_plugin name)
   endif()
 endfunction()
 
+# The language levels the test kit needs (C++20, C11), unless the project
+# asks for newer ones.
+function(_schedplug_test_kit_standards target)
+  if(NOT DEFINED CMAKE_CXX_STANDARD OR CMAKE_CXX_STANDARD LESS 20)
+    set_target_properties(${target} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON)
+  endif()
+  if(NOT DEFINED CMAKE_C_STANDARD OR CMAKE_C_STANDARD LESS 11)
+    set_target_properties(${target} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
+  endif()
+endfunction()
+
 # schedplug_add_plugin_test(<name> <source>... [PLUGINS <plugin-target>...])
 #
 # Builds a test program that uses the test kit (schedplug/testing.hpp, or
@@ -107,8 +115,9 @@ endfunction()
 # built after T and gets the path of T's .so as the macro <T in upper
 # case>_SO, e.g. SPARE_CPU_SO. It links schedplug::testing, the SDK plus
 # the host's rules the kit runs plugins by. The kit's C functions are
-# compiled in, so C tests work too; the project must enable CXX, and the kit needs
-# nlohmann/json 3 like the C++ layer.
+# linked in (compiled once per build tree, as the object library
+# schedplug_testing_c_api), so C tests work too; the project must enable
+# CXX, and the kit needs nlohmann/json 3 like the C++ layer.
 function(schedplug_add_plugin_test name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "PLUGINS")
   if(NOT arg_UNPARSED_ARGUMENTS)
@@ -133,17 +142,20 @@ function(schedplug_add_plugin_test name)
       "schedplug_add_plugin_test(${name}): the test kit is compiled as C++; "
       "add CXX to your project()'s LANGUAGES")
   endif()
-  set(c_api ${CMAKE_CURRENT_BINARY_DIR}/${name}_schedplug_testing.cpp)
-  file(CONFIGURE OUTPUT ${c_api} CONTENT
-       "// The test kit's C functions (schedplug/testing.h).\n#define SCHEDPLUG_TESTING_DEFINE_C_API\n#include <schedplug/testing.hpp>\n")
-  add_executable(${name} ${arg_UNPARSED_ARGUMENTS} ${c_api})
-  target_link_libraries(${name} PRIVATE schedplug::testing ${CMAKE_DL_LIBS})
-  if(NOT DEFINED CMAKE_CXX_STANDARD OR CMAKE_CXX_STANDARD LESS 20)
-    set_target_properties(${name} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON)
+  # The kit's C functions (schedplug/testing.h) are compiled once per build
+  # tree and linked into every test: the same file compiled per test took as
+  # long as the test itself.
+  if(NOT TARGET schedplug_testing_c_api)
+    set(c_api ${CMAKE_BINARY_DIR}/schedplug_testing_c_api.cpp)
+    file(CONFIGURE OUTPUT ${c_api} CONTENT
+         "// The test kit's C functions (schedplug/testing.h).\n#define SCHEDPLUG_TESTING_DEFINE_C_API\n#include <schedplug/testing.hpp>\n")
+    add_library(schedplug_testing_c_api OBJECT ${c_api})
+    target_link_libraries(schedplug_testing_c_api PUBLIC schedplug::testing ${CMAKE_DL_LIBS})
+    _schedplug_test_kit_standards(schedplug_testing_c_api)
   endif()
-  if(NOT DEFINED CMAKE_C_STANDARD OR CMAKE_C_STANDARD LESS 11)
-    set_target_properties(${name} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON)
-  endif()
+  add_executable(${name} ${arg_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE schedplug_testing_c_api)
+  _schedplug_test_kit_standards(${name})
   foreach(plugin ${arg_PLUGINS})
     string(TOUPPER ${plugin} macro)
     string(MAKE_C_IDENTIFIER ${macro} macro)
