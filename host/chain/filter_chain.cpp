@@ -93,6 +93,12 @@ inline void prefetch_ahead(std::span<const schedplug_node* const> nodes,
   }
 }
 
+// Rejections are kept in node order: a plugin's new ones are merged into
+// those of the plugins before it.
+bool by_node(const FilterRejection& a, const FilterRejection& b) {
+  return a.node < b.node;
+}
+
 }  // namespace
 
 Verdict skip_from_filter(const PluginInstance& plugin,
@@ -160,10 +166,7 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
       std::inplace_merge(
           out.rejections.begin(),
           out.rejections.begin() + static_cast<std::ptrdiff_t>(before),
-          out.rejections.end(),
-          [](const FilterRejection& a, const FilterRejection& b) {
-            return a.node < b.node;
-          });
+          out.rejections.end(), by_node);
       run.duration = Clock::now() - start;
       continue;
     }
@@ -249,10 +252,7 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
     std::inplace_merge(
         out.rejections.begin(),
         out.rejections.begin() + static_cast<std::ptrdiff_t>(before),
-        out.rejections.end(),
-        [](const FilterRejection& a, const FilterRejection& b) {
-          return a.node < b.node;
-        });
+        out.rejections.end(), by_node);
     plugin.filter_cost().add(run.duration, run.calls);
     if (ran < chunks || cut.load(std::memory_order_relaxed)) {
       out.unfinished.push_back(
@@ -262,6 +262,56 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
     }
   }
   return out;
+}
+
+void merge_filter_outcome(FilterOutcome& into, FilterOutcome&& more) {
+  if (into.skipped.size() < more.skipped.size())
+    into.skipped.resize(more.skipped.size(), false);
+  for (size_t p = 0; p < more.skipped.size(); ++p)
+    into.skipped[p] = into.skipped[p] || more.skipped[p];
+
+  if (into.runs.size() < more.runs.size()) into.runs.resize(more.runs.size());
+  for (size_t p = 0; p < more.runs.size(); ++p) {
+    PluginRun& run = into.runs[p];
+    const PluginRun& add = more.runs[p];
+    if (run.plugin == nullptr) run.plugin = add.plugin;
+    run.duration += add.duration;
+    for (size_t h = 0; h < kTimedHooks; ++h) {
+      const auto hook = static_cast<TimedHook>(h);
+      if (add.hooks.ran(hook)) run.hooks.add(hook, add.hooks.took(hook));
+    }
+    run.calls += add.calls;
+    run.errors += add.errors;
+    run.skipped = run.skipped || add.skipped;
+  }
+
+  // Reasons are a short dictionary: copies as keys keep this simple.
+  std::unordered_map<std::string, uint32_t> index;
+  for (size_t i = 0; i < into.reasons.size(); ++i)
+    index.emplace(into.reasons[i], static_cast<uint32_t>(i));
+  std::vector<uint32_t> mapped(more.reasons.size());
+  for (size_t i = 0; i < more.reasons.size(); ++i) {
+    auto [it, added] = index.try_emplace(
+        more.reasons[i], static_cast<uint32_t>(into.reasons.size()));
+    if (added) into.reasons.push_back(std::move(more.reasons[i]));
+    mapped[i] = it->second;
+  }
+  const size_t before = into.rejections.size();
+  for (FilterRejection r : more.rejections) {
+    r.reason = mapped[r.reason];
+    into.rejections.push_back(r);
+  }
+  std::inplace_merge(
+      into.rejections.begin(),
+      into.rejections.begin() + static_cast<std::ptrdiff_t>(before),
+      into.rejections.end(), by_node);
+
+  for (UnfinishedPlugin& u : more.unfinished) {
+    const bool known = std::any_of(
+        into.unfinished.begin(), into.unfinished.end(),
+        [&](const UnfinishedPlugin& v) { return v.plugin == u.plugin; });
+    if (!known) into.unfinished.push_back(std::move(u));
+  }
 }
 
 SingleFilterResult run_filters_on_node(

@@ -44,6 +44,13 @@ FilterOutcome run_filters(std::span<const PluginInstance* const> filters,
                           ThreadPool& pool, const Deadline& deadline,
                           const ChainLimits& limits = {});
 
+// Adds `more`, an outcome of the same filters for the same pod on other
+// nodes (a later step of one walk), to `into`: rejections merged in node
+// order with their reasons mapped into `into`'s list, each plugin's run
+// summed, a plugin unfinished in either unfinished (the first reason
+// kept). A plugin skipped in either is skipped.
+void merge_filter_outcome(FilterOutcome& into, FilterOutcome&& more);
+
 // The single-node Filter RPC: `filters` in order on one node; the first
 // verdict that is not SUCCESS wins. `plugin` is set to that plugin (or
 // nullptr). A plugin whose deadline is over before it starts is listed in

@@ -234,6 +234,26 @@ class CallPipeline {
                                 std::span<const schedplug_node* const> views,
                                 std::span<const uint8_t> applies,
                                 bool begins_cycle);
+  // The filter chain on `views`, not told to the observers.
+  FilterOutcome run_filter_chain(Call& call, const PodCallState& state,
+                                 std::span<const schedplug_node* const> views,
+                                 std::span<const uint8_t> applies);
+  // What the filter chain did, told to the observers.
+  void tell_filters_ran(Call& call, const PodCallState& state,
+                        std::span<const schedplug_node* const> views,
+                        const FilterOutcome& outcome, bool begins_cycle);
+  // PreFilter with a feasible_target: the filter chain on `evaluate`'s
+  // walk in steps until `target` nodes passed (FilterWalk), told to the
+  // observers once.
+  struct FilterWalk {
+    FilterOutcome outcome;
+    // The views of the slots evaluated (a buffer of the calling thread).
+    std::span<const schedplug_node* const> views;
+    // Those slots as [first, end) pairs in walk order.
+    std::vector<uint32_t> evaluated;
+  };
+  FilterWalk run_filter_walk(Call& call, const PodCallState& state,
+                             std::span<const uint32_t> evaluate, size_t target);
   // The score chain's answer, one entry per scorer (raw where the chain
   // left it raw; raw beside normalized too with `with_raw`), and the
   // slow-call log of its unfinished plugins; returns how many plugins

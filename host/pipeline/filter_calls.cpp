@@ -72,29 +72,89 @@ std::pair<std::vector<std::string>, std::vector<std::string>> answer_unfinished(
 
 }  // namespace
 
-FilterOutcome CallPipeline::run_filter_step(
+FilterOutcome CallPipeline::run_filter_chain(
     Call& call, const PodCallState& state,
     std::span<const schedplug_node* const> views,
-    std::span<const uint8_t> applies, bool begins_cycle) {
+    std::span<const uint8_t> applies) {
   const ProfilePlugins& profile = *state.profile;
   const std::vector<Deadline> deadlines =
       plugin_deadlines(call, profile.filter_timeout_ms, Clock::now());
-  FilterOutcome outcome = run_filters(profile.filters, state.pod.view(), views,
-                                      *context_.pool, call.deadline,
-                                      {.plugin_deadlines = deadlines,
-                                       .applies = applies,
-                                       .keep_raw_scores = false,
-                                       .cycle = state.cycle.get()});
+  return run_filters(profile.filters, state.pod.view(), views, *context_.pool,
+                     call.deadline,
+                     {.plugin_deadlines = deadlines,
+                      .applies = applies,
+                      .keep_raw_scores = false,
+                      .cycle = state.cycle.get()});
+}
+
+void CallPipeline::tell_filters_ran(
+    Call& call, const PodCallState& state,
+    std::span<const schedplug_node* const> views, const FilterOutcome& outcome,
+    bool begins_cycle) {
   tell(&CallObserver::chain_ran, outcome.runs, std::string_view("filter"));
   tell(&CallObserver::filters_ran, FiltersRan{.plugins = call.plugins,
                                               .session = state.session,
-                                              .profile = profile,
+                                              .profile = *state.profile,
                                               .pod = state.pod_message,
                                               .table = state.table,
                                               .views = views,
                                               .outcome = outcome,
                                               .begins_cycle = begins_cycle});
+}
+
+FilterOutcome CallPipeline::run_filter_step(
+    Call& call, const PodCallState& state,
+    std::span<const schedplug_node* const> views,
+    std::span<const uint8_t> applies, bool begins_cycle) {
+  FilterOutcome outcome = run_filter_chain(call, state, views, applies);
+  tell_filters_ran(call, state, views, outcome, begins_cycle);
   return outcome;
+}
+
+CallPipeline::FilterWalk CallPipeline::run_filter_walk(
+    Call& call, const PodCallState& state, std::span<const uint32_t> evaluate,
+    size_t target) {
+  const auto all = state.table.views();
+  const size_t length = walk_length(evaluate, all.size());
+  thread_local std::vector<const schedplug_node*> step_views, walked_views;
+  FilterWalk walk;
+  size_t done = 0, passed = 0;
+  // The first step as if every node passed; each next one sized by the
+  // share that passed so far, an eighth more and a few nodes over, so
+  // that most walks take one or two steps.
+  size_t next = std::min(length, target);
+  for (bool first = true;; first = false) {
+    const std::vector<uint32_t> step =
+        walk_slice(evaluate, all.size(), done, next);
+    size_t live = 0;
+    for (size_t i = 0; i + 1 < step.size(); i += 2) {
+      for (uint32_t slot = step[i]; slot < step[i + 1]; ++slot)
+        live += all[slot] != nullptr;
+    }
+    FilterOutcome outcome =
+        run_filter_chain(call, state, window_views(all, step, step_views), {});
+    // A node is rejected at most once (by the first filter that did).
+    passed += live - std::min(live, outcome.rejections.size());
+    if (first) {
+      walk.outcome = std::move(outcome);
+    } else {
+      merge_filter_outcome(walk.outcome, std::move(outcome));
+    }
+    done = next;
+    if (passed >= target || done >= length || call.deadline.expired() ||
+        !walk.outcome.unfinished.empty())
+      break;
+    const double share = static_cast<double>(std::max<size_t>(passed, 1)) /
+                         static_cast<double>(done);
+    const auto more = static_cast<size_t>(static_cast<double>(target - passed) /
+                                          share * 1.125);
+    next = std::min(length, done + more + 16);
+  }
+  walk.evaluated = walk_slice(evaluate, all.size(), 0, done);
+  walk.views = window_views(all, walk.evaluated, walked_views);
+  tell_filters_ran(call, state, walk.views, walk.outcome,
+                   /*begins_cycle=*/true);
+  return walk;
 }
 
 grpc::Status CallPipeline::pre_filter(CallContext& context,
@@ -118,9 +178,23 @@ grpc::Status CallPipeline::pre_filter(CallContext& context,
         // With `evaluate`, only its window (FilterNodes may ask about the
         // rest).
         response.set_windowed(!request.evaluate().empty());
-        const auto views = evaluated_views(table, request.evaluate());
-        FilterOutcome outcome =
-            run_filter_step(call, state, views, {}, /*begins_cycle=*/true);
+        std::span<const schedplug_node* const> views;
+        FilterOutcome outcome;
+        if (request.feasible_target() > 0 && !request.evaluate().empty()) {
+          // Only as far along the window as kube-scheduler's Filter is
+          // expected to walk.
+          FilterWalk walk =
+              run_filter_walk(call, state, slots_of(request.evaluate()),
+                              request.feasible_target());
+          views = walk.views;
+          outcome = std::move(walk.outcome);
+          response.mutable_evaluated()->Add(walk.evaluated.begin(),
+                                            walk.evaluated.end());
+        } else {
+          views = evaluated_views(table, request.evaluate());
+          outcome =
+              run_filter_step(call, state, views, {}, /*begins_cycle=*/true);
+        }
         if (request.score_ahead())
           score_ahead(call, state, views, outcome, {}, response);
         fill_filter_response(call, *state.profile, outcome, response);
@@ -129,7 +203,15 @@ grpc::Status CallPipeline::pre_filter(CallContext& context,
           const TableDelta& delta = state.delta;
           call.summary = fmt::format(
               "{} nodes{} (delta +{} -{}{}), {} rejected, table version {}",
-              table.size(), response.windowed() ? " (windowed)" : "",
+              table.size(),
+              response.evaluated_size() > 0
+                  ? fmt::format(" ({} evaluated)",
+                                walk_length({response.evaluated().data(),
+                                             static_cast<size_t>(
+                                                 response.evaluated_size())},
+                                            table.views().size()))
+              : response.windowed() ? std::string(" (windowed)")
+                                    : std::string(),
               delta.upserts.size(), delta.removed.size(),
               delta.full ? ", full" : "", response.rejected_nodes_size(),
               table.version());

@@ -93,6 +93,7 @@ grpc::Status CallPipeline::handshake(const v1::HandshakeRequest& request_in,
   response->set_scores_ahead(true);
   response->set_cycle_notes(true);
   response->set_fast_hooks(true);
+  response->set_feasible_target(true);
   identity_of(call).to_proto(*response->mutable_identity());
   for (v1::PluginInfo& info : plugin_infos(plugins)) {
     response->set_data(response->data() | info.data());

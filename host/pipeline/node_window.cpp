@@ -64,4 +64,34 @@ std::span<const schedplug_node* const> window_views(
   return out;
 }
 
+size_t walk_length(std::span<const uint32_t> ranges, size_t table_size) {
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < ranges.size(); i += 2) {
+    const size_t end = std::min<size_t>(ranges[i + 1], table_size);
+    if (ranges[i] < end) n += end - ranges[i];
+  }
+  return n;
+}
+
+std::vector<uint32_t> walk_slice(std::span<const uint32_t> ranges,
+                                 size_t table_size, size_t from, size_t to) {
+  std::vector<uint32_t> out;
+  size_t at = 0;  // walk position of the pair's first slot
+  for (size_t i = 0; i + 1 < ranges.size() && at < to; i += 2) {
+    const size_t first = ranges[i];
+    const size_t end = std::min<size_t>(ranges[i + 1], table_size);
+    if (first >= end) continue;
+    const size_t len = end - first;
+    // This pair's part of [from, to), in pair offsets.
+    const size_t lo = std::max(from, at) - at;
+    const size_t hi = std::min(to, at + len) - at;
+    if (lo < hi) {
+      out.push_back(static_cast<uint32_t>(first + lo));
+      out.push_back(static_cast<uint32_t>(first + hi));
+    }
+    at += len;
+  }
+  return out;
+}
+
 }  // namespace schedplug::host

@@ -30,4 +30,14 @@ std::span<const schedplug_node* const> window_views(
     std::span<const schedplug_node* const> views,
     std::span<const uint32_t> ranges, std::vector<const schedplug_node*>& out);
 
+// A walk over `ranges` ([first, end) pairs in the order given, clipped to
+// `table_size`; empty pairs after clipping dropped): the pairs covering
+// its positions [from, to), in walk order, the first and last possibly
+// cut. A slot in two pairs is walked twice.
+std::vector<uint32_t> walk_slice(std::span<const uint32_t> ranges,
+                                 size_t table_size, size_t from, size_t to);
+
+// How many positions that walk has.
+size_t walk_length(std::span<const uint32_t> ranges, size_t table_size);
+
 }  // namespace schedplug::host

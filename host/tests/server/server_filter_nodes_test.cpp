@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "host/chain/filter_chain.hpp"
 #include "host/pipeline/node_window.hpp"
 #include "test_support.hpp"
 
@@ -42,6 +43,14 @@ std::map<uint32_t, Rejection> inside(const PreFilterAnswer& answer,
   return out;
 }
 
+// The slots of some rejections (PodCycle's reasons name the cycle's
+// state, which differs between PreFilters).
+std::set<uint32_t> slots(const std::map<uint32_t, Rejection>& rejected) {
+  std::set<uint32_t> out;
+  for (const auto& [slot, r] : rejected) out.insert(slot);
+  return out;
+}
+
 class FilterNodes : public ::testing::Test {
  protected:
   FilterNodes()
@@ -64,8 +73,10 @@ class FilterNodes : public ::testing::Test {
   // call, at version 1), only on the `evaluate` slots when not empty.
   v1::PreFilterResponse prefilter(const std::string& profile,
                                   const v1::Pod& pod,
-                                  const std::vector<uint32_t>& evaluate = {}) {
+                                  const std::vector<uint32_t>& evaluate = {},
+                                  uint32_t feasible_target = 0) {
     v1::PreFilterRequest request;
+    request.set_feasible_target(feasible_target);
     request.set_session_id(session_);
     request.set_scheduler_name(profile);
     *request.mutable_pod() = pod;
@@ -214,6 +225,43 @@ TEST_F(FilterNodes, TheRestOfTheTableCompletesAWindowedPreFilter) {
   }
 }
 
+TEST_F(FilterNodes, AFeasibleTargetStopsTheWalkOnceEnoughNodesPassed) {
+  const v1::Pod p = cycle_pod("p");
+  // The walk starts at slot 20 and wraps; PodCycle rejects every third
+  // slot and slot 7 is empty.
+  const std::vector<uint32_t> walk = {20, kSlots, 0, 20};
+  const PreFilterAnswer every = decode(prefilter("podcycle-scheduler", p));
+
+  // Six must pass: the first step takes six slots (20-25), of which two
+  // are rejected; the second takes the rest of the way, sized by that
+  // share with some to spare: 19 more, to slot 4.
+  const v1::PreFilterResponse some =
+      prefilter("podcycle-scheduler", p, walk, 6);
+  EXPECT_TRUE(some.windowed());
+  const std::vector<uint32_t> want = {20, kSlots, 0, 5};
+  EXPECT_EQ(
+      std::vector<uint32_t>(some.evaluated().begin(), some.evaluated().end()),
+      want);
+  const PreFilterAnswer walked = decode(some);
+  EXPECT_EQ(slots(walked.rejected), slots(inside(every, want)));
+  EXPECT_EQ(walked.rejected.size(), 9u);  // 21, 24, ..., 39, 0, 3
+  // One reason, though two steps found it.
+  EXPECT_EQ(some.reasons_size(), 1);
+
+  // A target the walk cannot meet: every slot of it, as without one.
+  const v1::PreFilterResponse all =
+      prefilter("podcycle-scheduler", p, walk, 1000);
+  EXPECT_EQ(
+      std::vector<uint32_t>(all.evaluated().begin(), all.evaluated().end()),
+      walk);
+  EXPECT_EQ(slots(decode(all).rejected), slots(every.rejected));
+  // Without a target, the whole window and no `evaluated`.
+  const v1::PreFilterResponse window =
+      prefilter("podcycle-scheduler", p, {20, 30});
+  EXPECT_EQ(window.evaluated_size(), 0);
+  EXPECT_EQ(slots(decode(window).rejected), slots(inside(every, {20, 30})));
+}
+
 TEST_F(FilterNodes, ReusesTheCyclesPodStatesAndLeavesTheCycle) {
   const v1::Pod p = cycle_pod("p");
   const v1::PreFilterResponse first =
@@ -340,6 +388,58 @@ TEST(NodeWindow, SlotsOutsideTheRangesAreNull) {
   EXPECT_NE(window_error(std::vector<uint32_t>{1}, "PreFilter", false), "");
   EXPECT_NE(window_error(std::vector<uint32_t>{3, 3}, "PreFilter", false), "");
   EXPECT_EQ(window_error(std::vector<uint32_t>{3, 4, 0, 1}, "X", true), "");
+}
+
+TEST(NodeWindow, AWalkIsSlicedInTheOrderItsPairsCame) {
+  // Slots 30-39 (the pair clipped to a table of 40), then 3-11; an empty
+  // pair after clipping counts for nothing.
+  const std::vector<uint32_t> walk = {30, 100, 45, 50, 3, 12};
+  EXPECT_EQ(walk_length(walk, 40), 19u);
+  EXPECT_EQ(walk_slice(walk, 40, 0, 5), (std::vector<uint32_t>{30, 35}));
+  EXPECT_EQ(walk_slice(walk, 40, 8, 12), (std::vector<uint32_t>{38, 40, 3, 5}));
+  EXPECT_EQ(walk_slice(walk, 40, 0, 19),
+            (std::vector<uint32_t>{30, 40, 3, 12}));
+  EXPECT_EQ(walk_slice(walk, 40, 12, 100), (std::vector<uint32_t>{5, 12}));
+  EXPECT_TRUE(walk_slice(walk, 40, 19, 25).empty());
+  EXPECT_TRUE(walk_slice(walk, 40, 4, 4).empty());
+}
+
+TEST(FilterOutcomeMerge, StepsAddUpAsOneRun) {
+  FilterOutcome a, b;
+  a.skipped = {false, true};
+  b.skipped = {false, true};
+  a.reasons = {"full", "tainted"};
+  b.reasons = {"tainted", "far"};
+  a.rejections = {{1, 0, SCHEDPLUG_UNSCHEDULABLE, 0},
+                  {6, 0, SCHEDPLUG_UNSCHEDULABLE, 1}};
+  b.rejections = {{3, 0, SCHEDPLUG_UNSCHEDULABLE, 0},
+                  {9, 0, SCHEDPLUG_ERROR, 1}};
+  a.runs.resize(2);
+  b.runs.resize(2);
+  a.runs[0].calls = 5;
+  b.runs[0].calls = 4;
+  b.runs[0].errors = 1;
+  a.runs[0].hooks.add(TimedHook::kFilter, std::chrono::microseconds(3));
+  b.runs[0].hooks.add(TimedHook::kFilter, std::chrono::microseconds(4));
+  b.unfinished.push_back({0, nullptr, "plugin \"A\" did not finish"});
+  merge_filter_outcome(a, std::move(b));
+
+  EXPECT_EQ(a.skipped, (std::vector<bool>{false, true}));
+  EXPECT_EQ(a.reasons, (std::vector<std::string>{"full", "tainted", "far"}));
+  ASSERT_EQ(a.rejections.size(), 4u);
+  const std::vector<std::pair<uint32_t, std::string>> want = {
+      {1, "full"}, {3, "tainted"}, {6, "tainted"}, {9, "far"}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(a.rejections[i].node, want[i].first);
+    EXPECT_EQ(a.reasons[a.rejections[i].reason], want[i].second);
+  }
+  EXPECT_EQ(a.rejections[3].code, SCHEDPLUG_ERROR);
+  EXPECT_EQ(a.runs[0].calls, 9u);
+  EXPECT_EQ(a.runs[0].errors, 1u);
+  EXPECT_EQ(a.runs[0].hooks.took(TimedHook::kFilter),
+            std::chrono::microseconds(7));
+  ASSERT_EQ(a.unfinished.size(), 1u);
+  EXPECT_EQ(a.unfinished[0].plugin, 0u);
 }
 
 }  // namespace

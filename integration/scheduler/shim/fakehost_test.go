@@ -73,7 +73,9 @@ type fakeHost struct {
 	filterNodesErr error
 	// evaluates: the `evaluate` ranges of every PreFilter and FilterNodes
 	// call, in order (nil: every node).
-	evaluates  [][]uint32
+	evaluates [][]uint32
+	// targets: the feasible_target of every PreFilter call, in order.
+	targets    []uint32
 	lastFilter *pb.FilterRequest
 	// brokenPromise: nodes the named plugin now rejects in PreFilter
 	// although their objects did not change (a plugin breaking the promises
@@ -101,6 +103,9 @@ type fakeHost struct {
 	// fastHooks: the Handshake offers Reserve, Unreserve and Permit on the
 	// fast path.
 	fastHooks bool
+	// feasibleTarget: the Handshake offers PreFilterRequest.feasible_target
+	// (this host stops exactly at the target).
+	feasibleTarget bool
 	// fastFault, when set, is what the fast-path socket does with the next
 	// requests instead of answering: "drop" closes the connection after
 	// reading the request, "hang" never answers, "garbage" answers bytes
@@ -174,6 +179,7 @@ func (h *fakeHost) reset() {
 	h.calls = map[string]int{}
 	h.deltas = nil
 	h.evaluates = nil
+	h.targets = nil
 	h.filterNodesErr = nil
 	h.failAfterApply = nil
 	h.epochSeq++
@@ -414,6 +420,7 @@ func (h *fakeHost) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.H
 	resp.ScoresAhead = h.scoresAhead
 	resp.CycleNotes = h.cycleNotes
 	resp.FastHooks = h.fastHooks
+	resp.FeasibleTarget = h.feasibleTarget
 	return resp, nil
 }
 
@@ -515,12 +522,44 @@ func (h *fakeHost) PreFilter(ctx context.Context, req *pb.PreFilterRequest) (*pb
 		return nil, h.failAfterApply
 	}
 	h.evaluates = append(h.evaluates, req.Evaluate)
+	h.targets = append(h.targets, req.FeasibleTarget)
 	h.placed = append(h.placed, req.Placed...)
-	resp := h.verdicts(req.SchedulerName, req.Pod, req.Evaluate)
+	evaluate := req.Evaluate
+	walked := h.feasibleTarget && req.FeasibleTarget > 0 && len(evaluate) > 0
+	if walked {
+		evaluate = h.walk(req.SchedulerName, req.Pod, evaluate, int(req.FeasibleTarget))
+	}
+	resp := h.verdicts(req.SchedulerName, req.Pod, evaluate)
+	if walked {
+		resp.Evaluated = evaluate
+	}
 	if req.ScoreAhead && h.scoresAhead {
-		resp.ScoresAhead = h.ahead(req.SchedulerName, req.Pod, req.Evaluate, resp)
+		resp.ScoresAhead = h.ahead(req.SchedulerName, req.Pod, evaluate, resp)
 	}
 	return resp, nil
+}
+
+// walk is the prefix of the `evaluate` pairs, in the order sent, up to the
+// slot at which `target` nodes passed every filter. Callers hold h.mu.
+func (h *fakeHost) walk(profile string, pod *pb.Pod, evaluate []uint32, target int) []uint32 {
+	rejected := map[uint32]bool{}
+	for _, s := range h.verdicts(profile, pod, evaluate).RejectedNodes {
+		rejected[s] = true
+	}
+	var out []uint32
+	passed := 0
+	for i := 0; i+1 < len(evaluate); i += 2 {
+		for s := evaluate[i]; s < evaluate[i+1]; s++ {
+			if _, ok := h.table[s]; ok && !rejected[s] {
+				passed++
+			}
+			if passed == target {
+				return append(out, evaluate[i], s+1)
+			}
+		}
+		out = append(out, evaluate[i], evaluate[i+1])
+	}
+	return out
 }
 
 // ahead is the raw scores of the evaluated slots no filter rejected in

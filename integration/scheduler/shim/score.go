@@ -26,7 +26,7 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 	if answers := c.Answers(); answers != nil {
 		defer func() { answers.PreScore(p.name, st) }()
 	}
-	s := c.Scores(ctx, nodeNames(nodes), nodes, nil)
+	s := c.Scores(ctx, nil, nodes, nil)
 	ps, st := p.ownScores(ctx, s, "PreScore")
 	switch {
 	case st != nil || ps != nil && len(ps.GetScores()) != len(nodes):
@@ -71,18 +71,6 @@ func (p *Plugin) ownScores(ctx context.Context, s *cycle.Scores, where string) (
 	return ps, nil
 }
 
-func nodeNames(nodes []fwk.NodeInfo) []string {
-	out := make([]string, 0, len(nodes))
-	for _, ni := range nodes {
-		if n := ni.Node(); n != nil {
-			out = append(out, n.Name)
-		} else {
-			out = append(out, "")
-		}
-	}
-	return out
-}
-
 // Score is a lookup in the PreScore answer. Without one (the profile
 // enables no native plugin at preScore) it returns a placeholder that
 // NormalizeScore replaces.
@@ -97,7 +85,7 @@ func (p *Plugin) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 		return 0, nil
 	}
 	ps := s.Of(p.name)
-	i, ok := s.Position(ni.Node().Name)
+	i, ok := s.PositionOf(ni)
 	if ps == nil || !ok || i >= len(ps.GetScores()) {
 		return 0, nil
 	}
@@ -135,7 +123,7 @@ func (p *Plugin) NormalizeScore(ctx context.Context, state fwk.CycleState, pod *
 		if ps == nil {
 			continue
 		}
-		j, ok := i, i < len(s.Nodes()) && s.Nodes()[i] == scores[i].Name
+		j, ok := i, i < s.Len() && s.NodeName(i) == scores[i].Name
 		if !ok {
 			// The framework lists the nodes in PreScore's order; a caller
 			// that does not is looked up by name.

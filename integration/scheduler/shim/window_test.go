@@ -3,6 +3,7 @@ package shim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,65 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 	if got := w.host.count("PreFilter"); got != 4 {
 		t.Fatalf("PreFilter calls = %d, want 4", got)
 	}
+}
+
+// With a host that takes a feasible target, the window is the whole list
+// from where the walk is expected to start, and the host stops once as
+// many nodes passed as in the recent runs, an eighth more and two margins:
+// a longer walk than the last no longer misses for want of a longer window
+// alone, and the host evaluates what the walk needs.
+func TestFilterWindowWithAFeasibleTargetWalksUntilEnoughPass(t *testing.T) {
+	infos := []*pb.PluginInfo{filterScorePlugin("HwEncrypt"), filterScorePlugin("NetworkLatency")}
+	host := newFakeHost(t, infos...)
+	host.feasibleTarget = true
+	w := withWindowNodes(newEnvOn(t, host, infos, nil), 1000)
+	margin := uint32(31 + 16)
+
+	w.cycle(t, 0, 120, 4)
+	if ev := w.lastEvaluate(); ev != nil {
+		t.Fatalf("first cycle evaluated %v, want every node", ev)
+	}
+	// 104 of positions 0-119 pass both filters (every 10th and every
+	// 15th fail): a target of 104 + 13 + 3 margins, on the whole list
+	// from two margins before position 120.
+	w.cycle(t, 120, 120, 4)
+	if ev, want := w.lastEvaluate(), []uint32{120 - 2*margin, 1000, 0, 120 - 2*margin}; !slices.Equal(ev, want) {
+		t.Fatalf("second cycle evaluated %v, want %v", ev, want)
+	}
+	if got, want := w.lastTarget(), uint32(104+13+3*margin); got != want {
+		t.Fatalf("second cycle's feasible target = %d, want %d", got, want)
+	}
+	// A walk of 300 positions, longer than the host walked for the last
+	// one: one FilterNodes call for the next run.
+	w.cycle(t, 240, 300, 16)
+	if got := w.host.count("FilterNodes"); got != 1 {
+		t.Fatalf("FilterNodes calls = %d, want 1", got)
+	}
+	// 260 of positions 240-539 passed: the next target follows the
+	// longest recent run's, and the walk of 300 stays inside it.
+	w.cycle(t, 540, 300, 16)
+	if got, want := w.lastTarget(), uint32(260+32+3*margin); got != want {
+		t.Fatalf("fourth cycle's feasible target = %d, want %d", got, want)
+	}
+	if got := w.host.count("FilterNodes"); got != 1 {
+		t.Fatalf("FilterNodes calls = %d after a walk within the target, want still 1", got)
+	}
+	if got := w.host.count("Filter"); got != 0 {
+		t.Fatalf("single-node Filter calls = %d, want 0", got)
+	}
+	// A walk over 950 positions: with the margins the recent runs cover
+	// the whole list, so the next cycles evaluate every node.
+	w.cycle(t, 840, 950, 16)
+	w.cycle(t, 790, 100, 4)
+	if ev, target := w.lastEvaluate(), w.lastTarget(); ev != nil || target != 0 {
+		t.Fatalf("after a walk over most of the list: evaluated %v with target %d, want every node", ev, target)
+	}
+}
+
+func (w *windowEnv) lastTarget() uint32 {
+	w.host.mu.Lock()
+	defer w.host.mu.Unlock()
+	return w.host.targets[len(w.host.targets)-1]
 }
 
 // evaluatesOf is the `evaluate` ranges of the last k calls.

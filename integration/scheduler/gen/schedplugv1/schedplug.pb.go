@@ -579,9 +579,14 @@ type HandshakeResponse struct {
 	// True: the host takes FastRequest.reserve, unreserve and permit on the
 	// fast path. A host that predates it leaves it false, and the shim makes
 	// those calls over gRPC, as before.
-	FastHooks     bool `protobuf:"varint,11,opt,name=fast_hooks,json=fastHooks,proto3" json:"fast_hooks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	FastHooks bool `protobuf:"varint,11,opt,name=fast_hooks,json=fastHooks,proto3" json:"fast_hooks,omitempty"`
+	// True: the host takes PreFilterRequest.feasible_target: it walks
+	// `evaluate` in the order sent and stops once enough nodes passed, and
+	// answers PreFilterResponse.evaluated. A host that predates it leaves it
+	// false, and the shim sends the windows it sent before.
+	FeasibleTarget bool `protobuf:"varint,12,opt,name=feasible_target,json=feasibleTarget,proto3" json:"feasible_target,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *HandshakeResponse) Reset() {
@@ -687,6 +692,13 @@ func (x *HandshakeResponse) GetCycleNotes() bool {
 func (x *HandshakeResponse) GetFastHooks() bool {
 	if x != nil {
 		return x.FastHooks
+	}
+	return false
+}
+
+func (x *HandshakeResponse) GetFeasibleTarget() bool {
+	if x != nil {
+		return x.FeasibleTarget
 	}
 	return false
 }
@@ -2444,9 +2456,17 @@ type PreFilterRequest struct {
 	// and answer their raw scores in PreFilterResponse.scores_ahead, so that
 	// the shim can normalize them over kube-scheduler's feasible nodes
 	// without a PreScore call (docs/protocol.md, "Scores ahead").
-	ScoreAhead    bool `protobuf:"varint,7,opt,name=score_ahead,json=scoreAhead,proto3" json:"score_ahead,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ScoreAhead bool `protobuf:"varint,7,opt,name=score_ahead,json=scoreAhead,proto3" json:"score_ahead,omitempty"`
+	// With `evaluate` (HandshakeResponse.feasible_target): walk its pairs
+	// in the order sent, as kube-scheduler's Filter walks its node list from
+	// where it expects to start, and stop once at least this many of the
+	// nodes walked passed every native Filter, as kube-scheduler's Filter
+	// stops once it has found enough feasible nodes. The host evaluates the
+	// walk in steps, so it may go a little past that point; the answer's
+	// `evaluated` says how far it went. 0: every slot of `evaluate`.
+	FeasibleTarget uint32 `protobuf:"varint,8,opt,name=feasible_target,json=feasibleTarget,proto3" json:"feasible_target,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PreFilterRequest) Reset() {
@@ -2526,6 +2546,13 @@ func (x *PreFilterRequest) GetScoreAhead() bool {
 		return x.ScoreAhead
 	}
 	return false
+}
+
+func (x *PreFilterRequest) GetFeasibleTarget() uint32 {
+	if x != nil {
+		return x.FeasibleTarget
+	}
+	return 0
 }
 
 // What became of one pod's cycle: the node kube-scheduler reserved (or
@@ -2673,7 +2700,12 @@ type PreFilterResponse struct {
 	// With PreFilterRequest.score_ahead (or FilterNodesRequest.score_ahead):
 	// the raw scores of the evaluated nodes that no native Filter rejected.
 	// Absent when the profile has no native Score plugin.
-	ScoresAhead   *ScoresAhead `protobuf:"bytes,14,opt,name=scores_ahead,json=scoresAhead,proto3" json:"scores_ahead,omitempty"`
+	ScoresAhead *ScoresAhead `protobuf:"bytes,14,opt,name=scores_ahead,json=scoresAhead,proto3" json:"scores_ahead,omitempty"`
+	// With PreFilterRequest.feasible_target: the [first, end) slot pairs the
+	// host evaluated, a prefix of the request's `evaluate` in the order sent
+	// (its last pair possibly cut short). A node outside them was not
+	// evaluated and is not listed above, as a node outside `evaluate`.
+	Evaluated     []uint32 `protobuf:"varint,15,rep,packed,name=evaluated,proto3" json:"evaluated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2802,6 +2834,13 @@ func (x *PreFilterResponse) GetIdentity() *HostIdentity {
 func (x *PreFilterResponse) GetScoresAhead() *ScoresAhead {
 	if x != nil {
 		return x.ScoresAhead
+	}
+	return nil
+}
+
+func (x *PreFilterResponse) GetEvaluated() []uint32 {
+	if x != nil {
+		return x.Evaluated
 	}
 	return nil
 }
@@ -5565,7 +5604,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\targs_json\x18\x03 \x01(\tR\bargsJson\x12%\n" +
 	"\x0efailure_policy\x18\x04 \x01(\tR\rfailurePolicy\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xcd\x03\n" +
+	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\"\xf6\x03\n" +
 	"\x11HandshakeResponse\x12H\n" +
 	"\x10protocol_version\x18\x01 \x01(\x0e2\x1d.schedplug.v1.ProtocolVersionR\x0fprotocolVersion\x12\x1d\n" +
 	"\n" +
@@ -5581,7 +5620,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	" \x01(\bR\n" +
 	"cycleNotes\x12\x1d\n" +
 	"\n" +
-	"fast_hooks\x18\v \x01(\bR\tfastHooks\"\xf4\x03\n" +
+	"fast_hooks\x18\v \x01(\bR\tfastHooks\x12'\n" +
+	"\x0ffeasible_target\x18\f \x01(\bR\x0efeasibleTarget\"\xf4\x03\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -5744,7 +5784,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"newVersion\x12\x12\n" +
 	"\x04full\x18\x03 \x01(\bR\x04full\x12,\n" +
 	"\aupserts\x18\x04 \x03(\v2\x12.schedplug.v1.NodeR\aupserts\x12\x18\n" +
-	"\aremoved\x18\x05 \x03(\rR\aremoved\"\x9f\x02\n" +
+	"\aremoved\x18\x05 \x03(\rR\aremoved\"\xc8\x02\n" +
 	"\x10PreFilterRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
@@ -5754,7 +5794,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\bevaluate\x18\x05 \x03(\rR\bevaluate\x12/\n" +
 	"\x06placed\x18\x06 \x03(\v2\x17.schedplug.v1.PlacementR\x06placed\x12\x1f\n" +
 	"\vscore_ahead\x18\a \x01(\bR\n" +
-	"scoreAhead\"\xb0\x01\n" +
+	"scoreAhead\x12'\n" +
+	"\x0ffeasible_target\x18\b \x01(\rR\x0efeasibleTarget\"\xb0\x01\n" +
 	"\tPlacement\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x16\n" +
@@ -5763,7 +5804,7 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"unreserved\x18\x04 \x01(\bR\n" +
 	"unreserved\x12$\n" +
 	"\runschedulable\x18\x05 \x01(\bR\runschedulable\x12\x18\n" +
-	"\amessage\x18\x06 \x01(\tR\amessage\"\xb0\x04\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\"\xce\x04\n" +
 	"\x11PreFilterResponse\x12#\n" +
 	"\rtable_version\x18\x01 \x01(\x04R\ftableVersion\x12\x18\n" +
 	"\aplugins\x18\x02 \x03(\tR\aplugins\x12\x18\n" +
@@ -5782,7 +5823,8 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"\fnot_applying\x18\v \x03(\tR\vnotApplying\x12\x1a\n" +
 	"\bwindowed\x18\f \x01(\bR\bwindowed\x126\n" +
 	"\bidentity\x18\r \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12<\n" +
-	"\fscores_ahead\x18\x0e \x01(\v2\x19.schedplug.v1.ScoresAheadR\vscoresAhead\"Y\n" +
+	"\fscores_ahead\x18\x0e \x01(\v2\x19.schedplug.v1.ScoresAheadR\vscoresAhead\x12\x1c\n" +
+	"\tevaluated\x18\x0f \x03(\rR\tevaluated\"Y\n" +
 	"\vScoresAhead\x12\x14\n" +
 	"\x05nodes\x18\x01 \x03(\rR\x05nodes\x124\n" +
 	"\aplugins\x18\x02 \x03(\v2\x1a.schedplug.v1.PluginScoresR\aplugins\"B\n" +

@@ -34,9 +34,11 @@ import (
 
 // aheadScores is a cycle's raw scores computed ahead.
 type aheadScores struct {
-	// at[slot] is 1 + the node's position in the scores (0: not scored
-	// ahead); positions run over PreFilter's nodes, then FilterNodes'.
-	at      []int32
+	// at: 1 + the position in the scores of each slot scored ahead, in a
+	// table of `slots` slots; positions run over PreFilter's nodes, then
+	// FilterNodes'.
+	at      slotIndex
+	slots   int
 	n       int
 	plugins []*pb.PluginScores
 	// slotOfInfo is the slot of each snapshot NodeInfo the call's delta
@@ -51,7 +53,7 @@ func newAheadScores(sa *pb.ScoresAhead, plan *nodetable.Plan) *aheadScores {
 	if sa == nil || len(sa.GetPlugins()) == 0 {
 		return nil
 	}
-	a := &aheadScores{at: make([]int32, plan.States.Size()), slotOfInfo: plan.SlotOfInfo}
+	a := &aheadScores{slots: plan.States.Size(), slotOfInfo: plan.SlotOfInfo}
 	return a.with(sa)
 }
 
@@ -61,13 +63,8 @@ func (a *aheadScores) with(sa *pb.ScoresAhead) *aheadScores {
 	if a == nil || len(sa.GetPlugins()) == 0 {
 		return a
 	}
-	out := &aheadScores{at: slices.Clone(a.at), n: a.n, slotOfInfo: a.slotOfInfo}
-	for _, slot := range sa.GetNodes() {
-		if int(slot) < len(out.at) && out.at[slot] == 0 {
-			out.at[slot] = int32(out.n + 1)
-		}
-		out.n++
-	}
+	out := &aheadScores{slots: a.slots, n: a.n + len(sa.GetNodes()), slotOfInfo: a.slotOfInfo,
+		at: newSlotIndex(a.slots, &a.at, sa.GetNodes(), int32(a.n+1), nil, true)}
 	if a.plugins == nil {
 		out.plugins = sa.GetPlugins()
 		return out
@@ -97,10 +94,11 @@ func cmpOr(a, b string) string {
 
 // aheadPosition is the node's position in a's scores.
 func (a *aheadScores) position(slot uint32) (int, bool) {
-	if int(slot) >= len(a.at) || a.at[slot] == 0 {
+	v, ok := a.at.get(slot)
+	if !ok {
 		return 0, false
 	}
-	return int(a.at[slot]) - 1, true
+	return int(v) - 1, true
 }
 
 // Why scores ahead did not serve a cycle's PreScore (the label of
@@ -114,18 +112,19 @@ const (
 )
 
 // fromAhead is the cycle's scores of `feasible` (their NodeInfos in
-// `infos`, when the caller has them) from scores ahead, or nil and why
-// not.
+// `infos`, when the caller has them; feasible nil: the names are infos')
+// from scores ahead, or nil and why not.
 func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInfo) (*Scores, string) {
-	slots := make([]uint32, len(feasible))
+	s := &Scores{nodes: feasible, infos: infos}
+	slots := make([]uint32, s.Len())
 	found := true
-	for i, name := range feasible {
+	for i := range slots {
 		var ok bool
 		if a != nil && infos != nil {
 			slots[i], ok = a.slotOfInfo[infos[i]]
 		}
 		if !ok {
-			slots[i], found = c.t.host.SlotOf(name)
+			slots[i], found = c.t.host.SlotOf(s.NodeName(i))
 		}
 		if !found {
 			break
@@ -137,7 +136,8 @@ func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInf
 	if a == nil {
 		return nil, aheadNone
 	}
-	positions := make([]uint32, len(feasible))
+	// The positions overwrite the slots, which are not read again.
+	positions := slots
 	for i, slot := range slots {
 		pos, ok := a.position(slot)
 		if !found || !ok {
@@ -145,9 +145,9 @@ func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInf
 		}
 		positions[i] = uint32(pos)
 	}
-	s := &Scores{nodes: feasible, position: make(map[string]int, len(feasible)), plugins: make(map[string]*pb.PluginScores, len(a.plugins))}
-	for i, name := range feasible {
-		s.position[name] = i
+	s.plugins, s.ahead, s.feasibleAt = make(map[string]*pb.PluginScores, len(a.plugins)), a, make([]int32, a.n)
+	for i, pos := range positions {
+		s.feasibleAt[pos] = int32(i + 1)
 	}
 	for _, p := range a.plugins {
 		out := &pb.PluginScores{Plugin: p.GetPlugin(), Skipped: p.GetSkipped()}
@@ -163,30 +163,27 @@ func (c *Cycle) fromAhead(a *aheadScores, feasible []string, infos []fwk.NodeInf
 			return nil, aheadOwnNormalize
 		}
 		// The feasible nodes' raw scores, normalized in place.
-		out.Scores = make([]int64, len(feasible))
+		out.Scores = make([]int64, len(positions))
 		for i, pos := range positions {
 			out.Scores[i] = p.GetRaw()[pos]
 		}
-		if err := normalize.Into(p.GetPlugin(), p.GetNormalization(), out.Scores, out.Scores, func(i int) string { return feasible[i] }); err != nil {
+		if err := normalize.Into(p.GetPlugin(), p.GetNormalization(), out.Scores, out.Scores, s.NodeName); err != nil {
 			// The error the host's PreScore gives for this plugin.
 			out.Scores, out.Error = nil, err.Error()
 		}
 	}
 	// The host's recent cycles normalize their raw scores over
 	// the same nodes (`schedplug explain`).
-	c.t.host.Scored(c.pod.GetUid(), ascending(positions, a.n))
+	c.t.host.Scored(c.pod.GetUid(), ascending(positions, s.feasibleAt))
 	return s, aheadUsed
 }
 
-// ascending is the distinct positions (each below n) in ascending order.
-func ascending(positions []uint32, n int) []uint32 {
-	marked := make([]bool, n)
-	for _, p := range positions {
-		marked[p] = true
-	}
+// ascending is the positions marked in feasibleAt (non-zero), in
+// ascending order, written over positions, which holds each of them.
+func ascending(positions []uint32, feasibleAt []int32) []uint32 {
 	out := positions[:0]
-	for p, in := range marked {
-		if in {
+	for p, at := range feasibleAt {
+		if at != 0 {
 			out = append(out, uint32(p))
 		}
 	}

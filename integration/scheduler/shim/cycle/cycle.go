@@ -17,7 +17,6 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	pb "schedplug.dev/integration/scheduler/gen/schedplugv1"
-	"schedplug.dev/integration/scheduler/shim/nodetable"
 	"schedplug.dev/integration/scheduler/shim/simannot"
 )
 
@@ -203,7 +202,7 @@ func (c *Cycle) Called(ctx context.Context) (*callResult, error) {
 		if c.kept != nil {
 			verdictReuseMisses.Inc()
 		}
-		var window func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet)
+		var window windowFunc
 		if !c.podGroupCycle {
 			window = c.t.windowGuide(c.nominated)
 		}
@@ -251,7 +250,7 @@ func (c *Cycle) ScoreOnly() bool { return c.scoreOnly }
 // Reusing says whether the cycle answers from kept verdicts (no call yet).
 func (c *Cycle) Reusing() bool { return c.kept != nil && !c.call.begun() }
 
-func (c *Cycle) callArgs(window func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet)) preFilterCall {
+func (c *Cycle) callArgs(window windowFunc) preFilterCall {
 	return preFilterCall{profile: c.profile, pod: c.pod, nodes: c.nodes, podGroupCycle: c.podGroupCycle, timeout: c.timeout(), window: window, snapshot: c.snapshot, scoreAhead: c.scoresAhead, rawScores: c.answers != nil}
 }
 

@@ -220,8 +220,8 @@ type preFilterCall struct {
 	nodes         []fwk.NodeInfo
 	podGroupCycle bool
 	timeout       time.Duration
-	// window chooses the slots the host evaluates (nil ranges: every node).
-	window func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet)
+	// window chooses the slots the host evaluates (nil: every node).
+	window windowFunc
 	// snapshot finds a node of the cycle's snapshot by name (nil: none).
 	snapshot func(name string) fwk.NodeInfo
 	// rawScores asks PreScore for the scores before normalization too.
@@ -302,10 +302,12 @@ func (h *Host) sendPreFilter(ctx context.Context, s *session.Session, c preFilte
 		timeout = max(timeout, h.client.Config().ResyncTimeout)
 	}
 	req := &pb.PreFilterRequest{SessionId: s.ID, SchedulerName: c.profile, Pod: c.pod, Delta: plan.Msg, Placed: h.takePlaced(), ScoreAhead: c.scoreAhead && s.ScoresAhead}
-	var window slotSet
+	var wp windowPlan
 	if c.window != nil {
-		req.Evaluate, window = c.window(plan, h.table.Table)
+		wp = c.window(plan, h.table.Table, s.FeasibleTarget)
 	}
+	req.Evaluate, req.FeasibleTarget = wp.ranges, wp.target
+	window := wp.slots
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	resp, hostVersion, err := h.client.PreFilter(cctx, s, req)
@@ -316,6 +318,10 @@ func (h *Host) sendPreFilter(ctx context.Context, s *session.Session, c preFilte
 	h.table.Accepted(plan, resp.GetTableVersion())
 	if window != nil && resp.GetWindowed() {
 		filterWindows.Inc()
+		if evaluated := resp.GetEvaluated(); wp.target > 0 && len(evaluated) > 0 {
+			// The host walked only part of the window.
+			window = slotSetOf(evaluated, plan.States.Size())
+		}
 	} else {
 		window = nil // a host that predates windows evaluated every node
 	}

@@ -236,7 +236,7 @@ func (t *Tracker) keep(last *Cycle) {
 		return
 	}
 	k := &keptVerdicts{sig: last.sig, sess: r.sess, identity: identityOfAnswer(r), nodes: last.nodes, slotOfInfo: r.slotOfInfo,
-		plugins: r.resp.GetPlugins(), skipped: r.resp.GetSkipped(), applies: r.applies(), bySlot: make([]keptVerdict, len(vt.rejection))}
+		plugins: r.resp.GetPlugins(), skipped: r.resp.GetSkipped(), applies: r.applies(), bySlot: make([]keptVerdict, vt.slots)}
 	if prev != nil && prev.identity == k.identity && slices.Equal(prev.plugins, k.plugins) {
 		copy(k.bySlot, prev.bySlot)
 	}
@@ -268,7 +268,7 @@ func evaluated(nodes []fwk.NodeInfo, r *callResult, vt *verdictTable, fn func(sl
 			break
 		}
 		slot := r.order[i]
-		if int(slot) >= len(vt.rejection) || (vt.window != nil && !vt.rest && !vt.window.has(slot)) {
+		if int(slot) >= vt.slots || (vt.window != nil && !vt.rest && !vt.window.has(slot)) {
 			continue
 		}
 		// The node object the host evaluated is the NodeInfo's only if the
@@ -284,7 +284,7 @@ func evaluated(nodes []fwk.NodeInfo, r *callResult, vt *verdictTable, fn func(sl
 // answered is the call's verdict on the node in slot, as kept.
 func answered(vt *verdictTable, slot uint32, node *v1.Node) keptVerdict {
 	kv := keptVerdict{node: node, by: -1}
-	if j := vt.rejection[slot]; j >= 0 && int(j) < len(vt.rejectedBy) {
+	if j := vt.rejectionAt(slot); j >= 0 && int(j) < len(vt.rejectedBy) {
 		kv.by = int32(vt.rejectedBy[j])
 		kv.code = pb.Code_CODE_UNSCHEDULABLE
 		if int(j) < len(vt.codes) {

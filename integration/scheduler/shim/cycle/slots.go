@@ -90,3 +90,82 @@ func (v visitSet) count() int {
 	}
 	return n
 }
+
+// slotIndex maps some of a table's slots to an int32 each, in space for
+// those slots rather than for every slot of the table (a cycle's
+// rejections and scores ahead cover the nodes its window evaluated): a
+// bitmap of the slots, and the values in slot order, found by the slot's
+// rank in the bitmap.
+type slotIndex struct {
+	bits slotSet
+	// before[w]: the slots in bits' words before w; values[rank]: the
+	// value of the slot of that rank.
+	before []int32
+	values []int32
+}
+
+// newSlotIndex indexes, for a table of `size` slots, old's pairs (nil:
+// none) and then slots[i] with the value base+i, leaving out the slots
+// past the table and, when only is not nil, the new slots not in it. For a
+// slot given twice the last value counts; with keepFirst, whose values are
+// never 0, the first.
+func newSlotIndex(size int, old *slotIndex, slots []uint32, base int32, only slotSet, keepFirst bool) slotIndex {
+	x := slotIndex{bits: newSlotSet(size)}
+	if old != nil {
+		copy(x.bits, old.bits)
+	}
+	for _, slot := range slots {
+		if int(slot) < size && (only == nil || only.has(slot)) {
+			x.bits.add(slot)
+		}
+	}
+	buf := make([]int32, len(x.bits)+x.bits.count())
+	x.before, x.values = buf[:len(x.bits)], buf[len(x.bits):]
+	n := int32(0)
+	for i, w := range x.bits {
+		x.before[i] = n
+		n += int32(bits.OnesCount64(w))
+	}
+	if old != nil {
+		old.each(func(slot uint32, v int32) {
+			if int(slot) < size {
+				x.values[x.rank(slot)] = v
+			}
+		})
+	}
+	for i, slot := range slots {
+		if int(slot) >= size || only != nil && !only.has(slot) {
+			continue
+		}
+		if r := x.rank(slot); !keepFirst || x.values[r] == 0 {
+			x.values[r] = base + int32(i)
+		}
+	}
+	return x
+}
+
+func (x *slotIndex) rank(slot uint32) int {
+	w := slot >> 6
+	return int(x.before[w]) + bits.OnesCount64(x.bits[w]&(1<<(slot&63)-1))
+}
+
+// get is the slot's value; false when the slot has none.
+func (x *slotIndex) get(slot uint32) (int32, bool) {
+	if !x.bits.has(slot) {
+		return 0, false
+	}
+	return x.values[x.rank(slot)], true
+}
+
+// each calls f with every slot that has a value, in slot order.
+func (x *slotIndex) each(f func(slot uint32, v int32)) {
+	r := 0
+	for w, word := range x.bits {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			f(uint32(w<<6|b), x.values[r])
+			r++
+			word &= word - 1
+		}
+	}
+}

@@ -27,6 +27,9 @@ type Tracker struct {
 	visits  visitSet
 	windows windowLog
 	runs    runLog
+	// passed: how many nodes passed every native Filter in the recent
+	// runs (the feasible target's guide).
+	passed  runLog
 	kept    map[string]*keptVerdicts
 	lastSig map[string]string
 	// reusable counts the cycles that could answer from kept verdicts,
@@ -172,6 +175,9 @@ func (t *Tracker) noteLast() {
 		if windowed, missed := r.windowOutcome(); windowed && t.windows.add(missed) {
 			klog.Background().V(2).Info("kube-scheduler's Filter went beyond the filter window too often; schedplug-host evaluates every node for a while", "misses", windowMaxMisses, "of", windowLogSize, "pausedCycles", windowPause)
 		}
+		if passed, ok := r.passedIn(t.visits); ok {
+			t.passed.add(passed)
+		}
 	}
 	if last.sig != "" {
 		t.keep(last)
@@ -180,18 +186,18 @@ func (t *Tracker) noteLast() {
 
 // windowGuide is the window function of the call being made now: nil
 // (every node) when windows are off or paused, or nothing guides them.
-func (t *Tracker) windowGuide(nominated string) func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet) {
+func (t *Tracker) windowGuide(nominated string) windowFunc {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.opts.EvaluateAllNodes {
 		return nil
 	}
-	window := windowFor(t.visits, nominated, &t.runs)
+	window := windowFor(t.visits, nominated, &t.runs, t.passed.longest())
 	if window != nil && !t.windows.allowed() {
 		// Paused: every node, but the run is noted for the windows after.
-		return func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet) {
-			window(plan, table)
-			return nil, nil
+		return func(plan *nodetable.Plan, table *nodetable.Table, targeted bool) windowPlan {
+			window(plan, table, false)
+			return windowPlan{}
 		}
 	}
 	return window

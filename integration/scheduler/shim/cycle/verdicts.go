@@ -41,7 +41,7 @@ type callResult struct {
 func newCallResult(s *session.Session, resp *pb.PreFilterResponse, plan *nodetable.Plan, window slotSet) *callResult {
 	r := &callResult{sess: s, resp: resp, states: plan.States, slotOfInfo: plan.SlotOfInfo, order: plan.Order}
 	vt := &verdictTable{
-		rejection:  make([]int32, plan.States.Size()),
+		slots:      plan.States.Size(),
 		rejectedBy: resp.GetRejectedBy(),
 		codes:      resp.GetCodes(),
 		reason:     resp.GetReason(),
@@ -49,14 +49,7 @@ func newCallResult(s *session.Session, resp *pb.PreFilterResponse, plan *nodetab
 		unfinished: r.unfinishedOf(resp),
 		window:     window,
 	}
-	for i := range vt.rejection {
-		vt.rejection[i] = -1
-	}
-	for i, slot := range resp.GetRejectedNodes() {
-		if int(slot) < len(vt.rejection) {
-			vt.rejection[slot] = int32(i)
-		}
-	}
+	vt.rejection = newSlotIndex(vt.slots, nil, resp.GetRejectedNodes(), 0, nil, false)
 	r.verdicts.Store(vt)
 	r.ahead.Store(newAheadScores(resp.GetScoresAhead(), plan))
 	return r
@@ -105,9 +98,12 @@ func (r *callResult) unfinishedOf(resp *pb.PreFilterResponse) map[int]string {
 
 // verdictTable is the host's rejections, indexed by slot.
 type verdictTable struct {
-	// rejection[slot]: index into the arrays below, -1 if the node passed
-	// every native Filter (or was not evaluated, see window).
-	rejection []int32
+	// slots: the table's size; rejection: the rejected slots' indexes
+	// into the arrays below (a slot without one passed every native Filter
+	// or was not evaluated, see window). An index of the rejected slots
+	// alone: most of the table's are outside the window or pass.
+	slots     int
+	rejection slotIndex
 	// Parallel arrays, as in PreFilterResponse; reason indexes reasons.
 	rejectedBy []uint32
 	codes      []pb.Code
@@ -141,6 +137,15 @@ func (vt *verdictTable) anyUnfinished() bool {
 	return false
 }
 
+// passed says whether the host evaluated the node in `slot` and no native
+// Filter rejected it.
+func (vt *verdictTable) passed(slot uint32) bool {
+	if int(slot) >= vt.slots || vt.rejectionAt(slot) >= 0 {
+		return false
+	}
+	return vt.window == nil || vt.rest || vt.window.has(slot)
+}
+
 // verdict is one plugin's verdict on one node.
 type verdict struct {
 	code   pb.Code
@@ -160,7 +165,7 @@ type verdict struct {
 // on which the earlier plugin may pass.
 func (r *callResult) lookup(pluginIdx int, slot uint32, ni fwk.NodeInfo, whole, own bool) (v verdict, ok, outside bool) {
 	vt := r.verdicts.Load()
-	if int(slot) >= len(vt.rejection) {
+	if int(slot) >= vt.slots {
 		return verdict{}, false, false
 	}
 	if held, ok := r.states.At(slot); !ok || !held.Holds(ni, whole) {
@@ -177,9 +182,17 @@ func (r *callResult) lookup(pluginIdx int, slot uint32, ni fwk.NodeInfo, whole, 
 	return v, ok, false
 }
 
+// rejectionAt is the slot's index into the rejection arrays, -1 for none.
+func (vt *verdictTable) rejectionAt(slot uint32) int32 {
+	if i, ok := vt.rejection.get(slot); ok {
+		return i
+	}
+	return -1
+}
+
 // at reads the table's verdict for the plugin on a node it evaluated.
 func (vt *verdictTable) at(pluginIdx int, slot uint32, unfinished map[int]string, own bool) (verdict, bool) {
-	i := vt.rejection[slot]
+	i := vt.rejectionAt(slot)
 	notRejectedHere := func() verdict {
 		if why, ok := unfinished[pluginIdx]; ok {
 			return verdict{unfinished: true, reason: why}
@@ -221,7 +234,7 @@ func (vt *verdictTable) withMore(r *callResult, resp *pb.PreFilterResponse, aske
 	out.unfinishedMore = append(slices.Clone(vt.unfinishedMore), r.unfinishedOf(resp))
 	k := uint8(len(out.unfinishedMore))
 	if vt.part == nil {
-		out.part = make([]uint8, len(vt.rejection))
+		out.part = make([]uint8, vt.slots)
 	} else {
 		out.part = slices.Clone(vt.part)
 	}
@@ -236,7 +249,6 @@ func (vt *verdictTable) withMore(r *callResult, resp *pb.PreFilterResponse, aske
 			out.part[slot] = k
 		}
 	}
-	out.rejection = slices.Clone(vt.rejection)
 	base := len(vt.rejectedBy)
 	out.rejectedBy = append(slices.Clone(vt.rejectedBy), resp.GetRejectedBy()...)
 	out.codes = append(slices.Clone(vt.codes), resp.GetCodes()...)
@@ -245,10 +257,6 @@ func (vt *verdictTable) withMore(r *callResult, resp *pb.PreFilterResponse, aske
 	for _, rr := range resp.GetReason() {
 		out.reason = append(out.reason, rr+uint32(len(vt.reasons)))
 	}
-	for i, slot := range resp.GetRejectedNodes() {
-		if int(slot) < len(out.rejection) && asked.has(slot) {
-			out.rejection[slot] = int32(base + i)
-		}
-	}
+	out.rejection = newSlotIndex(vt.slots, &vt.rejection, resp.GetRejectedNodes(), int32(base), asked, false)
 	return &out
 }

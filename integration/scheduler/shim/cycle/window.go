@@ -134,6 +134,13 @@ func (l *runLog) add(run int) int {
 	return slices.Max(l.runs[:])
 }
 
+// longest is the longest of the recent runs (0: none).
+func (l *runLog) longest() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Max(l.runs[:])
+}
+
 // predictWindow returns the run of list positions [start, start+length)
 // (wrapping around the list) that this cycle's Filter is expected to visit,
 // given the slot of each position (`order`) and the slots the previous
@@ -141,11 +148,47 @@ func (l *runLog) add(run int) int {
 // the window would cover more than maxShare of the nodes: evaluate them
 // all. recent, when set, notes the previous cycle's run and lets the
 // longest recent run set the length too.
-//
-// The previous cycle's visits form one run of positions, wrapping, with
-// holes where earlier plugins rejected a node before this one was asked:
-// the run is what the largest gap of unvisited positions leaves.
 func predictWindow(order []uint32, visited visitSet, maxShare float64, recent *runLog) (start, length int, ok bool) {
+	n := len(order)
+	next, run, ok := lastRun(order, visited)
+	if !ok {
+		return 0, 0, false
+	}
+	margin := windowMargin(n)
+	// Half as long again as the last run when a miss costs a whole call
+	// (scores ahead, without a recent log). A filter window's miss costs a
+	// FilterNodes call for about a window's length past it, so the window
+	// is a quarter longer than the last run and an eighth longer than the
+	// longest recent one: this pod may find fewer of the nodes feasible
+	// (pods of different kinds take turns).
+	core := run + run/2
+	limit := int(maxShare * float64(n))
+	if recent != nil {
+		longest := recent.add(run)
+		core = run + run/4
+		// A rare long run (a walk through a region of nodes few pods
+		// fit) would keep the window off for the log's 16 cycles; the
+		// window stops at the limit instead, when this run fits in it.
+		if margin+core+margin <= limit {
+			core = min(max(core, longest+longest/8), limit-2*margin)
+		}
+	}
+	length = margin + core + margin
+	if length > limit || length >= n {
+		return 0, 0, false
+	}
+	// The run ended just before the largest gap: this cycle starts there.
+	start = (next - margin + n) % n
+	return start, length, true
+}
+
+// lastRun finds the previous cycle's run in the list positions: `next`,
+// the position after its last visit (where this cycle is expected to
+// start), and `run`, the positions from its first visit to its last. The
+// visits form one run, wrapping, with holes where earlier plugins
+// rejected a node before this one was asked: the run is what the largest
+// gap of unvisited positions leaves. ok is false without visits.
+func lastRun(order []uint32, visited visitSet) (next, run int, ok bool) {
 	n := len(order)
 	if n == 0 || visited == nil {
 		return 0, 0, false
@@ -174,33 +217,66 @@ func predictWindow(order []uint32, visited visitSet, maxShare float64, recent *r
 		}
 		gap = 0
 	}
-	run := n - bestGap // positions from the run's first visit to its last
-	margin := windowMargin(n)
-	// Half as long again as the last run when a miss costs a whole call
-	// (scores ahead, without a recent log). A filter window's miss costs a
-	// FilterNodes call for about a window's length past it, so the window
-	// is a quarter longer than the last run and an eighth longer than the
-	// longest recent one: this pod may find fewer of the nodes feasible
-	// (pods of different kinds take turns).
-	core := run + run/2
-	limit := int(maxShare * float64(n))
-	if recent != nil {
-		longest := recent.add(run)
-		core = run + run/4
-		// A rare long run (a walk through a region of nodes few pods
-		// fit) would keep the window off for the log's 16 cycles; the
-		// window stops at the limit instead, when this run fits in it.
-		if margin+core+margin <= limit {
-			core = min(max(core, longest+longest/8), limit-2*margin)
-		}
-	}
-	length = margin + core + margin
-	if length > limit || length >= n {
+	return bestGapStart, n - bestGap, true
+}
+
+// A host that takes a feasible target (HandshakeResponse.feasible_target)
+// is sent the whole node list as the window, in walk order from two
+// margins before where kube-scheduler's Filter is expected to start, and
+// stops once enough of the nodes it walked passed every native Filter: as
+// many as passed in the longest of the recent runs, an eighth more, and a
+// margin for each margin before the start and one for the end (the
+// framework's workers visit up to a chunk or two past the nodes it counts,
+// so its next start lies that far before the last visit, more than one
+// margin at a few hundred nodes). Counting the nodes that pass, not
+// positions, fits every pod kind: a pod that few nodes fit makes the host
+// walk further, one that fits every node stops it early, and neither sizes
+// the other's window.
+const targetMarginsBefore = 2
+
+// feasibleTarget is PreFilterRequest.feasible_target for a list of n
+// positions when the recent runs' passing nodes were at most `passed`.
+func feasibleTarget(passed, n int) uint32 {
+	return uint32(passed + passed/8 + (targetMarginsBefore+1)*windowMargin(n))
+}
+
+// targetWindow is the window sent with a feasible target: every position,
+// from targetMarginsBefore margins before where this cycle is expected to
+// start. recent, when set, notes the previous cycle's run; ok is false
+// when the longest recent run and the margins cover the whole list (pods
+// that walk most of it take turns with the others): every node is then
+// evaluated, which saves a walk that would stop a few nodes short its
+// FilterNodes call.
+func targetWindow(order []uint32, visited visitSet, recent *runLog) (start, length int, ok bool) {
+	n := len(order)
+	next, run, ok := lastRun(order, visited)
+	if !ok {
 		return 0, 0, false
 	}
-	// The run ended just before the largest gap: this cycle starts there.
-	start = (bestGapStart - margin + n) % n
-	return start, length, true
+	margin := windowMargin(n)
+	if recent != nil && recent.add(run)+(targetMarginsBefore+1)*margin >= n {
+		return 0, 0, false
+	}
+	return ((next-targetMarginsBefore*margin)%n + n) % n, n, true
+}
+
+// passedIn is how many of the positions of the run `visited` makes in
+// r's list the host evaluated and no native Filter rejected (ok false:
+// no run).
+func (r *callResult) passedIn(visited visitSet) (passed int, ok bool) {
+	next, run, ok := lastRun(r.order, visited)
+	if !ok {
+		return 0, false
+	}
+	vt := r.verdicts.Load()
+	n := len(r.order)
+	for i := range run {
+		slot := r.order[(next-run+i+2*n)%n]
+		if slot != nodetable.NoSlot && vt.passed(slot) {
+			passed++
+		}
+	}
+	return passed, true
 }
 
 // windowRanges turns the positions [start, start+length) (wrapping) into
@@ -224,29 +300,72 @@ func windowRanges(order []uint32, start, length, slots int) ([]uint32, slotSet) 
 	return ranges, in
 }
 
+// windowPlan is what a PreFilter call asks the host to evaluate.
+type windowPlan struct {
+	// ranges is PreFilterRequest.evaluate, in walk order (nil: every
+	// node); slots the set of its slots.
+	ranges []uint32
+	slots  slotSet
+	// target is PreFilterRequest.feasible_target (0: all of ranges).
+	target uint32
+}
+
+// windowFunc chooses a PreFilter call's window once its delta is planned;
+// targeted says the session's host takes a feasible target.
+type windowFunc func(plan *nodetable.Plan, table *nodetable.Table, targeted bool) windowPlan
+
 // windowFor is the window function of a PreFilter call: the run of list
 // positions predicted from the last cycle's visits, plus the pod's
-// nominated node, which kube-scheduler filters first. nil visits: every
-// node.
-func windowFor(visits visitSet, nominated string, recent *runLog) func(*nodetable.Plan, *nodetable.Table) ([]uint32, slotSet) {
+// nominated node, which kube-scheduler filters first; or, for a host that
+// takes a feasible target and `passed` > 0 (the most nodes that passed in
+// a recent run), the whole list from the expected start with that target.
+// nil visits: every node.
+func windowFor(visits visitSet, nominated string, recent *runLog, passed int) windowFunc {
 	if visits == nil {
 		return nil
 	}
-	return func(plan *nodetable.Plan, table *nodetable.Table) ([]uint32, slotSet) {
-		start, length, ok := predictWindow(plan.Order, visits, windowMaxShare, recent)
-		if !ok {
-			return nil, nil
-		}
+	return func(plan *nodetable.Plan, table *nodetable.Table, targeted bool) windowPlan {
 		slots := plan.States.Size()
-		ranges, window := windowRanges(plan.Order, start, length, slots)
+		var wp windowPlan
+		if targeted && passed > 0 {
+			start, length, ok := targetWindow(plan.Order, visits, recent)
+			if !ok {
+				return windowPlan{}
+			}
+			wp.target = feasibleTarget(passed, len(plan.Order))
+			wp.ranges, wp.slots = windowRanges(plan.Order, start, length, slots)
+		} else {
+			start, length, ok := predictWindow(plan.Order, visits, windowMaxShare, recent)
+			if !ok {
+				return windowPlan{}
+			}
+			wp.ranges, wp.slots = windowRanges(plan.Order, start, length, slots)
+		}
 		if nominated != "" {
-			if slot, ok := table.SlotOf(nominated); ok && int(slot) < slots && !window.has(slot) {
-				ranges = append(ranges, slot, slot+1)
-				window.add(slot)
+			if slot, ok := table.SlotOf(nominated); ok && int(slot) < slots && !wp.slots.has(slot) {
+				wp.slots.add(slot)
+				// First for a walk (kube-scheduler filters it first, and
+				// a walk may stop before its end), last otherwise.
+				if wp.target > 0 {
+					wp.ranges = append([]uint32{slot, slot + 1}, wp.ranges...)
+				} else {
+					wp.ranges = append(wp.ranges, slot, slot+1)
+				}
 			}
 		}
-		return ranges, window
+		return wp
 	}
+}
+
+// slotSetOf is the set of the slots below `slots` in [first, end) pairs.
+func slotSetOf(ranges []uint32, slots int) slotSet {
+	out := newSlotSet(slots)
+	for i := 0; i+1 < len(ranges); i += 2 {
+		for s := ranges[i]; s < ranges[i+1] && int(s) < slots; s++ {
+			out.add(s)
+		}
+	}
+	return out
 }
 
 // evaluateMore makes sure the verdicts cover `slot`, a node outside what
@@ -311,7 +430,7 @@ type moreCall struct {
 // filterMore makes one FilterNodes call for the slots in asked and merges
 // its verdicts into r.
 func (c *Cycle) filterMore(ctx context.Context, r *callResult, vt *verdictTable, asked slotSet, all, first bool) error {
-	ranges := asked.ranges(len(vt.rejection))
+	ranges := asked.ranges(vt.slots)
 	resp, err := c.t.host.filterNodes(ctx, r.sess, c.callArgs(nil), r.resp.GetTableVersion(), ranges, r.applies(), r.ahead.Load() != nil)
 	if err == nil && !resp.GetWindowed() {
 		err = status.Error(codes.Internal, "schedplug-host answered FilterNodes without windowed set; the host and the shim are from different schedplug releases")
@@ -336,7 +455,7 @@ func (c *Cycle) filterMore(ctx context.Context, r *callResult, vt *verdictTable,
 // nodes), skipping the evaluated ones; the second, or a slot at no
 // position of the list, every node left. all: nothing is left after it.
 func (r *callResult) nextRun(vt *verdictTable, slot uint32) (asked slotSet, all bool) {
-	slots := len(vt.rejection)
+	slots := vt.slots
 	rest := func() (slotSet, bool) {
 		asked := newSlotSet(slots)
 		for s := range slots {

@@ -31,6 +31,9 @@ type Session struct {
 	// FastHooks: the host takes Reserve, Unreserve and Permit on the fast
 	// path too.
 	FastHooks bool
+	// FeasibleTarget: the host takes PreFilterRequest.feasible_target, so
+	// a window may be the whole node list, walked until enough nodes pass.
+	FeasibleTarget bool
 
 	plugins  atomic.Pointer[map[string]*pb.PluginInfo]
 	identity atomic.Pointer[Identity]
@@ -55,7 +58,7 @@ func identityOf(id *pb.HostIdentity) Identity {
 }
 
 func newSession(resp *pb.HandshakeResponse, fast *fastPath) *Session {
-	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), ScoresAhead: resp.GetScoresAhead(), CycleNotes: resp.GetCycleNotes(), FastHooks: resp.GetFastHooks(), fast: fast, ended: make(chan struct{})}
+	s := &Session{ID: resp.GetSessionId(), Data: resp.GetData(), PreScoreDelta: resp.GetPreScoreDelta(), ScoresAhead: resp.GetScoresAhead(), CycleNotes: resp.GetCycleNotes(), FastHooks: resp.GetFastHooks(), FeasibleTarget: resp.GetFeasibleTarget(), fast: fast, ended: make(chan struct{})}
 	s.setPlugins(resp.GetPlugins())
 	id := identityOf(resp.GetIdentity())
 	s.identity.Store(&id)

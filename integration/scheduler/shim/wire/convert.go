@@ -311,13 +311,18 @@ func addNodeData(out *pb.Node, ni fwk.NodeInfo, data abi.DataBits) {
 }
 
 func schedResource(r fwk.Resource, pods int64) []*pb.Resource {
-	out := []*pb.Resource{
-		{Name: string(v1.ResourceCPU), Value: r.GetMilliCPU()},
-		{Name: string(v1.ResourceMemory), Value: r.GetMemory()},
-		{Name: string(v1.ResourceEphemeralStorage), Value: r.GetEphemeralStorage()},
-		{Name: string(v1.ResourcePods), Value: pods},
-	}
+	// The four messages in one allocation: each node sent converts two
+	// lists.
+	fixed := new([4]pb.Resource)
+	fixed[0].Name, fixed[0].Value = string(v1.ResourceCPU), r.GetMilliCPU()
+	fixed[1].Name, fixed[1].Value = string(v1.ResourceMemory), r.GetMemory()
+	fixed[2].Name, fixed[2].Value = string(v1.ResourceEphemeralStorage), r.GetEphemeralStorage()
+	fixed[3].Name, fixed[3].Value = string(v1.ResourcePods), pods
 	scalars := r.GetScalarResources()
+	out := make([]*pb.Resource, 4, 4+len(scalars))
+	for i := range fixed {
+		out[i] = &fixed[i]
+	}
 	if len(scalars) == 0 {
 		return out
 	}
