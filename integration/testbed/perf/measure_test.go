@@ -95,6 +95,11 @@ type snapshot struct {
 	// reuse is the shim's verdict-reuse counters: "cycles" answered from
 	// kept verdicts and the "misses" among them that called after all.
 	reuse map[string]float64
+	// window is the shim's filter-window counters: PreFilter calls that
+	// asked about a window of nodes ("windows"), the cycles whose Filter
+	// went beyond it ("misses"), and the nodes their FilterNodes calls
+	// asked about ("restNodes").
+	window map[string]float64
 	// annotations is the simulator annotations' writer's counters.
 	annotations annotationCounters
 	// ahead is schedplug_shim_scores_ahead_total by outcome: cycles whose
@@ -107,7 +112,7 @@ type snapshot struct {
 
 func takeSnapshot(w *wireStats, hostPid int) snapshot {
 	s := snapshot{at: time.Now(), procCPU: selfCPU(), gcCPU: selfGCCPU(), rpcs: map[string]int64{}, rpcWall: map[string]time.Duration{},
-		batch: counterByLabel("scheduler_batch_attempts_total", "result"), reuse: verdictReuse(),
+		batch: counterByLabel("scheduler_batch_attempts_total", "result"), reuse: verdictReuse(), window: filterWindow(),
 		ahead: counterByLabel("schedplug_shim_scores_ahead_total", "outcome"), annotations: readAnnotationCounters(),
 		fast: counterByLabel("schedplug_shim_fast_path_calls_total", "method")}
 	if hostPid > 0 {
@@ -195,17 +200,28 @@ func procMemKB(pid int, key string) int64 {
 // verdictReuse reads the shim's verdict-reuse counters from the same
 // registry.
 func verdictReuse() map[string]float64 {
+	return countersNamed(map[string]string{"schedplug_shim_verdict_reuse_cycles_total": "cycles", "schedplug_shim_verdict_reuse_misses_total": "misses"})
+}
+
+// filterWindow reads the shim's filter-window counters.
+func filterWindow() map[string]float64 {
+	return countersNamed(map[string]string{"schedplug_shim_filter_windows_total": "windows",
+		"schedplug_shim_filter_window_misses_total": "misses", "schedplug_shim_filter_window_rest_nodes_total": "restNodes"})
+}
+
+// countersNamed reads counters from the registry the in-process scheduler
+// and shim report to: out[key] is the sum of the counter keyNames names
+// `key`.
+func countersNamed(keyNames map[string]string) map[string]float64 {
 	out := map[string]float64{}
 	families, err := legacyregistry.DefaultGatherer.Gather()
 	if err != nil {
 		return out
 	}
 	for _, f := range families {
-		for name, key := range map[string]string{"schedplug_shim_verdict_reuse_cycles_total": "cycles", "schedplug_shim_verdict_reuse_misses_total": "misses"} {
-			if f.GetName() == name {
-				for _, m := range f.GetMetric() {
-					out[key] += m.GetCounter().GetValue()
-				}
+		if key, ok := keyNames[f.GetName()]; ok {
+			for _, m := range f.GetMetric() {
+				out[key] += m.GetCounter().GetValue()
 			}
 		}
 	}

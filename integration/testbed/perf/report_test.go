@@ -40,6 +40,7 @@ type summary struct {
 	BytesRecvPerPod      float64            `json:"bytesFromHostPerPod,omitempty"`
 	BatchAttempts        map[string]float64 `json:"batchAttempts,omitempty"`
 	VerdictReuse         map[string]float64 `json:"verdictReusePerPod,omitempty"`
+	FilterWindow         map[string]float64 `json:"filterWindowPerPod,omitempty"`
 	SimulatorAnnotations map[string]float64 `json:"simulatorAnnotationsPerPod,omitempty"`
 	ScoresAhead          map[string]float64 `json:"scoresAheadPerPod,omitempty"`
 	RPCWallMs            map[string]float64 `json:"rpcWallMsByMethod,omitempty"`
@@ -145,6 +146,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	methods := map[string][]float64{}
 	batch := map[string][]float64{}
 	reuse := map[string][]float64{}
+	window := map[string][]float64{}
 	annot := map[string][]float64{}
 	ahead := map[string][]float64{}
 	wall := map[string][]float64{}
@@ -175,6 +177,9 @@ func summarize(sh shape, variant string, runs []result) summary {
 		for k, v := range r.VerdictReuse {
 			reuse[k] = append(reuse[k], v)
 		}
+		for k, v := range r.FilterWindow {
+			window[k] = append(window[k], v)
+		}
 		for k, v := range r.SimulatorAnnotations {
 			annot[k] = append(annot[k], v)
 		}
@@ -194,7 +199,7 @@ func summarize(sh shape, variant string, runs []result) summary {
 	sum.BytesSentPerPod, sum.BytesRecvPerPod = median(sent), median(recv)
 	sum.BatchAttempts, sum.RPCsPerPodByMethod = medians(batch), medians(methods)
 	sum.VerdictReuse, sum.SimulatorAnnotations, sum.ScoresAhead = medians(reuse), medians(annot), medians(ahead)
-	sum.RPCWallMs, sum.CycleMs = medians(wall), medians(cycle)
+	sum.RPCWallMs, sum.CycleMs, sum.FilterWindow = medians(wall), medians(cycle), medians(window)
 	return sum
 }
 
@@ -255,6 +260,9 @@ func (r *report) table() string {
 	}
 	if len(reuse) > 0 {
 		fmt.Fprintf(&buf, "cycles answered from verdicts kept for identical replicas, per measured pod (misses: of those, the ones that called after all):\n%s\n", strings.Join(reuse, "\n"))
+	}
+	if window := r.keyedLines(func(s summary) map[string]float64 { return s.FilterWindow }); len(window) > 0 {
+		fmt.Fprintf(&buf, "filter windows per measured pod (windows: PreFilter calls that asked about the nodes kube-scheduler was expected to visit; misses: cycles whose Filter went beyond; restNodes: the nodes their FilterNodes calls asked about):\n%s\n", strings.Join(window, "\n"))
 	}
 	if annot := r.keyedLines(func(s summary) map[string]float64 { return s.SimulatorAnnotations }); len(annot) > 0 {
 		fmt.Fprintf(&buf, "simulator annotations per measured pod, by result (patchMs, patchBytes: the mean patch):\n%s\n", strings.Join(annot, "\n"))

@@ -470,6 +470,12 @@ type result struct {
 	// answered from verdicts kept for identical replicas, and the "misses"
 	// among them that called the host after all (native variants only).
 	VerdictReuse map[string]float64 `json:"verdictReusePerPod,omitempty"`
+	// FilterWindow is the shim's filter window per measured pod:
+	// "windows" (PreFilter calls that asked about a window of nodes, not
+	// every node), "misses" (cycles whose Filter went beyond it) and
+	// "restNodes" (the nodes those cycles' FilterNodes calls asked about)
+	// (native variants only).
+	FilterWindow map[string]float64 `json:"filterWindowPerPod,omitempty"`
 	// SimulatorAnnotations is the writer's work per measured pod
 	// (native-simannot): results by what became of them ("written",
 	// "dropped", ...), and the mean patch's time ("patchMs") and size
@@ -529,6 +535,7 @@ func (s *suite) results() []result {
 			}
 			if isNative(st.Variant) {
 				res.VerdictReuse = perPod(st.start.reuse, st.end.reuse, n)
+				res.FilterWindow = perPod(st.start.window, st.end.window, n)
 				res.ScoresAhead = perPod(st.start.ahead, st.end.ahead, n)
 				res.FastPathCallsPerPodByMethod = perPod(st.start.fast, st.end.fast, n)
 				res.SimulatorAnnotations = st.end.annotations.since(st.start.annotations, n)

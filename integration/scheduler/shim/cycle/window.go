@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
 
 	"schedplug.dev/integration/scheduler/shim/nodetable"
 )
@@ -407,6 +408,14 @@ func (c *Cycle) evaluateMore(ctx context.Context, r *callResult, slot uint32) (e
 		asked, all := r.nextRun(vt, slot)
 		call := &moreCall{done: make(chan struct{})}
 		first := len(r.more) == 0
+		if first {
+			if logger := klog.FromContext(ctx).V(4); logger.Enabled() {
+				before, after, at := r.outside(vt, slot)
+				logger.Info("kube-scheduler's Filter asked about a node outside PreFilter's window; asking schedplug-host about the nodes past it",
+					"pod", c.pod.GetNamespace()+"/"+c.pod.GetName(), "position", at, "nodes", len(r.order), "evaluated", vt.window.count(),
+					"unevaluatedBefore", before, "unevaluatedAfter", after)
+			}
+		}
 		r.more = append(r.more, call)
 		r.missed.Store(true)
 		r.moreMu.Unlock()
@@ -499,6 +508,30 @@ func (r *callResult) nextRun(vt *verdictTable, slot uint32) (asked slotSet, all 
 		return rest()
 	}
 	return asked, false
+}
+
+// outside places a slot the window lacks in r's list, for the log of a
+// miss: its position, and how many positions the host did not evaluate
+// right before it and right after it. Few before: the walk went on past
+// the window's end (too short); few after: it began before the window's
+// start (the start was mispredicted).
+func (r *callResult) outside(vt *verdictTable, slot uint32) (before, after, at int) {
+	n := len(r.order)
+	at = slices.Index(r.order, slot)
+	if at < 0 {
+		return 0, 0, -1
+	}
+	unevaluated := func(pos int) bool {
+		s := r.order[(pos+n)%n]
+		return s == nodetable.NoSlot || !vt.window.has(s)
+	}
+	for before < n-1 && unevaluated(at-1-before) {
+		before++
+	}
+	for after < n-1 && unevaluated(at+1+after) {
+		after++
+	}
+	return before, after, at
 }
 
 // windowOutcome says whether r evaluated a window and whether its cycle
