@@ -97,8 +97,9 @@ type snapshot struct {
 	reuse map[string]float64
 	// window is the shim's filter-window counters: PreFilter calls that
 	// asked about a window of nodes ("windows"), the cycles whose Filter
-	// went beyond it ("misses"), and the nodes their FilterNodes calls
-	// asked about ("restNodes").
+	// went beyond it ("misses"), the nodes their FilterNodes calls
+	// asked about ("restNodes"), and the Filter calls outside it answered
+	// without a call after kube-scheduler's walk had ended ("lateVisits").
 	window map[string]float64
 	// annotations is the simulator annotations' writer's counters.
 	annotations annotationCounters
@@ -206,7 +207,8 @@ func verdictReuse() map[string]float64 {
 // filterWindow reads the shim's filter-window counters.
 func filterWindow() map[string]float64 {
 	return countersNamed(map[string]string{"schedplug_shim_filter_windows_total": "windows",
-		"schedplug_shim_filter_window_misses_total": "misses", "schedplug_shim_filter_window_rest_nodes_total": "restNodes"})
+		"schedplug_shim_filter_window_misses_total": "misses", "schedplug_shim_filter_window_rest_nodes_total": "restNodes",
+		"schedplug_shim_filter_window_late_visits_total": "lateVisits"})
 }
 
 // countersNamed reads counters from the registry the in-process scheduler

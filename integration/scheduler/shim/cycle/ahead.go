@@ -226,7 +226,7 @@ func (c *Cycle) StartScoresAhead(ctx context.Context) {
 // run of list positions predicted from the last cycle's scored nodes, or
 // every node of the snapshot when nothing predicts it.
 func aheadSlots(order []uint32, visits visitSet) []uint32 {
-	start, length, ok := predictWindow(order, visits, 1, nil)
+	start, length, ok := predictWindow(order, visits, 0, 1, nil)
 	if !ok {
 		start, length = 0, len(order)
 	}

@@ -186,6 +186,13 @@ func (c *Cycle) Filter(ctx context.Context, plugin string, ni fwk.NodeInfo) Answ
 func (c *Cycle) fromCall(ctx context.Context, r *callResult, idx int, slot uint32, ni fwk.NodeInfo) (Answer, bool) {
 	v, ok, outside := r.lookup(idx, slot, ni, c.podGroupCycle, false)
 	if outside {
+		if err := ctx.Err(); err != nil {
+			// kube-scheduler's walk has ended (it found enough nodes):
+			// this is a worker finishing the node it was on, whose
+			// answer the framework discards. No call for it.
+			filterWindowLateVisits.Inc()
+			return Answer{Err: err, Timeout: c.timeout()}, true
+		}
 		if err, _ := c.evaluateMore(ctx, r, slot); err != nil {
 			return Answer{Err: err, Timeout: c.timeout()}, true
 		}

@@ -40,6 +40,12 @@ var (
 		Help:           "Nodes the FilterNodes calls of the cycles that went beyond PreFilter's window asked schedplug-host about.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	filterWindowLateVisits = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      "schedplug_shim",
+		Name:           "filter_window_late_visits_total",
+		Help:           "Filter calls on nodes outside PreFilter's window that kube-scheduler made after its walk had found enough feasible nodes (a worker finishing the node it was on; the framework discards the answer), answered without a call to schedplug-host.",
+		StabilityLevel: metrics.ALPHA,
+	})
 	filterVerdictsReused = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem:      "schedplug_shim",
 		Name:           "filter_verdicts_reused_total",
@@ -82,6 +88,6 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterWindowRestNodes, filterVerdictsReused, filterFallbacks, deltasRecovered, scoresAheadOutcomes, spotChecks, spotCheckMismatches)
+		legacyregistry.MustRegister(verdictReuseCycles, verdictReuseMisses, filterWindows, filterWindowMisses, filterWindowRestNodes, filterWindowLateVisits, filterVerdictsReused, filterFallbacks, deltasRecovered, scoresAheadOutcomes, spotChecks, spotCheckMismatches)
 	})
 }

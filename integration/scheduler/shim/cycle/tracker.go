@@ -29,7 +29,9 @@ type Tracker struct {
 	runs    runLog
 	// passed: how many nodes passed every native Filter in the recent
 	// runs (the feasible target's guide).
-	passed  runLog
+	passed runLog
+	// walks: how far kube-scheduler's start index moves (walk.go).
+	walks   walkLog
 	kept    map[string]*keptVerdicts
 	lastSig map[string]string
 	// reusable counts the cycles that could answer from kept verdicts,
@@ -167,15 +169,25 @@ func (t *Tracker) noteLast() {
 	if last == nil {
 		return
 	}
-	if v := last.visits.Load(); v != nil {
+	v := last.visits.Load()
+	if v != nil {
 		t.visits = *v
 	}
 	r, err, over := last.call.result()
+	rejected := -1 // unknown without the cycle's own verdicts
+	if over && err == nil && r != nil && v != nil {
+		rejected = rejectedVisits(*v, r.verdicts.Load())
+	}
+	if v != nil {
+		t.walks.note(*v, rejected)
+	} else {
+		t.walks.note(nil, -1)
+	}
 	if over && err == nil {
 		if windowed, missed := r.windowOutcome(); windowed && t.windows.add(missed) {
 			klog.Background().V(2).Info("kube-scheduler's Filter went beyond the filter window too often; schedplug-host evaluates every node for a while", "misses", windowMaxMisses, "of", windowLogSize, "pausedCycles", windowPause)
 		}
-		if passed, ok := r.passedIn(t.visits); ok {
+		if passed, ok := r.passedIn(t.visits, t.walks.counted(r.order)); ok {
 			t.passed.add(passed)
 		}
 	}
@@ -192,7 +204,7 @@ func (t *Tracker) windowGuide(nominated string) windowFunc {
 	if t.opts.EvaluateAllNodes {
 		return nil
 	}
-	window := windowFor(t.visits, nominated, &t.runs, t.passed.longest())
+	window := windowFor(t.visits, nominated, &t.runs, t.passed.longest(), &t.walks)
 	if window != nil && !t.windows.allowed() {
 		// Paused: every node, but the run is noted for the windows after.
 		return func(plan *nodetable.Plan, table *nodetable.Table, targeted bool) windowPlan {

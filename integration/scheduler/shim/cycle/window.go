@@ -3,6 +3,7 @@ package cycle
 import (
 	"context"
 	"math"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -148,10 +149,10 @@ func (l *runLog) longest() int {
 // cycle's Filter visited. ok is false when there is nothing to go by or
 // the window would cover more than maxShare of the nodes: evaluate them
 // all. recent, when set, notes the previous cycle's run and lets the
-// longest recent run set the length too.
-func predictWindow(order []uint32, visited visitSet, maxShare float64, recent *runLog) (start, length int, ok bool) {
+// longest recent run set the length too. counted: see lastRun.
+func predictWindow(order []uint32, visited visitSet, counted int, maxShare float64, recent *runLog) (start, length int, ok bool) {
 	n := len(order)
-	next, run, ok := lastRun(order, visited)
+	next, run, ok := lastRun(order, visited, counted)
 	if !ok {
 		return 0, 0, false
 	}
@@ -188,8 +189,11 @@ func predictWindow(order []uint32, visited visitSet, maxShare float64, recent *r
 // start), and `run`, the positions from its first visit to its last. The
 // visits form one run, wrapping, with holes where earlier plugins
 // rejected a node before this one was asked: the run is what the largest
-// gap of unvisited positions leaves. ok is false without visits.
-func lastRun(order []uint32, visited visitSet) (next, run int, ok bool) {
+// gap of unvisited positions leaves. A run longer than `counted` (> 0:
+// the positions kube-scheduler counted, walk.go) ends after that many
+// positions when the visits past them are sparse: workers finishing their
+// node after the walk had enough. ok is false without visits.
+func lastRun(order []uint32, visited visitSet, counted int) (next, run int, ok bool) {
 	n := len(order)
 	if n == 0 || visited == nil {
 		return 0, 0, false
@@ -218,18 +222,38 @@ func lastRun(order []uint32, visited visitSet) (next, run int, ok bool) {
 		}
 		gap = 0
 	}
-	return bestGapStart, n - bestGap, true
+	next, run = bestGapStart, n-bestGap
+	if counted > 0 && counted < run {
+		// Only a sparse tail is workers finishing their node; a dense one
+		// is a walk longer than the count predicted (kube-scheduler's own
+		// filters rejected more nodes for this pod): it stays.
+		start, tail := (next-run+n)%n, 0
+		for i := counted; i < run; i++ {
+			if at((start + i) % n) {
+				tail++
+			}
+		}
+		if tail*sparseTail < run-counted {
+			next, run = (start+counted)%n, counted
+		}
+	}
+	return next, run, true
 }
+
+// sparseTail: a run's visits past its count are workers finishing their
+// node when fewer than one position in sparseTail has one (they come one
+// per chunk of about sqrt(nodes) positions).
+const sparseTail = 4
 
 // A host that takes a feasible target (HandshakeResponse.feasible_target)
 // is sent the whole node list as the window, in walk order from two
 // margins before where kube-scheduler's Filter is expected to start, and
 // stops once enough of the nodes it walked passed every native Filter: as
 // many as passed in the longest of the recent runs, an eighth more, and a
-// margin for each margin before the start and one for the end (the
-// framework's workers visit up to a chunk or two past the nodes it counts,
-// so its next start lies that far before the last visit, more than one
-// margin at a few hundred nodes). Counting the nodes that pass, not
+// margin for each margin before the start and one for the end (the start
+// is a prediction, walk.go; when the walk's count is unknown, it is the
+// visits' reach, which lies up to a chunk or two past the next start).
+// Counting the nodes that pass, not
 // positions, fits every pod kind: a pod that few nodes fit makes the host
 // walk further, one that fits every node stops it early, and neither sizes
 // the other's window.
@@ -247,10 +271,10 @@ func feasibleTarget(passed, n int) uint32 {
 // when the longest recent run and the margins cover the whole list (pods
 // that walk most of it take turns with the others): every node is then
 // evaluated, which saves a walk that would stop a few nodes short its
-// FilterNodes call.
-func targetWindow(order []uint32, visited visitSet, recent *runLog) (start, length int, ok bool) {
+// FilterNodes call. counted: see lastRun.
+func targetWindow(order []uint32, visited visitSet, counted int, recent *runLog) (start, length int, ok bool) {
 	n := len(order)
-	next, run, ok := lastRun(order, visited)
+	next, run, ok := lastRun(order, visited, counted)
 	if !ok {
 		return 0, 0, false
 	}
@@ -263,9 +287,9 @@ func targetWindow(order []uint32, visited visitSet, recent *runLog) (start, leng
 
 // passedIn is how many of the positions of the run `visited` makes in
 // r's list the host evaluated and no native Filter rejected (ok false:
-// no run).
-func (r *callResult) passedIn(visited visitSet) (passed int, ok bool) {
-	next, run, ok := lastRun(r.order, visited)
+// no run; counted: see lastRun).
+func (r *callResult) passedIn(visited visitSet, counted int) (passed int, ok bool) {
+	next, run, ok := lastRun(r.order, visited, counted)
 	if !ok {
 		return 0, false
 	}
@@ -320,23 +344,28 @@ type windowFunc func(plan *nodetable.Plan, table *nodetable.Table, targeted bool
 // nominated node, which kube-scheduler filters first; or, for a host that
 // takes a feasible target and `passed` > 0 (the most nodes that passed in
 // a recent run), the whole list from the expected start with that target.
-// nil visits: every node.
-func windowFor(visits visitSet, nominated string, recent *runLog, passed int) windowFunc {
+// walks, when set, says how many positions the last walk counted. nil
+// visits: every node.
+func windowFor(visits visitSet, nominated string, recent *runLog, passed int, walks *walkLog) windowFunc {
 	if visits == nil {
 		return nil
 	}
 	return func(plan *nodetable.Plan, table *nodetable.Table, targeted bool) windowPlan {
 		slots := plan.States.Size()
+		counted := 0
+		if walks != nil {
+			counted = walks.counted(plan.Order)
+		}
 		var wp windowPlan
 		if targeted && passed > 0 {
-			start, length, ok := targetWindow(plan.Order, visits, recent)
+			start, length, ok := targetWindow(plan.Order, visits, counted, recent)
 			if !ok {
 				return windowPlan{}
 			}
 			wp.target = feasibleTarget(passed, len(plan.Order))
 			wp.ranges, wp.slots = windowRanges(plan.Order, start, length, slots)
 		} else {
-			start, length, ok := predictWindow(plan.Order, visits, windowMaxShare, recent)
+			start, length, ok := predictWindow(plan.Order, visits, counted, windowMaxShare, recent)
 			if !ok {
 				return windowPlan{}
 			}
@@ -420,12 +449,22 @@ func (c *Cycle) evaluateMore(ctx context.Context, r *callResult, slot uint32) (e
 		r.missed.Store(true)
 		r.moreMu.Unlock()
 		// On a context kube-scheduler's cancellation of this one Filter
-		// does not end: the answer serves the rest of the cycle.
-		call.err = c.filterMore(context.WithoutCancel(ctx), r, vt, asked, all, first)
-		close(call.done)
-		if call.err != nil {
-			return call.err, false
-		}
+		// does not end: the answer serves the rest of the cycle. This
+		// Filter waits for it above like the others, so that it returns
+		// at once if kube-scheduler's walk ends meanwhile.
+		go func() {
+			// A panic here would end kube-scheduler (no Filter's
+			// recover reaches this goroutine): the waiting Filters get
+			// it as the call's error instead.
+			defer func() {
+				if p := recover(); p != nil {
+					klog.Background().Error(nil, "schedplug shim: panic in a FilterNodes call; the cycle's Filter calls get an error instead", "panic", p, "stack", string(debug.Stack()))
+					call.err = status.Errorf(codes.Internal, "schedplug shim: panic in a FilterNodes call: %v (a bug in the shim; the scheduler log has the stack)", p)
+				}
+				close(call.done)
+			}()
+			call.err = c.filterMore(context.WithoutCancel(ctx), r, vt, asked, all, first)
+		}()
 	}
 }
 

@@ -39,11 +39,11 @@ func TestPredictWindowCoversTheLongestRecentRun(t *testing.T) {
 	order := identityOrder(n)
 	margin := windowMargin(n)
 	var recent runLog
-	_, length, ok := predictWindow(order, visitsAt(n, span(0, 1000, 1)...), windowMaxShare, &recent)
+	_, length, ok := predictWindow(order, visitsAt(n, span(0, 1000, 1)...), 0, windowMaxShare, &recent)
 	if !ok || length != margin+1250+margin {
 		t.Fatalf("after a 1000-position run: length %d (ok %v), want %d", length, ok, margin+1250+margin)
 	}
-	start, length, ok := predictWindow(order, visitsAt(n, span(1000, 1500, 1)...), windowMaxShare, &recent)
+	start, length, ok := predictWindow(order, visitsAt(n, span(1000, 1500, 1)...), 0, windowMaxShare, &recent)
 	if want := margin + 1000 + 1000/8 + margin; !ok || start != 1500-margin || length != want {
 		t.Fatalf("a 500-position run after a 1000-position one: window (%d, %d, %v), want (%d, %d, true)", start, length, ok, 1500-margin, want)
 	}
@@ -51,7 +51,7 @@ func TestPredictWindowCoversTheLongestRecentRun(t *testing.T) {
 	// alone.
 	for i := range runLogSize {
 		from := 1500 + 500*i
-		_, length, _ = predictWindow(order, visitsAt(n, span(from%n, from%n+500, 1)...), windowMaxShare, &recent)
+		_, length, _ = predictWindow(order, visitsAt(n, span(from%n, from%n+500, 1)...), 0, windowMaxShare, &recent)
 	}
 	if want := margin + 500 + 500/4 + margin; length != want {
 		t.Fatalf("after %d runs of 500 positions: length %d, want %d", runLogSize, length, want)
@@ -66,10 +66,10 @@ func TestPredictWindowStopsAtTheLimitAfterARareLongRun(t *testing.T) {
 	order := identityOrder(n)
 	margin := windowMargin(n)
 	var recent runLog
-	if _, _, ok := predictWindow(order, visitsAt(n, span(0, 2400, 1)...), windowMaxShare, &recent); ok {
+	if _, _, ok := predictWindow(order, visitsAt(n, span(0, 2400, 1)...), 0, windowMaxShare, &recent); ok {
 		t.Fatal("a window after a 2400-position run, want every node")
 	}
-	start, length, ok := predictWindow(order, visitsAt(n, span(2400, 2900, 1)...), windowMaxShare, &recent)
+	start, length, ok := predictWindow(order, visitsAt(n, span(2400, 2900, 1)...), 0, windowMaxShare, &recent)
 	if !ok || start != 2900-margin || length != n/2 {
 		t.Fatalf("a 500-position run after a 2400-position one: window (%d, %d, %v), want (%d, %d, true)", start, length, ok, 2900-margin, n/2)
 	}
@@ -85,7 +85,7 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 			visited = append(visited, p)
 		}
 	}
-	start, length, ok := predictWindow(order, visitsAt(1000, visited...), windowMaxShare, nil)
+	start, length, ok := predictWindow(order, visitsAt(1000, visited...), 0, windowMaxShare, nil)
 	margin := windowMargin(1000) // 31 + 16
 	wantLen := margin + 230 + 230/2 + margin
 	if !ok || start != 330-margin || length != wantLen {
@@ -93,12 +93,12 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	}
 
 	// A run wrapping around the end of the list: 900..999 and 0..129.
-	start, length, ok = predictWindow(order, visitsAt(1000, append(span(900, 1000, 1), span(0, 130, 1)...)...), windowMaxShare, nil)
+	start, length, ok = predictWindow(order, visitsAt(1000, append(span(900, 1000, 1), span(0, 130, 1)...)...), 0, windowMaxShare, nil)
 	if !ok || start != 130-margin || length != wantLen {
 		t.Fatalf("wrapping run: predictWindow = (%d, %d, %v), want (%d, %d, true)", start, length, ok, 130-margin, wantLen)
 	}
 	// The window itself may wrap: a run ending at the list's end.
-	start, _, ok = predictWindow(order, visitsAt(1000, span(780, 1000, 1)...), windowMaxShare, nil)
+	start, _, ok = predictWindow(order, visitsAt(1000, span(780, 1000, 1)...), 0, windowMaxShare, nil)
 	if !ok || start != 1000-margin {
 		t.Fatalf("run up to the end: start %d (ok %v), want %d", start, ok, 1000-margin)
 	}
@@ -109,7 +109,7 @@ func TestPredictWindowStartsAfterThePreviousRun(t *testing.T) {
 	for i := range rev {
 		rev[i] = uint32(999 - i)
 	}
-	start, _, ok = predictWindow(rev, visitsAt(1000, span(100, 330, 1)...), windowMaxShare, nil)
+	start, _, ok = predictWindow(rev, visitsAt(1000, span(100, 330, 1)...), 0, windowMaxShare, nil)
 	if !ok || start != 900-margin {
 		t.Fatalf("reversed order: start %d (ok %v), want %d", start, ok, 900-margin)
 	}
@@ -129,7 +129,7 @@ func TestPredictWindowEvaluatesEverythingWithoutAGuide(t *testing.T) {
 		"a cluster of a few nodes": {identityOrder(20), visitsAt(20, 3, 4, 5)},
 	}
 	for name, c := range cases {
-		if start, length, ok := predictWindow(c.order, c.visited, windowMaxShare, nil); ok {
+		if start, length, ok := predictWindow(c.order, c.visited, 0, windowMaxShare, nil); ok {
 			t.Errorf("%s: predictWindow = (%d, %d, true), want every node", name, start, length)
 		}
 	}
@@ -171,7 +171,7 @@ func BenchmarkWindow5000(b *testing.B) {
 	order := identityOrder(5000)
 	visited := visitsAt(5000, span(1000, 1541, 1)...)
 	for b.Loop() {
-		start, length, ok := predictWindow(order, visited, windowMaxShare, nil)
+		start, length, ok := predictWindow(order, visited, 0, windowMaxShare, nil)
 		if !ok {
 			b.Fatal("no window")
 		}

@@ -1,0 +1,112 @@
+package cycle
+
+import "testing"
+
+// frameworkWalk is what the shim sees of one kube-scheduler Filter walk
+// over an identity order of n positions from `start`: `counted` positions
+// visited in a run (every `stride`-th of them rejected by a native plugin
+// when stride > 0), and, past them, one visit at the first position of
+// each of `strays` chunks of sqrt(n) positions (workers finishing the node
+// they were on after the walk had enough).
+func frameworkWalk(n, start, counted, strays int) visitSet {
+	chunk := 70
+	var positions []int
+	for i := 0; i < counted; i++ {
+		positions = append(positions, (start+i)%n)
+	}
+	first := (counted/chunk + 2) * chunk
+	for k := 0; k < strays; k++ {
+		positions = append(positions, (start+first+k*chunk)%n)
+	}
+	return visitsAt(n, positions...)
+}
+
+// The start index moves by the counted positions: after two walks, the
+// next run ends there, not at the last stray visit a thousand positions
+// further, and the window (a feasible target's, from two margins before)
+// covers where the next walk begins.
+func TestTheRunEndsWhereKubeSchedulerCountedNotAtTheStrayVisits(t *testing.T) {
+	const n = 5000
+	order := identityOrder(n)
+	var walks walkLog
+	start := 100
+	var visits visitSet
+	for cycle := 0; cycle < 3; cycle++ {
+		visits = frameworkWalk(n, start, 500, 14)
+		walks.note(visits, 0)
+		if cycle > 0 {
+			if got := walks.counted(order); got != 500 {
+				t.Fatalf("cycle %d: counted = %d, want 500 (the step between the walks)", cycle, got)
+			}
+		}
+		start += 500
+	}
+	// Without the count, the run reaches the last stray.
+	next, run, _ := lastRun(order, visits, 0)
+	if run < 1400 {
+		t.Fatalf("lastRun without a count = (%d, %d): the strays should reach past 1400 positions", next, run)
+	}
+	next, run, ok := lastRun(order, visits, walks.counted(order))
+	if !ok || next != start%n || run != 500 {
+		t.Fatalf("lastRun = (%d, %d, %v), want (%d, 500, true)", next, run, ok, start%n)
+	}
+	wstart, _, ok := targetWindow(order, visits, walks.counted(order), nil)
+	if !ok || (start-wstart+n)%n > targetMarginsBefore*windowMargin(n) {
+		t.Fatalf("targetWindow starts at %d (%v), want at most two margins before %d", wstart, ok, start)
+	}
+}
+
+// A walk whose native plugins rejected nodes moved the start index by
+// those too: the quota learned is the passed nodes, and the next count
+// adds the last walk's own rejections.
+func TestTheCountAddsTheLastWalksNativeRejections(t *testing.T) {
+	const n = 5000
+	order := identityOrder(n)
+	var walks walkLog
+	// Two walks of 500 passed nodes each, the first with 300 rejections.
+	walks.note(frameworkWalk(n, 0, 800, 10), 300)
+	walks.note(frameworkWalk(n, 800, 500, 10), 0)
+	if got := walks.counted(order); got != 500 {
+		t.Fatalf("counted = %d, want 500", got)
+	}
+	// The next walk rejected 1000 nodes on the way to its 500.
+	walks.note(frameworkWalk(n, 1300, 1500, 10), 1000)
+	if got := walks.counted(order); got != 1500 {
+		t.Fatalf("counted after a walk with 1000 rejections = %d, want 1500", got)
+	}
+}
+
+// Nothing to go by: a cycle that answered from kept verdicts (rejections
+// unknown) gives no count, and the run is the visits' reach as before.
+func TestNoCountWithoutTheLastWalksRejections(t *testing.T) {
+	const n = 1000
+	order := identityOrder(n)
+	var walks walkLog
+	walks.note(frameworkWalk(n, 0, 200, 3), 0)
+	walks.note(frameworkWalk(n, 200, 200, 3), 0)
+	if got := walks.counted(order); got != 200 {
+		t.Fatalf("counted = %d, want 200", got)
+	}
+	walks.note(frameworkWalk(n, 400, 200, 3), -1)
+	if got := walks.counted(order); got != 0 {
+		t.Fatalf("counted after a cycle without its verdicts = %d, want 0", got)
+	}
+	walks.note(nil, -1)
+	if got := walks.counted(order); got != 0 {
+		t.Fatalf("counted after a cycle without visits = %d, want 0", got)
+	}
+}
+
+// A walk longer than the count predicts, visited densely to its end (this
+// pod's kube-scheduler filters rejected more nodes before a native plugin
+// was asked), keeps its whole run: only a sparse tail is cut.
+func TestADenseRunPastTheCountIsKept(t *testing.T) {
+	const n = 5000
+	order := identityOrder(n)
+	// Every other position visited from 1000 to 2000.
+	visits := visitsAt(n, span(1000, 2000, 2)...)
+	next, run, ok := lastRun(order, visits, 500)
+	if !ok || next != 1999 || run != 999 {
+		t.Fatalf("lastRun = (%d, %d, %v), want the whole run (1999, 999, true)", next, run, ok)
+	}
+}
