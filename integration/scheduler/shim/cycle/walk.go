@@ -27,7 +27,7 @@ import (
 // plugins rejected, which the shim knows. The next step is then the last
 // cycle's native rejections plus the median of the recent quotas, and the
 // run ends there when that is shorter than the visits' reach and the
-// visits past it are sparse (lastRun).
+// visits past it show such workers (strayTail).
 type walkLog struct {
 	mu sync.Mutex
 	// The last two cycles' visits, and how many of the visited nodes a

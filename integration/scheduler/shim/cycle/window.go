@@ -191,8 +191,8 @@ func predictWindow(order []uint32, visited visitSet, counted int, maxShare float
 // rejected a node before this one was asked: the run is what the largest
 // gap of unvisited positions leaves. A run longer than `counted` (> 0:
 // the positions kube-scheduler counted, walk.go) ends after that many
-// positions when the visits past them are sparse: workers finishing their
-// node after the walk had enough. ok is false without visits.
+// positions when the visits past them show workers finishing their node
+// after the walk had enough (strayTail). ok is false without visits.
 func lastRun(order []uint32, visited visitSet, counted int) (next, run int, ok bool) {
 	n := len(order)
 	if n == 0 || visited == nil {
@@ -223,27 +223,31 @@ func lastRun(order []uint32, visited visitSet, counted int) (next, run int, ok b
 		gap = 0
 	}
 	next, run = bestGapStart, n-bestGap
-	if counted > 0 && counted < run {
-		// Only a sparse tail is workers finishing their node; a dense one
-		// is a walk longer than the count predicted (kube-scheduler's own
-		// filters rejected more nodes for this pod): it stays.
-		start, tail := (next-run+n)%n, 0
-		for i := counted; i < run; i++ {
-			if at((start + i) % n) {
-				tail++
-			}
-		}
-		if tail*sparseTail < run-counted {
-			next, run = (start+counted)%n, counted
-		}
+	if counted > 0 && counted < run && strayTail(at, (next-run+n)%n, counted, run, n) {
+		next, run = (next-run+counted+n)%n, counted
 	}
 	return next, run, true
 }
 
-// sparseTail: a run's visits past its count are workers finishing their
-// node when fewer than one position in sparseTail has one (they come one
-// per chunk of about sqrt(nodes) positions).
-const sparseTail = 4
+// strayTail says whether the visits of a run past its first `counted`
+// positions (the run begins at `start`) show workers finishing their node
+// after the walk had enough: a gap of at least half a chunk (sqrt(n)/2
+// positions) with no visit, as between the first nodes of the chunks they
+// had taken. A tail with no such gap is a walk longer than the count
+// predicted (this pod found fewer nodes feasible), and stays in the run.
+func strayTail(at func(pos int) bool, start, counted, run, n int) bool {
+	gap, need := 0, max(int(math.Sqrt(float64(n)))/2, 2)
+	for i := counted; i < run; i++ {
+		if at((start + i) % n) {
+			gap = 0
+			continue
+		}
+		if gap++; gap >= need {
+			return true
+		}
+	}
+	return false
+}
 
 // A host that takes a feasible target (HandshakeResponse.feasible_target)
 // is sent the whole node list as the window, in walk order from two
