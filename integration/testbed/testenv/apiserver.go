@@ -34,7 +34,10 @@ var APIServerFlags = []string{
 	"--endpoint-reconciler-type=none",
 	// No controller-manager creates the "default" ServiceAccount, so the
 	// ServiceAccount admission plugin would reject every pod.
-	"--disable-admission-plugins=ServiceAccount",
+	// TaintNodesByCondition would give every new node the not-ready taint,
+	// which only an update can lift: kube-scheduler could try a pod created
+	// right after the nodes while it still sees a node tainted.
+	"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
 }
 
 // StartControlPlane starts kube-apiserver in this process, storing its data

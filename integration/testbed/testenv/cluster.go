@@ -61,9 +61,9 @@ func CreateNodes(ctx context.Context, c kubernetes.Interface, nodes ...*corev1.N
 		if err != nil {
 			return fmt.Errorf("creating node %s: %w", n.Name, err)
 		}
-		// The TaintNodesByCondition admission plugin adds the not-ready
-		// taint on create; with no node-lifecycle controller to lift it, we
-		// do (admission only acts on create).
+		// An apiserver with the TaintNodesByCondition admission plugin
+		// (the test apiservers disable it) adds the not-ready taint on
+		// create; with no node-lifecycle controller to lift it, we do.
 		if len(created.Spec.Taints) != len(n.Spec.Taints) {
 			created.Spec.Taints = n.Spec.Taints
 			if created, err = c.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{}); err != nil {

@@ -216,7 +216,13 @@ func describePod(p *corev1.Pod) string {
 	return orDash(strings.Join(append(parts, annotations...), ", "))
 }
 
-func createCluster(ctx context.Context, cp *testenv.ControlPlane, c *cluster) error {
+// createNodes creates the nodes, the pods' namespaces and the pods already
+// bound to a node. It runs before kube-scheduler starts, so the scheduler's
+// first view of the cluster is complete: created later, a node's not-ready
+// taint (added on create, lifted by an update) or a bound pod could reach
+// the scheduler after the first pending pod and that pod would be placed
+// on a partial cluster, unscored when only one node looked feasible.
+func createNodes(ctx context.Context, cp *testenv.ControlPlane, c *cluster) error {
 	if err := testenv.CreateNodes(ctx, cp.Client, c.nodes...); err != nil {
 		return err
 	}
@@ -229,13 +235,16 @@ func createCluster(ctx context.Context, cp *testenv.ControlPlane, c *cluster) er
 			}
 		}
 	}
-	// Bound pods first, so the scheduler counts them before the others.
-	for _, bound := range []bool{true, false} {
-		for _, p := range c.pods {
-			if (p.Spec.NodeName != "") == bound {
-				if err := testenv.CreatePods(ctx, cp.Client, p); err != nil {
-					return err
-				}
+	return createPods(ctx, cp, c, true)
+}
+
+// createPods creates the pods that are bound to a node (bound) or the
+// pending ones, in the files' order.
+func createPods(ctx context.Context, cp *testenv.ControlPlane, c *cluster, bound bool) error {
+	for _, p := range c.pods {
+		if (p.Spec.NodeName != "") == bound {
+			if err := testenv.CreatePods(ctx, cp.Client, p); err != nil {
+				return err
 			}
 		}
 	}
@@ -342,4 +351,13 @@ func readLatencies(file string) (map[string]string, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// boundPods is " and N pod(s) already bound to them" for the progress
+// line, or "".
+func boundPods(c *cluster) string {
+	if n := len(c.pods) - len(c.scheduled); n > 0 {
+		return fmt.Sprintf(" and %d pod(s) already bound to them", n)
+	}
+	return ""
 }

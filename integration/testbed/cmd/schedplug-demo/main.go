@@ -161,6 +161,14 @@ func run(ctx context.Context, term *os.File, o options) (result []byte, err erro
 		return nil, ctx.Err()
 	}
 
+	step(fmt.Sprintf("creating %d nodes%s", len(cluster.nodes), boundPods(cluster)))
+	if err := createNodes(ctx, cp, cluster); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
 	configFile, latencyFile, err := writeDemoConfig(configTemplate, configDir, work, cp.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -196,8 +204,8 @@ func run(ctx context.Context, term *os.File, o options) (result []byte, err erro
 			return nil, err
 		}
 	}
-	step(fmt.Sprintf("creating %d nodes and %d pods", len(cluster.nodes), len(cluster.pods)))
-	if err := createCluster(ctx, cp, cluster); err != nil {
+	step(fmt.Sprintf("creating %d pod(s) to schedule", len(cluster.scheduled)))
+	if err := createPods(ctx, cp, cluster, false); err != nil {
 		return nil, err
 	}
 	step("waiting for the scheduler (pods that cannot fit stay Pending)")
