@@ -32,9 +32,9 @@ func TestHwEncryptFilter(t *testing.T) {
 		testenv.MakeNode("plain-3", bigNode, nil)))
 	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "early", Annotations: needsHw, CPU: "100m"})))
 	// Waits for the message that names all three nodes: the scheduler may
-	// try the pod before it has seen CreateNodes lift a node's not-ready
-	// taint ("1 node(s) had untolerated taint(s)"); that update sends the
-	// pod back to the queue.
+	// try the pod before its informer has seen the last node (the pod and
+	// the nodes are watched apart); the node's arrival sends the pod back
+	// to the queue.
 	msg, err := testenv.WaitForFailedScheduling(ctx, s.client, ns, "early", "3 "+hwReason, 60*time.Second)
 	s.must(err)
 	t.Logf("FailedScheduling message for %s/early: %q", ns, msg)

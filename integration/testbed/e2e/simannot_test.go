@@ -26,8 +26,8 @@ func simulatorResult(t *testing.T, s *stack, ns, name string) *testenv.Simulator
 // simulatorResultOnce is the pod's simulator annotations once they satisfy
 // done, or the last ones read when they do not within 30s. A Pending pod's
 // annotations are rewritten after each of its cycles, so an earlier cycle's
-// (one that a default plugin ended before the native Filter ran: a new
-// node's not-ready taint) may be there first.
+// (one that ran before the scheduler had seen every node) may be there
+// first.
 func simulatorResultOnce(t *testing.T, s *stack, ns, name string, done func(*testenv.SimulatorResult) bool) *testenv.SimulatorResult {
 	t.Helper()
 	var last *testenv.SimulatorResult
