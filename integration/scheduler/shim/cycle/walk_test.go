@@ -1,6 +1,11 @@
 package cycle
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+
+	"schedplug.dev/integration/scheduler/shim/nodetable"
+)
 
 // frameworkWalk is what the shim sees of one kube-scheduler Filter walk
 // over an identity order of n positions from `start`: `counted` positions
@@ -108,5 +113,83 @@ func TestADenseRunPastTheCountIsKept(t *testing.T) {
 	next, run, ok := lastRun(order, visits, 500)
 	if !ok || next != 1999 || run != 999 {
 		t.Fatalf("lastRun = (%d, %d, %v), want the whole run (1999, 999, true)", next, run, ok)
+	}
+}
+
+// lastRunOnceAround is lastRun's definition, written as plainly as it
+// reads: walk once around the list from the first visit and take the
+// largest gap (the first of equal ones).
+func lastRunOnceAround(order []uint32, visited visitSet) (next, run int, ok bool) {
+	n := len(order)
+	at := func(pos int) bool { return order[pos] != nodetable.NoSlot && visited.has(order[pos]) }
+	first := -1
+	for pos := 0; pos < n && first < 0; pos++ {
+		if at(pos) {
+			first = pos
+		}
+	}
+	if first < 0 {
+		return 0, 0, false
+	}
+	gap, bestGap, bestGapStart := 0, -1, 0
+	for i := 1; i <= n; i++ {
+		pos := (first + i) % n
+		if !at(pos) {
+			gap++
+			continue
+		}
+		if gap > bestGap {
+			bestGap, bestGapStart = gap, (pos-gap+n)%n
+		}
+		gap = 0
+	}
+	return bestGapStart, n - bestGap, true
+}
+
+// lastRun's one pass in list order finds the run the walk once around
+// does, on lists with free positions, shuffled slots, single visits,
+// runs that wrap and gaps of equal length.
+func TestLastRunIsTheRunOnceAround(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 3000; trial++ {
+		n := 1 + rng.IntN(300)
+		order := identityOrder(n)
+		rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for i := range order {
+			if rng.IntN(10) == 0 {
+				order[i] = nodetable.NoSlot
+			}
+		}
+		visits := newVisitSet(n)
+		switch density := rng.IntN(4); density {
+		case 0: // a few single visits
+			for k := rng.IntN(3); k >= 0; k-- {
+				visits.add(uint32(rng.IntN(n)))
+			}
+		default: // a run from a random start, with holes, maybe wrapping
+			start, length := rng.IntN(n), rng.IntN(n+1)
+			for i := 0; i < length; i++ {
+				if rng.IntN(density+1) != 0 {
+					visits.add(order[(start+i)%n])
+				}
+			}
+		}
+		wantNext, wantRun, wantOK := lastRunOnceAround(order, visits)
+		next, run, ok := lastRun(order, visits, 0)
+		if next != wantNext || run != wantRun || ok != wantOK {
+			t.Fatalf("trial %d, order %v: lastRun = (%d, %d, %v), the walk once around (%d, %d, %v)",
+				trial, order, next, run, ok, wantNext, wantRun, wantOK)
+		}
+	}
+}
+
+// BenchmarkLastRun5000 is one lastRun at 5000 nodes on a walk of 541
+// counted positions and 14 stray visits past them: the shim finds the
+// last run about four times per cycle.
+func BenchmarkLastRun5000(b *testing.B) {
+	order := identityOrder(5000)
+	visited := frameworkWalk(5000, 1000, 541, 14)
+	for b.Loop() {
+		lastRun(order, visited, 541)
 	}
 }

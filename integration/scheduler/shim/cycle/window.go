@@ -199,28 +199,27 @@ func lastRun(order []uint32, visited visitSet, counted int) (next, run int, ok b
 		return 0, 0, false
 	}
 	at := func(pos int) bool { s := order[pos]; return s != nodetable.NoSlot && visited.has(s) }
-	first := -1
-	for pos := 0; pos < n; pos++ {
-		if at(pos) {
-			first = pos
-			break
+	// One pass in list order, measuring the gaps between visits; the gap
+	// that wraps from the last visit to the first is measured last, as a
+	// walk once around from the first visit meets it (ties keep the first).
+	first, prev := -1, -1
+	bestGap, bestGapStart := -1, 0
+	for pos, s := range order {
+		if w := int(s >> 6); s == nodetable.NoSlot || w >= len(visited) || visited[w].Load()&(1<<(s&63)) == 0 {
+			continue
 		}
+		if first < 0 {
+			first = pos
+		} else if gap := pos - prev - 1; gap > bestGap {
+			bestGap, bestGapStart = gap, prev+1
+		}
+		prev = pos
 	}
 	if first < 0 {
 		return 0, 0, false
 	}
-	// Walk once around from the first visited position, measuring the gaps.
-	gap, bestGap, bestGapStart := 0, -1, 0
-	for i := 1; i <= n; i++ {
-		pos := (first + i) % n
-		if !at(pos) {
-			gap++
-			continue
-		}
-		if gap > bestGap {
-			bestGap, bestGapStart = gap, (pos-gap+n)%n
-		}
-		gap = 0
+	if gap := n - 1 - prev + first; gap > bestGap {
+		bestGap, bestGapStart = gap, (prev+1)%n
 	}
 	next, run = bestGapStart, n-bestGap
 	if counted > 0 && counted < run && strayTail(at, (next-run+n)%n, counted, run, n) {
@@ -238,7 +237,7 @@ func lastRun(order []uint32, visited visitSet, counted int) (next, run int, ok b
 func strayTail(at func(pos int) bool, start, counted, run, n int) bool {
 	gap, need := 0, max(int(math.Sqrt(float64(n)))/2, 2)
 	for i := counted; i < run; i++ {
-		if at((start + i) % n) {
+		if at(wrapped(start+i, n)) {
 			gap = 0
 			continue
 		}
@@ -299,13 +298,24 @@ func (r *callResult) passedIn(visited visitSet, counted int) (passed int, ok boo
 	}
 	vt := r.verdicts.Load()
 	n := len(r.order)
+	start := (next - run + n) % n
 	for i := range run {
-		slot := r.order[(next-run+i+2*n)%n]
+		slot := r.order[wrapped(start+i, n)]
 		if slot != nodetable.NoSlot && vt.passed(slot) {
 			passed++
 		}
 	}
 	return passed, true
+}
+
+// wrapped is list position pos (< 2n) of a list of n, wrapping: a
+// comparison where a division by n would cost more than the rest of a
+// per-position loop's body.
+func wrapped(pos, n int) int {
+	if pos >= n {
+		return pos - n
+	}
+	return pos
 }
 
 // windowRanges turns the positions [start, start+length) (wrapping) into
@@ -315,7 +325,7 @@ func windowRanges(order []uint32, start, length, slots int) ([]uint32, slotSet) 
 	var ranges []uint32
 	n := len(order)
 	for i := 0; i < length && i < n; i++ {
-		slot := order[(start+i)%n]
+		slot := order[wrapped(start+i, n)]
 		if slot == nodetable.NoSlot || int(slot) >= slots {
 			continue
 		}
