@@ -40,7 +40,7 @@ parts=(
   "encoding (proto Marshal of the request)|native|proto\.MarshalOptions\.MarshalAppend$"
   "transport, shim side (socket write, read, spin)|native|session\.\(\*fastConn\)\.readFrame$|net\.\(\*conn\)\.Write$"
   "decoding (proto Unmarshal of the answer)|native|proto\.Unmarshal$"
-  "window planning (which nodes the host evaluates)|native|cycle\.\(\*Tracker\)\.windowGuide|cycle\.windowRanges$|cycle\.predictWindow$"
+  "window planning (which nodes the host evaluates, where the last walk ran)|native|cycle\.\(\*Tracker\)\.windowGuide|cycle\.windowFor\.func1$|cycle\.\(\*callResult\)\.passedIn$|cycle\.\(\*walkLog\)\.counted$"
   "answer indexing (newCallResult, newAheadScores)|native|cycle\.newCallResult$|cycle\.newAheadScores$"
   "shim PreFilter and PreScore, all of it (the parts above and more)|native|shim\.\(\*Plugin\)\.(PreFilter|PreScore)$"
   "per-node Filter and Score (answers looked up)|native|shim\.\(\*Plugin\)\.(Filter|Score)$"
