@@ -182,13 +182,14 @@ func TestFilterWindowAgainstRealHost(t *testing.T) {
 				t.Fatalf("FilterNodes calls within the window: %v, want 0", got)
 			}
 			// Every node, beyond the window. The host takes a feasible
-			// target: the window is the whole list from two margins before
-			// position 240, and the host stops once 40 + 5 + 3 margins of
-			// 47 nodes passed (every third one passes), 558 positions in,
-			// so the next run after them is every node left: one call.
+			// target: the window is the whole list from a margin before
+			// position 240 (the step between the last two walks is known),
+			// and the host stops once 40 + 5 + 2 margins of 47 nodes passed
+			// (every third one passes), 417 positions in; the next run
+			// after them, as long, and then every node left: two calls.
 			cycle(240, 1000)
-			if got := rpcCount("FilterNodes") - filterNodesBefore; got != 1 {
-				t.Fatalf("FilterNodes calls for a cycle that visits every node: %v, want 1", got)
+			if got := rpcCount("FilterNodes") - filterNodesBefore; got != 2 {
+				t.Fatalf("FilterNodes calls for a cycle that visits every node: %v, want 2", got)
 			}
 		})
 	}

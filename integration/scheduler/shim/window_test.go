@@ -158,7 +158,8 @@ func TestFilterWindowFollowsTheFrameworksWalk(t *testing.T) {
 
 // With a host that takes a feasible target, the window is the whole list
 // from where the walk is expected to start, and the host stops once as
-// many nodes passed as in the recent runs, an eighth more and two margins:
+// many nodes passed as in the recent runs, an eighth more and a margin for
+// each margin before the start and one for the end:
 // a longer walk than the last no longer misses for want of a longer window
 // alone, and the host evaluates what the walk needs.
 func TestFilterWindowWithAFeasibleTargetWalksUntilEnoughPass(t *testing.T) {
@@ -189,10 +190,16 @@ func TestFilterWindowWithAFeasibleTargetWalksUntilEnoughPass(t *testing.T) {
 		t.Fatalf("FilterNodes calls = %d, want 1", got)
 	}
 	// 260 of positions 240-539 passed: the next target follows the
-	// longest recent run's, and the walk of 300 stays inside it.
+	// longest recent run's, and the walk of 300 stays inside it. The
+	// step between the last two walks is known now (walk.go), so the
+	// window begins one margin before the expected start, not two, and
+	// the target has a margin less.
 	w.cycle(t, 540, 300, 16)
-	if got, want := w.lastTarget(), uint32(260+32+3*margin); got != want {
+	if got, want := w.lastTarget(), uint32(260+32+2*margin); got != want {
 		t.Fatalf("fourth cycle's feasible target = %d, want %d", got, want)
+	}
+	if ev := w.lastEvaluate(); len(ev) == 0 || ev[0] != 540-margin {
+		t.Fatalf("fourth cycle evaluated %v, want the list from %d (a margin before 540)", ev, 540-margin)
 	}
 	if got := w.host.count("FilterNodes"); got != 1 {
 		t.Fatalf("FilterNodes calls = %d after a walk within the target, want still 1", got)

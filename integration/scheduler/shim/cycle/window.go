@@ -249,23 +249,32 @@ func strayTail(at func(pos int) bool, start, counted, run, n int) bool {
 }
 
 // A host that takes a feasible target (HandshakeResponse.feasible_target)
-// is sent the whole node list as the window, in walk order from two
-// margins before where kube-scheduler's Filter is expected to start, and
+// is sent the whole node list as the window, in walk order from a margin
+// or two before where kube-scheduler's Filter is expected to start, and
 // stops once enough of the nodes it walked passed every native Filter: as
 // many as passed in the longest of the recent runs, an eighth more, and a
-// margin for each margin before the start and one for the end (the start
-// is a prediction, walk.go; when the walk's count is unknown, it is the
-// visits' reach, which lies up to a chunk or two past the next start).
-// Counting the nodes that pass, not
-// positions, fits every pod kind: a pod that few nodes fit makes the host
-// walk further, one that fits every node stops it early, and neither sizes
-// the other's window.
-const targetMarginsBefore = 2
+// margin for each margin before the start and one for the end. Counting
+// the nodes that pass, not positions, fits every pod kind: a pod that few
+// nodes fit makes the host walk further, one that fits every node stops it
+// early, and neither sizes the other's window.
+
+// targetMarginsBefore is how many margins before the expected start the
+// window begins: one when the last walk's count is known (the start is
+// predicted from kube-scheduler's own step, walk.go, and only the quota's
+// variation moves it), two when the start is the visits' reach, which lies
+// up to a chunk or two past where the next walk begins.
+func targetMarginsBefore(counted int) int {
+	if counted > 0 {
+		return 1
+	}
+	return 2
+}
 
 // feasibleTarget is PreFilterRequest.feasible_target for a list of n
-// positions when the recent runs' passing nodes were at most `passed`.
-func feasibleTarget(passed, n int) uint32 {
-	return uint32(passed + passed/8 + (targetMarginsBefore+1)*windowMargin(n))
+// positions when the recent runs' passing nodes were at most `passed` and
+// the window begins `before` margins before the expected start.
+func feasibleTarget(passed, n, before int) uint32 {
+	return uint32(passed + passed/8 + (before+1)*windowMargin(n))
 }
 
 // targetWindow is the window sent with a feasible target: every position,
@@ -281,11 +290,11 @@ func targetWindow(order []uint32, visited visitSet, counted int, recent *runLog)
 	if !ok {
 		return 0, 0, false
 	}
-	margin := windowMargin(n)
-	if recent != nil && recent.add(run)+(targetMarginsBefore+1)*margin >= n {
+	margin, before := windowMargin(n), targetMarginsBefore(counted)
+	if recent != nil && recent.add(run)+(before+1)*margin >= n {
 		return 0, 0, false
 	}
-	return ((next-targetMarginsBefore*margin)%n + n) % n, n, true
+	return ((next-before*margin)%n + n) % n, n, true
 }
 
 // passedIn is how many of the positions of the run `visited` makes in
@@ -376,7 +385,7 @@ func windowFor(visits visitSet, nominated string, recent *runLog, passed int, wa
 			if !ok {
 				return windowPlan{}
 			}
-			wp.target = feasibleTarget(passed, len(plan.Order))
+			wp.target = feasibleTarget(passed, len(plan.Order), targetMarginsBefore(counted))
 			wp.ranges, wp.slots = windowRanges(plan.Order, start, length, slots)
 		} else {
 			start, length, ok := predictWindow(plan.Order, visits, counted, windowMaxShare, recent)
