@@ -28,7 +28,7 @@ func frameworkWalk(n, start, counted, strays int) visitSet {
 
 // The start index moves by the counted positions: after two walks, the
 // next run ends there, not at the last stray visit a thousand positions
-// further, and the window (a feasible target's, from two margins before)
+// further, and the window (a feasible target's, from a margin before)
 // covers where the next walk begins.
 func TestTheRunEndsWhereKubeSchedulerCountedNotAtTheStrayVisits(t *testing.T) {
 	const n = 5000
