@@ -61,15 +61,6 @@ func CreateNodes(ctx context.Context, c kubernetes.Interface, nodes ...*corev1.N
 		if err != nil {
 			return fmt.Errorf("creating node %s: %w", n.Name, err)
 		}
-		// An apiserver with the TaintNodesByCondition admission plugin
-		// (the test apiservers disable it) adds the not-ready taint on
-		// create; with no node-lifecycle controller to lift it, we do.
-		if len(created.Spec.Taints) != len(n.Spec.Taints) {
-			created.Spec.Taints = n.Spec.Taints
-			if created, err = c.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{}); err != nil {
-				return fmt.Errorf("removing the not-ready taint from node %s: %w", n.Name, err)
-			}
-		}
 		if len(created.Status.Allocatable) == 0 {
 			created.Status = n.Status
 			if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {

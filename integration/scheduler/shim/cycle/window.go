@@ -205,6 +205,7 @@ func lastRun(order []uint32, visited visitSet, counted int) (next, run int, ok b
 	first, prev := -1, -1
 	bestGap, bestGapStart := -1, 0
 	for pos, s := range order {
+		// visited.has spelled out: the call kept in the loop made it 1.5x slower.
 		if w := int(s >> 6); s == nodetable.NoSlot || w >= len(visited) || visited[w].Load()&(1<<(s&63)) == 0 {
 			continue
 		}
