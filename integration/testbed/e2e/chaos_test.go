@@ -60,6 +60,7 @@ func TestChaosHostKilledAndHung(t *testing.T) {
 	// 12 nodes, fixed for the whole test so that placements can be checked
 	// against the labels they had when the pods were bound.
 	nodeLabels := map[string]map[string]string{}
+	var nodes []*corev1.Node
 	for i := 0; i < 12; i++ {
 		var labels map[string]string
 		switch i % 6 {
@@ -72,8 +73,9 @@ func TestChaosHostKilledAndHung(t *testing.T) {
 		}
 		name := fmt.Sprintf("node-%02d", i)
 		nodeLabels[name] = labels
-		s.must(testenv.CreateNodes(ctx, client, testenv.MakeNode(name, testenv.NodeResources{CPU: "32", Memory: "64Gi", Pods: 250}, labels)))
+		nodes = append(nodes, testenv.MakeNode(name, testenv.NodeResources{CPU: "32", Memory: "64Gi", Pods: 250}, labels))
 	}
+	s.createNodes(ctx, nodes...)
 
 	// 1000 pods: plain, needing encryption, allowed on dedicated nodes,
 	// both; 3% with an annotation typo and 2% asking for more cpu than any

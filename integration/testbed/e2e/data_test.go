@@ -110,7 +110,7 @@ func TestPodAndNodeDataOnARealCluster(t *testing.T) {
 		{Names: []string{"registry.example/app@sha256:0123", "registry.example/app:1"}, SizeBytes: 123456789},
 		{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 700000},
 	}
-	s.must(testenv.CreateNodes(ctx, s.client, nodeA, testenv.MakeNode("node-b", bigNode, nil), cordoned))
+	s.createNodes(ctx, nodeA, testenv.MakeNode("node-b", bigNode, nil), cordoned)
 
 	// Already placed: node-a has one web and three db pods, node-b two web.
 	s.must(testenv.CreatePods(ctx, s.client,

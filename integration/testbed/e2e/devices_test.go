@@ -52,12 +52,14 @@ func startDeviceStack(t *testing.T) *stack {
 func createDeviceNodes(t *testing.T, s *stack) []string {
 	t.Helper()
 	var names []string
+	var nodes []*corev1.Node
 	for i := 1; i <= deviceNodes; i++ {
 		name := fmt.Sprintf("dev-%d", i)
-		s.must(testenv.CreateNodes(s.ctx(), s.client, testenv.MakeNode(name, bigNode,
-			map[string]string{deviceCountLabel: strconv.Itoa(devicesPerNode)})))
+		nodes = append(nodes, testenv.MakeNode(name, bigNode,
+			map[string]string{deviceCountLabel: strconv.Itoa(devicesPerNode)}))
 		names = append(names, name)
 	}
+	s.createNodes(s.ctx(), nodes...)
 	return names
 }
 

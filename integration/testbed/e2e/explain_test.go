@@ -45,7 +45,7 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 	ns := s.namespace("explain")
 
 	// 1. Only a node without encryption: the pod stays Pending.
-	s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode("plain-1", bigNode, nil)))
+	s.createNodes(ctx, testenv.MakeNode("plain-1", bigNode, nil))
 	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "waiting", Annotations: needsHw, CPU: "100m"})))
 	_, err := testenv.WaitForFailedScheduling(ctx, s.client, ns, "waiting", hwReason, 60*time.Second)
 	s.must(err)
@@ -73,8 +73,8 @@ func TestExplainAsksTheRunningHost(t *testing.T) {
 
 	// 2. Two encrypting nodes arrive: the waiting pod and a new one go to
 	// the one with the lower latency; a third pod follows.
-	s.must(testenv.CreateNodes(ctx, s.client,
-		testenv.MakeNode("enc-1", bigNode, hwNode), testenv.MakeNode("enc-2", bigNode, hwNode)))
+	s.createNodes(ctx,
+		testenv.MakeNode("enc-1", bigNode, hwNode), testenv.MakeNode("enc-2", bigNode, hwNode))
 	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "placed", Annotations: needsHw, CPU: "100m"})))
 	placed, err := testenv.WaitForBound(ctx, s.client, ns, []string{"waiting", "placed"}, 60*time.Second)
 	s.must(err)
@@ -199,9 +199,9 @@ func TestExplainTheLastPodAndAPendingPodWhole(t *testing.T) {
 	ctx := s.ctx()
 	ns := s.namespace("quiet")
 	smallNode := testenv.NodeResources{CPU: "2", Memory: "8Gi", Pods: 110}
-	s.must(testenv.CreateNodes(ctx, s.client,
+	s.createNodes(ctx,
 		testenv.MakeNode("plain-1", bigNode, nil), testenv.MakeNode("plain-2", bigNode, nil),
-		testenv.MakeNode("enc-1", smallNode, hwNode), testenv.MakeNode("enc-2", smallNode, hwNode), testenv.MakeNode("enc-3", smallNode, hwNode)))
+		testenv.MakeNode("enc-1", smallNode, hwNode), testenv.MakeNode("enc-2", smallNode, hwNode), testenv.MakeNode("enc-3", smallNode, hwNode))
 	wantRejections := func(c testenv.ExplainCycle) {
 		t.Helper()
 		if len(c.Rejections) != 1 || c.Rejections[0].Plugin != "HwEncrypt" || c.Rejections[0].Reason != hwReason ||

@@ -91,6 +91,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 
 	// Every version rejects always-*; v1 rejects v1-*, v2 rejects v2-*.
 	nodeLabels := map[string]string{}
+	var nodes []*corev1.Node
 	for _, n := range []struct{ name, label string }{
 		{"always-1", "reload/reject-always"}, {"always-2", "reload/reject-always"},
 		{"v1-1", "reload/reject-v1"}, {"v1-2", "reload/reject-v1"}, {"v1-3", "reload/reject-v1"},
@@ -102,8 +103,9 @@ func TestHotReloadUnderLoad(t *testing.T) {
 			labels[n.label] = "yes"
 		}
 		nodeLabels[n.name] = n.label
-		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(n.name, testenv.NodeResources{CPU: "64", Memory: "256Gi", Pods: 1000}, labels)))
+		nodes = append(nodes, testenv.MakeNode(n.name, testenv.NodeResources{CPU: "64", Memory: "256Gi", Pods: 1000}, labels))
 	}
+	s.createNodes(ctx, nodes...)
 
 	// When each pod was created and first seen bound.
 	var mu sync.Mutex

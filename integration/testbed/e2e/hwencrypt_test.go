@@ -26,10 +26,10 @@ func TestHwEncryptFilter(t *testing.T) {
 	ns := s.namespace("hw-encrypt")
 
 	// 1. No labelled node yet: the annotated pod must stay Pending.
-	s.must(testenv.CreateNodes(ctx, s.client,
+	s.createNodes(ctx,
 		testenv.MakeNode("plain-1", bigNode, nil),
 		testenv.MakeNode("plain-2", bigNode, nil),
-		testenv.MakeNode("plain-3", bigNode, nil)))
+		testenv.MakeNode("plain-3", bigNode, nil))
 	s.must(testenv.CreatePods(ctx, s.client, testenv.MakePod(ns, testenv.PodSpec{Name: "early", Annotations: needsHw, CPU: "100m"})))
 	// Waits for the message that names all three nodes: the scheduler may
 	// try the pod before its informer has seen the last node (the pod and
@@ -75,9 +75,9 @@ func TestHwEncryptFilter(t *testing.T) {
 
 	// 2. Labelled nodes arrive: the waiting pod is retried (HwEncrypt
 	// registers NodeAdd) and lands on one of them.
-	s.must(testenv.CreateNodes(ctx, s.client,
+	s.createNodes(ctx,
 		testenv.MakeNode("enc-1", bigNode, hwNode),
-		testenv.MakeNode("enc-2", bigNode, hwNode)))
+		testenv.MakeNode("enc-2", bigNode, hwNode))
 	placed, err = testenv.WaitForBound(ctx, s.client, ns, []string{"early"}, 60*time.Second)
 	s.must(err)
 	if !strings.HasPrefix(placed["early"], "enc-") {

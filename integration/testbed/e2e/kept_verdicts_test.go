@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"schedplug.dev/integration/testbed/testenv"
 )
 
@@ -25,9 +27,11 @@ func startReuseStack(t *testing.T, ns string, warm int) (*stack, string) {
 	s := startStack(t, []testenv.NativePlugin{{Name: "DedicatedNodes", FailurePolicy: "Fail", Timeout: "200ms"}})
 	ctx := s.ctx()
 	ns = s.namespace(ns)
+	var nodes []*corev1.Node
 	for _, name := range keptVerdictNodes {
-		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(name, bigNode, nil)))
+		nodes = append(nodes, testenv.MakeNode(name, bigNode, nil))
 	}
+	s.createNodes(ctx, nodes...)
 	names := createReplicas(s, ns, "warm", warm)
 	_, err := testenv.WaitForBound(ctx, s.client, ns, names, 60*time.Second)
 	s.must(err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"schedplug.dev/integration/testbed/testenv"
 )
 
@@ -24,9 +26,11 @@ func TestNetworkLatencyScore(t *testing.T) {
 	}})
 	ctx := s.ctx()
 	ns := s.namespace("network-latency")
+	var nodes []*corev1.Node
 	for _, n := range []string{"lat-a", "lat-b", "lat-c", "lat-d"} {
-		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(n, bigNode, nil)))
+		nodes = append(nodes, testenv.MakeNode(n, bigNode, nil))
 	}
+	s.createNodes(ctx, nodes...)
 
 	// In-tree scoring (NodeResourcesFit, BalancedAllocation, ...) stays on;
 	// with small pods on big nodes latency dominates at weight 5.

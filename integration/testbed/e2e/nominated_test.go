@@ -32,7 +32,7 @@ func checkNominatedNodeAfterPreemption(t *testing.T, s *stack, ns string) {
 	start := time.Now()
 	ctx := s.ctx()
 	small := testenv.NodeResources{CPU: "1", Memory: "4Gi", Pods: 110}
-	s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode("node-p", small, nil)))
+	s.createNodes(ctx, testenv.MakeNode("node-p", small, nil))
 	victim := testenv.MakePod(ns, testenv.PodSpec{Name: "victim", CPU: "800m"})
 	victim.Spec.NodeName = "node-p"
 	s.must(testenv.CreatePods(ctx, s.client, victim))

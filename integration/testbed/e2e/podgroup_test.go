@@ -199,12 +199,14 @@ func runHwEncryptGroups(t *testing.T, s *stack) hwGroupPhases {
 	t.Helper()
 	ctx := s.ctx()
 	ns := s.namespace("pod-groups")
+	var nodes []*corev1.Node
 	for i := 1; i <= 5; i++ {
-		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(fmt.Sprintf("enc-%d", i), groupNode, hwNode)))
+		nodes = append(nodes, testenv.MakeNode(fmt.Sprintf("enc-%d", i), groupNode, hwNode))
 	}
 	for i := 1; i <= 3; i++ {
-		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(fmt.Sprintf("plain-%d", i), groupNode, nil)))
+		nodes = append(nodes, testenv.MakeNode(fmt.Sprintf("plain-%d", i), groupNode, nil))
 	}
+	s.createNodes(ctx, nodes...)
 	member := func(name string) testenv.PodSpec {
 		return testenv.PodSpec{Name: name, Annotations: needsHw, CPU: groupMember}
 	}
@@ -238,7 +240,7 @@ func runHwEncryptGroups(t *testing.T, s *stack) hwGroupPhases {
 	t.Logf("group short: %d/%d members placed, rejected in %s: %v", len(out.bound), len(short), time.Since(start).Round(time.Millisecond), out.messages)
 
 	start = time.Now()
-	s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode("enc-6", groupNode, hwNode)))
+	s.createNodes(ctx, testenv.MakeNode("enc-6", groupNode, hwNode))
 	out = waitGroupPlaced(ctx, s, ns, "short", short)
 	checkOnEncrypting("short", out)
 	phases.shortAfterNode = out.boundNames()
@@ -345,14 +347,16 @@ func runDeviceGroups(t *testing.T, s *stack) deviceGroupPhases {
 	ns := s.namespace("device-groups")
 	// Two nodes for each case, kept apart by a node selector.
 	const caseLabel = "e2e.schedplug.dev/case"
+	var nodes []*corev1.Node
 	for i := 1; i <= 4; i++ {
 		group := "pair"
 		if i > 2 {
 			group = "greedy"
 		}
-		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(fmt.Sprintf("dev-%d", i), bigNode,
-			map[string]string{deviceCountLabel: strconv.Itoa(devicesPerNode), caseLabel: group})))
+		nodes = append(nodes, testenv.MakeNode(fmt.Sprintf("dev-%d", i), bigNode,
+			map[string]string{deviceCountLabel: strconv.Itoa(devicesPerNode), caseLabel: group}))
 	}
+	s.createNodes(ctx, nodes...)
 	onPairNodes, onGreedyNodes := map[string]string{caseLabel: "pair"}, map[string]string{caseLabel: "greedy"}
 
 	start := time.Now()

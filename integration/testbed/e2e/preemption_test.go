@@ -37,10 +37,10 @@ func TestPreemptionWithNativeFilter(t *testing.T) {
 	ctx := s.ctx()
 	ns := s.namespace("preemption")
 	small := testenv.NodeResources{CPU: "2", Memory: "4Gi", Pods: 110}
-	s.must(testenv.CreateNodes(ctx, s.client,
+	s.createNodes(ctx,
 		testenv.MakeNode("plain-1", small, nil),
 		testenv.MakeNode("plain-2", small, nil),
-		testenv.MakeNode("enc-1", small, hwNode)))
+		testenv.MakeNode("enc-1", small, hwNode))
 	s.must(testenv.CreatePriorityClasses(ctx, s.client, map[string]int32{"low": 100, "high": 1000}))
 
 	// Fill enc-1 and plain-2 with low-priority pods.

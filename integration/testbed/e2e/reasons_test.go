@@ -27,9 +27,9 @@ func TestReasonCutInsideACharacterKeepsTheVerdict(t *testing.T) {
 	})
 	ctx := s.ctx()
 	ns := s.namespace("echo-reason")
-	s.must(testenv.CreateNodes(ctx, s.client,
+	s.createNodes(ctx,
 		testenv.MakeNode("plain-1", bigNode, nil),
-		testenv.MakeNode("plain-2", bigNode, nil)))
+		testenv.MakeNode("plain-2", bigNode, nil))
 
 	// "refused: " is 9 bytes and "é" 2: the 255-byte cut falls inside
 	// the 124th "é", leaving a lone lead byte at the end.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"schedplug.dev/integration/testbed/testenv"
 )
 
@@ -92,10 +94,12 @@ func TestRecordAndReplay(t *testing.T) {
 	})
 	ctx := s.ctx()
 	ns := s.namespace("record")
+	var nodes []*corev1.Node
 	for i := 0; i < recordNodes; i++ {
-		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(fmt.Sprintf("node-%d", i),
-			testenv.NodeResources{CPU: "64", Memory: "256Gi", Pods: 1000}, nil)))
+		nodes = append(nodes, testenv.MakeNode(fmt.Sprintf("node-%d", i),
+			testenv.NodeResources{CPU: "64", Memory: "256Gi", Pods: 1000}, nil))
 	}
+	s.createNodes(ctx, nodes...)
 	names := make([]string, 0, recordPods)
 	picky := 0
 	for i := 0; i < recordPods; i++ {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"schedplug.dev/integration/testbed/testenv"
 )
 
@@ -26,9 +28,11 @@ func TestHostRestartDuringBatch(t *testing.T) {
 		"enc-1": hwNode, "enc-2": hwNode,
 		"dedicated-1": dedicated,
 	}
+	var nodes []*corev1.Node
 	for name, labels := range nodeLabels {
-		s.must(testenv.CreateNodes(ctx, s.client, testenv.MakeNode(name, bigNode, labels)))
+		nodes = append(nodes, testenv.MakeNode(name, bigNode, labels))
 	}
+	s.createNodes(ctx, nodes...)
 
 	// Three kinds of pods, created at a steady pace in the background.
 	const total = 60

@@ -324,13 +324,12 @@ func checkDocExample(t *testing.T, dir, pluginDir string) {
 // pods in the dump's order, which it returns.
 func createDump(ctx context.Context, t *testing.T, s *stack, nodes []corev1.Node, pods []corev1.Pod) []*corev1.Pod {
 	t.Helper()
+	fresh := make([]*corev1.Node, len(nodes))
 	for i := range nodes {
-		n := nodes[i].DeepCopy()
-		cleanMeta(&n.ObjectMeta)
-		if err := testenv.CreateNodes(ctx, s.client, n); err != nil {
-			t.Fatal(err)
-		}
+		fresh[i] = nodes[i].DeepCopy()
+		cleanMeta(&fresh[i].ObjectMeta)
 	}
+	s.createNodes(ctx, fresh...)
 	var pending []*corev1.Pod
 	for i := range pods {
 		p := pods[i].DeepCopy()

@@ -29,11 +29,11 @@ func TestSpotNodesRustSample(t *testing.T) {
 	ns := s.namespace("spot-nodes")
 	spot := map[string]string{"node.kubernetes.io/capacity-type": "spot"}
 	onDemand := map[string]string{"node.kubernetes.io/capacity-type": "on-demand"}
-	s.must(testenv.CreateNodes(ctx, s.client,
+	s.createNodes(ctx,
 		testenv.MakeNode("spot-1", bigNode, spot),
 		testenv.MakeNode("spot-2", bigNode, spot),
 		testenv.MakeNode("on-demand-1", bigNode, onDemand),
-		testenv.MakeNode("on-demand-2", bigNode, onDemand)))
+		testenv.MakeNode("on-demand-2", bigNode, onDemand))
 
 	interruptible := map[string]string{"schedplug.io/interruptible": "true"}
 	var specs []testenv.PodSpec

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -228,6 +229,20 @@ func (s *stack) namespace(name string) string {
 		s.t.Fatal(err)
 	}
 	return name
+}
+
+// createNodes creates nodes and, while kube-scheduler runs, waits until
+// its cache holds every node of the cluster, so that pods created next are
+// scheduled on the whole cluster (testenv.Scheduler.WaitForCachedNodes).
+func (s *stack) createNodes(ctx context.Context, nodes ...*corev1.Node) {
+	s.t.Helper()
+	s.must(testenv.CreateNodes(ctx, s.client, nodes...))
+	if s.scheduler == nil || !s.scheduler.Running() {
+		return
+	}
+	all, err := s.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	s.must(err)
+	s.must(s.scheduler.WaitForCachedNodes(ctx, len(all.Items), 30*time.Second))
 }
 
 // mustf fails the test now if err is not nil.

@@ -52,7 +52,7 @@ func TestFilterWindowWithKubeScheduler(t *testing.T) {
 	for i := 0; i < nodes; i++ {
 		all = append(all, testenv.MakeNode(windowNode(i), bigNode, nil))
 	}
-	s.must(testenv.CreateNodes(ctx, s.client, all...))
+	s.createNodes(ctx, all...)
 
 	var plain []string
 	for i := 0; i < 20; i++ {

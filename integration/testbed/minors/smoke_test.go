@@ -108,6 +108,7 @@ func TestSmoke(t *testing.T) {
 		nodes = append(nodes, testenv.MakeNode(encNodes[i], one, hw))
 	}
 	must(t, testenv.CreateNodes(ctx, cp.Client, nodes...))
+	must(t, sched.WaitForCachedNodes(ctx, len(nodes), 30*time.Second))
 
 	// Identical pods that need hardware encryption, created at once: only
 	// enc-* may take them, one each, and kube-scheduler reuses the ranking

@@ -253,6 +253,37 @@ func (s *Scheduler) Metrics() (string, error) {
 	return s.get("/metrics")
 }
 
+// cachedNodesMetric is kube-scheduler's count of the nodes its cache
+// holds, refreshed every second.
+const cachedNodesMetric = `scheduler_cache_size{type="nodes"}`
+
+// WaitForCachedNodes waits until kube-scheduler's cache holds at least n
+// nodes. Its pod and node informers watch apart, so a pod created right
+// after its nodes may otherwise be scheduled on a cluster that lacks them.
+func (s *Scheduler) WaitForCachedNodes(ctx context.Context, n int, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := "no answer"
+	for {
+		body, err := s.Metrics()
+		switch v, found := MetricSum(body, cachedNodesMetric); {
+		case err != nil:
+			last = err.Error()
+		case !found:
+			last = "no " + cachedNodesMetric + " sample"
+		case int(v) >= n:
+			return nil
+		default:
+			last = fmt.Sprintf("%d node(s)", int(v))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kube-scheduler's cache did not hold %d node(s) within %s (last: %s); its log %s ends with:\n%s", n, timeout, last, s.LogFile, s.LogTail(20))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // MetricSum adds up every sample of the named metric (all label sets) in a
 // Prometheus text exposition; found is false when no sample exists.
 func MetricSum(exposition, name string) (sum float64, found bool) {
