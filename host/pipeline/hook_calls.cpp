@@ -47,19 +47,47 @@ void set_failed(v1::HookStatus& out, const PluginInstance& plugin,
   out.set_reason(std::move(verdict.reason));
 }
 
-// Entries sorted by key; a later plugin's value replaces an earlier one's.
-using PatchEntries = std::map<std::string, std::string>;
+// One key of the merged patch: its value and the plugin that set it.
+struct PatchEntry {
+  std::string value;
+  const PluginInstance* plugin = nullptr;
+};
 
-void merge_entries(PatchEntries& into, const PatchEntries& from) {
-  for (const auto& [key, value] : from) into[key] = value;
+// Entries sorted by key.
+using PatchEntries = std::map<std::string, PatchEntry>;
+
+// Adds the entries `plugin` set to `into`. A key an earlier plugin set to
+// another value is a conflict: the pod would carry one plugin's choice
+// while the other believes its own was written (two device plugins
+// naming one annotation), so the PreBind fails with the reason, naming
+// both; the same value from both is no conflict.
+std::optional<runtime::Verdict> merge_entries(
+    PatchEntries& into, const std::map<std::string, std::string>& from,
+    const PluginInstance& plugin, std::string_view kind) {
+  for (const auto& [key, value] : from) {
+    auto [it, added] = into.try_emplace(key, PatchEntry{value, &plugin});
+    if (added || it->second.value == value) continue;
+    return runtime::Verdict{
+        SCHEDPLUG_ERROR,
+        fmt::format(
+            "plugin {}'s pre_bind() set the {} \"{}\" to \"{}\", which plugin "
+            "{}'s pre_bind() set to \"{}\" for the same pod: two plugins "
+            "may not write one key; give each plugin its own key, or make "
+            "them agree",
+            plugin.name(), kind, runtime::shown(key), runtime::shown(value),
+            it->second.plugin->name(), runtime::shown(it->second.value))};
+  }
+  return std::nullopt;
 }
 
 void add_entries(const PatchEntries& entries,
-                 google::protobuf::RepeatedPtrField<v1::KeyValue>& out) {
-  for (const auto& [key, value] : entries) {
+                 google::protobuf::RepeatedPtrField<v1::KeyValue>& out,
+                 google::protobuf::RepeatedPtrField<std::string>& set_by) {
+  for (const auto& [key, entry] : entries) {
     v1::KeyValue* kv = out.Add();
     kv->set_key(key);
-    kv->set_value(value);
+    kv->set_value(entry.value);
+    set_by.Add(std::string(entry.plugin->name()));
   }
 }
 
@@ -293,11 +321,23 @@ grpc::Status CallPipeline::pre_bind(CallContext& context,
                        std::move(v));
             return grpc::Status::OK;
           }
-          merge_entries(annotations, patch.annotations());
-          merge_entries(labels, patch.labels());
+          std::optional<Verdict> conflict =
+              merge_entries(annotations, patch.annotations(), *state.plugins[i],
+                            "annotation");
+          if (!conflict)
+            conflict = merge_entries(labels, patch.labels(), *state.plugins[i],
+                                     "label");
+          if (conflict) {
+            call.summary = "conflict at " + state.plugins[i]->name();
+            set_failed(*response.mutable_failed(), *state.plugins[i],
+                       std::move(*conflict));
+            return grpc::Status::OK;
+          }
         }
-        add_entries(annotations, *response.mutable_annotations());
-        add_entries(labels, *response.mutable_labels());
+        add_entries(annotations, *response.mutable_annotations(),
+                    *response.mutable_annotations_set_by());
+        add_entries(labels, *response.mutable_labels(),
+                    *response.mutable_labels_set_by());
         call.summary = fmt::format("{} annotations, {} labels",
                                    annotations.size(), labels.size());
         return grpc::Status::OK;

@@ -276,16 +276,36 @@ Entries entries(const google::protobuf::RepeatedPtrField<v1::KeyValue>& kvs) {
   return out;
 }
 
-TEST_F(Hooks, PreBindMergesThePatchesTheLaterPluginWinning) {
+TEST_F(Hooks, PreBindMergesThePatchesNamingWhoSetEachKey) {
   const v1::PreBindResponse r = pre_bind(
       at(pod("u1", {{"patch-HookA", "good"}, {"patch-HookB", "good"}}), "n1"));
   EXPECT_FALSE(r.has_failed()) << r.failed().reason();
-  // Sorted by key, the shared key holding the later plugin's value.
+  // Sorted by key; a key both set to the same value is the first's.
   EXPECT_EQ(entries(r.annotations()),
             (Entries{{"example.com/HookA", "n1"},
                      {"example.com/HookB", "n1"},
-                     {"example.com/shared", "HookB"}}));
-  EXPECT_EQ(entries(r.labels()), (Entries{{"example.com/assigned", "HookB"}}));
+                     {"example.com/shared", "agreed"}}));
+  EXPECT_EQ(
+      Strings(r.annotations_set_by().begin(), r.annotations_set_by().end()),
+      (Strings{"HookA", "HookB", "HookA"}));
+  EXPECT_EQ(entries(r.labels()), (Entries{{"example.com/assigned", "n1"}}));
+  EXPECT_EQ(Strings(r.labels_set_by().begin(), r.labels_set_by().end()),
+            Strings{"HookA"});
+}
+
+TEST_F(Hooks, PreBindFailsWhenTwoPluginsSetOneKeyApart) {
+  const v1::PreBindResponse r = pre_bind(at(
+      pod("u1", {{"patch-HookA", "good"}, {"patch-HookB", "conflict"}}), "n1"));
+  ASSERT_TRUE(r.has_failed());
+  EXPECT_EQ(r.failed().plugin(), "HookB");
+  EXPECT_EQ(r.failed().code(), SCHEDPLUG_ERROR);
+  EXPECT_EQ(r.failed().reason(),
+            "plugin HookB's pre_bind() set the label \"example.com/assigned\" "
+            "to \"HookB\", which plugin HookA's pre_bind() set to \"n1\" for "
+            "the same pod: two plugins may not write one key; give each "
+            "plugin its own key, or make them agree");
+  EXPECT_EQ(r.annotations_size(), 0);
+  EXPECT_EQ(r.labels_size(), 0);
 }
 
 TEST_F(Hooks, PreBindRefusesEachInvalidEntryAndWritesNothing) {

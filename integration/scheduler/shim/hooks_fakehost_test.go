@@ -112,7 +112,9 @@ func (h *fakeHost) PreBind(_ context.Context, req *pb.PodAtNodeRequest) (*pb.Pre
 			continue
 		}
 		resp.Annotations = append(resp.Annotations, &pb.KeyValue{Key: p + ".example/node", Value: req.NodeName})
+		resp.AnnotationsSetBy = append(resp.AnnotationsSetBy, p)
 		resp.Labels = append(resp.Labels, &pb.KeyValue{Key: p + ".example/bound", Value: "yes"})
+		resp.LabelsSetBy = append(resp.LabelsSetBy, p)
 	}
 	return resp, nil
 }

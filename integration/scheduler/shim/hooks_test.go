@@ -3,6 +3,7 @@ package shim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -160,8 +161,9 @@ func TestPreBindPatch(t *testing.T) {
 		})
 		sts := e.preBind(framework.NewCycleState(), pod, "n1")
 		st := sts["DeviceShare"]
-		if st.Code() != fwk.Error || !strings.Contains(st.Message(), "DeviceShare, Quota") || !strings.Contains(st.Message(), "may not patch pods") {
-			t.Fatalf("DeviceShare: %v %q, want an Error naming the plugins and the API error", st.Code(), st.Message())
+		const setBy = "(DeviceShare set annotation DeviceShare.example/node, label DeviceShare.example/bound; Quota set annotation Quota.example/node, label Quota.example/bound)"
+		if st.Code() != fwk.Error || !strings.Contains(st.Message(), "DeviceShare, Quota") || !strings.Contains(st.Message(), setBy) || !strings.Contains(st.Message(), "may not patch pods") {
+			t.Fatalf("DeviceShare: %v %q, want an Error naming the plugins, which set which key, and the API error", st.Code(), st.Message())
 		}
 		if _, ran := sts["Quota"]; ran {
 			t.Fatal("kube-scheduler stops at the first failed PreBind")
@@ -184,6 +186,37 @@ func TestPreBindPatch(t *testing.T) {
 			t.Fatalf("%d patches after a failed PreBind, want none", n)
 		}
 	})
+}
+
+func TestKeysSetByNamesEachPluginsKeys(t *testing.T) {
+	kv := func(keys ...string) (out []*pb.KeyValue) {
+		for _, k := range keys {
+			out = append(out, &pb.KeyValue{Key: k, Value: "v"})
+		}
+		return out
+	}
+	many := make([]string, 10)
+	for i := range many {
+		many[i] = fmt.Sprintf("k%d", i)
+	}
+	for _, c := range []struct {
+		name string
+		resp *pb.PreBindResponse
+		want string
+	}{
+		{"an older host says nothing", &pb.PreBindResponse{Annotations: kv("a")}, ""},
+		{"nothing set", &pb.PreBindResponse{}, ""},
+		{"by plugin, in the answer's order",
+			&pb.PreBindResponse{Annotations: kv("a", "b"), AnnotationsSetBy: []string{"Quota", "DeviceShare"}, Labels: kv("l"), LabelsSetBy: []string{"Quota"}},
+			" (Quota set annotation a, label l; DeviceShare set annotation b)"},
+		{"after eight keys the rest are counted",
+			&pb.PreBindResponse{Labels: kv(many...), LabelsSetBy: slices.Repeat([]string{"DeviceShare"}, 10)},
+			" (DeviceShare set label k0, label k1, label k2, label k3, label k4, label k5, label k6, label k7; 2 more)"},
+	} {
+		if got := keysSetBy(c.resp); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
 }
 
 func TestPermitWaitsThenTheHostsDecisionsAllowOrReject(t *testing.T) {

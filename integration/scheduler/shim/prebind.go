@@ -54,10 +54,52 @@ func (p *Plugin) preBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 		return st
 	}
 	if err := a.resp.patchErr; err != nil {
-		return fwk.AsStatus(fmt.Errorf("native plugin(s) %s: PreBind could not write their labels and annotations on pod %s/%s: %w; the binding fails and the pod is retried",
-			strings.Join(a.plugins, ", "), pod.Namespace, pod.Name, err))
+		return fwk.AsStatus(fmt.Errorf("native plugin(s) %s: PreBind could not write their labels and annotations on pod %s/%s%s: %w; the binding fails and the pod is retried",
+			strings.Join(a.plugins, ", "), pod.Namespace, pod.Name, keysSetBy(a.resp.resp), err))
 	}
 	return nil
+}
+
+// keysSetBy is " (DeviceShare set annotation a, label b; Quota set label
+// c)": which plugin set which key of the answer, so that a patch the API
+// server refuses points at the plugin to fix; after eight keys the rest
+// are counted. Empty when the host did not say (an older host).
+func keysSetBy(resp *pb.PreBindResponse) string {
+	const most = 8
+	type entry struct{ kind, key, plugin string }
+	var all []entry
+	for _, f := range []struct {
+		kind string
+		kvs  []*pb.KeyValue
+		by   []string
+	}{{"annotation", resp.GetAnnotations(), resp.GetAnnotationsSetBy()}, {"label", resp.GetLabels(), resp.GetLabelsSetBy()}} {
+		if len(f.by) != len(f.kvs) {
+			return ""
+		}
+		for i, kv := range f.kvs {
+			all = append(all, entry{f.kind, kv.GetKey(), f.by[i]})
+		}
+	}
+	var plugins []string
+	keys := map[string][]string{}
+	for _, e := range all[:min(len(all), most)] {
+		if _, seen := keys[e.plugin]; !seen {
+			plugins = append(plugins, e.plugin)
+		}
+		keys[e.plugin] = append(keys[e.plugin], e.kind+" "+e.key)
+	}
+	if len(plugins) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(plugins))
+	for _, p := range plugins {
+		parts = append(parts, p+" set "+strings.Join(keys[p], ", "))
+	}
+	more := ""
+	if len(all) > most {
+		more = fmt.Sprintf("; %d more", len(all)-most)
+	}
+	return " (" + strings.Join(parts, "; ") + more + ")"
 }
 
 // patchPod writes the PreBind answer's labels and annotations onto the

@@ -907,11 +907,13 @@ typedef struct schedplug_permit_result {
 /* The labels and annotations pre_bind() asks to set on the pod before it
  * is bound (v1.6). Host-owned, valid during pre_bind() only; the functions
  * copy key and value (both borrowed for the call). Setting a key twice
- * keeps the last value. The scheduler writes them with one patch of the
- * pod before kube-scheduler binds it; a failed patch fails the binding
- * with a reason naming the plugin, and the pod's reservations are undone
- * (unreserve). Each function returns SUCCESS, or ERROR with nothing
- * kept when the key or value is not valid for Kubernetes (a label
+ * keeps the last value. The scheduler writes every plugin's entries with
+ * one patch of the pod before kube-scheduler binds it; a failed patch
+ * fails the binding with a reason naming the plugins and the keys each
+ * set, and the pod's reservations are undone (unreserve). Two plugins may
+ * set one key only to the same value: the later plugin's PreBind fails
+ * otherwise, its reason naming both. Each function returns SUCCESS, or ERROR
+ * with nothing kept when the key or value is not valid for Kubernetes (a label
  * value longer than 63 bytes, a key that is not a qualified name, ...) or
  * when the patch would hold more than SCHEDPLUG_POD_PATCH_MAX entries or
  * SCHEDPLUG_POD_PATCH_VALUE_MAX bytes in one value: return ERROR from

@@ -10,11 +10,12 @@
  *   allow-<plugin> / reject-<plugin>: a uid -> permit() first calls
  *     permit_allow / permit_reject for it and logs
  *     "<plugin> allow|reject <uid> <code>";
- *   patch-<plugin>: good | bad-key | bad-label-value | long-annotation |
- *     too-many -> what pre_bind() sets (good: annotation
- *     example.com/<plugin> = <node>, annotation example.com/shared and
- *     label example.com/assigned = <plugin>); it returns ERROR when the
- *     host refused an entry, unless the label is "ignore-refusal";
+ *   patch-<plugin>: good | conflict | bad-key | bad-label-value |
+ *     long-annotation | too-many -> what pre_bind() sets (good: annotation
+ *     example.com/<plugin> = <node>, annotation example.com/shared =
+ *     "agreed" and label example.com/assigned = <node>; conflict: label
+ *     example.com/assigned = <plugin>); it returns ERROR when the host
+ *     refused an entry, unless the label is "ignore-refusal";
  *   sleep-<plugin>: N -> every hook sleeps N ms first.
  * PROBE_V15_SIZE: the descriptor is v1.5's size (the hooks are set beyond
  * it, so a host that read them would be wrong). PROBE_UNRESERVE_ONLY: only
@@ -189,7 +190,12 @@ PROBE_HOOK schedplug_code pre_bind(void* instance, const schedplug_pod* pod,
                                   schedplug_str_of(value));
     code |= patch->set_annotation(patch->context,
                                   schedplug_str_of("example.com/shared"),
-                                  schedplug_str_of(PROBE_NAME));
+                                  schedplug_str_of("agreed"));
+    code |= patch->set_label(patch->context,
+                             schedplug_str_of("example.com/assigned"),
+                             schedplug_str_of(value));
+  }
+  if (label_is(pod, "patch", "conflict")) {
     code |= patch->set_label(patch->context,
                              schedplug_str_of("example.com/assigned"),
                              schedplug_str_of(PROBE_NAME));

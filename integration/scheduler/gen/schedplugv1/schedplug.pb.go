@@ -4145,15 +4145,20 @@ func (x *PermitWait) GetTimeoutMs() uint64 {
 type PreBindResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Unset: every plugin succeeded, and `annotations` and `labels` are to
-	// be set on the pod (the later plugin's value wins for a key set by two)
-	// before binding. Set: the first plugin that failed; nothing is to be
-	// written.
-	Failed        *HookStatus   `protobuf:"bytes,1,opt,name=failed,proto3" json:"failed,omitempty"`
-	Annotations   []*KeyValue   `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty"`
-	Labels        []*KeyValue   `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty"`
-	Identity      *HostIdentity `protobuf:"bytes,4,opt,name=identity,proto3" json:"identity,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// be set on the pod before binding (two plugins may set one key only to
+	// the same value: otherwise the later one fails, naming both). Set: the
+	// first plugin that failed; nothing is to be written.
+	Failed      *HookStatus   `protobuf:"bytes,1,opt,name=failed,proto3" json:"failed,omitempty"`
+	Annotations []*KeyValue   `protobuf:"bytes,2,rep,name=annotations,proto3" json:"annotations,omitempty"`
+	Labels      []*KeyValue   `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty"`
+	Identity    *HostIdentity `protobuf:"bytes,4,opt,name=identity,proto3" json:"identity,omitempty"`
+	// The plugin that set each of `annotations` and `labels` (the first of
+	// two that set one key to the same value), parallel to them; empty from
+	// a host older than this field.
+	AnnotationsSetBy []string `protobuf:"bytes,5,rep,name=annotations_set_by,json=annotationsSetBy,proto3" json:"annotations_set_by,omitempty"`
+	LabelsSetBy      []string `protobuf:"bytes,6,rep,name=labels_set_by,json=labelsSetBy,proto3" json:"labels_set_by,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PreBindResponse) Reset() {
@@ -4210,6 +4215,20 @@ func (x *PreBindResponse) GetLabels() []*KeyValue {
 func (x *PreBindResponse) GetIdentity() *HostIdentity {
 	if x != nil {
 		return x.Identity
+	}
+	return nil
+}
+
+func (x *PreBindResponse) GetAnnotationsSetBy() []string {
+	if x != nil {
+		return x.AnnotationsSetBy
+	}
+	return nil
+}
+
+func (x *PreBindResponse) GetLabelsSetBy() []string {
+	if x != nil {
+		return x.LabelsSetBy
 	}
 	return nil
 }
@@ -5926,12 +5945,14 @@ const file_schedplug_v1_schedplug_proto_rawDesc = "" +
 	"PermitWait\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x02 \x01(\x04R\ttimeoutMs\"\xe5\x01\n" +
+	"timeout_ms\x18\x02 \x01(\x04R\ttimeoutMs\"\xb7\x02\n" +
 	"\x0fPreBindResponse\x120\n" +
 	"\x06failed\x18\x01 \x01(\v2\x18.schedplug.v1.HookStatusR\x06failed\x128\n" +
 	"\vannotations\x18\x02 \x03(\v2\x16.schedplug.v1.KeyValueR\vannotations\x12.\n" +
 	"\x06labels\x18\x03 \x03(\v2\x16.schedplug.v1.KeyValueR\x06labels\x126\n" +
-	"\bidentity\x18\x04 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\"\x98\x01\n" +
+	"\bidentity\x18\x04 \x01(\v2\x1a.schedplug.v1.HostIdentityR\bidentity\x12,\n" +
+	"\x12annotations_set_by\x18\x05 \x03(\tR\x10annotationsSetBy\x12\"\n" +
+	"\rlabels_set_by\x18\x06 \x03(\tR\vlabelsSetBy\"\x98\x01\n" +
 	"\x11PreEnqueueRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12%\n" +
