@@ -187,6 +187,14 @@ void check_filters(const host::TableMirror& mirror,
     check_scores(mirror, r.scores_ahead().plugins(), r.scores_ahead().nodes());
 }
 
+// A hook call's recorded answer, as replay reads it to compare.
+template <class Response>
+void hook_answer(const v1::RecordedCall& c) {
+  Response response;
+  if (response.ParseFromString(c.response()))
+    (void)host::replay::hook_answer(response);
+}
+
 void call(std::map<std::string, host::TableMirror>& sessions,
           const v1::RecordedCall& c) {
   switch (c.method()) {
@@ -227,6 +235,21 @@ void call(std::map<std::string, host::TableMirror>& sessions,
         check_scores(mirror, response.plugins(), request.nodes());
       return;
     }
+    case v1::RECORDED_METHOD_RESERVE:
+      hook_answer<v1::ReserveResponse>(c);
+      return;
+    case v1::RECORDED_METHOD_UNRESERVE:
+      hook_answer<v1::UnreserveResponse>(c);
+      return;
+    case v1::RECORDED_METHOD_PERMIT:
+      hook_answer<v1::PermitResponse>(c);
+      return;
+    case v1::RECORDED_METHOD_PRE_BIND:
+      hook_answer<v1::PreBindResponse>(c);
+      return;
+    case v1::RECORDED_METHOD_PRE_ENQUEUE:
+      hook_answer<v1::PreEnqueueResponse>(c);
+      return;
     default:
       return;
   }

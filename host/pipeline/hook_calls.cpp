@@ -24,21 +24,27 @@ struct HookPoint {
   const char* method;  // "Reserve"
   const char* hook;    // "reserve"
   bool (PluginLibrary::*has)() const;
+  // What --record keeps of it.
+  v1::RecordedMethod recorded;
   // Takes the node from the session's table (PreEnqueue has none).
   bool at_node = true;
 };
 
 namespace {
 
-const HookPoint kReservePoint{"Reserve", "reserve",
-                              &PluginLibrary::has_reserve};
+const HookPoint kReservePoint{"Reserve", "reserve", &PluginLibrary::has_reserve,
+                              v1::RECORDED_METHOD_RESERVE};
 const HookPoint kUnreservePoint{"Unreserve", "unreserve",
-                                &PluginLibrary::has_reserve};
-const HookPoint kPermitPoint{"Permit", "permit", &PluginLibrary::has_permit};
+                                &PluginLibrary::has_reserve,
+                                v1::RECORDED_METHOD_UNRESERVE};
+const HookPoint kPermitPoint{"Permit", "permit", &PluginLibrary::has_permit,
+                             v1::RECORDED_METHOD_PERMIT};
 const HookPoint kPreBindPoint{"PreBind", "pre_bind",
-                              &PluginLibrary::has_pre_bind};
+                              &PluginLibrary::has_pre_bind,
+                              v1::RECORDED_METHOD_PRE_BIND};
 const HookPoint kPreEnqueuePoint{"PreEnqueue", "pre_enqueue",
-                                 &PluginLibrary::has_pre_enqueue, false};
+                                 &PluginLibrary::has_pre_enqueue,
+                                 v1::RECORDED_METHOD_PRE_ENQUEUE, false};
 
 void set_failed(v1::HookStatus& out, const PluginInstance& plugin,
                 Verdict verdict) {
@@ -135,6 +141,7 @@ grpc::Status CallPipeline::run_hook_call(const HookPoint& point,
                                          const Request& request,
                                          Response& response, Steps&& steps) {
   Call call = begin_call(point.method, context);
+  call.record_as(point.recorded, request, response);
   const std::string* node_name = nullptr;
   if constexpr (requires { request.node_name(); })
     node_name = &request.node_name();

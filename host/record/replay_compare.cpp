@@ -45,6 +45,54 @@ std::string describe(const Verdict& v) {
   return fmt::format("rejected by {} ({})", v.plugin, v.reason);
 }
 
+namespace {
+
+std::string hook_status(const v1::HookStatus& s) {
+  return fmt::format("{}: {} ({})", s.plugin(), runtime::code_name(s.code()),
+                     s.reason());
+}
+
+std::string entries(
+    std::string_view kind,
+    const google::protobuf::RepeatedPtrField<v1::KeyValue>& kvs) {
+  std::string out;
+  for (const v1::KeyValue& kv : kvs)
+    out += fmt::format("{}{} {}={}", out.empty() ? "" : ", ", kind, kv.key(),
+                       kv.value());
+  return out;
+}
+
+}  // namespace
+
+std::string hook_answer(const v1::ReserveResponse& r) {
+  return r.has_failed() ? hook_status(r.failed()) : "reserved";
+}
+
+std::string hook_answer(const v1::UnreserveResponse&) { return ""; }
+
+std::string hook_answer(const v1::PermitResponse& r) {
+  if (r.has_failed()) return hook_status(r.failed());
+  if (r.waits().empty()) return "allowed";
+  std::string out;
+  for (const v1::PermitWait& w : r.waits())
+    out += fmt::format("{}{} waits {} ms", out.empty() ? "" : ", ", w.plugin(),
+                       w.timeout_ms());
+  return out;
+}
+
+std::string hook_answer(const v1::PreBindResponse& r) {
+  if (r.has_failed()) return hook_status(r.failed());
+  const std::string annotations = entries("annotation", r.annotations());
+  const std::string labels = entries("label", r.labels());
+  if (annotations.empty() && labels.empty()) return "writes nothing";
+  return "writes " + annotations +
+         (annotations.empty() || labels.empty() ? "" : ", ") + labels;
+}
+
+std::string hook_answer(const v1::PreEnqueueResponse& r) {
+  return r.has_gated() ? hook_status(r.gated()) : "admitted";
+}
+
 std::vector<int64_t> normalized(const v1::PluginScores& p) {
   if (p.scores_size() > 0 || p.normalization() == v1::NORMALIZATION_BY_PLUGIN)
     return {p.scores().begin(), p.scores().end()};

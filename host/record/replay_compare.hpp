@@ -46,6 +46,16 @@ Best best_nodes(
     const google::protobuf::RepeatedField<uint32_t>& nodes,
     const std::vector<int>& weights);
 
+// A hook's answer as a short text, equal for answers that decide the same:
+// "reserved", "HookB: Unschedulable (no devices left)", "allowed",
+// "Gang waits 5000 ms", "writes annotation a=1, label b=2", "admitted".
+// Unreserve answers nothing.
+std::string hook_answer(const v1::ReserveResponse& r);
+std::string hook_answer(const v1::UnreserveResponse& r);
+std::string hook_answer(const v1::PermitResponse& r);
+std::string hook_answer(const v1::PreBindResponse& r);
+std::string hook_answer(const v1::PreEnqueueResponse& r);
+
 // The first failure in a score answer, or in a filter answer ("" if none).
 std::string score_failure(
     const google::protobuf::RepeatedPtrField<v1::PluginScores>& plugins);

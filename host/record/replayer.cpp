@@ -129,6 +129,15 @@ class Replay {
   template <class Response, class Request, class Serve, class Compare>
   void replay_within_cycle(const v1::RecordedCall& c, const char* method,
                            Request& request, Serve serve, Compare compare);
+  // Reserve, Unreserve, Permit, PreBind and PreEnqueue: replayed in the
+  // recording's order, so that a plugin that owns a resource holds in the
+  // replay what it held then; a hook's answer that changed is a "hook"
+  // difference.
+  template <class Request, class Response>
+  void replay_hook(const v1::RecordedCall& c, const char* method,
+                   grpc::Status (CallPipeline::*serve)(CallContext&,
+                                                       const Request&,
+                                                       Response&));
   void compare_filters(SessionState& s, const v1::Pod& pod,
                        const std::string& scheduler_name,
                        const v1::PreFilterResponse& recorded,
@@ -247,6 +256,7 @@ ReplayReport Replay::run() {
     if (kind == "best_node") report_.best_node_changed = n;
     if (kind == "error") report_.new_errors = n;
     if (kind == "reason") report_.reasons_changed = n;
+    if (kind == "hook") report_.hooks_changed = n;
   }
   report_.pods = pods_.size();
   report_.example_pods = example_pods_.size();
@@ -503,6 +513,55 @@ void Replay::replay_within_cycle(const v1::RecordedCall& c, const char* method,
   compare(s, recorded, replayed);
 }
 
+template <class Request, class Response>
+void Replay::replay_hook(const v1::RecordedCall& c, const char* method,
+                         grpc::Status (CallPipeline::*serve)(CallContext&,
+                                                             const Request&,
+                                                             Response&)) {
+  Request request;
+  if (!request.ParseFromString(c.request())) {
+    report_.notes.push_back(fmt::format(
+        "a recorded {} call that this schedplug cannot read was skipped",
+        method));
+    return;
+  }
+  auto it = sessions_.find(request.session_id());
+  if (it == sessions_.end()) {
+    ++report_.skipped_unknown_session;
+    return;
+  }
+  if (c.status_code() != 0) {
+    ++report_.skipped_failed;
+    return;
+  }
+  request.set_session_id(it->second.replay_id);
+  InProcessCallContext context;
+  Response replayed;
+  const auto start = Clock::now();
+  const grpc::Status status =
+      (host_->pipeline().*serve)(context, request, replayed);
+  time_call(c, Clock::now() - start);
+  ++report_.calls;
+  std::string at;
+  if constexpr (requires { request.node_name(); })
+    at = " on " + request.node_name();
+  if (!status.ok()) {
+    differ("error", request.pod(),
+           fmt::format("{}{} failed in the replay: {}", method, at,
+                       status.error_message()));
+    return;
+  }
+  Response recorded;
+  recorded.ParseFromString(c.response());
+  const std::string was = replay::hook_answer(recorded);
+  const std::string now = replay::hook_answer(replayed);
+  if (was != now) {
+    differ("hook", request.pod(),
+           fmt::format("{}{}: {} in the recording, {} in the replay", method,
+                       at, was, now));
+  }
+}
+
 void Replay::time_call(const v1::RecordedCall& c, Clock::duration took) {
   static constexpr uint32_t kBuckets[] = {100, 500, 1000, 2000, 5000, 10000};
   uint32_t bucket = 0;  // more than the last
@@ -670,6 +729,21 @@ void Replay::call(const v1::RecordedCall& c) {
                      replayed.plugins(), request.nodes());
       return;
     }
+    case v1::RECORDED_METHOD_RESERVE:
+      replay_hook(c, "Reserve", &CallPipeline::reserve);
+      return;
+    case v1::RECORDED_METHOD_UNRESERVE:
+      replay_hook(c, "Unreserve", &CallPipeline::unreserve);
+      return;
+    case v1::RECORDED_METHOD_PERMIT:
+      replay_hook(c, "Permit", &CallPipeline::permit);
+      return;
+    case v1::RECORDED_METHOD_PRE_BIND:
+      replay_hook(c, "PreBind", &CallPipeline::pre_bind);
+      return;
+    case v1::RECORDED_METHOD_PRE_ENQUEUE:
+      replay_hook(c, "PreEnqueue", &CallPipeline::pre_enqueue);
+      return;
     default:
       break;
   }

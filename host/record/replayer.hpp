@@ -33,7 +33,8 @@ struct ReplayDifference {
   // "feasible" (a node's Filter verdict), "best_node" (the node the
   // weighted native scores rank first: a ranking, not where the pod went),
   // "error" (the replay failed where the recording did not), "reason" (the
-  // same verdict with another reason).
+  // same verdict with another reason), "hook" (a Reserve, Permit, PreBind
+  // or PreEnqueue answered otherwise: another failure, wait or patch).
   std::string kind;
   std::string pod;  // namespace/name
   std::string uid;
@@ -64,6 +65,7 @@ struct ReplayReport {
   uint64_t best_node_changed = 0;
   uint64_t new_errors = 0;
   uint64_t reasons_changed = 0;
+  uint64_t hooks_changed = 0;
   // In the order found; the pods of `example_pods` have all theirs here.
   std::vector<ReplayDifference> examples;
   uint64_t example_pods = 0;
@@ -74,9 +76,11 @@ struct ReplayReport {
   // plugin builds the recorded host reloaded within the recording, ...
   std::vector<std::string> notes;
 
-  // Verdicts, best nodes or errors changed (reasons alone do not count).
+  // Verdicts, best nodes, errors or hooks' answers changed (reasons alone
+  // do not count).
   bool differs() const {
-    return feasible_changed + best_node_changed + new_errors > 0;
+    return feasible_changed + best_node_changed + new_errors + hooks_changed >
+           0;
   }
 };
 

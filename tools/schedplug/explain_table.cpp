@@ -25,23 +25,6 @@ std::vector<ExplainFilterCell> filter_cells(const std::vector<bool>& skipped,
   return cells;
 }
 
-const char* code_name(int code) {
-  switch (code) {
-    case SCHEDPLUG_SUCCESS:
-      return "Success";
-    case SCHEDPLUG_ERROR:
-      return "Error";
-    case SCHEDPLUG_UNSCHEDULABLE:
-      return "Unschedulable";
-    case SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE:
-      return "UnschedulableAndUnresolvable";
-    case SCHEDPLUG_SKIP:
-      return "Skip";
-    default:
-      return "Unknown";
-  }
-}
-
 void print_explain_rows(const ExplainTable& table, std::ostream& out,
                         int indent, bool skip_not_run) {
   const std::string node_in(static_cast<size_t>(indent), ' ');

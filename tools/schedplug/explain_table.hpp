@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schedplug/runtime.hpp"
+
 namespace schedplug::tools {
 
 struct ExplainFilterCell {
@@ -59,7 +61,7 @@ std::vector<ExplainFilterCell> filter_cells(const std::vector<bool>& skipped,
                                             const std::string& reason);
 
 // kube-scheduler's code names, as the cells say them.
-const char* code_name(int schedplug_code);
+using runtime::code_name;
 
 // The rows, `indent` spaces in, each plugin on its own line below its
 // node; `skip_not_run` leaves out the filters an earlier one kept from

@@ -233,9 +233,10 @@ int main(int argc, char** argv) {
       "Re-evaluate the pod cycles schedplug-host --record wrote with other "
       "plugin builds, through the host's own engine, and report the pods "
       "whose feasible set or top native-scored node changed, new errors, "
-      "and time per call by node count. Exit status: 0 the same verdicts, "
-      "top-ranked nodes and errors, 1 some changed, 2 bad arguments, an "
-      "unreadable recording or plugins the host refuses.");
+      "hooks (Reserve, PreBind, ...) that answer otherwise, and time per "
+      "call by node count. Exit status: 0 the same verdicts, top-ranked "
+      "nodes, errors and hooks' answers, 1 some changed, 2 bad arguments, "
+      "an unreadable recording or plugins the host refuses.");
   replay
       ->add_option("--record", replay_options.replay.record,
                    "the directory schedplug-host --record wrote, or one file "

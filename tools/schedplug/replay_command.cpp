@@ -22,7 +22,8 @@ nlohmann::ordered_json report_json(const host::ReplayReport& r) {
   j["changed"] = {{"feasible_set_pods", r.feasible_changed},
                   {"best_node_pods", r.best_node_changed},
                   {"new_error_pods", r.new_errors},
-                  {"reason_pods", r.reasons_changed}};
+                  {"reason_pods", r.reasons_changed},
+                  {"hook_pods", r.hooks_changed}};
   j["differs"] = r.differs();
   j["differing_pods"] = r.differing_pods;
   j["example_pods"] = r.example_pods;
@@ -57,7 +58,8 @@ void print_replay_text(const host::ReplayReport& r,
       {"pods whose feasible set changed:", r.feasible_changed},
       {"pods whose top native-scored node changed:", r.best_node_changed},
       {"pods with new errors:", r.new_errors},
-      {"pods whose rejection reasons changed:", r.reasons_changed}};
+      {"pods whose rejection reasons changed:", r.reasons_changed},
+      {"pods whose hooks answered otherwise:", r.hooks_changed}};
   for (const auto& [label, n] : counts)
     out << fmt::format("  {:<43}{}\n", label, n);
   if (r.skipped_failed + r.skipped_unknown_session + r.recording_gaps > 0) {

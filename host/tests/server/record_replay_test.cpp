@@ -404,6 +404,160 @@ TEST_F(RecordReplay, TheSizeCapRemovesTheOldestFilesAndTheRestReplay) {
   EXPECT_EQ(report.skipped_unknown_session, 0u);
 }
 
+// The hooks of plugins that own a resource (Reserve, Unreserve, Permit,
+// PreBind, PreEnqueue) are recorded with the cycle's calls and replayed in
+// their order, so that such a plugin holds in the replay what it held
+// when recorded; a hook that answers otherwise is a "hook" difference
+// naming the call, the node and both answers.
+TEST_F(RecordReplay, HookCallsAreRecordedAndReplayedInOrder) {
+  const auto config = dir_.path() / "hooks.yaml";
+  const auto log = dir_.path() / "hooks.log";
+  std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                           "kind: KubeSchedulerConfiguration\n"
+                           "profiles:\n"
+                           "  - schedulerName: hooks-scheduler\n"
+                           "    plugins:\n"
+                           "      multiPoint:\n"
+                           "        enabled:\n"
+                           "          - name: HookA\n"
+                           "          - name: HookB\n"
+                           "    pluginConfig:\n"
+                           "      - name: HookA\n"
+                           "        args:\n"
+                           "          log_file: \""
+                        << log.string()
+                        << "\"\n"
+                           "      - name: HookB\n"
+                           "        args:\n"
+                           "          log_file: \""
+                        << log.string() << "\"\n";
+  const auto pod = [](const std::string& uid,
+                      std::map<std::string, std::string> labels) {
+    v1::Pod p;
+    p.set_namespace_("ns");
+    p.set_name("pod-" + uid);
+    p.set_uid(uid);
+    for (const auto& [k, v] : labels) {
+      v1::KeyValue* kv = p.add_labels();
+      kv->set_key(k);
+      kv->set_value(v);
+    }
+    return p;
+  };
+  {
+    RunningHost host([&](HostOptions& o) {
+      o.config = config;
+      o.plugins = SCHEDPLUG_HOOK_PLUGIN_DIR;
+      o.watch = false;
+      o.record.dir = record_;
+    });
+    v1::HandshakeRequest hello;
+    hello.set_protocol_version(v1::PROTOCOL_VERSION_1);
+    hello.set_client_id("record-hooks-test");
+    v1::ProfilePlugins* profile = hello.add_profiles();
+    profile->set_scheduler_name("hooks-scheduler");
+    profile->add_plugins("HookA");
+    profile->add_plugins("HookB");
+    v1::HandshakeResponse welcome;
+    {
+      grpc::ClientContext c;
+      ASSERT_TRUE(host.stub().Handshake(&c, hello, &welcome).ok());
+    }
+    v1::PreFilterRequest pf;
+    pf.set_session_id(welcome.session_id());
+    pf.set_scheduler_name("hooks-scheduler");
+    *pf.mutable_pod() = pod("setup", {});
+    pf.mutable_delta()->set_full(true);
+    pf.mutable_delta()->set_new_version(1);
+    *pf.mutable_delta()->add_upserts() = node(0, 1);
+    {
+      v1::PreFilterResponse r;
+      grpc::ClientContext c;
+      ASSERT_TRUE(host.stub().PreFilter(&c, pf, &r).ok());
+    }
+    const auto at = [&](const v1::Pod& p) {
+      v1::PodAtNodeRequest r;
+      r.set_session_id(welcome.session_id());
+      r.set_scheduler_name("hooks-scheduler");
+      r.add_plugins("HookA");
+      r.add_plugins("HookB");
+      *r.mutable_pod() = p;
+      r.set_node_name("node-0");
+      return r;
+    };
+    // u1 is reserved, allowed and bound with a patch; HookB refuses u2's
+    // Reserve, which kube-scheduler undoes; u3 waits at HookA's Permit;
+    // HookB keeps u4 out of the queue.
+    const v1::Pod u1 = pod("u1", {{"patch-HookA", "good"}});
+    const v1::Pod u2 = pod("u2", {{"fail-HookB", "reserve"}});
+    const v1::Pod u3 = pod("u3", {{"wait-HookA", "5000"}});
+    const v1::Pod u4 = pod("u4", {{"fail-HookB", "pre_enqueue"}});
+    grpc::ClientContext c1, c2, c3, c4, c5, c6, c7;
+    v1::ReserveResponse reserved, refused;
+    v1::UnreserveResponse undone;
+    v1::PermitResponse allowed, waits;
+    v1::PreBindResponse patch;
+    v1::PreEnqueueResponse gated;
+    ASSERT_TRUE(host.stub().Reserve(&c1, at(u1), &reserved).ok());
+    ASSERT_TRUE(host.stub().Permit(&c2, at(u1), &allowed).ok());
+    ASSERT_TRUE(host.stub().PreBind(&c3, at(u1), &patch).ok());
+    ASSERT_TRUE(host.stub().Reserve(&c4, at(u2), &refused).ok());
+    ASSERT_TRUE(host.stub().Unreserve(&c5, at(u2), &undone).ok());
+    ASSERT_TRUE(host.stub().Permit(&c6, at(u3), &waits).ok());
+    v1::PreEnqueueRequest enqueue;
+    enqueue.set_session_id(welcome.session_id());
+    enqueue.set_scheduler_name("hooks-scheduler");
+    enqueue.add_plugins("HookB");
+    *enqueue.mutable_pod() = u4;
+    ASSERT_TRUE(host.stub().PreEnqueue(&c7, enqueue, &gated).ok());
+    ASSERT_TRUE(refused.has_failed());
+    ASSERT_EQ(waits.waits_size(), 1);
+    ASSERT_TRUE(gated.has_gated());
+    ASSERT_EQ(patch.annotations_size(), 2);
+    host.app().recorder()->flush();
+    EXPECT_EQ(host.app().recorder()->stats().calls, 8u);
+  }
+  std::vector<v1::RecordedMethod> methods;
+  for (const v1::RecordEntry& e : recorded_entries())
+    if (e.has_call()) methods.push_back(e.call().method());
+  EXPECT_EQ(methods,
+            (std::vector<v1::RecordedMethod>{
+                v1::RECORDED_METHOD_PRE_FILTER, v1::RECORDED_METHOD_RESERVE,
+                v1::RECORDED_METHOD_PERMIT, v1::RECORDED_METHOD_PRE_BIND,
+                v1::RECORDED_METHOD_RESERVE, v1::RECORDED_METHOD_UNRESERVE,
+                v1::RECORDED_METHOD_PERMIT, v1::RECORDED_METHOD_PRE_ENQUEUE}));
+
+  const ReplayReport same = replay(record_, SCHEDPLUG_HOOK_PLUGIN_DIR);
+  EXPECT_EQ(same.calls, 8u);
+  EXPECT_FALSE(same.differs());
+  for (const auto& d : same.examples)
+    ADD_FAILURE() << d.kind << " " << d.pod << ": " << d.detail;
+
+  // A recording whose first Reserve answered otherwise: the replay's own
+  // answer differs from it, for that pod alone.
+  std::vector<v1::RecordEntry> entries = recorded_entries();
+  for (v1::RecordEntry& e : entries) {
+    if (!e.has_call() || e.call().method() != v1::RECORDED_METHOD_RESERVE)
+      continue;
+    v1::ReserveResponse r;
+    r.mutable_failed()->set_plugin("HookB");
+    r.mutable_failed()->set_code(SCHEDPLUG_UNSCHEDULABLE);
+    r.mutable_failed()->set_reason("no devices left");
+    r.SerializeToString(e.mutable_call()->mutable_response());
+    break;
+  }
+  const ReplayReport changed =
+      replay(write_recording("tampered", entries), SCHEDPLUG_HOOK_PLUGIN_DIR);
+  EXPECT_TRUE(changed.differs());
+  EXPECT_EQ(changed.hooks_changed, 1u);
+  ASSERT_EQ(changed.examples.size(), 1u);
+  EXPECT_EQ(changed.examples[0].kind, "hook");
+  EXPECT_EQ(changed.examples[0].pod, "ns/pod-u1");
+  EXPECT_EQ(changed.examples[0].detail,
+            "Reserve on node-0: HookB: Unschedulable (no devices left) in the "
+            "recording, reserved in the replay");
+}
+
 TEST_F(RecordReplay, ADirectoryWithoutARecordingIsAClearError) {
   try {
     replay(dir_.path() / "same", same_);

@@ -61,6 +61,7 @@ type replayReport struct {
 		BestNodePods    int `json:"best_node_pods"`
 		NewErrorPods    int `json:"new_error_pods"`
 		ReasonPods      int `json:"reason_pods"`
+		HookPods        int `json:"hook_pods"`
 	} `json:"changed"`
 	Examples []struct {
 		Kind   string `json:"kind"`

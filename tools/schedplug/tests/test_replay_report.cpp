@@ -22,6 +22,7 @@ TEST(ReplayReportText, SaysWhatWasNotComparedAndGroupsExamplesByPod) {
   r.recording_gaps = 2;
   r.feasible_changed = 2;
   r.best_node_changed = 2;
+  r.hooks_changed = 1;
   r.differing_pods = 7;
   r.example_pods = 2;
   r.examples = {{"feasible", "ns/a", "uid-a", "a feasible"},
@@ -39,6 +40,7 @@ TEST(ReplayReportText, SaysWhatWasNotComparedAndGroupsExamplesByPod) {
             "  pods whose top native-scored node changed: 2\n"
             "  pods with new errors:                      0\n"
             "  pods whose rejection reasons changed:      0\n"
+            "  pods whose hooks answered otherwise:       1\n"
             "  not compared: 3 calls that failed when recorded, 1 call of "
             "sessions whose opening is in no file (removed for room), 2 calls "
             "the recorder left out\n"
