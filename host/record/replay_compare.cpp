@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "schedplug/cpp/status.hpp"
 #include "schedplug/runtime.hpp"
 
 namespace schedplug::host::replay {
@@ -48,7 +49,7 @@ std::string describe(const Verdict& v) {
 namespace {
 
 std::string hook_status(const v1::HookStatus& s) {
-  return fmt::format("{}: {} ({})", s.plugin(), runtime::code_name(s.code()),
+  return fmt::format("{}: {} ({})", s.plugin(), schedplug::code_name(s.code()),
                      s.reason());
 }
 

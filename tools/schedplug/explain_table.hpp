@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schedplug/runtime.hpp"
+#include "schedplug/cpp/status.hpp"
 
 namespace schedplug::tools {
 
@@ -61,7 +61,7 @@ std::vector<ExplainFilterCell> filter_cells(const std::vector<bool>& skipped,
                                             const std::string& reason);
 
 // kube-scheduler's code names, as the cells say them.
-using runtime::code_name;
+using schedplug::code_name;
 
 // The rows, `indent` spaces in, each plugin on its own line below its
 // node; `skip_not_run` leaves out the filters an earlier one kept from

@@ -22,7 +22,6 @@ namespace schedplug::host::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using Labels = std::map<std::string, std::string>;
 
 constexpr const char* kProfile = "hooks-scheduler";
 
@@ -51,19 +50,6 @@ profiles:
 )";
 }
 
-v1::Pod pod(const std::string& uid, const Labels& labels = {}) {
-  v1::Pod p;
-  p.set_namespace_("ns");
-  p.set_name("pod-" + uid);
-  p.set_uid(uid);
-  for (const auto& [k, v] : labels) {
-    v1::KeyValue* kv = p.add_labels();
-    kv->set_key(k);
-    kv->set_value(v);
-  }
-  return p;
-}
-
 class Hooks : public ::testing::Test {
  protected:
   Hooks() {
@@ -88,7 +74,7 @@ class Hooks : public ::testing::Test {
     v1::PreFilterRequest pf;
     pf.set_session_id(handshake_.session_id());
     pf.set_scheduler_name(kProfile);
-    *pf.mutable_pod() = pod("setup");
+    *pf.mutable_pod() = labelled_pod("setup");
     v1::NodeTableDelta* d = pf.mutable_delta();
     d->set_full(true);
     d->set_new_version(1);
@@ -193,20 +179,20 @@ TEST_F(Hooks, HandshakeTellsWhichHooksEachPluginHas) {
 }
 
 TEST_F(Hooks, ReserveRunsInOrderOnTheTablesNodeAndStopsAtTheFirstFailure) {
-  v1::ReserveResponse r = reserve(at(pod("u1"), "n1"));
+  v1::ReserveResponse r = reserve(at(labelled_pod("u1"), "n1"));
   EXPECT_FALSE(r.has_failed());
   EXPECT_EQ(r.identity().build(), handshake_.identity().build());
   EXPECT_EQ(calls(),
             (Strings{"HookA reserve u1 n1 z1", "HookB reserve u1 n1 z1"}));
 
   // The other order, and a node the table lacks: its name alone.
-  r = reserve(at(pod("u2"), "gone", {"HookB", "HookA"}));
+  r = reserve(at(labelled_pod("u2"), "gone", {"HookB", "HookA"}));
   EXPECT_FALSE(r.has_failed());
   EXPECT_EQ(calls(),
             (Strings{"HookB reserve u2 gone -", "HookA reserve u2 gone -"}));
 
   // HookA refuses: HookB is not called.
-  r = reserve(at(pod("u3", {{"fail-HookA", "reserve"}}), "n1"));
+  r = reserve(at(labelled_pod("u3", {{"fail-HookA", "reserve"}}), "n1"));
   ASSERT_TRUE(r.has_failed());
   EXPECT_EQ(r.failed().plugin(), "HookA");
   EXPECT_EQ(r.failed().code(), SCHEDPLUG_UNSCHEDULABLE);
@@ -217,7 +203,7 @@ TEST_F(Hooks, ReserveRunsInOrderOnTheTablesNodeAndStopsAtTheFirstFailure) {
 TEST_F(Hooks, UnreserveRunsEveryPluginInReverseOrder) {
   // Even for a pod whose reserve() failed: unreserve cannot fail.
   const v1::UnreserveResponse r =
-      unreserve(at(pod("u1", {{"fail-HookB", "reserve"}}), "n1"));
+      unreserve(at(labelled_pod("u1", {{"fail-HookB", "reserve"}}), "n1"));
   EXPECT_EQ(r.identity().build(), handshake_.identity().build());
   EXPECT_EQ(calls(),
             (Strings{"HookB unreserve u1 n1 z1", "HookA unreserve u1 n1 z1"}));
@@ -226,18 +212,23 @@ TEST_F(Hooks, UnreserveRunsEveryPluginInReverseOrder) {
 TEST_F(Hooks, TheSameCallsRunInProcessThroughThePipeline) {
   InProcessCallContext context;
   v1::ReserveResponse reserved;
-  ASSERT_TRUE(pipeline().reserve(context, at(pod("p1"), "n1"), reserved).ok());
+  ASSERT_TRUE(
+      pipeline().reserve(context, at(labelled_pod("p1"), "n1"), reserved).ok());
   EXPECT_FALSE(reserved.has_failed());
   v1::UnreserveResponse unreserved;
-  ASSERT_TRUE(
-      pipeline().unreserve(context, at(pod("p1"), "n1"), unreserved).ok());
+  ASSERT_TRUE(pipeline()
+                  .unreserve(context, at(labelled_pod("p1"), "n1"), unreserved)
+                  .ok());
   v1::PermitResponse permitted;
-  ASSERT_TRUE(pipeline().permit(context, at(pod("p1"), "n1"), permitted).ok());
+  ASSERT_TRUE(
+      pipeline().permit(context, at(labelled_pod("p1"), "n1"), permitted).ok());
   v1::PreBindResponse bound;
-  ASSERT_TRUE(pipeline().pre_bind(context, at(pod("p1"), "n1"), bound).ok());
+  ASSERT_TRUE(
+      pipeline().pre_bind(context, at(labelled_pod("p1"), "n1"), bound).ok());
   v1::PreEnqueueResponse enqueued;
   ASSERT_TRUE(pipeline()
-                  .pre_enqueue(context, enqueue(pod("p1"), {"HookA"}), enqueued)
+                  .pre_enqueue(context, enqueue(labelled_pod("p1"), {"HookA"}),
+                               enqueued)
                   .ok());
   EXPECT_FALSE(enqueued.has_gated());
   EXPECT_EQ(calls(),
@@ -256,14 +247,14 @@ TEST_F(Hooks, RequestsTheHostCannotServeAreInvalidArguments) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     return s.error_message();
   };
-  v1::PodAtNodeRequest unknown_profile = at(pod("u1"), "n1");
+  v1::PodAtNodeRequest unknown_profile = at(labelled_pod("u1"), "n1");
   unknown_profile.set_scheduler_name("nope");
   EXPECT_NE(refused(unknown_profile).find("unknown profile \"nope\""),
             std::string::npos);
-  EXPECT_NE(refused(at(pod("u1"), "n1", {"HookA", "Missing"}))
+  EXPECT_NE(refused(at(labelled_pod("u1"), "n1", {"HookA", "Missing"}))
                 .find("enables no native plugin \"Missing\""),
             std::string::npos);
-  EXPECT_NE(refused(at(pod(""), "n1")).find("the pod has no uid"),
+  EXPECT_NE(refused(at(labelled_pod(""), "n1")).find("the pod has no uid"),
             std::string::npos);
   EXPECT_EQ(calls(), Strings{});
 }
@@ -278,7 +269,8 @@ Entries entries(const google::protobuf::RepeatedPtrField<v1::KeyValue>& kvs) {
 
 TEST_F(Hooks, PreBindMergesThePatchesNamingWhoSetEachKey) {
   const v1::PreBindResponse r = pre_bind(
-      at(pod("u1", {{"patch-HookA", "good"}, {"patch-HookB", "good"}}), "n1"));
+      at(labelled_pod("u1", {{"patch-HookA", "good"}, {"patch-HookB", "good"}}),
+         "n1"));
   EXPECT_FALSE(r.has_failed()) << r.failed().reason();
   // Sorted by key; a key both set to the same value is the first's.
   EXPECT_EQ(entries(r.annotations()),
@@ -294,8 +286,10 @@ TEST_F(Hooks, PreBindMergesThePatchesNamingWhoSetEachKey) {
 }
 
 TEST_F(Hooks, PreBindFailsWhenTwoPluginsSetOneKeyApart) {
-  const v1::PreBindResponse r = pre_bind(at(
-      pod("u1", {{"patch-HookA", "good"}, {"patch-HookB", "conflict"}}), "n1"));
+  const v1::PreBindResponse r =
+      pre_bind(at(labelled_pod("u1", {{"patch-HookA", "good"},
+                                      {"patch-HookB", "conflict"}}),
+                  "n1"));
   ASSERT_TRUE(r.has_failed());
   EXPECT_EQ(r.failed().plugin(), "HookB");
   EXPECT_EQ(r.failed().code(), SCHEDPLUG_ERROR);
@@ -326,9 +320,10 @@ TEST_F(Hooks, PreBindRefusesEachInvalidEntryAndWritesNothing) {
       {"ignore-refusal", "the annotation key \"Bad_Prefix.com/x\" was refused"},
   };
   for (const auto& [kind, message] : refusals) {
-    const v1::PreBindResponse r = pre_bind(
-        at(pod("u-" + kind, {{"patch-HookA", "good"}, {"patch-HookB", kind}}),
-           "n1"));
+    const v1::PreBindResponse r =
+        pre_bind(at(labelled_pod("u-" + kind, {{"patch-HookA", "good"},
+                                               {"patch-HookB", kind}}),
+                    "n1"));
     ASSERT_TRUE(r.has_failed()) << kind;
     EXPECT_EQ(r.failed().plugin(), "HookB");
     EXPECT_EQ(r.failed().code(), SCHEDPLUG_ERROR);
@@ -341,15 +336,15 @@ TEST_F(Hooks, PreBindRefusesEachInvalidEntryAndWritesNothing) {
 }
 
 TEST_F(Hooks, PreEnqueueStopsAtTheFirstGate) {
-  v1::PreEnqueueResponse r = pre_enqueue(
-      enqueue(pod("u1", {{"fail-HookA", "pre_enqueue"}}), {"HookA", "HookB"}));
+  v1::PreEnqueueResponse r = pre_enqueue(enqueue(
+      labelled_pod("u1", {{"fail-HookA", "pre_enqueue"}}), {"HookA", "HookB"}));
   ASSERT_TRUE(r.has_gated());
   EXPECT_EQ(r.gated().plugin(), "HookA");
   EXPECT_EQ(r.gated().code(), SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE);
   EXPECT_EQ(r.gated().reason(), "HookA refuses pre_enqueue");
   EXPECT_EQ(calls(), (Strings{"HookA pre_enqueue u1 - -"}));
 
-  r = pre_enqueue(enqueue(pod("u2"), {"HookA", "HookB"}));
+  r = pre_enqueue(enqueue(labelled_pod("u2"), {"HookA", "HookB"}));
   EXPECT_FALSE(r.has_gated());
   EXPECT_EQ(calls(),
             (Strings{"HookA pre_enqueue u2 - -", "HookB pre_enqueue u2 - -"}));
@@ -357,7 +352,7 @@ TEST_F(Hooks, PreEnqueueStopsAtTheFirstGate) {
 
 TEST_F(Hooks, AThrowingHookIsAnErrorNamingThePlugin) {
   const v1::PodAtNodeRequest request =
-      at(pod("u1"), "n1", {"ThrowingHooks", "HookA"});
+      at(labelled_pod("u1"), "n1", {"ThrowingHooks", "HookA"});
   const auto threw = [](const v1::HookStatus& failed, const char* hook) {
     EXPECT_EQ(failed.plugin(), "ThrowingHooks");
     EXPECT_EQ(failed.code(), SCHEDPLUG_ERROR);
@@ -371,7 +366,7 @@ TEST_F(Hooks, AThrowingHookIsAnErrorNamingThePlugin) {
   unreserve(request);
   threw(permit(request).failed(), "permit");
   threw(pre_bind(request).failed(), "pre_bind");
-  threw(pre_enqueue(enqueue(pod("u1"), {"ThrowingHooks"})).gated(),
+  threw(pre_enqueue(enqueue(labelled_pod("u1"), {"ThrowingHooks"})).gated(),
         "pre_enqueue");
   EXPECT_EQ(calls(), (Strings{"HookA unreserve u1 n1 z1"}));
 }
@@ -379,8 +374,8 @@ TEST_F(Hooks, AThrowingHookIsAnErrorNamingThePlugin) {
 TEST_F(Hooks, AHookOverItsTimeoutIsAnError) {
   // HookB's timeout is 200 ms; it sleeps 400 ms, and HookA after it is
   // not called.
-  const v1::ReserveResponse r = reserve(
-      at(pod("u1", {{"sleep-HookB", "400"}}), "n1", {"HookB", "HookA"}));
+  const v1::ReserveResponse r = reserve(at(
+      labelled_pod("u1", {{"sleep-HookB", "400"}}), "n1", {"HookB", "HookA"}));
   ASSERT_TRUE(r.has_failed());
   EXPECT_EQ(r.failed().plugin(), "HookB");
   EXPECT_EQ(r.failed().code(), SCHEDPLUG_ERROR);
@@ -415,7 +410,7 @@ TEST_F(Hooks, PermitWaitThenAllowAndRejectGoOutOnTheWatchAtOnce) {
        {std::tuple<const char*, const char*, uint64_t>{"w1", "60000", 60000},
         {"w2", "0", SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS}}) {
     const v1::PermitResponse r =
-        permit(at(pod(uid, {{"wait-HookB", ms}}), "n1"));
+        permit(at(labelled_pod(uid, {{"wait-HookB", ms}}), "n1"));
     EXPECT_FALSE(r.has_failed());
     ASSERT_EQ(r.waits_size(), 1);
     EXPECT_EQ(r.waits(0).plugin(), "HookB");
@@ -424,11 +419,11 @@ TEST_F(Hooks, PermitWaitThenAllowAndRejectGoOutOnTheWatchAtOnce) {
   // A third pod's permit() in HookB allows w1 and rejects w2; a fourth's
   // allows a uid that never waited (SKIP).
   const auto started = std::chrono::steady_clock::now();
-  EXPECT_FALSE(
-      permit(
-          at(pod("w3", {{"allow-HookB", "w1"}, {"reject-HookB", "w2"}}), "n1"))
-          .has_failed());
-  permit(at(pod("w4", {{"allow-HookB", "never"}}), "n1"));
+  EXPECT_FALSE(permit(at(labelled_pod("w3", {{"allow-HookB", "w1"},
+                                             {"reject-HookB", "w2"}}),
+                         "n1"))
+                   .has_failed());
+  permit(at(labelled_pod("w4", {{"allow-HookB", "never"}}), "n1"));
   std::vector<v1::WaitingPodDecision> decisions;
   while (decisions.size() < 2) {
     v1::SessionEvent event;
@@ -453,8 +448,9 @@ TEST_F(Hooks, PermitWaitThenAllowAndRejectGoOutOnTheWatchAtOnce) {
 
 TEST_F(Hooks, AWaitLongerThanKubeSchedulerAllowsIsAnErrorNamingThePlugin) {
   const v1::PermitResponse r = permit(
-      at(pod("long", {{"wait-HookB",
-                       std::to_string(SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS + 1)}}),
+      at(labelled_pod("long",
+                      {{"wait-HookB",
+                        std::to_string(SCHEDPLUG_PERMIT_TIMEOUT_MAX_MS + 1)}}),
          "n1"));
   ASSERT_TRUE(r.has_failed());
   EXPECT_EQ(r.failed().plugin(), "HookB");
@@ -466,15 +462,16 @@ TEST_F(Hooks, AWaitLongerThanKubeSchedulerAllowsIsAnErrorNamingThePlugin) {
 }
 
 TEST_F(Hooks, AWaitingPodIsForgottenOnUnreserveAndUnheardWithoutAWatch) {
-  ASSERT_EQ(permit(at(pod("w1", {{"wait-HookA", "60000"}}), "n1")).waits_size(),
+  ASSERT_EQ(permit(at(labelled_pod("w1", {{"wait-HookA", "60000"}}), "n1"))
+                .waits_size(),
             1);
   // No watch is open: the decision is unheard (ERROR) and w1 still waits.
-  permit(at(pod("w2", {{"allow-HookA", "w1"}}), "n1"));
+  permit(at(labelled_pod("w2", {{"allow-HookA", "w1"}}), "n1"));
   EXPECT_THAT(calls(), ::testing::Contains("HookA allow w1 1"));
   // Its Unreserve forgets it: an allow is then a SKIP.
-  unreserve(at(pod("w1"), "n1"));
+  unreserve(at(labelled_pod("w1"), "n1"));
   Watch watch(stub(), handshake_.session_id());
-  permit(at(pod("w3", {{"allow-HookA", "w1"}}), "n1"));
+  permit(at(labelled_pod("w3", {{"allow-HookA", "w1"}}), "n1"));
   EXPECT_THAT(calls(), ::testing::Contains("HookA allow w1 5"));
 }
 
@@ -504,7 +501,8 @@ TEST_F(Hooks, ReserveUnreserveAndPermitAnswerOnTheFastPathAsOverGrpc) {
   };
 
   // Reserve, reserved and refused by a plugin.
-  for (const v1::Pod& p : {pod("u1"), pod("u2", {{"fail-HookB", "reserve"}})}) {
+  for (const v1::Pod& p :
+       {labelled_pod("u1"), labelled_pod("u2", {{"fail-HookB", "reserve"}})}) {
     const v1::FastResponse answer =
         fast(&v1::FastRequest::mutable_reserve, at(p, "n1"));
     ASSERT_EQ(answer.code(), 0) << answer.message();
@@ -513,23 +511,23 @@ TEST_F(Hooks, ReserveUnreserveAndPermitAnswerOnTheFastPathAsOverGrpc) {
   }
   const v1::FastResponse refused =
       fast(&v1::FastRequest::mutable_reserve,
-           at(pod("u2", {{"fail-HookB", "reserve"}}), "n1"));
+           at(labelled_pod("u2", {{"fail-HookB", "reserve"}}), "n1"));
   EXPECT_EQ(refused.reserve().failed().plugin(), "HookB");
   EXPECT_EQ(refused.reserve().failed().reason(), "HookB refuses reserve");
   calls();
 
   // Unreserve, every plugin in reverse order.
   const v1::FastResponse unreserved =
-      fast(&v1::FastRequest::mutable_unreserve, at(pod("u1"), "n1"));
+      fast(&v1::FastRequest::mutable_unreserve, at(labelled_pod("u1"), "n1"));
   ASSERT_EQ(unreserved.code(), 0) << unreserved.message();
   ASSERT_TRUE(unreserved.has_unreserve());
   EXPECT_EQ(calls(),
             (Strings{"HookB unreserve u1 n1 z1", "HookA unreserve u1 n1 z1"}));
-  same(unreserve(at(pod("u1"), "n1")), unreserved.unreserve());
+  same(unreserve(at(labelled_pod("u1"), "n1")), unreserved.unreserve());
 
   // Permit, a wait and a rejection.
-  for (const v1::Pod& p : {pod("w1", {{"wait-HookA", "60000"}}),
-                           pod("u3", {{"fail-HookA", "permit"}})}) {
+  for (const v1::Pod& p : {labelled_pod("w1", {{"wait-HookA", "60000"}}),
+                           labelled_pod("u3", {{"fail-HookA", "permit"}})}) {
     const v1::FastResponse answer =
         fast(&v1::FastRequest::mutable_permit, at(p, "n1"));
     ASSERT_EQ(answer.code(), 0) << answer.message();
@@ -538,9 +536,10 @@ TEST_F(Hooks, ReserveUnreserveAndPermitAnswerOnTheFastPathAsOverGrpc) {
   }
 
   // Errors: the code and message of the same call over gRPC, no answer.
-  v1::PodAtNodeRequest lost = at(pod("u4"), "n1");
+  v1::PodAtNodeRequest lost = at(labelled_pod("u4"), "n1");
   lost.set_session_id("no-such-session");
-  v1::PodAtNodeRequest invalid = at(pod("u4"), "n1", {"HookA", "Missing"});
+  v1::PodAtNodeRequest invalid =
+      at(labelled_pod("u4"), "n1", {"HookA", "Missing"});
   for (const v1::PodAtNodeRequest& r : {lost, invalid}) {
     v1::ReserveResponse ignored;
     grpc::ClientContext c;
@@ -558,7 +557,7 @@ TEST_F(Hooks, ReserveUnreserveAndPermitAnswerOnTheFastPathAsOverGrpc) {
   // is not called.
   const v1::FastResponse late =
       fast(&v1::FastRequest::mutable_reserve,
-           at(pod("u5", {{"sleep-HookA", "100"}}), "n1"), 30'000);
+           at(labelled_pod("u5", {{"sleep-HookA", "100"}}), "n1"), 30'000);
   ASSERT_EQ(late.code(), 0) << late.message();
   EXPECT_EQ(late.reserve().failed().plugin(), "HookB");
   EXPECT_THAT(late.reserve().failed().reason(),

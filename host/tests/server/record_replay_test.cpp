@@ -431,19 +431,6 @@ TEST_F(RecordReplay, HookCallsAreRecordedAndReplayedInOrder) {
                            "        args:\n"
                            "          log_file: \""
                         << log.string() << "\"\n";
-  const auto pod = [](const std::string& uid,
-                      std::map<std::string, std::string> labels) {
-    v1::Pod p;
-    p.set_namespace_("ns");
-    p.set_name("pod-" + uid);
-    p.set_uid(uid);
-    for (const auto& [k, v] : labels) {
-      v1::KeyValue* kv = p.add_labels();
-      kv->set_key(k);
-      kv->set_value(v);
-    }
-    return p;
-  };
   {
     RunningHost host([&](HostOptions& o) {
       o.config = config;
@@ -466,7 +453,7 @@ TEST_F(RecordReplay, HookCallsAreRecordedAndReplayedInOrder) {
     v1::PreFilterRequest pf;
     pf.set_session_id(welcome.session_id());
     pf.set_scheduler_name("hooks-scheduler");
-    *pf.mutable_pod() = pod("setup", {});
+    *pf.mutable_pod() = labelled_pod("setup");
     pf.mutable_delta()->set_full(true);
     pf.mutable_delta()->set_new_version(1);
     *pf.mutable_delta()->add_upserts() = node(0, 1);
@@ -488,10 +475,10 @@ TEST_F(RecordReplay, HookCallsAreRecordedAndReplayedInOrder) {
     // u1 is reserved, allowed and bound with a patch; HookB refuses u2's
     // Reserve, which kube-scheduler undoes; u3 waits at HookA's Permit;
     // HookB keeps u4 out of the queue.
-    const v1::Pod u1 = pod("u1", {{"patch-HookA", "good"}});
-    const v1::Pod u2 = pod("u2", {{"fail-HookB", "reserve"}});
-    const v1::Pod u3 = pod("u3", {{"wait-HookA", "5000"}});
-    const v1::Pod u4 = pod("u4", {{"fail-HookB", "pre_enqueue"}});
+    const v1::Pod u1 = labelled_pod("u1", {{"patch-HookA", "good"}});
+    const v1::Pod u2 = labelled_pod("u2", {{"fail-HookB", "reserve"}});
+    const v1::Pod u3 = labelled_pod("u3", {{"wait-HookA", "5000"}});
+    const v1::Pod u4 = labelled_pod("u4", {{"fail-HookB", "pre_enqueue"}});
     grpc::ClientContext c1, c2, c3, c4, c5, c6, c7;
     v1::ReserveResponse reserved, refused;
     v1::UnreserveResponse undone;

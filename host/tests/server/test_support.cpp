@@ -223,6 +223,20 @@ profiles:
   return file;
 }
 
+v1::Pod labelled_pod(const std::string& uid,
+                     const std::map<std::string, std::string>& labels) {
+  v1::Pod p;
+  p.set_namespace_("ns");
+  p.set_name("pod-" + uid);
+  p.set_uid(uid);
+  for (const auto& [k, v] : labels) {
+    v1::KeyValue* kv = p.add_labels();
+    kv->set_key(k);
+    kv->set_value(v);
+  }
+  return p;
+}
+
 v1::HandshakeRequest test_handshake_request() {
   v1::HandshakeRequest request;
   request.set_protocol_version(v1::PROTOCOL_VERSION_1);

@@ -74,6 +74,11 @@ std::filesystem::path write_test_config(const std::filesystem::path& dir,
 // The Handshake a shim reading that config would send.
 v1::HandshakeRequest test_handshake_request();
 
+// Pod ns/pod-<uid> with `labels` (what the hook probes of hook_plugins/
+// act on).
+v1::Pod labelled_pod(const std::string& uid,
+                     const std::map<std::string, std::string>& labels = {});
+
 // A host started in-process on unix:<tmp>/host.sock, and a client for it.
 class RunningHost {
  public:

@@ -42,27 +42,6 @@ struct Verdict {
   bool ok() const { return code == SCHEDPLUG_SUCCESS; }
 };
 
-// A code as kube-scheduler names its status ("UnschedulableAndUnresolvable"),
-// for messages and reports.
-inline const char* code_name(int code) {
-  switch (code) {
-    case SCHEDPLUG_SUCCESS:
-      return "Success";
-    case SCHEDPLUG_ERROR:
-      return "Error";
-    case SCHEDPLUG_UNSCHEDULABLE:
-      return "Unschedulable";
-    case SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE:
-      return "UnschedulableAndUnresolvable";
-    case SCHEDPLUG_WAIT:
-      return "Wait";
-    case SCHEDPLUG_SKIP:
-      return "Skip";
-    default:
-      return "Unknown";
-  }
-}
-
 struct ScoreResult {
   schedplug_code code = SCHEDPLUG_SUCCESS;
   int64_t score = 0;

@@ -88,4 +88,25 @@ class Status {
   std::chrono::milliseconds timeout_{0};
 };
 
+// kube-scheduler's name of a code ("UnschedulableAndUnresolvable"), for
+// messages and reports.
+inline const char* code_name(int code) {
+  switch (code) {
+    case SCHEDPLUG_SUCCESS:
+      return "Success";
+    case SCHEDPLUG_ERROR:
+      return "Error";
+    case SCHEDPLUG_UNSCHEDULABLE:
+      return "Unschedulable";
+    case SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE:
+      return "UnschedulableAndUnresolvable";
+    case SCHEDPLUG_WAIT:
+      return "Wait";
+    case SCHEDPLUG_SKIP:
+      return "Skip";
+    default:
+      return "Unknown";
+  }
+}
+
 }  // namespace schedplug

@@ -14,10 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "schedplug/cpp/status.hpp"
 #include "schedplug/plugin.h"
 #include "schedplug/testing/elements.hpp"
 
 namespace schedplug::testing {
+
+// kube-scheduler's code names (schedplug/cpp/status.hpp), as the tables
+// say them.
+using schedplug::code_name;
 
 // One node's row of a scheduling cycle.
 struct NodeResult {
@@ -71,25 +76,6 @@ struct Row {
   std::string reason;
   std::optional<int64_t> score;
 };
-
-inline const char* code_name(schedplug_code code) {
-  switch (code) {
-    case SCHEDPLUG_SUCCESS:
-      return "Success";
-    case SCHEDPLUG_ERROR:
-      return "Error";
-    case SCHEDPLUG_UNSCHEDULABLE:
-      return "Unschedulable";
-    case SCHEDPLUG_UNSCHEDULABLE_AND_UNRESOLVABLE:
-      return "UnschedulableAndUnresolvable";
-    case SCHEDPLUG_WAIT:
-      return "Wait";
-    case SCHEDPLUG_SKIP:
-      return "Skip";
-    default:
-      return "Unknown";
-  }
-}
 
 inline std::string Cycle::table() const {
   return (error.empty() ? "" : "error: " + error + "\n") + rows();
