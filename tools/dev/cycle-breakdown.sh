@@ -12,6 +12,7 @@
 #   CYCLES_500=4000 CYCLES_5000=1200 bash tools/dev/cycle-breakdown.sh
 #   SIZES=500 bash tools/dev/cycle-breakdown.sh
 #   BENCH=BenchmarkCycleNoHints bash tools/dev/cycle-breakdown.sh   # the NoHints shape
+#   BENCH=BenchmarkCycleScoreOnly bash tools/dev/cycle-breakdown.sh # the ScoreOnly shape
 #
 # Uses the host and plugins of build/ (or $SCHEDPLUG_HOST_BIN and
 # $SCHEDPLUG_PLUGIN_DIR, and $SCHEDPLUG_NO_HINTS_PLUGIN_DIR for the NoHints

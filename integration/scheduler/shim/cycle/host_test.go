@@ -75,7 +75,7 @@ func TestFastPathAgainstRealHost(t *testing.T) {
 		t.Fatalf("OnFastCall saw %d calls, want the 6 of the fast manager only", len(fastCalls))
 	}
 	for _, c := range fastCalls {
-		if c.Method != "PreFilter" || c.Err != nil || c.SentBytes <= 4 || c.ReceivedBytes <= 4 || c.Wall <= 0 {
+		if c.Method != "PreFilter" || c.Err != nil || c.SentBytes <= 4 || c.ReceivedBytes <= 4 || c.Wall <= 0 || c.Read <= 0 || c.Read > c.Wall {
 			t.Fatalf("fast call %+v", c)
 		}
 	}

@@ -54,6 +54,11 @@ func BenchmarkCycle(b *testing.B) { benchmarkCycles(b, mixedShape) }
 // template.
 func BenchmarkCycleNoHints(b *testing.B) { benchmarkCycles(b, noHintsShape) }
 
+// BenchmarkCycleScoreOnly is BenchmarkCycle in the perf suite's ScoreOnly
+// shape: NetworkLatency alone, native or as its Go twin, on nodes that
+// all fit a pod of the default template.
+func BenchmarkCycleScoreOnly(b *testing.B) { benchmarkCycles(b, scoreOnlyShape) }
+
 func benchmarkCycles(b *testing.B, sh shape) {
 	for _, n := range []int{500, 5000} {
 		b.Run("nodes="+strconv.Itoa(n), func(b *testing.B) {
@@ -381,7 +386,7 @@ profiles:
 // a small cluster, every node evaluated: the benchmarks' setup works, and
 // native and twin find the same number of feasible nodes for the same pods.
 func TestCycleVariantsAgree(t *testing.T) {
-	for _, sh := range []shape{mixedShape, noHintsShape} {
+	for _, sh := range []shape{mixedShape, noHintsShape, scoreOnlyShape} {
 		t.Run(sh.name, func(t *testing.T) { testVariantsAgree(t, sh) })
 	}
 }

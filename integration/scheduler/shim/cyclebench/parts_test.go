@@ -18,12 +18,14 @@ import (
 )
 
 // fastCalls sums what the shim's fast path tells of its calls
-// (shim.Config.OnFastCall): their number and wall time, from encoding the
-// request to decoding the answer.
+// (shim.Config.OnFastCall): their number, their wall time from encoding the
+// request to decoding the answer, and the part of it spent reading the
+// answer.
 type fastCalls struct {
 	mu    sync.Mutex
 	n     int64
 	wall  time.Duration
+	read  time.Duration
 	sent  int64
 	recvd int64
 }
@@ -32,6 +34,7 @@ func (f *fastCalls) add(c shim.FastCall) {
 	f.mu.Lock()
 	f.n++
 	f.wall += c.Wall
+	f.read += c.Read
 	f.sent += int64(c.SentBytes)
 	f.recvd += int64(c.ReceivedBytes)
 	f.mu.Unlock()
@@ -50,6 +53,7 @@ type parts struct {
 	// The native variant only.
 	calls             int64
 	wall              time.Duration // the fast path's calls as the shim sees them
+	read              time.Duration // of which reading their answers
 	sent, recvd       int64
 	hostCPU, hostCall time.Duration // schedplug-host's CPU (/proc), its own time in calls (its metrics)
 	hostCalls         float64
@@ -78,7 +82,7 @@ func (e *env) parts(b *testing.B) parts {
 		return p
 	}
 	e.calls.mu.Lock()
-	p.calls, p.wall, p.sent, p.recvd = e.calls.n, e.calls.wall, e.calls.sent, e.calls.recvd
+	p.calls, p.wall, p.read, p.sent, p.recvd = e.calls.n, e.calls.wall, e.calls.read, e.calls.sent, e.calls.recvd
 	e.calls.mu.Unlock()
 	p.hostCPU = procCPU(e.host.Pid())
 	text, err := e.host.Metrics()
@@ -107,6 +111,7 @@ func (p parts) report(b *testing.B, before parts) {
 	}
 	b.ReportMetric(float64(p.calls-before.calls)/n, "calls/op")
 	b.ReportMetric(perOp(p.wall-before.wall), "call-wall-ns/op")
+	b.ReportMetric(perOp(p.read-before.read), "call-read-ns/op")
 	b.ReportMetric(perOp(p.hostCall-before.hostCall), "host-call-ns/op")
 	b.ReportMetric(perOp(p.hostCPU-before.hostCPU), "host-cpu-ns/op")
 	b.ReportMetric(float64(p.sent-before.sent)/n, "B-to-host/op")

@@ -57,6 +57,16 @@ var (
 		node:      makeDefaultNode,
 		pod:       func(i int) *v1.Pod { return makePod(fmt.Sprintf("pod-default-%d", i), -1) },
 	}
+	// scoreOnlyShape is the ScoreOnly workloads: NetworkLatency alone (a
+	// profile without a native Filter, whose one call is the PreScore sent
+	// from PreFilter), on scheduler_perf's default nodes and pods.
+	scoreOnlyShape = shape{
+		name:      "scoreonly",
+		natives:   []string{"NetworkLatency"},
+		pluginDir: testenv.PluginDir,
+		node:      makeDefaultNode,
+		pod:       func(i int) *v1.Pod { return makePod(fmt.Sprintf("pod-default-%d", i), -1) },
+	}
 )
 
 // newTwin is the Go twin plugin of a native one.

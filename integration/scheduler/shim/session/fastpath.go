@@ -54,7 +54,12 @@ type FastCall struct {
 	SentBytes     int
 	ReceivedBytes int
 	Wall          time.Duration
-	Err           error
+	// Read is the part of Wall spent reading the answer: waiting for it,
+	// then reading it. For a call whose answer is read later than it is
+	// sent (a score-only cycle's PreScore, sent from PreFilter and read at
+	// PreScore) it is the reader's wait alone.
+	Read time.Duration
+	Err  error
 }
 
 // fastPath is a pool of connections to one host's fast-path socket.
@@ -231,7 +236,7 @@ func (f *fastPath) send(ctx context.Context, method string, req *pb.FastRequest)
 		if n == 0 {
 			return nil, fmt.Errorf("%w: %v", errFastNotSent, err)
 		}
-		return nil, f.failed(method, len(frame), 0, start, status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: writing the %s request failed after %d of %d bytes: %v", f.path, method, n, len(frame), err))
+		return nil, f.failed(method, len(frame), 0, start, 0, status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: writing the %s request failed after %d of %d bytes: %v", f.path, method, n, len(frame), err))
 	}
 	return &fastSent{f: f, c: c, method: method, bytes: len(frame), start: start, deadline: deadline}, nil
 }
@@ -240,25 +245,27 @@ func (f *fastPath) send(ctx context.Context, method string, req *pb.FastRequest)
 // waits for it now), and returns the connection to the pool.
 func (p *fastSent) receive() (*pb.FastResponse, *uint64, error) {
 	f, c, method, sent, start := p.f, p.c, p.method, p.bytes, p.start
+	reading := time.Now()
 	answer, err := c.readFrame(f.spin, p.deadline)
+	read := time.Since(reading)
 	if err != nil {
 		// The host may still answer; the connection cannot be reused.
 		c.conn.Close()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			// Worded as gRPC words its own deadline, which is what the
 			// failure policy's message looks for.
-			return nil, nil, f.failed(method, sent, 0, start, status.Errorf(codes.DeadlineExceeded, "context deadline exceeded (fast path to schedplug-host at %s: no answer to %s)", f.path, method))
+			return nil, nil, f.failed(method, sent, 0, start, read, status.Errorf(codes.DeadlineExceeded, "context deadline exceeded (fast path to schedplug-host at %s: no answer to %s)", f.path, method))
 		}
 		failed := status.Errorf(codes.Unavailable, "fast path to schedplug-host at %s: the connection failed during %s: %v", f.path, method, err)
 		if errors.Is(err, errClosedUnanswered) {
 			failed = fastUnanswered{failed}
 		}
-		return nil, nil, f.failed(method, sent, 0, start, failed)
+		return nil, nil, f.failed(method, sent, 0, start, read, failed)
 	}
 	resp := &pb.FastResponse{}
 	if err := proto.Unmarshal(answer, resp); err != nil {
 		c.conn.Close()
-		return nil, nil, f.failed(method, sent, len(answer)+4, start, status.Errorf(codes.Internal, "fast path: the host's answer to %s (%d bytes) is not a schedplug.v1.FastResponse: %v; deploy schedplug-host and kube-scheduler from the same release", method, len(answer), err))
+		return nil, nil, f.failed(method, sent, len(answer)+4, start, read, status.Errorf(codes.Internal, "fast path: the host's answer to %s (%d bytes) is not a schedplug.v1.FastResponse: %v; deploy schedplug-host and kube-scheduler from the same release", method, len(answer), err))
 	}
 	f.put(c)
 	var version *uint64
@@ -269,18 +276,18 @@ func (p *fastSent) receive() (*pb.FastResponse, *uint64, error) {
 	if resp.GetCode() != int32(codes.OK) {
 		err = status.Error(codes.Code(resp.GetCode()), resp.GetMessage())
 	}
-	f.observe(method, sent, len(answer)+4, start, err)
+	f.observe(method, sent, len(answer)+4, start, read, err)
 	return resp, version, err
 }
 
-func (f *fastPath) failed(method string, sent, received int, start time.Time, err error) error {
-	f.observe(method, sent, received, start, err)
+func (f *fastPath) failed(method string, sent, received int, start time.Time, read time.Duration, err error) error {
+	f.observe(method, sent, received, start, read, err)
 	return err
 }
 
-func (f *fastPath) observe(method string, sent, received int, start time.Time, err error) {
+func (f *fastPath) observe(method string, sent, received int, start time.Time, read time.Duration, err error) {
 	if f.onCall != nil {
-		f.onCall(FastCall{Method: method, SentBytes: sent, ReceivedBytes: received, Wall: time.Since(start), Err: err})
+		f.onCall(FastCall{Method: method, SentBytes: sent, ReceivedBytes: received, Wall: time.Since(start), Read: read, Err: err})
 	}
 }
 
